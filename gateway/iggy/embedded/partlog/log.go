@@ -1,0 +1,633 @@
+package partlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+)
+
+// Errors returned by a Log.
+var (
+	ErrClosed   = errors.New("partlog: log closed")
+	ErrBadBatch = errors.New("partlog: malformed batch")
+	// ErrCorrupt means stored bytes no longer match the index: the disk
+	// changed under the log.
+	ErrCorrupt = errors.New("partlog: stored batch does not match its index")
+)
+
+// Log is the durable log of one partition. All methods are safe for
+// concurrent use; appends are serialized internally.
+type Log struct {
+	dir  string
+	opts Options
+
+	mu     sync.RWMutex
+	segs   []*segment // oldest first; the last one is active
+	next   uint64
+	lastTS uint64
+	closed bool
+	failed error // set when a failed write could not be undone
+
+	// written counts bytes appended since Open across segments; durable is
+	// the prefix of it known to be synced. Group commit compares the two.
+	written uint64
+	durable atomic.Uint64
+	syncMu  sync.Mutex
+
+	scratch sync.Pool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Open opens or creates the log in dir and recovers it (see the package
+// documentation).
+func Open(dir string, opts Options) (*Log, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	bases, err := listSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{dir: dir, opts: opts}
+	for i, base := range bases {
+		s, err := openSegment(dir, base, i < len(bases)-1, &opts)
+		if err != nil {
+			l.closeSegments()
+			return nil, err
+		}
+		if n := len(l.segs); n > 0 && l.segs[n-1].next() > base {
+			s.close()
+			l.closeSegments()
+			return nil, fmt.Errorf("partlog: segment %d overlaps the one before it (which ends at %d)", base, l.segs[n-1].next())
+		}
+		l.segs = append(l.segs, s)
+	}
+	if len(l.segs) == 0 {
+		s, err := createSegment(dir, 0)
+		if err != nil {
+			return nil, err
+		}
+		l.segs = append(l.segs, s)
+		if err := syncDir(dir); err != nil {
+			l.closeSegments()
+			return nil, err
+		}
+	}
+	last := l.active()
+	l.next = last.next()
+	for _, s := range l.segs {
+		if n := len(s.entries); n > 0 {
+			l.lastTS = max(l.lastTS, s.entries[n-1].ts)
+		}
+	}
+	if opts.Fsync == FsyncInterval {
+		l.stop = make(chan struct{})
+		l.done = make(chan struct{})
+		go l.flusher()
+	}
+	return l, nil
+}
+
+func listSegments(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var bases []uint64
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, logSuffix) || len(name) != nameDigits+len(logSuffix) {
+			continue
+		}
+		base, err := strconv.ParseUint(name[:nameDigits], 10, 64)
+		if err != nil {
+			continue
+		}
+		bases = append(bases, base)
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
+
+func (l *Log) closeSegments() error {
+	var errs []error
+	for _, s := range l.segs {
+		errs = append(errs, s.close())
+	}
+	l.segs = nil
+	return errors.Join(errs...)
+}
+
+// Append stamps batch in place with the partition id, the next offset and the
+// append time (now, or the previous batch's time if the clock went back, so
+// timestamps never decrease), writes it, and returns its base offset. batch
+// must be one record that passed message.Validate. Under FsyncAlways the
+// batch is on stable storage when Append returns.
+func (l *Log) Append(batch []byte, now time.Time) (uint64, error) {
+	h, err := message.ParseBatchHeader(batch)
+	if err != nil || h.BatchLength != uint64(len(batch)) || h.Count == 0 || h.BatchLength > maxBatchBytes {
+		return 0, fmt.Errorf("%w: %d bytes, header %+v", ErrBadBatch, len(batch), h)
+	}
+	l.mu.Lock()
+	if err := l.usable(); err != nil {
+		l.mu.Unlock()
+		return 0, err
+	}
+	s := l.active()
+	if s.size > 0 && s.size+int64(len(batch)) > l.opts.SegmentBytes {
+		if err := l.roll(); err != nil {
+			l.mu.Unlock()
+			return 0, err
+		}
+		s = l.active()
+	}
+	ts := max(uint64(now.UnixMicro()), l.lastTS)
+	base := l.next
+	message.Stamp(batch, uint64(l.opts.PartitionID), base, ts)
+	if _, err := s.log.WriteAt(batch, s.size); err != nil {
+		if terr := s.log.Truncate(s.size); terr != nil {
+			l.failed = fmt.Errorf("partlog: write failed (%v) and could not be undone: %w", err, terr)
+		}
+		l.mu.Unlock()
+		return 0, fmt.Errorf("partlog: append: %w", err)
+	}
+	s.add(entry{base: base, pos: s.size, ts: ts, length: uint32(len(batch)), count: h.Count})
+	l.next = base + uint64(h.Count)
+	l.lastTS = ts
+	l.written += uint64(len(batch))
+	target := l.written
+	if len(s.pending) >= indexFlushSize {
+		if err := s.flushIndex(); err != nil {
+			l.opts.Logger.Warn("partlog: index write failed", "segment", s.index.Name(), "err", err)
+		}
+	}
+	l.mu.Unlock()
+
+	if l.opts.Fsync == FsyncAlways {
+		if err := l.syncUpTo(target); err != nil {
+			return 0, fmt.Errorf("partlog: fsync: %w", err)
+		}
+	}
+	return base, nil
+}
+
+func (l *Log) usable() error {
+	if l.closed {
+		return ErrClosed
+	}
+	return l.failed
+}
+
+// roll seals the active segment and starts a new one at l.next. Called with
+// l.mu held.
+func (l *Log) roll() error {
+	old := l.active()
+	if err := old.flushIndex(); err != nil {
+		return err
+	}
+	if l.opts.Fsync != FsyncNever {
+		if err := old.log.Sync(); err != nil {
+			return err
+		}
+		if err := old.index.Sync(); err != nil {
+			return err
+		}
+		l.markDurable(l.written)
+	}
+	s, err := createSegment(l.dir, l.next)
+	if err != nil {
+		return err
+	}
+	if l.opts.Fsync != FsyncNever {
+		if err := syncDir(l.dir); err != nil {
+			s.close()
+			os.Remove(s.log.Name())
+			os.Remove(s.index.Name())
+			return err
+		}
+	}
+	l.segs = append(l.segs, s)
+	return nil
+}
+
+func (l *Log) markDurable(w uint64) {
+	for {
+		d := l.durable.Load()
+		if d >= w || l.durable.CompareAndSwap(d, w) {
+			return
+		}
+	}
+}
+
+// syncUpTo returns once every byte appended before the logical position
+// target is synced. Callers that arrive while a sync runs wait for it and
+// are usually covered by it.
+func (l *Log) syncUpTo(target uint64) error {
+	if l.durable.Load() >= target {
+		return nil
+	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if l.durable.Load() >= target {
+		return nil
+	}
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return ErrClosed
+	}
+	f := l.active().log
+	w := l.written
+	l.mu.RUnlock()
+	if err := f.Sync(); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			// Purge, segment deletion or Close replaced the file: what it
+			// held is gone or was synced by Close.
+			return nil
+		}
+		return err
+	}
+	l.markDurable(w)
+	return nil
+}
+
+func (l *Log) flusher() {
+	defer close(l.done)
+	t := time.NewTicker(l.opts.FsyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			if l.closed {
+				l.mu.Unlock()
+				return
+			}
+			s := l.active()
+			if err := s.flushIndex(); err != nil {
+				l.opts.Logger.Warn("partlog: index write failed", "segment", s.index.Name(), "err", err)
+			}
+			w := l.written
+			l.mu.Unlock()
+			if err := l.syncUpTo(w); err != nil && !errors.Is(err, ErrClosed) {
+				l.opts.Logger.Error("partlog: background fsync failed", "dir", l.dir, "err", err)
+			}
+		}
+	}
+}
+
+// Sync flushes the index and forces every appended byte to stable storage,
+// whatever the policy.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	if err := l.usable(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	s := l.active()
+	err := s.flushIndex()
+	w := l.written
+	l.mu.Unlock()
+	return errors.Join(err, l.syncUpTo(w))
+}
+
+// Read appends to dst the stored batch records covering
+// [fromOffset, fromOffset+maxCount), sliced with message.AppendSlice where
+// the range starts or ends inside a batch, and returns the extended dst and
+// the number of messages appended. An offset below the first stored one
+// reads from the first; at or past NextOffset nothing is appended.
+func (l *Log) Read(fromOffset uint64, maxCount uint32, dst []byte) ([]byte, uint32, error) {
+	return l.ReadLimit(fromOffset, maxCount, 0, dst)
+}
+
+// ReadLimit is Read that stops before appending a record that would take the
+// bytes appended past maxBytes, except that the first record is always
+// appended. maxBytes <= 0 means no limit. A poll reply must fit a frame, so
+// a server passes its frame budget here.
+func (l *Log) ReadLimit(fromOffset uint64, maxCount uint32, maxBytes int, dst []byte) ([]byte, uint32, error) {
+	if maxCount == 0 {
+		return dst, 0, nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return dst, 0, ErrClosed
+	}
+	si, ei, ok := l.locate(fromOffset)
+	if !ok {
+		return dst, 0, nil
+	}
+	start := len(dst)
+	var got uint32
+	for ; si < len(l.segs) && got < maxCount; si, ei = si+1, 0 {
+		s := l.segs[si]
+		for ei < len(s.entries) && got < maxCount {
+			e := s.entries[ei]
+			if e.end() <= fromOffset {
+				ei++
+				continue
+			}
+			whole := e.base >= fromOffset && e.count <= maxCount-got
+			if !whole {
+				if maxBytes > 0 && len(dst) > start && len(dst)-start+int(e.length) > maxBytes {
+					return dst, got, nil
+				}
+				var err error
+				var n uint32
+				dst, n, err = l.readSliced(s, e, fromOffset, maxCount-got, dst)
+				if err != nil {
+					return dst[:start], 0, err
+				}
+				got += n
+				ei++
+				continue
+			}
+			// Coalesce the run of whole batches that follows into one pread.
+			j := ei
+			var bytes int64
+			var msgs uint32
+			for j < len(s.entries) {
+				f := s.entries[j]
+				if f.base < fromOffset || f.count > maxCount-got-msgs {
+					break
+				}
+				if maxBytes > 0 && (len(dst) > start || j > ei) && int64(len(dst)-start)+bytes+int64(f.length) > int64(maxBytes) {
+					break
+				}
+				bytes += int64(f.length)
+				msgs += f.count
+				j++
+			}
+			if j == ei {
+				return dst, got, nil
+			}
+			at := len(dst)
+			dst = grow(dst, int(bytes))
+			if _, err := s.log.ReadAt(dst[at:], e.pos); err != nil {
+				return dst[:start], 0, fmt.Errorf("partlog: read %s at %d: %w", s.log.Name(), e.pos, err)
+			}
+			if err := checkRun(dst[at:], s.entries[ei:j]); err != nil {
+				return dst[:start], 0, fmt.Errorf("%w: %s: %v", ErrCorrupt, s.log.Name(), err)
+			}
+			got += msgs
+			ei = j
+		}
+	}
+	return dst, got, nil
+}
+
+func (l *Log) readSliced(s *segment, e entry, from uint64, maxCount uint32, dst []byte) ([]byte, uint32, error) {
+	bp, _ := l.scratch.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer l.scratch.Put(bp)
+	buf := grow((*bp)[:0], int(e.length))
+	*bp = buf
+	if _, err := s.log.ReadAt(buf, e.pos); err != nil {
+		return dst, 0, fmt.Errorf("partlog: read %s at %d: %w", s.log.Name(), e.pos, err)
+	}
+	if err := checkRun(buf, []entry{e}); err != nil {
+		return dst, 0, fmt.Errorf("%w: %s: %v", ErrCorrupt, s.log.Name(), err)
+	}
+	dst, n := message.AppendSlice(dst, buf, from, maxCount)
+	return dst, n, nil
+}
+
+// checkRun compares the headers of records read back to back with their
+// index entries, a cheap guard against handing out the wrong bytes.
+func checkRun(b []byte, entries []entry) error {
+	le := binary.LittleEndian
+	for _, e := range entries {
+		if len(b) < message.BatchHeaderSize {
+			return fmt.Errorf("short read at offset %d", e.base)
+		}
+		if le.Uint64(b[8:]) != e.base || le.Uint64(b[32:]) != uint64(e.length) || le.Uint32(b[48:]) != e.count {
+			return fmt.Errorf("batch at offset %d has a different header", e.base)
+		}
+		b = b[e.length:]
+	}
+	return nil
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), len(b)+n+len(b)/4)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// locate finds the segment and entry holding offset, or the first batch
+// after it. Called with l.mu held.
+func (l *Log) locate(offset uint64) (int, int, bool) {
+	si := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset }) - 1
+	if si < 0 {
+		si = 0
+	}
+	for ; si < len(l.segs); si++ {
+		s := l.segs[si]
+		ei := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].end() > offset })
+		if ei < len(s.entries) {
+			return si, ei, true
+		}
+	}
+	return 0, 0, false
+}
+
+// FirstOffset is the offset of the oldest stored message, or NextOffset when
+// nothing is stored.
+func (l *Log) FirstOffset() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, s := range l.segs {
+		if len(s.entries) > 0 {
+			return s.entries[0].base
+		}
+	}
+	return l.next
+}
+
+// NextOffset is the offset the next appended message gets (0 when the log
+// has never held a message since creation or Purge).
+func (l *Log) NextOffset() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.next
+}
+
+// SizeBytes is the total size of the stored batch records.
+func (l *Log) SizeBytes() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n uint64
+	for _, s := range l.segs {
+		n += uint64(s.size)
+	}
+	return n
+}
+
+// MessageCount is the number of stored messages.
+func (l *Log) MessageCount() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n uint64
+	for _, s := range l.segs {
+		n += s.messages
+	}
+	return n
+}
+
+// SegmentCount is the number of segments, the active one included.
+func (l *Log) SegmentCount() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.segs)
+}
+
+// OffsetForTimestamp returns the first offset whose batch was appended at or
+// after tsMicros, or false if no stored batch was.
+func (l *Log) OffsetForTimestamp(tsMicros uint64) (uint64, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, s := range l.segs {
+		n := len(s.entries)
+		if n == 0 || s.entries[n-1].ts < tsMicros {
+			continue
+		}
+		i := sort.Search(n, func(i int) bool { return s.entries[i].ts >= tsMicros })
+		return s.entries[i].base, true
+	}
+	return 0, false
+}
+
+// DeleteOldestSegments removes up to n of the oldest segments with their
+// messages. Removing the active segment starts an empty one at NextOffset,
+// so offsets keep growing.
+func (l *Log) DeleteOldestSegments(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	n = min(n, len(l.segs))
+	if n == len(l.segs) {
+		s, err := createSegment(l.dir, l.next)
+		if errors.Is(err, os.ErrExist) {
+			// The active segment is empty and already starts at next:
+			// replace it in place.
+			return l.replaceAll(l.next)
+		}
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, s)
+	}
+	var errs []error
+	for _, s := range l.segs[:n] {
+		errs = append(errs, s.close(), os.Remove(s.log.Name()), os.Remove(s.index.Name()))
+	}
+	l.segs = append(l.segs[:0], l.segs[n:]...)
+	errs = append(errs, syncDir(l.dir))
+	return errors.Join(errs...)
+}
+
+// replaceAll removes every segment and starts an empty one at base. Called
+// with l.mu held.
+func (l *Log) replaceAll(base uint64) error {
+	var errs []error
+	for _, s := range l.segs {
+		errs = append(errs, s.close(), os.Remove(s.log.Name()), os.Remove(s.index.Name()))
+	}
+	l.segs = nil
+	if err := errors.Join(errs...); err != nil {
+		l.failed = fmt.Errorf("partlog: removing segments: %w", err)
+		return l.failed
+	}
+	s, err := createSegment(l.dir, base)
+	if err != nil {
+		l.failed = fmt.Errorf("partlog: creating segment: %w", err)
+		return l.failed
+	}
+	l.segs = []*segment{s}
+	l.next = base
+	return syncDir(l.dir)
+}
+
+// Purge removes every message; offsets restart at 0.
+func (l *Log) Purge() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	return l.replaceAll(0)
+}
+
+// Close syncs (unless the policy is FsyncNever) and closes the log. Further calls return ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	var errs []error
+	if len(l.segs) > 0 && l.failed == nil {
+		s := l.active()
+		errs = append(errs, s.flushIndex())
+		if l.opts.Fsync != FsyncNever {
+			errs = append(errs, s.log.Sync(), s.index.Sync())
+		}
+	}
+	errs = append(errs, l.closeSegments())
+	l.mu.Unlock()
+	if l.stop != nil {
+		close(l.stop)
+		<-l.done
+	}
+	return errors.Join(errs...)
+}
+
+// Remove closes the log and deletes its directory.
+func (l *Log) Remove() error {
+	err := l.Close()
+	if errors.Is(err, ErrClosed) {
+		err = nil
+	}
+	return errors.Join(err, os.RemoveAll(l.dir))
+}
+
+// Dir is the directory the log owns.
+func (l *Log) Dir() string { return l.dir }
