@@ -1,0 +1,151 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway"
+)
+
+func newServeCmd(a *app) *cobra.Command {
+	return withSettings(&cobra.Command{
+		Use:   "serve",
+		Short: "Run a Kafka-protocol gateway in front of Apache Iggy",
+		Long: `Run a Kafka-protocol gateway. Kafka clients produce and consume through it; the data lives in
+Iggy, Kafka topic T as Iggy topic T in stream --stream, one Kafka record per Iggy message at the
+same offset.
+
+Without --iggy the gateway starts the embedded store in-process (data in --data, reachable by
+native Iggy clients on --store-listen) and logs in as its root user. With --iggy it connects to
+an Iggy server or cluster that a fleet of gateways shares.`,
+		Example: `  # a Kafka endpoint on localhost:9092, data in ./data
+  iggy-kafka serve
+
+  # gateway 1 of a fleet of two sharing one Iggy server
+  iggy-kafka serve --iggy 127.0.0.1:8090 --node-id 1 --bind :9092 \
+      --brokers 1@localhost:9092,2@localhost:9093
+
+  # TLS for Kafka clients, SASL PLAIN checked against Iggy users, metrics on :9644
+  iggy-kafka serve --tls-cert cert.pem --tls-key key.pem --sasl --metrics-addr :9644`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.values.Bool("print-config") {
+				a.printConfig(cmd)
+				return nil
+			}
+			log, err := a.logger(cmd)
+			if err != nil {
+				return err
+			}
+			cfg, err := a.gatewayConfig()
+			if err != nil {
+				return err
+			}
+			cfg.Logger = log
+			cfg.Embedded.Logger = log.With("component", "store")
+			return gateway.Run(cmd.Context(), cfg)
+		},
+	})
+}
+
+func (a *app) gatewayConfig() (gateway.Config, error) {
+	v := a.values
+	cfg := gateway.Config{
+		Bind:              v.String("bind"),
+		AdvertisedAddr:    v.String("advertised-addr"),
+		IggyAddrs:         v.List("iggy"),
+		IggyUsername:      v.String("iggy-username"),
+		IggyPassword:      v.String("iggy-password"),
+		Stream:            v.String("stream"),
+		AutoCreateTopics:  v.Bool("auto-create-topics"),
+		SASL:              v.Bool("sasl"),
+		MetricsAddr:       v.String("metrics-addr"),
+		DefaultPartitions: int32(v.Int("default-partitions")),
+	}
+	node := v.Int("node-id")
+	if node < 0 || node > 1<<31-1 {
+		return cfg, v.Invalid("node-id", "must be in 0..2147483647")
+	}
+	cfg.NodeID = int32(node)
+	if p := v.Int("default-partitions"); p < 1 || p > 1000 {
+		return cfg, v.Invalid("default-partitions", "must be in 1..1000")
+	}
+	if n := v.Bytes("max-request-bytes"); n < 1024 || n > 1<<30 {
+		return cfg, v.Invalid("max-request-bytes", "must be between 1KiB and 1GiB")
+	} else {
+		cfg.MaxRequestBytes = int32(n)
+	}
+	if cfg.Stream == "" || len(cfg.Stream) > 250 {
+		return cfg, v.Invalid("stream", "must be 1..250 bytes")
+	}
+	if cfg.AdvertisedAddr == "" {
+		host, port, _ := net.SplitHostPort(cfg.Bind)
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		cfg.AdvertisedAddr = net.JoinHostPort(host, port)
+	}
+	brokers, err := parseBrokers(v.List("brokers"))
+	if err != nil {
+		return cfg, v.Invalid("brokers", "%v", err)
+	}
+	cfg.Brokers = brokers
+	if cfg.TLS, err = listenerTLS(v); err != nil {
+		return cfg, err
+	}
+	for _, addr := range cfg.IggyAddrs {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return cfg, v.Invalid("iggy", "%q is not host:port", addr)
+		}
+	}
+	if v.Bool("iggy-tls") {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("iggy-tls-server-name")}
+		if ca := v.String("iggy-tls-ca"); ca != "" {
+			if tc.RootCAs, err = caPool(ca); err != nil {
+				return cfg, v.Invalid("iggy-tls-ca", "%v", err)
+			}
+		}
+		cfg.IggyTLS = tc
+	}
+	if len(cfg.IggyAddrs) == 0 {
+		if cfg.Embedded, err = a.storeConfig(v.String("store-listen"), false); err != nil {
+			return cfg, err
+		}
+		cfg.IggyUsername, cfg.IggyPassword = cfg.Embedded.RootUsername, cfg.Embedded.RootPassword
+	}
+	return cfg, nil
+}
+
+// parseBrokers reads the fleet, id@host:port each.
+func parseBrokers(list []string) ([]gateway.Broker, error) {
+	var out []gateway.Broker
+	seen := map[int32]bool{}
+	for _, item := range list {
+		idText, addr, ok := strings.Cut(item, "@")
+		if !ok {
+			return nil, fmt.Errorf("%q is not id@host:port", item)
+		}
+		id, err := strconv.ParseInt(idText, 10, 32)
+		if err != nil || id < 0 {
+			return nil, fmt.Errorf("%q: broker id %q is not a number", item, idText)
+		}
+		host, portText, err := net.SplitHostPort(addr)
+		if err != nil || host == "" {
+			return nil, fmt.Errorf("%q: %q is not host:port", item, addr)
+		}
+		port, err := strconv.ParseUint(portText, 10, 16)
+		if err != nil || port == 0 {
+			return nil, fmt.Errorf("%q: port %q is not in 1..65535", item, portText)
+		}
+		if seen[int32(id)] {
+			return nil, fmt.Errorf("broker id %d appears twice", id)
+		}
+		seen[int32(id)] = true
+		out = append(out, gateway.Broker{NodeID: int32(id), Host: host, Port: int32(port)})
+	}
+	return out, nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import "github.com/iggy-kafka/iggy-kafka/config"
+
+// settings is the one list of every setting: each has a flag (--name), an environment variable
+// (IGGY_KAFKA_NAME) and a config file key (name). The README's configuration table follows it.
+var settings = config.NewRegistry(
+	// Every command.
+	config.Setting{Name: config.ConfigKey, Usage: "config file (default $XDG_CONFIG_HOME/iggy-kafka/config.yaml, then /etc/iggy-kafka/config.yaml)"},
+
+	// Long-running commands.
+	config.Setting{Name: "log-format", Kind: config.Enum, Default: "logfmt", Enum: []string{"logfmt", "json", "text"}, Usage: "log line format", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "log-level", Kind: config.Enum, Default: "info", Enum: []string{"debug", "info", "warn", "error"}, Usage: "lowest level logged", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "print-config", Kind: config.Bool, Default: "false", Usage: "print the effective configuration with the source of each value, then exit", Commands: []string{"serve", "store"}},
+
+	// The Kafka gateway.
+	config.Setting{Name: "bind", Kind: config.HostPort, Default: ":9092", Usage: "address the Kafka listener binds", Commands: []string{"serve"}},
+	config.Setting{Name: "advertised-addr", Kind: config.HostPort, Usage: "host:port Kafka clients are told to connect to (default: the bind address, localhost when it has no host)", Commands: []string{"serve"}},
+	config.Setting{Name: "node-id", Kind: config.Int, Default: "0", Usage: "this gateway's Kafka broker id in the fleet", Commands: []string{"serve"}},
+	config.Setting{Name: "brokers", Kind: config.List, Usage: "the fleet as id@host:port,... (default: this gateway alone)", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy", Kind: config.List, Usage: "Iggy server addresses host:port,... (default: run the embedded store in-process)", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-username", Default: "iggy", Usage: "Iggy user the gateway logs in as", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-password", Default: "iggy", Secret: true, Usage: "password of --iggy-username", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-tls", Kind: config.Bool, Default: "false", Usage: "connect to Iggy over TLS", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-tls-ca", Usage: "PEM file of the CA that signed the Iggy server's certificate (default: system roots)", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-tls-server-name", Usage: "server name expected in the Iggy server's certificate (default: the host of --iggy)", Commands: []string{"serve"}},
+	config.Setting{Name: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics", Commands: []string{"serve"}},
+	config.Setting{Name: "auto-create-topics", Kind: config.Bool, Default: "true", Usage: "create unknown topics on Metadata and Produce, as Kafka does", Commands: []string{"serve"}},
+	config.Setting{Name: "default-partitions", Kind: config.Int, Default: "1", Usage: "partitions of an auto-created topic", Commands: []string{"serve"}},
+	config.Setting{Name: "max-request-bytes", Kind: config.Bytes, Default: "100MiB", Usage: "largest Kafka request accepted", Commands: []string{"serve"}},
+	config.Setting{Name: "sasl", Kind: config.Bool, Default: "false", Usage: "require SASL PLAIN; credentials are checked against Iggy users", Commands: []string{"serve"}},
+	config.Setting{Name: "metrics-addr", Kind: config.HostPort, Usage: "address for Prometheus /metrics, /healthz and /readyz (default: off)", Commands: []string{"serve"}},
+	config.Setting{Name: "store-listen", Kind: config.HostPort, Default: "127.0.0.1:8090", Usage: "address of the embedded store, for native Iggy clients (serve without --iggy)", Commands: []string{"serve"}},
+
+	// TLS of the command's own listener: Kafka for serve, Iggy for store.
+	config.Setting{Name: "tls-cert", Usage: "PEM certificate of the listener (with --tls-key turns TLS on)", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "tls-key", Usage: "PEM private key of --tls-cert", Commands: []string{"serve", "store"}},
+
+	// The embedded store (store, and serve without --iggy).
+	config.Setting{Name: "listen", Kind: config.HostPort, Default: "127.0.0.1:8090", Usage: "address the Iggy-compatible store listens on", Commands: []string{"store"}},
+	config.Setting{Name: "data", Default: "data", Usage: "directory of the embedded store's data", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "fsync", Kind: config.Enum, Default: "interval", Enum: []string{"always", "interval", "never"}, Usage: "when appended messages are flushed to disk", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "fsync-interval", Kind: config.Duration, Default: "1s", Usage: "flush period of --fsync interval", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "segment-size", Kind: config.Bytes, Default: "1GiB", Usage: "size at which a partition's segment file is rolled", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "root-username", Default: "iggy", Usage: "root user created in a new store (a development default: change it)", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "root-password", Default: "iggy", Secret: true, Usage: "password of the root user created in a new store", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "heartbeat-interval", Kind: config.Duration, Default: "30s", Usage: "consumer-group members silent for 1.2x this are evicted", Commands: []string{"serve", "store"}},
+)
