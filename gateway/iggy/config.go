@@ -1,0 +1,84 @@
+package iggy
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"time"
+)
+
+// Config says where the servers are and how to log in. The zero value
+// connects to a local development server as the default root user.
+type Config struct {
+	// Addrs are the host:port addresses of the Iggy nodes to try, in order.
+	// Default 127.0.0.1:8090.
+	Addrs []string
+	// Username and Password log in with a password; Token, when set, logs in
+	// with a personal access token instead. Default user iggy/iggy.
+	Username, Password string
+	Token              string
+	// TLS, when set, wraps every connection. Without a ServerName the host of
+	// the dialled address is used for verification.
+	TLS *tls.Config
+	// PoolSize is the number of connections of a Client. Default 4.
+	PoolSize int
+	// DialTimeout bounds one dial plus login. Default 5s.
+	DialTimeout time.Duration
+	// RequestTimeout bounds a request whose context has no earlier deadline.
+	// Default 30s, the official SDK's budget.
+	RequestTimeout time.Duration
+	// Logger receives connection events. Default: discard.
+	Logger *slog.Logger
+}
+
+const (
+	defaultAddr           = "127.0.0.1:8090"
+	defaultUser           = "iggy"
+	defaultPoolSize       = 4
+	defaultDialTimeout    = 5 * time.Second
+	defaultRequestTimeout = 30 * time.Second
+
+	// Reconnect backoff: fast enough that a restarted local server is found
+	// within a second, slow enough not to spin against a dead one.
+	backoffMin = 20 * time.Millisecond
+	backoffMax = 2 * time.Second
+
+	// transientRetry paces the resend of a request the server answered with
+	// a transient code (57, 58), as the official SDK does.
+	transientRetry = 50 * time.Millisecond
+
+	// maxRedirects bounds leader following so two nodes that each name the
+	// other cannot bounce a connection forever.
+	maxRedirects = 3
+)
+
+// keepAliveInterval matches the official SDK's heartbeat: well inside the
+// server's default staleness window of 1.2 x 30 s. Tests shorten it.
+var keepAliveInterval = 5 * time.Second
+
+// idleProbeAfter is how long a pooled connection may sit unused before it
+// is checked for a peer close before use; a probe costs one syscall.
+var idleProbeAfter = time.Second
+
+func (c Config) withDefaults() Config {
+	if len(c.Addrs) == 0 {
+		c.Addrs = []string{defaultAddr}
+	} else {
+		c.Addrs = append([]string(nil), c.Addrs...)
+	}
+	if c.Token == "" && c.Username == "" && c.Password == "" {
+		c.Username, c.Password = defaultUser, defaultUser
+	}
+	if c.PoolSize <= 0 {
+		c.PoolSize = defaultPoolSize
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = defaultDialTimeout
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = defaultRequestTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}

@@ -1,0 +1,365 @@
+package iggy
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+)
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func dialFake(t *testing.T, f *fakeServer, cfg Config) *Client {
+	t.Helper()
+	cfg.Addrs = []string{f.addr()}
+	c, err := Dial(testContext(t), cfg)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestDialAndPing(t *testing.T) {
+	f := newFakeServer(t, "")
+	c := dialFake(t, f, Config{})
+	for i := 0; i < 3; i++ {
+		if err := c.Ping(testContext(t)); err != nil {
+			t.Fatalf("ping %d: %v", i, err)
+		}
+	}
+	if got := f.logins.Load(); got != 1 {
+		t.Fatalf("logins = %d, want 1 (pool fills on demand)", got)
+	}
+}
+
+func TestBadPasswordIsInvalidCredentials(t *testing.T) {
+	f := newFakeServer(t, "")
+	f.password = "secret"
+	_, err := Dial(testContext(t), Config{Addrs: []string{f.addr()}})
+	if !errors.Is(err, wire.InvalidCredentials) {
+		t.Fatalf("Dial with a wrong password: %v, want InvalidCredentials", err)
+	}
+}
+
+func TestTokenLogin(t *testing.T) {
+	f := newFakeServer(t, "")
+	c := dialFake(t, f, Config{Token: "token"})
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Dial(testContext(t), Config{Addrs: []string{f.addr()}, Token: "wrong"})
+	if !errors.Is(err, wire.InvalidCredentials) {
+		t.Fatalf("Dial with a wrong token: %v", err)
+	}
+}
+
+func TestNoServerIsUnavailable(t *testing.T) {
+	f := newFakeServer(t, "")
+	addr := f.addr()
+	f.close()
+	_, err := Dial(testContext(t), Config{Addrs: []string{addr}, DialTimeout: time.Second})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Dial to a closed port: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestConcurrentCallersShareThePool(t *testing.T) {
+	f := newFakeServer(t, "")
+	c := dialFake(t, f, Config{PoolSize: 3})
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	for g := 0; g < 12; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if err := c.Ping(testContext(t)); err != nil {
+					failures.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failures.Load(); n != 0 {
+		t.Fatalf("%d pings failed", n)
+	}
+	if got := f.logins.Load(); got > 3 {
+		t.Fatalf("logins = %d, want at most the pool size 3", got)
+	}
+}
+
+func TestReconnectAfterServerRestart(t *testing.T) {
+	f := newFakeServer(t, "")
+	addr := f.addr()
+	c := dialFake(t, f, Config{PoolSize: 2})
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	f.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	err := c.Ping(ctx)
+	cancel()
+	if err == nil {
+		t.Fatal("ping succeeded with the server down")
+	}
+	f2 := newFakeServer(t, addr)
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatalf("ping after restart: %v", err)
+	}
+	if f2.logins.Load() == 0 {
+		t.Fatal("the client did not log in again after the restart")
+	}
+}
+
+func TestContextDeadlineBoundsACall(t *testing.T) {
+	f := newFakeServer(t, "")
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	f.handle = func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		if h.Code == wire.CmdGetStats {
+			<-hang
+			return nil, 0, false
+		}
+		return nil, wire.OK, true
+	}
+	c := dialFake(t, f, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := c.api.run(ctx, &call{cmd: wire.CmdGetStats}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("call took %v despite a 100ms deadline", d)
+	}
+	// The pool recovers: the broken connection is replaced.
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatalf("ping after a timed-out call: %v", err)
+	}
+}
+
+func TestRequestTimeoutWithoutContextDeadline(t *testing.T) {
+	f := newFakeServer(t, "")
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	f.handle = func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		if h.Code == wire.CmdGetClusterMetadata {
+			return nil, wire.FeatureUnavailable, true
+		}
+		<-hang
+		return nil, 0, false
+	}
+	c := dialFake(t, f, Config{RequestTimeout: 100 * time.Millisecond})
+	err := c.api.run(context.Background(), &call{cmd: wire.CmdGetStats}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("err = %v, want DeadlineExceeded and ErrConnectionLost", err)
+	}
+}
+
+func TestBrokenWriteIsNotResentButReadIs(t *testing.T) {
+	f := newFakeServer(t, "")
+	var writes, reads atomic.Int64
+	f.handle = func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		switch {
+		case h.Operation == wire.OpCreateStream:
+			writes.Add(1)
+			return nil, 0, false // drop the connection: outcome unknown
+		case h.Code == wire.CmdGetStreams:
+			if reads.Add(1) == 1 {
+				return nil, 0, false
+			}
+			return nil, wire.OK, true
+		}
+		return nil, wire.OK, true
+	}
+	c := dialFake(t, f, Config{PoolSize: 1})
+	err := c.api.run(testContext(t), &call{cmd: wire.CmdCreateStream, body: []byte{1, 'x'}}, nil)
+	if !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("write on a dropped connection: %v, want ErrConnectionLost", err)
+	}
+	if n := writes.Load(); n != 1 {
+		t.Fatalf("server saw the write %d times, want exactly 1", n)
+	}
+	if err := c.api.run(testContext(t), &call{cmd: wire.CmdGetStreams}, nil); err != nil {
+		t.Fatalf("read should be resent once on a fresh connection: %v", err)
+	}
+	if n := reads.Load(); n != 2 {
+		t.Fatalf("server saw the read %d times, want 2", n)
+	}
+}
+
+func TestStatusAndResultCodesAreTyped(t *testing.T) {
+	f := newFakeServer(t, "")
+	f.handle = func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		switch {
+		case h.Code == wire.CmdGetStats:
+			return nil, wire.Unauthorized, true
+		case h.Operation == wire.OpCreateStream:
+			// A committed rejection: framed body with one result entry.
+			return []byte{1, 0, 0, 0, 0, 0, 0, 0, 0xf4, 0x03, 0, 0}, wire.OK, true
+		}
+		return nil, wire.OK, true
+	}
+	c := dialFake(t, f, Config{})
+	if err := c.api.run(testContext(t), &call{cmd: wire.CmdGetStats}, nil); !errors.Is(err, wire.Unauthorized) {
+		t.Fatalf("status error: %v", err)
+	}
+	err := c.api.run(testContext(t), &call{cmd: wire.CmdCreateStream, body: []byte{1, 'x'}}, nil)
+	if !errors.Is(err, wire.StreamNameAlreadyExists) {
+		t.Fatalf("result entry error: %v", err)
+	}
+	// Neither breaks the connection.
+	if err := c.Ping(testContext(t)); err != nil || f.logins.Load() != 1 {
+		t.Fatalf("ping: %v, logins %d", err, f.logins.Load())
+	}
+}
+
+func TestLeaderFollowing(t *testing.T) {
+	follower := newFakeServer(t, "")
+	leader := newFakeServer(t, "")
+	nodes := clusterReply(
+		fakeNode{addr: follower.addr(), role: 1},
+		fakeNode{addr: leader.addr(), role: 0},
+	)
+	follower.nodes, leader.nodes = nodes, nodes
+	c := dialFake(t, follower, Config{})
+	if got := c.Leader(); got != leader.addr() {
+		t.Fatalf("Leader() = %s, want %s", got, leader.addr())
+	}
+	before := leader.requests.Load()
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if leader.requests.Load() == before {
+		t.Fatal("ping did not go to the leader")
+	}
+}
+
+func TestLeaderFollowingStaysOnSingleNodeOrError(t *testing.T) {
+	a := newFakeServer(t, "")
+	other := newFakeServer(t, "")
+	a.nodes = clusterReply(fakeNode{addr: other.addr(), role: 0})
+	c := dialFake(t, a, Config{})
+	if got := c.Leader(); got != a.addr() {
+		t.Fatalf("single node roster: Leader() = %s, want to stay on %s", got, a.addr())
+	}
+	b := newFakeServer(t, "") // answers metadata with an error
+	c2 := dialFake(t, b, Config{})
+	if got := c2.Leader(); got != b.addr() {
+		t.Fatalf("metadata error: Leader() = %s, want %s", got, b.addr())
+	}
+	if other.logins.Load() != 0 {
+		t.Fatal("a single-node roster must not redirect")
+	}
+}
+
+func TestEvictionMapsToCodeAndDropsConnection(t *testing.T) {
+	f := newFakeServer(t, "")
+	f.handle = func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		if h.Code == wire.CmdGetClusterMetadata {
+			return nil, wire.FeatureUnavailable, true
+		}
+		return nil, wire.OK, true
+	}
+	f.evictOn = wire.CmdGetStats
+	c := dialFake(t, f, Config{PoolSize: 1})
+	err := c.api.run(testContext(t), &call{cmd: wire.CmdGetStats}, nil)
+	if !errors.Is(err, wire.StaleClient) {
+		t.Fatalf("eviction: %v, want StaleClient", err)
+	}
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.logins.Load(); got != 2 {
+		t.Fatalf("logins = %d, want 2 (a new session after the eviction)", got)
+	}
+}
+
+func TestOversizedRequestIsRefusedLocally(t *testing.T) {
+	f := newFakeServer(t, "")
+	c := dialFake(t, f, Config{PoolSize: 1})
+	before := f.requests.Load()
+	batch := make([]byte, wire.MaxFrameSize)
+	err := c.api.run(testContext(t), &call{cmd: wire.CmdSendMessages, body: []byte{0}, tail: batch}, nil)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("oversized send: %v, want ErrTooLarge", err)
+	}
+	if f.requests.Load() != before {
+		t.Fatal("an oversized request reached the server")
+	}
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLeaderlessClusterStaysAfterBudget(t *testing.T) {
+	oldBudget, oldPoll := leaderlessBudget, leaderlessPoll
+	leaderlessBudget, leaderlessPoll = 100*time.Millisecond, 10*time.Millisecond
+	t.Cleanup(func() { leaderlessBudget, leaderlessPoll = oldBudget, oldPoll })
+
+	a := newFakeServer(t, "")
+	b := newFakeServer(t, "")
+	nodes := clusterReply(fakeNode{addr: a.addr(), role: 1}, fakeNode{addr: b.addr(), role: 1})
+	a.nodes, b.nodes = nodes, nodes
+	c := dialFake(t, a, Config{})
+	if got := c.Leader(); got != a.addr() {
+		t.Fatalf("leaderless roster: Leader() = %s, want to stay on %s", got, a.addr())
+	}
+	if b.logins.Load() != 0 {
+		t.Fatal("moved to a follower")
+	}
+	// The roster's healthy nodes become reconnect candidates.
+	if got := c.candidates(); len(got) != 2 || got[0] != a.addr() || got[1] != b.addr() {
+		t.Fatalf("candidates %v", got)
+	}
+}
+
+func TestIdleConnectionClosedByServerIsNotSpentOnAWrite(t *testing.T) {
+	old := idleProbeAfter
+	idleProbeAfter = 0
+	t.Cleanup(func() { idleProbeAfter = old })
+	f := newFakeServer(t, "")
+	var writes atomic.Int64
+	f.handle = func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		if h.Operation == wire.OpCreateStream {
+			writes.Add(1)
+			return wire.AppendResultOK(nil), wire.OK, true
+		}
+		return nil, wire.OK, true
+	}
+	c := dialFake(t, f, Config{PoolSize: 1})
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	f.dropConns()
+	err := c.api.run(testContext(t), &call{cmd: wire.CmdCreateStream, body: []byte{1, 'x'}}, nil)
+	if err != nil {
+		t.Fatalf("write after the server dropped the idle connection: %v", err)
+	}
+	if writes.Load() != 1 || f.logins.Load() != 2 {
+		t.Fatalf("writes %d logins %d, want 1 and 2", writes.Load(), f.logins.Load())
+	}
+}

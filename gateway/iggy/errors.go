@@ -1,0 +1,29 @@
+package iggy
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrConnectionLost matches errors of requests whose connection broke
+	// (or whose deadline passed) while the request was on the wire. For a
+	// write the server may or may not have applied it; the client does not
+	// resend writes on its own.
+	ErrConnectionLost = errors.New("iggy: connection lost")
+	// ErrUnavailable matches errors of requests that found no server to talk
+	// to within their dial budget.
+	ErrUnavailable = errors.New("iggy: no server reachable")
+	// ErrClosed is returned by every call after Close.
+	ErrClosed = errors.New("iggy: client closed")
+	// ErrTooLarge is returned, before anything is sent, for a request
+	// larger than the protocol's 64 MiB frame limit.
+	ErrTooLarge = errors.New("iggy: request exceeds the 64 MiB frame limit")
+	// ErrProtocol matches replies that break the protocol (bad size, wrong
+	// request echo, undecodable body). The connection is dropped.
+	ErrProtocol = errors.New("iggy: protocol violation")
+)
+
+func protocolError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...))
+}

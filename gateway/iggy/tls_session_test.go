@@ -1,0 +1,107 @@
+package iggy
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+)
+
+// selfSigned returns a server certificate for localhost and 127.0.0.1 and
+// a pool that trusts it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "localhost"},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
+}
+
+func TestTLS(t *testing.T) {
+	cert, pool := selfSigned(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := serveFake(t, tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}}))
+	// The address host (127.0.0.1) is verified when ServerName is empty.
+	c := dialFake(t, f, Config{TLS: &tls.Config{RootCAs: pool}})
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	c2 := dialFake(t, f, Config{TLS: &tls.Config{RootCAs: pool, ServerName: "localhost"}})
+	if err := c2.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Dial(testContext(t), Config{Addrs: []string{f.addr()}, TLS: &tls.Config{RootCAs: pool, ServerName: "other.example"}})
+	var verr *tls.CertificateVerificationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("wrong server name: %v, want a certificate verification error", err)
+	}
+}
+
+func TestSessionKeepAliveAndBreak(t *testing.T) {
+	old := keepAliveInterval
+	keepAliveInterval = 20 * time.Millisecond
+	t.Cleanup(func() { keepAliveInterval = old })
+
+	f := newFakeServer(t, "")
+	var pings atomicCounter
+	f.handle = func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		if h.Code == wire.CmdGetClusterMetadata {
+			return nil, wire.FeatureUnavailable, true
+		}
+		return nil, wire.OK, true
+	}
+	f.onPing = pings.inc
+	c := dialFake(t, f, Config{})
+	s, err := c.Session(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	eventually(t, 5*time.Second, "keep-alive pings on an idle session", func() bool { return pings.get() >= 3 })
+
+	// The session's connection breaks: it stays broken.
+	f.close()
+	eventually(t, 5*time.Second, "the session noticing the break", func() bool { return s.Err() != nil })
+	if err := s.Ping(testContext(t)); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("ping on a broken session: %v", err)
+	}
+	_ = s.Close()
+	if err := s.Ping(testContext(t)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ping on a closed session: %v", err)
+	}
+}
