@@ -1,0 +1,19 @@
+// Package gateway assembles and runs one iggy-kafka gateway: the Kafka listener of package
+// kafka, the Kafka <-> Iggy bridge, the Iggy client it acts through, and, when no Iggy address
+// is configured, the embedded Iggy-compatible store running in the same process.
+//
+// Start brings everything up in dependency order (store, Iggy client, bridge, Kafka listener,
+// metrics) and returns once the Kafka listener accepts; Shutdown takes it down in reverse:
+// it stops accepting, lets every connection answer the requests it already read (long polls
+// answer at once), then closes the Iggy clients and the store. Run is Start, wait for the
+// context, Shutdown, as the serve command needs it.
+//
+// Without SASL every Kafka connection acts through the gateway's own Iggy login. With SASL,
+// PLAIN credentials are checked by logging in to Iggy as that user; the login is cached per user
+// (a small Iggy pool shared by that user's connections, rechecked at most a minute after it was
+// last verified) and the connection acts with that user's Iggy permissions.
+//
+// With Config.MetricsAddr set, an HTTP listener serves /metrics (Prometheus: requests by API and
+// error code, request and response bytes, produced and fetched records, connections), /healthz
+// (the process answers) and /readyz (the Kafka listener is up and Iggy answers a ping).
+package gateway

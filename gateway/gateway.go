@@ -1,0 +1,300 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+)
+
+// Broker is one gateway of the fleet as Metadata advertises it.
+type Broker struct {
+	NodeID int32
+	Host   string
+	Port   int32
+}
+
+// Config configures a gateway.
+type Config struct {
+	// Bind is the Kafka listener address; default "127.0.0.1:9092". Port 0 picks a free port.
+	Bind string
+	// AdvertisedAddr is the host:port clients are told to connect to; default the listener's
+	// address. A port of 0 means the listener's port.
+	AdvertisedAddr string
+	NodeID         int32
+	// Brokers is the fleet; empty means this node alone at AdvertisedAddr.
+	Brokers []Broker
+
+	// IggyAddrs are the Iggy nodes; empty starts the embedded store in-process with Embedded.
+	IggyAddrs                  []string
+	IggyUsername, IggyPassword string
+	IggyTLS                    *tls.Config
+	Embedded                   embedded.Config
+
+	Stream            string // default "kafka"
+	AutoCreateTopics  bool
+	DefaultPartitions int32 // default 1
+	MaxRequestBytes   int32 // default 100 MiB
+
+	TLS         *tls.Config // Kafka listener TLS
+	SASL        bool        // require SASL PLAIN, checked against Iggy users
+	MetricsAddr string      // /metrics, /healthz, /readyz; empty: no HTTP listener
+	Logger      *slog.Logger
+}
+
+// Gateway is a running gateway: the Kafka listener, its bridge to Iggy, and (without IggyAddrs)
+// the embedded store it owns.
+type Gateway struct {
+	cfg   Config
+	log   *slog.Logger
+	kafka *kafka.Server
+	ln    net.Listener
+
+	store     *embedded.Server
+	storeDone chan error
+	admin     *iggy.Client
+	bridge    *bridge.Bridge
+	users     *userClients
+	metrics   *metrics
+	httpSrv   *http.Server
+	httpLn    net.Listener
+
+	serveDone chan error
+}
+
+// Start brings a gateway up; the Kafka listener accepts connections when it returns. ctx bounds
+// the start only.
+func Start(ctx context.Context, cfg Config) (*Gateway, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Bind == "" {
+		cfg.Bind = "127.0.0.1:9092"
+	}
+	if cfg.Stream == "" {
+		cfg.Stream = "kafka"
+	}
+	if cfg.DefaultPartitions <= 0 {
+		cfg.DefaultPartitions = 1
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Logger, metrics: newMetrics()}
+	if err := g.start(ctx); err != nil {
+		switch {
+		case g.serveDone != nil:
+			g.kafka.Shutdown(context.Background())
+			<-g.serveDone
+		case g.ln != nil:
+			g.ln.Close()
+		}
+		g.close()
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *Gateway) start(ctx context.Context) (err error) {
+	cfg := g.cfg
+	addrs, user, pass := cfg.IggyAddrs, cfg.IggyUsername, cfg.IggyPassword
+	iggyTLS := cfg.IggyTLS
+	if len(addrs) == 0 {
+		if g.store, err = embedded.New(cfg.Embedded); err != nil {
+			return fmt.Errorf("gateway: starting the embedded store: %w", err)
+		}
+		g.storeDone = make(chan error, 1)
+		go func() { g.storeDone <- g.store.Serve(context.Background()) }()
+		addrs = []string{g.store.Addr().String()}
+		if user == "" {
+			user, pass = cfg.Embedded.RootUsername, cfg.Embedded.RootPassword
+		}
+		if cfg.Embedded.TLS != nil && iggyTLS == nil {
+			iggyTLS = &tls.Config{InsecureSkipVerify: true} // our own in-process store
+		}
+	}
+	dial := func(ctx context.Context, user, password string, pool int) (*iggy.Client, error) {
+		return iggy.Dial(ctx, iggy.Config{
+			Addrs: addrs, Username: user, Password: password, TLS: iggyTLS, PoolSize: pool,
+			Logger: cfg.Logger.With("component", "iggy"),
+		})
+	}
+	if g.admin, err = dial(ctx, user, pass, 0); err != nil {
+		return fmt.Errorf("gateway: connecting to Iggy at %v: %w", addrs, err)
+	}
+	if g.bridge, err = bridge.New(ctx, g.admin, bridge.Config{
+		Stream:            cfg.Stream,
+		AutoCreateTopics:  cfg.AutoCreateTopics,
+		DefaultPartitions: cfg.DefaultPartitions,
+		Logger:            cfg.Logger.With("component", "bridge"),
+	}); err != nil {
+		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
+	}
+	g.users = &userClients{
+		bridge: g.bridge,
+		users:  make(map[string]*userClient),
+		dial: func(ctx context.Context, user, password string) (*iggy.Client, error) {
+			return dial(ctx, user, password, 2)
+		},
+	}
+
+	if g.ln, err = net.Listen("tcp", cfg.Bind); err != nil {
+		return fmt.Errorf("gateway: kafka listener: %w", err)
+	}
+	host, port, err := advertised(cfg.AdvertisedAddr, g.ln.Addr())
+	if err != nil {
+		return err
+	}
+	brokers := make([]kafka.Broker, len(cfg.Brokers))
+	for i, b := range cfg.Brokers {
+		brokers[i] = kafka.Broker{NodeID: b.NodeID, Host: b.Host, Port: b.Port}
+	}
+	kcfg := kafka.Config{
+		NodeID:           cfg.NodeID,
+		AdvertisedHost:   host,
+		AdvertisedPort:   port,
+		Brokers:          brokers,
+		MaxRequestBytes:  cfg.MaxRequestBytes,
+		AutoCreateTopics: cfg.AutoCreateTopics,
+		TLS:              cfg.TLS,
+		SASL:             cfg.SASL,
+		Backend:          userBackend{b: g.bridge, as: g.admin},
+		Observer:         g.metrics,
+		Logger:           cfg.Logger.With("component", "kafka"),
+	}
+	if cfg.SASL {
+		kcfg.Authenticate = g.users.authenticate
+	}
+	if g.kafka, err = kafka.NewServer(kcfg); err != nil {
+		return err
+	}
+	g.serveDone = make(chan error, 1)
+	go func() { g.serveDone <- g.kafka.Serve(g.ln) }()
+
+	if cfg.MetricsAddr != "" {
+		if g.httpLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("gateway: metrics listener: %w", err)
+		}
+		g.httpSrv = &http.Server{Handler: g.metrics.handler(g.ready), ReadHeaderTimeout: 10 * time.Second}
+		go g.httpSrv.Serve(g.httpLn)
+	}
+	g.log.Info("gateway listening", "kafka", g.ln.Addr().String(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
+		"node_id", cfg.NodeID, "iggy", addrs, "stream", cfg.Stream, "sasl", cfg.SASL, "tls", cfg.TLS != nil)
+	return nil
+}
+
+// advertised resolves the address clients are told to use.
+func advertised(addr string, ln net.Addr) (string, int32, error) {
+	lhost, lportText, _ := net.SplitHostPort(ln.String())
+	lport, _ := strconv.Atoi(lportText)
+	if addr == "" {
+		if ip := net.ParseIP(lhost); ip == nil || ip.IsUnspecified() {
+			lhost = "localhost"
+		}
+		return lhost, int32(lport), nil
+	}
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("gateway: advertised address %q: %w", addr, err)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("gateway: advertised port %q: %w", portText, err)
+	}
+	if port == 0 {
+		port = uint64(lport)
+	}
+	return host, int32(port), nil
+}
+
+// Addr is the Kafka listener's address.
+func (g *Gateway) Addr() net.Addr { return g.ln.Addr() }
+
+// MetricsAddr is the metrics listener's address, or nil without one.
+func (g *Gateway) MetricsAddr() net.Addr {
+	if g.httpLn == nil {
+		return nil
+	}
+	return g.httpLn.Addr()
+}
+
+// StoreAddr is the embedded store's address (for native Iggy clients), or nil when the gateway
+// uses an external Iggy.
+func (g *Gateway) StoreAddr() net.Addr {
+	if g.store == nil {
+		return nil
+	}
+	return g.store.Addr()
+}
+
+func (g *Gateway) ready(ctx context.Context) error {
+	if !g.kafka.Listening() {
+		return errors.New("kafka listener is down")
+	}
+	if err := g.admin.Ping(ctx); err != nil {
+		return fmt.Errorf("iggy: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting Kafka connections, lets every connection finish and answer the
+// requests it already read (long polls answer at once), then releases Iggy and stops the
+// embedded store. When ctx ends first, in-flight requests are abandoned; ctx's error is returned.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	err := g.kafka.Shutdown(ctx)
+	if serr := <-g.serveDone; serr != nil && !errors.Is(serr, kafka.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if g.httpSrv != nil {
+		if herr := g.httpSrv.Shutdown(ctx); herr != nil && err == nil {
+			err = herr
+		}
+	}
+	if cerr := g.close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	g.log.Info("gateway stopped", "err", err)
+	return err
+}
+
+// close releases what Start acquired after the Kafka listener, in reverse order; the Kafka
+// server must be stopped first.
+func (g *Gateway) close() error {
+	var errs []error
+	if g.users != nil {
+		g.users.close()
+	}
+	if g.bridge != nil {
+		errs = append(errs, g.bridge.Close())
+	}
+	if g.admin != nil {
+		errs = append(errs, g.admin.Close())
+	}
+	if g.store != nil {
+		errs = append(errs, g.store.Close())
+		if serr := <-g.storeDone; serr != nil {
+			errs = append(errs, serr)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run starts a gateway, serves until ctx ends, then shuts it down, giving in-flight requests up
+// to 30 seconds.
+func Run(ctx context.Context, cfg Config) error {
+	g, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return g.Shutdown(sctx)
+}

@@ -1,0 +1,140 @@
+package kafka
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Produce: v3-12
+//
+// Behavior:
+//   - acks 0, 1 and -1 are the same write: the store acknowledges once, there are no replicas to
+//     wait for, and TimeoutMillis is ignored. acks=0 gets no response.
+//   - Every partition goes to the Backend as the client's bytes (one or more magic-2 record
+//     batches); the Backend checks CRCs, sizes and idempotent sequences.
+//   - Partitions of one request are written in parallel; writes to the same partition from one
+//     connection stay in the order the requests arrived, which pipelined idempotent producers need.
+//   - Any gateway accepts any partition: there is no NOT_LEADER_OR_FOLLOWER.
+//
+// Not implemented:
+// * v0-2 (magic 0/1 message sets), as in Kafka 4.0: old clients are told their broker is too new.
+// * v13 (topic IDs).
+// * Transactions: a transactional produce is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+func init() { regKey(produceKey, 3, 12) }
+
+func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
+	preq := req.kreq.(*kmsg.ProduceRequest)
+	resp := preq.ResponseKind().(*kmsg.ProduceResponse)
+
+	var jobs []produceJob
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(preq.Topics))
+	for i := range preq.Topics {
+		rt := &preq.Topics[i]
+		st := &resp.Topics[i]
+		*st = kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j := range rt.Partitions {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rt.Partitions[j].Partition
+			tp := topicPartition{rt.Topic, sp.Partition}
+			ticket, first := req.order[tp]
+			// A partition listed twice in one request is written once; the other copy is an
+			// invalid request, as in Kafka.
+			delete(req.order, tp)
+			jobs = append(jobs, produceJob{tp: tp, records: rt.Partitions[j].Records, out: sp, ticket: ticket, duplicate: !first})
+		}
+	}
+
+	var records atomic.Int64
+	if len(jobs) == 1 {
+		records.Add(int64(c.produceOne(req, preq, jobs[0])))
+	} else {
+		var wg sync.WaitGroup
+		for _, j := range jobs {
+			wg.Go(func() { records.Add(int64(c.produceOne(req, preq, j))) })
+		}
+		wg.Wait()
+	}
+
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			req.setErr(resp.Topics[i].Partitions[j].ErrorCode)
+		}
+	}
+	if o := c.s.cfg.Observer; o != nil && records.Load() > 0 {
+		o.RecordsProduced(int(records.Load()))
+	}
+	if preq.Acks == 0 {
+		return nil, nil
+	}
+	return resp, nil
+}
+
+type produceJob struct {
+	tp        topicPartition
+	records   []byte
+	out       *kmsg.ProduceResponseTopicPartition
+	ticket    orderTicket
+	duplicate bool
+}
+
+// produceOne writes one partition once the same connection's earlier writes to it are done, and
+// returns the number of records written.
+func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob) int {
+	if j.duplicate {
+		j.out.ErrorCode = kerr.InvalidRequest.Code
+		return 0
+	}
+	defer c.produceDone(j.tp, j.ticket)
+	if j.ticket.before != nil {
+		select {
+		case <-j.ticket.before:
+		case <-req.ctx.Done():
+			j.out.ErrorCode = kerr.RequestTimedOut.Code
+			return 0
+		}
+	}
+	switch {
+	case preq.TransactionID != nil:
+		j.out.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return 0
+	case reservedTopic(j.tp.topic):
+		j.out.ErrorCode = kerr.InvalidTopicException.Code
+		return 0
+	case len(j.records) == 0:
+		j.out.ErrorCode = kerr.CorruptMessage.Code
+		return 0
+	}
+	res, err := req.backend.Produce(req.ctx, j.tp.topic, j.tp.partition, j.records)
+	if err != nil {
+		j.out.ErrorCode = errCode(err)
+		j.out.ErrorMessage = errMessage(err)
+		return 0
+	}
+	j.out.BaseOffset = res.BaseOffset
+	j.out.LogAppendTime = res.LogAppendTime
+	j.out.LogStartOffset = res.LogStartOffset
+	return countRecords(j.records)
+}
+
+// countRecords sums the record counts of the magic-2 batches in b, for metrics; it stops at
+// anything that does not look like one.
+func countRecords(b []byte) int {
+	const headerLen = 61
+	n := 0
+	for len(b) >= headerLen {
+		length := int64(int32(binary.BigEndian.Uint32(b[8:])))
+		if length < headerLen-12 || length+12 > int64(len(b)) || b[16] != 2 {
+			break
+		}
+		n += int(int32(binary.BigEndian.Uint32(b[57:])))
+		b = b[12+length:]
+	}
+	return n
+}

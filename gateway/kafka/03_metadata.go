@@ -1,0 +1,110 @@
+package kafka
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Metadata: v0-12
+//
+// Behavior:
+//   - Brokers are the configured fleet (or this node alone at its advertised address). Each
+//     partition's leader is chosen by leaderIndex; it is also the only replica and in-sync replica.
+//     Every partition is at leader epoch 0.
+//   - The controller is this node: any gateway accepts topic changes.
+//   - Null topics (v1+), or an empty list at v0, lists every topic.
+//   - __consumer_offsets is listed as an internal topic of 16 partitions (see internal.go).
+//   - A missing topic is created when the gateway allows auto-creation and the request does
+//     (AllowAutoTopicCreation, v4+; always at v0-3).
+//
+// Not implemented:
+//   - Topic IDs: they are reported as zero and a topic asked for by ID alone is
+//     UNKNOWN_TOPIC_ID.
+//   - Authorized operations (KIP-430): left unset.
+//   - v13 (top-level error code).
+func init() { regKey(metadataKey, 0, 12) }
+
+func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
+	mreq := req.kreq.(*kmsg.MetadataRequest)
+	resp := mreq.ResponseKind().(*kmsg.MetadataResponse)
+
+	brokers := c.s.brokers()
+	for _, b := range brokers {
+		sb := kmsg.NewMetadataResponseBroker()
+		sb.NodeID, sb.Host, sb.Port = b.NodeID, b.Host, b.Port
+		resp.Brokers = append(resp.Brokers, sb)
+	}
+	clusterID := c.s.cfg.ClusterID
+	resp.ClusterID = &clusterID
+	resp.ControllerID = c.s.cfg.NodeID
+
+	all := mreq.Topics == nil || (mreq.Version == 0 && len(mreq.Topics) == 0)
+	if all {
+		topics, err := req.backend.ListTopics(req.ctx)
+		if err != nil {
+			return nil, err
+		}
+		resp.Topics = append(resp.Topics, metadataTopic(consumerOffsetsInfo(), brokers))
+		for _, t := range topics {
+			if !reservedTopic(t.Name) {
+				resp.Topics = append(resp.Topics, metadataTopic(t, brokers))
+			}
+		}
+		return resp, nil
+	}
+	autoCreate := c.s.cfg.AutoCreateTopics && (mreq.Version < 4 || mreq.AllowAutoTopicCreation)
+	for _, rt := range mreq.Topics {
+		if rt.Topic == nil {
+			st := kmsg.NewMetadataResponseTopic()
+			st.TopicID = rt.TopicID
+			st.ErrorCode = kerr.UnknownTopicID.Code
+			req.setErr(st.ErrorCode)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if reservedTopic(*rt.Topic) {
+			resp.Topics = append(resp.Topics, metadataTopic(consumerOffsetsInfo(), brokers))
+			continue
+		}
+		info, err := req.backend.Topic(req.ctx, *rt.Topic, autoCreate)
+		if err != nil {
+			st := kmsg.NewMetadataResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode = errCode(err)
+			// A topic that already exists (created by a racing request) is simply looked up.
+			if errors.Is(err, kerr.TopicAlreadyExists) {
+				if info, err = req.backend.Topic(req.ctx, *rt.Topic, false); err == nil {
+					resp.Topics = append(resp.Topics, metadataTopic(info, brokers))
+					continue
+				}
+				st.ErrorCode = errCode(err)
+			}
+			req.setErr(st.ErrorCode)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		resp.Topics = append(resp.Topics, metadataTopic(info, brokers))
+	}
+	return resp, nil
+}
+
+func metadataTopic(t TopicInfo, brokers []Broker) kmsg.MetadataResponseTopic {
+	st := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	st.Topic = &name
+	st.IsInternal = t.Internal
+	st.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, t.Partitions)
+	for p := range t.Partitions {
+		sp := kmsg.NewMetadataResponseTopicPartition()
+		sp.Partition = p
+		leader := brokers[leaderIndex(t.Name, p, len(brokers))].NodeID
+		sp.Leader = leader
+		sp.LeaderEpoch = 0
+		sp.Replicas = []int32{leader}
+		sp.ISR = []int32{leader}
+		st.Partitions = append(st.Partitions, sp)
+	}
+	return st
+}

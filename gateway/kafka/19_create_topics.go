@@ -1,0 +1,67 @@
+package kafka
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CreateTopics: v0-7
+//
+// Behavior:
+//   - NumPartitions -1 takes the Backend's default; a replica assignment gives the partition count.
+//   - The replication factor is accepted and ignored: Iggy keeps the data, and the topic reports a
+//     replication factor of 1.
+//   - Configs are handed to the Backend, which refuses the ones it cannot honour.
+//   - ValidateOnly checks without creating. A topic named twice in one request is INVALID_REQUEST.
+//
+// Not implemented:
+// * Topic IDs in the response (zero), the per-topic config listing of v5+.
+func init() { regKey(createTopicsKey, 0, 7) }
+
+func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
+	creq := req.kreq.(*kmsg.CreateTopicsRequest)
+	resp := creq.ResponseKind().(*kmsg.CreateTopicsResponse)
+	count := make(map[string]int, len(creq.Topics))
+	for _, t := range creq.Topics {
+		count[t.Topic]++
+	}
+	for _, t := range creq.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = t.Topic
+		st.NumPartitions = t.NumPartitions
+		st.ReplicationFactor = 1
+		partitions := t.NumPartitions
+		if len(t.ReplicaAssignment) > 0 {
+			partitions = int32(len(t.ReplicaAssignment))
+		}
+		switch {
+		case reservedTopic(t.Topic):
+			st.ErrorCode = kerr.InvalidTopicException.Code
+			st.ErrorMessage = errMessage(errReserved(t.Topic))
+		case count[t.Topic] > 1:
+			st.ErrorCode = kerr.InvalidRequest.Code
+		case len(t.ReplicaAssignment) > 0 && t.NumPartitions != -1:
+			st.ErrorCode = kerr.InvalidRequest.Code
+		case partitions == 0 || partitions < -1:
+			st.ErrorCode = kerr.InvalidPartitions.Code
+		case t.ReplicationFactor == 0 || t.ReplicationFactor < -1:
+			st.ErrorCode = kerr.InvalidReplicationFactor.Code
+		default:
+			configs := make(map[string]*string, len(t.Configs))
+			for _, cfg := range t.Configs {
+				configs[cfg.Name] = cfg.Value
+			}
+			if err := req.backend.CreateTopic(req.ctx, t.Topic, partitions, configs, creq.ValidateOnly); err != nil {
+				st.ErrorCode = errCode(err)
+				st.ErrorMessage = errMessage(err)
+			} else if partitions == -1 {
+				if info, err := req.backend.Topic(req.ctx, t.Topic, false); err == nil {
+					st.NumPartitions = info.Partitions
+				}
+			}
+		}
+		req.setErr(st.ErrorCode)
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

@@ -1,0 +1,89 @@
+package kafka
+
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeConfigs: v0-4
+//
+// Behavior:
+//   - Topic resources list the Backend's configuration of the topic; ConfigNames filters them.
+//   - Broker resources (this node's id, or empty) list a few read-only values the gateway
+//     enforces.
+//   - Other resource types are INVALID_REQUEST.
+//
+// Not implemented:
+// * Synonyms (v1+) and documentation (v3+) are empty.
+func init() { regKey(describeConfigsKey, 0, 4) }
+
+const (
+	resourceTopic  int8 = 2
+	resourceBroker int8 = 4
+)
+
+func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
+	dreq := req.kreq.(*kmsg.DescribeConfigsRequest)
+	resp := dreq.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, r := range dreq.Resources {
+		sr := kmsg.NewDescribeConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = r.ResourceType, r.ResourceName
+		var entries []ConfigEntry
+		var err error
+		switch kmsg.ConfigResourceType(r.ResourceType) {
+		case kmsg.ConfigResourceTypeTopic:
+			entries, err = req.backend.TopicConfigs(req.ctx, r.ResourceName)
+		case kmsg.ConfigResourceTypeBroker:
+			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(c.s.cfg.NodeID)) {
+				sr.ErrorCode = kerr.InvalidRequest.Code
+			} else {
+				entries = c.brokerConfigs()
+			}
+		default:
+			sr.ErrorCode = kerr.InvalidRequest.Code
+		}
+		if err != nil {
+			sr.ErrorCode = errCode(err)
+			sr.ErrorMessage = errMessage(err)
+		}
+		want := make(map[string]bool, len(r.ConfigNames))
+		for _, n := range r.ConfigNames {
+			want[n] = true
+		}
+		for _, e := range entries {
+			if r.ConfigNames != nil && !want[e.Name] {
+				continue
+			}
+			sc := kmsg.NewDescribeConfigsResponseResourceConfig()
+			sc.Name = e.Name
+			value := e.Value
+			sc.Value = &value
+			if e.Sensitive {
+				sc.Value = nil
+			}
+			sc.ReadOnly, sc.IsDefault, sc.IsSensitive = e.ReadOnly, e.Default, e.Sensitive
+			switch {
+			case e.Default:
+				sc.Source = kmsg.ConfigSourceDefaultConfig
+			case kmsg.ConfigResourceType(r.ResourceType) == kmsg.ConfigResourceTypeTopic:
+				sc.Source = kmsg.ConfigSourceDynamicTopicConfig
+			default:
+				sc.Source = kmsg.ConfigSourceStaticBrokerConfig
+			}
+			sr.Configs = append(sr.Configs, sc)
+		}
+		req.setErr(sr.ErrorCode)
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return resp, nil
+}
+
+func (c *conn) brokerConfigs() []ConfigEntry {
+	return []ConfigEntry{
+		{Name: "auto.create.topics.enable", Value: strconv.FormatBool(c.s.cfg.AutoCreateTopics), ReadOnly: true},
+		{Name: "broker.id", Value: strconv.Itoa(int(c.s.cfg.NodeID)), ReadOnly: true},
+		{Name: "socket.request.max.bytes", Value: strconv.Itoa(int(c.s.cfg.MaxRequestBytes)), ReadOnly: true},
+	}
+}

@@ -1,0 +1,465 @@
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// conn is one client connection. A reader goroutine decodes requests in order and starts each in
+// its own goroutine (bounded by MaxInFlight); a writer goroutine answers them strictly in the order
+// they were read, whatever order they finish in.
+type conn struct {
+	s  *Server
+	nc net.Conn
+	br *bufio.Reader
+
+	ctx    context.Context // ends when the connection closes or the server gives up
+	cancel context.CancelFunc
+
+	// backend and authed change only in the reader goroutine, while no other request of this
+	// connection runs (SASL requests are handled inline), so the goroutines it starts later see
+	// the new values.
+	backend  Backend
+	authed   bool
+	saslMech string // set by SaslHandshake
+	saslRaw  bool   // SaslHandshake v0: the next frame is a bare token
+
+	out chan *slot
+	sem chan struct{}
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+
+	produceMu    sync.Mutex
+	produceOrder map[topicPartition]chan struct{}
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// slot holds one request's answer until the writer's turn comes.
+type slot struct {
+	done       chan struct{}
+	frame      []byte // nil: nothing to write (acks=0)
+	closeAfter bool
+}
+
+// request is one decoded request with what the handler needs to answer it.
+type request struct {
+	key, version int16
+	corr         int32
+	clientID     *string
+	kreq         kmsg.Request // nil when the key or version is not served
+
+	ctx     context.Context
+	backend Backend
+	size    int
+
+	// errCode is the first non-zero error code the response carries, for metrics.
+	errCode int16
+	// produce ordering: wait for before[i] before writing partition i, then close after[i].
+	order map[topicPartition]orderTicket
+	// release runs once the response is encoded: fetched buffers go back to their pools.
+	release []func()
+}
+
+type orderTicket struct{ before, after chan struct{} }
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	return &conn{
+		s:            s,
+		nc:           nc,
+		br:           bufio.NewReaderSize(nc, 64<<10),
+		ctx:          ctx,
+		cancel:       cancel,
+		backend:      s.cfg.Backend,
+		out:          make(chan *slot, s.cfg.MaxInFlight),
+		sem:          make(chan struct{}, s.cfg.MaxInFlight),
+		stopped:      make(chan struct{}),
+		produceOrder: make(map[topicPartition]chan struct{}),
+	}
+}
+
+// stopReading makes the reader stop at the next frame boundary (or now, if it is waiting for
+// one); requests already read are still answered.
+func (c *conn) stopReading() {
+	c.stopOnce.Do(func() {
+		close(c.stopped)
+		c.nc.SetReadDeadline(time.Now())
+	})
+}
+
+func (c *conn) isStopped() bool {
+	select {
+	case <-c.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *conn) serve() {
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	if !c.isStopped() {
+		// The peer is gone or broke the protocol: nobody will read the answers, so in-flight
+		// work (a long poll, say) is abandoned rather than awaited.
+		c.cancel()
+	}
+	close(c.out)
+	<-writerDone
+	c.cancel()
+	c.nc.Close()
+	c.s.forget(c)
+}
+
+func (c *conn) logAttrs() []any {
+	return []any{"remote", c.nc.RemoteAddr().String()}
+}
+
+// readLoop reads and dispatches requests until the peer closes, a frame is refused, or the
+// server shuts down.
+func (c *conn) readLoop() {
+	var sizeBuf [4]byte
+	for {
+		if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
+			if !c.isStopped() && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.s.log.Debug("kafka connection read failed", append(c.logAttrs(), "err", err)...)
+			}
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 0 || size > c.s.cfg.MaxRequestBytes {
+			c.s.log.Warn("kafka request size refused; closing connection",
+				append(c.logAttrs(), "size", size, "max", c.s.cfg.MaxRequestBytes)...)
+			return
+		}
+		body := getBuf(int(size))
+		if _, err := io.ReadFull(c.br, body); err != nil {
+			putBuf(body)
+			c.s.log.Debug("kafka connection closed mid-request", append(c.logAttrs(), "err", err)...)
+			return
+		}
+		if c.saslRaw {
+			ok := c.rawSASL(body)
+			putBuf(body)
+			if !ok {
+				return
+			}
+			continue
+		}
+		req, err := c.parse(body)
+		if err != nil {
+			putBuf(body)
+			c.s.log.Warn("kafka malformed request; closing connection", append(c.logAttrs(), "err", err)...)
+			return
+		}
+		if c.s.cfg.SASL && !c.authed && !preAuthKey(req.key) {
+			putBuf(body)
+			c.s.log.Warn("kafka request before SASL authentication; closing connection",
+				append(c.logAttrs(), "api_key", req.key)...)
+			return
+		}
+		if !c.dispatch(req, body) {
+			return
+		}
+	}
+}
+
+func preAuthKey(key int16) bool {
+	return key == apiVersionsKey || key == saslHandshakeKey || key == saslAuthenticateKey
+}
+
+// dispatch starts req and queues its slot. SASL requests and ApiVersions run inline: they change
+// or describe connection state that the next request depends on. It reports false when the
+// connection must stop reading.
+func (c *conn) dispatch(req *request, body []byte) bool {
+	sl := &slot{done: make(chan struct{})}
+	inline := preAuthKey(req.key) || (c.s.cfg.SASL && !c.authed)
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.ctx.Done():
+		putBuf(body)
+		return false
+	}
+	if req.key == produceKey && req.kreq != nil {
+		c.orderProduce(req)
+	}
+	req.ctx = c.ctx
+	req.backend = c.backend
+	c.out <- sl
+	run := func() {
+		defer func() { <-c.sem }()
+		c.process(req, sl)
+		putBuf(body)
+		close(sl.done)
+	}
+	if inline {
+		run()
+		return !sl.closeAfter
+	}
+	go run()
+	return true
+}
+
+// orderProduce keeps one connection's writes to a partition in the order the client sent them:
+// idempotent producers pipeline batches and rely on it, while different partitions still proceed
+// in parallel.
+func (c *conn) orderProduce(req *request) {
+	preq := req.kreq.(*kmsg.ProduceRequest)
+	req.order = make(map[topicPartition]orderTicket)
+	c.produceMu.Lock()
+	defer c.produceMu.Unlock()
+	for _, t := range preq.Topics {
+		for _, p := range t.Partitions {
+			tp := topicPartition{t.Topic, p.Partition}
+			if _, dup := req.order[tp]; dup {
+				continue
+			}
+			next := make(chan struct{})
+			req.order[tp] = orderTicket{before: c.produceOrder[tp], after: next}
+			c.produceOrder[tp] = next
+		}
+	}
+}
+
+// produceDone releases the partition for the next request and forgets it when nobody follows.
+func (c *conn) produceDone(tp topicPartition, t orderTicket) {
+	c.produceMu.Lock()
+	if c.produceOrder[tp] == t.after {
+		delete(c.produceOrder, tp)
+	}
+	c.produceMu.Unlock()
+	close(t.after)
+}
+
+// process runs the handler and encodes the answer into sl. A panic or a handler error closes the
+// connection after the answers before it are written.
+func (c *conn) process(req *request, sl *slot) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("kafka handler panicked; closing connection",
+				append(c.logAttrs(), "api_key", req.key, "version", req.version, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))...)
+			sl.frame = nil
+			sl.closeAfter = true
+		}
+	}()
+	defer func() {
+		for _, f := range req.release {
+			f()
+		}
+		req.release = nil
+	}()
+	resp, err := c.handle(req)
+	if err != nil {
+		c.s.log.Warn("kafka request failed; closing connection",
+			append(c.logAttrs(), "api_key", req.key, "version", req.version, "err", err)...)
+		sl.closeAfter = true
+		return
+	}
+	if resp != nil {
+		sl.frame = c.encode(req, resp)
+	}
+	// A SaslAuthenticate that did not authenticate closes the connection once its answer is out.
+	if req.key == saslAuthenticateKey && !c.authed {
+		sl.closeAfter = true
+	}
+	if o := c.s.cfg.Observer; o != nil {
+		o.Request(req.key, req.errCode, req.size+4, len(sl.frame))
+	}
+}
+
+func (c *conn) encode(req *request, resp kmsg.Response) []byte {
+	buf := make([]byte, 8, 256)
+	binary.BigEndian.PutUint32(buf[4:], uint32(req.corr))
+	// ApiVersions always answers with the v0 response header so that a client that does not
+	// know our versions yet can read it (KIP-511).
+	if resp.IsFlexible() && req.key != apiVersionsKey {
+		buf = append(buf, 0)
+	}
+	buf = resp.AppendTo(buf)
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	return buf
+}
+
+func (c *conn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	dead := false
+	for sl := range c.out {
+		select {
+		case <-sl.done:
+		default:
+			// The next answer is not ready (a long poll, say): send what is buffered now
+			// rather than holding finished answers back behind it.
+			if !dead && bw.Buffered() > 0 {
+				if err := bw.Flush(); err != nil {
+					dead = true
+				}
+			}
+			<-sl.done
+		}
+		if dead {
+			continue
+		}
+		if sl.frame != nil {
+			if _, err := bw.Write(sl.frame); err != nil {
+				dead = true
+			}
+		}
+		// Flush when nothing else is ready, so pipelined answers share writes.
+		if !dead && (len(c.out) == 0 || sl.closeAfter) {
+			if err := bw.Flush(); err != nil {
+				dead = true
+			}
+		}
+		if dead || sl.closeAfter {
+			dead = true
+			c.stopReading()
+			c.cancel()
+			c.nc.Close()
+		}
+	}
+	if !dead {
+		bw.Flush()
+	}
+}
+
+// parse decodes the request header and, when the key and version are served, the body.
+func (c *conn) parse(body []byte) (*request, error) {
+	if len(body) < 10 {
+		return nil, fmt.Errorf("request of %d bytes is shorter than a header", len(body))
+	}
+	req := &request{
+		key:     int16(binary.BigEndian.Uint16(body)),
+		version: int16(binary.BigEndian.Uint16(body[2:])),
+		corr:    int32(binary.BigEndian.Uint32(body[4:])),
+		size:    len(body),
+	}
+	idLen := int(int16(binary.BigEndian.Uint16(body[8:])))
+	rest := body[10:]
+	if idLen >= 0 {
+		if idLen > len(rest) {
+			return nil, errors.New("client id longer than the request")
+		}
+		id := string(rest[:idLen])
+		req.clientID = &id
+		rest = rest[idLen:]
+	}
+	kreq := kmsg.RequestForKey(req.key)
+	if kreq == nil || !served(req.key, req.version) {
+		return req, nil
+	}
+	kreq.SetVersion(req.version)
+	if kreq.IsFlexible() {
+		var err error
+		if rest, err = skipTags(rest); err != nil {
+			return nil, err
+		}
+	}
+	if err := kreq.ReadFrom(rest); err != nil {
+		return nil, fmt.Errorf("decoding %s v%d: %w", kmsg.NameForKey(req.key), req.version, err)
+	}
+	req.kreq = kreq
+	return req, nil
+}
+
+// skipTags skips a tagged-field section (KIP-482): a count, then per field a tag, a size and
+// the bytes.
+func skipTags(b []byte) ([]byte, error) {
+	n, b, err := uvarint(b)
+	if err != nil {
+		return nil, err
+	}
+	for range n {
+		if _, b, err = uvarint(b); err != nil {
+			return nil, err
+		}
+		var size uint64
+		if size, b, err = uvarint(b); err != nil {
+			return nil, err
+		}
+		if size > uint64(len(b)) {
+			return nil, errors.New("tagged field longer than the request")
+		}
+		b = b[size:]
+	}
+	return b, nil
+}
+
+func uvarint(b []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || v > 1<<31 {
+		return 0, nil, errors.New("bad unsigned varint in request header")
+	}
+	return v, b[n:], nil
+}
+
+// setErr remembers the first error code of a response for metrics.
+func (r *request) setErr(code int16) {
+	if r.errCode == 0 && code != 0 {
+		r.errCode = code
+	}
+}
+
+// errCode maps a backend error to a Kafka error code.
+func errCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return kerr.RequestTimedOut.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+func errMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}
+
+// Request bodies are pooled: produce batches are large and short-lived.
+var bufPool sync.Pool
+
+const maxPooledBuf = 8 << 20
+
+func getBuf(n int) []byte {
+	if n <= maxPooledBuf {
+		if p, ok := bufPool.Get().(*[]byte); ok && cap(*p) >= n {
+			return (*p)[:n]
+		}
+		return make([]byte, n, max(n, 4096))
+	}
+	return make([]byte, n)
+}
+
+func putBuf(b []byte) {
+	if cap(b) > maxPooledBuf || cap(b) < 4096 {
+		return
+	}
+	bufPool.Put(&b)
+}

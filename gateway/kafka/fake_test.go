@@ -1,0 +1,259 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// memBackend is an in-memory Backend for the handler tests: it keeps produced batches as they
+// are, with their base offsets rewritten, so it answers fetches byte for byte like a broker.
+type memBackend struct {
+	mu        sync.Mutex
+	topics    map[string]*memTopic
+	nextPID   int64
+	produceFn func(topic string, partition int32) error // fault injection, may be nil
+}
+
+type memTopic struct {
+	parts   []*memPart
+	configs map[string]*string
+}
+
+type memPart struct {
+	batches [][]byte
+	bases   []int64
+	next    int64
+	changed chan struct{}
+}
+
+func newMemBackend() *memBackend {
+	return &memBackend{topics: make(map[string]*memTopic)}
+}
+
+func newMemPart() *memPart { return &memPart{changed: make(chan struct{})} }
+
+func (m *memBackend) ListTopics(ctx context.Context) ([]TopicInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []TopicInfo
+	for name, t := range m.topics {
+		out = append(out, TopicInfo{Name: name, Partitions: int32(len(t.parts))})
+	}
+	return out, nil
+}
+
+func (m *memBackend) Topic(ctx context.Context, name string, autoCreate bool) (TopicInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.topics[name]
+	if !ok {
+		if !autoCreate {
+			return TopicInfo{}, kerr.UnknownTopicOrPartition
+		}
+		t = &memTopic{parts: []*memPart{newMemPart(), newMemPart()}}
+		m.topics[name] = t
+	}
+	return TopicInfo{Name: name, Partitions: int32(len(t.parts))}, nil
+}
+
+func (m *memBackend) CreateTopic(ctx context.Context, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if name == "" || len(name) > 249 {
+		return kerr.InvalidTopicException
+	}
+	if _, ok := m.topics[name]; ok {
+		return kerr.TopicAlreadyExists
+	}
+	if partitions == -1 {
+		partitions = 3
+	}
+	if partitions < 1 || partitions > 1000 {
+		return kerr.InvalidPartitions
+	}
+	for k := range configs {
+		if k != "retention.ms" && k != "max.message.bytes" {
+			return kerr.InvalidConfig
+		}
+	}
+	if validateOnly {
+		return nil
+	}
+	t := &memTopic{configs: configs}
+	for range partitions {
+		t.parts = append(t.parts, newMemPart())
+	}
+	m.topics[name] = t
+	return nil
+}
+
+func (m *memBackend) DeleteTopic(ctx context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.topics[name]; !ok {
+		return kerr.UnknownTopicOrPartition
+	}
+	delete(m.topics, name)
+	return nil
+}
+
+func (m *memBackend) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.topics[name]
+	if !ok {
+		return kerr.UnknownTopicOrPartition
+	}
+	if int(total) <= len(t.parts) || total > 1000 {
+		return kerr.InvalidPartitions
+	}
+	if validateOnly {
+		return nil
+	}
+	for len(t.parts) < int(total) {
+		t.parts = append(t.parts, newMemPart())
+	}
+	return nil
+}
+
+func (m *memBackend) TopicConfigs(ctx context.Context, name string) ([]ConfigEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.topics[name]
+	if !ok {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	out := []ConfigEntry{{Name: "cleanup.policy", Value: "delete", Default: true}}
+	for k, v := range t.configs {
+		if v != nil {
+			out = append(out, ConfigEntry{Name: k, Value: *v})
+		}
+	}
+	return out, nil
+}
+
+func (m *memBackend) part(topic string, partition int32) (*memPart, error) {
+	t, ok := m.topics[topic]
+	if !ok || partition < 0 || int(partition) >= len(t.parts) {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	return t.parts[partition], nil
+}
+
+func (m *memBackend) Produce(ctx context.Context, topic string, partition int32, records []byte) (ProduceResult, error) {
+	if m.produceFn != nil {
+		if err := m.produceFn(topic, partition); err != nil {
+			return ProduceResult{}, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.part(topic, partition)
+	if err != nil {
+		return ProduceResult{}, err
+	}
+	var batches [][]byte
+	for b := records; len(b) > 0; {
+		if len(b) < 61 {
+			return ProduceResult{}, kerr.CorruptMessage
+		}
+		length := int64(int32(binary.BigEndian.Uint32(b[8:])))
+		if length < 49 || 12+length > int64(len(b)) || b[16] != 2 {
+			return ProduceResult{}, kerr.CorruptMessage
+		}
+		batches = append(batches, append([]byte(nil), b[:12+length]...))
+		b = b[12+length:]
+	}
+	base := p.next
+	for _, b := range batches {
+		binary.BigEndian.PutUint64(b, uint64(p.next))
+		p.batches = append(p.batches, b)
+		p.bases = append(p.bases, p.next)
+		p.next += int64(int32(binary.BigEndian.Uint32(b[23:]))) + 1
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+	return ProduceResult{BaseOffset: base, LogAppendTime: -1}, nil
+}
+
+func (m *memBackend) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, version int16) (FetchResult, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.part(topic, partition)
+	if err != nil {
+		return FetchResult{}, err
+	}
+	if offset < 0 || offset > p.next {
+		return FetchResult{}, kerr.OffsetOutOfRange
+	}
+	res := FetchResult{HighWatermark: p.next, LastStableOffset: p.next}
+	for i, b := range p.batches {
+		end := p.bases[i] + int64(int32(binary.BigEndian.Uint32(b[23:]))) + 1
+		if end <= offset {
+			continue
+		}
+		if len(res.Records) > 0 && len(res.Records)+len(b) > int(maxBytes) {
+			break
+		}
+		res.Records = append(res.Records, b...)
+	}
+	return res, nil
+}
+
+func (m *memBackend) Offsets(ctx context.Context, topic string, partition int32) (int64, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.part(topic, partition)
+	if err != nil {
+		return 0, 0, err
+	}
+	return 0, p.next, nil
+}
+
+func (m *memBackend) ListOffset(ctx context.Context, topic string, partition int32, timestamp int64) (int64, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.part(topic, partition)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch timestamp {
+	case -1:
+		return p.next, -1, nil
+	case -2:
+		return 0, -1, nil
+	case -3:
+		return max(p.next-1, -1), -1, nil
+	}
+	for i, b := range p.batches {
+		if int64(binary.BigEndian.Uint64(b[35:])) >= timestamp {
+			return p.bases[i], int64(binary.BigEndian.Uint64(b[27:])), nil
+		}
+	}
+	return -1, -1, nil
+}
+
+func (m *memBackend) Wait(ctx context.Context, topic string, partition int32, offset int64) {
+	m.mu.Lock()
+	p, err := m.part(topic, partition)
+	if err != nil || p.next > offset {
+		m.mu.Unlock()
+		return
+	}
+	ch := p.changed
+	m.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+func (m *memBackend) InitProducerID(ctx context.Context) (int64, int16, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nextPID++
+	return m.nextPID, 0, nil
+}

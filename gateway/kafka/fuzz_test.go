@@ -1,0 +1,66 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// FuzzServeRequest feeds arbitrary bytes, behind a correct size prefix, to servers backed by the
+// in-memory Backend, one without and one with SASL. No input may panic a server or disturb
+// another connection, which must still get its ApiVersions answered.
+func FuzzServeRequest(f *testing.F) {
+	for _, req := range []kmsg.Request{
+		kmsg.NewPtrApiVersionsRequest(),
+		kmsg.NewPtrMetadataRequest(),
+		kmsg.NewPtrCreateTopicsRequest(),
+		kmsg.NewPtrProduceRequest(),
+		kmsg.NewPtrFetchRequest(),
+		kmsg.NewPtrListOffsetsRequest(),
+		kmsg.NewPtrSASLHandshakeRequest(),
+		kmsg.NewPtrSASLAuthenticateRequest(),
+		kmsg.NewPtrDescribeConfigsRequest(),
+	} {
+		req.SetVersion(versions[req.Key()].max)
+		body := encodeRequest(req, 1)[4:]
+		f.Add(body, false)
+		f.Add(body, true)
+	}
+	plain := startServer(f, nil)
+	secure := startServer(f, func(c *Config) {
+		c.SASL = true
+		c.Authenticate = func(ctx context.Context, user, pass string) (Backend, error) {
+			if user == "u" && pass == "p" {
+				return c.Backend, nil
+			}
+			return nil, errors.New("invalid credentials")
+		}
+	})
+	healthPlain := dialRaw(f, plain.addr)
+	healthSecure := dialRaw(f, secure.addr)
+
+	f.Fuzz(func(t *testing.T, body []byte, useSASL bool) {
+		addr, health := plain.addr, healthPlain
+		if useSASL {
+			addr, health = secure.addr, healthSecure
+		}
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		frame := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+		if _, err := c.Write(append(frame, body...)); err == nil {
+			c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+			io.Copy(io.Discard, c)
+		}
+		c.Close()
+		health.roundTrip(t, kmsg.NewPtrApiVersionsRequest())
+	})
+}

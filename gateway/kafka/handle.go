@@ -1,0 +1,98 @@
+package kafka
+
+import (
+	"reflect"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	produceKey              int16 = 0
+	fetchKey                int16 = 1
+	listOffsetsKey          int16 = 2
+	metadataKey             int16 = 3
+	saslHandshakeKey        int16 = 17
+	apiVersionsKey          int16 = 18
+	createTopicsKey         int16 = 19
+	deleteTopicsKey         int16 = 20
+	initProducerIDKey       int16 = 22
+	offsetForLeaderEpochKey int16 = 23
+	describeConfigsKey      int16 = 32
+	saslAuthenticateKey     int16 = 36
+	createPartitionsKey     int16 = 37
+	describeClusterKey      int16 = 60
+)
+
+// handle answers one request. A nil response means no answer is written (acks=0 produce); an
+// error closes the connection.
+func (c *conn) handle(req *request) (kmsg.Response, error) {
+	if req.kreq == nil {
+		return c.unsupported(req)
+	}
+	switch req.key {
+	case produceKey:
+		return c.handleProduce(req)
+	case fetchKey:
+		return c.handleFetch(req)
+	case listOffsetsKey:
+		return c.handleListOffsets(req)
+	case metadataKey:
+		return c.handleMetadata(req)
+	case saslHandshakeKey:
+		return c.handleSASLHandshake(req)
+	case apiVersionsKey:
+		return c.handleApiVersions(req)
+	case createTopicsKey:
+		return c.handleCreateTopics(req)
+	case deleteTopicsKey:
+		return c.handleDeleteTopics(req)
+	case initProducerIDKey:
+		return c.handleInitProducerID(req)
+	case offsetForLeaderEpochKey:
+		return c.handleOffsetForLeaderEpoch(req)
+	case describeConfigsKey:
+		return c.handleDescribeConfigs(req)
+	case saslAuthenticateKey:
+		return c.handleSASLAuthenticate(req)
+	case createPartitionsKey:
+		return c.handleCreatePartitions(req)
+	case describeClusterKey:
+		return c.handleDescribeCluster(req)
+	}
+	return c.unsupported(req)
+}
+
+// unsupported answers a key or version we do not serve with UNSUPPORTED_VERSION rather than
+// closing the connection. ApiVersions answers per KIP-511; other responses carry the code in
+// their top-level error field when they have one. A key kmsg does not know gets a bare header
+// followed by the code.
+func (c *conn) unsupported(req *request) (kmsg.Response, error) {
+	req.setErr(kerr.UnsupportedVersion.Code)
+	if req.key == apiVersionsKey {
+		return c.apiVersionsUnsupported(), nil
+	}
+	resp := kmsg.ResponseForKey(req.key)
+	if resp == nil {
+		return rawResponse{}, nil
+	}
+	resp.SetVersion(min(max(req.version, 0), resp.MaxVersion()))
+	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.Kind() == reflect.Int16 && f.CanSet() {
+		f.SetInt(int64(kerr.UnsupportedVersion.Code))
+	}
+	return resp, nil
+}
+
+// rawResponse is the body of an answer to a key kmsg cannot describe: just the error code.
+type rawResponse struct{}
+
+func (rawResponse) Key() int16                { return -1 }
+func (rawResponse) MaxVersion() int16         { return 0 }
+func (rawResponse) SetVersion(int16)          {}
+func (rawResponse) GetVersion() int16         { return 0 }
+func (rawResponse) IsFlexible() bool          { return false }
+func (rawResponse) RequestKind() kmsg.Request { return nil }
+func (rawResponse) ReadFrom([]byte) error     { return nil }
+func (rawResponse) AppendTo(b []byte) []byte {
+	return append(b, byte(uint16(kerr.UnsupportedVersion.Code)>>8), byte(kerr.UnsupportedVersion.Code))
+}

@@ -1,0 +1,272 @@
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Broker is one gateway of the fleet as Metadata advertises it.
+type Broker struct {
+	NodeID int32
+	Host   string
+	Port   int32
+}
+
+// Config configures a Server.
+type Config struct {
+	// NodeID is this gateway's broker id.
+	NodeID int32
+	// AdvertisedHost and AdvertisedPort are the address clients are told to use for this node.
+	// A zero port means the port of the listener passed to Serve.
+	AdvertisedHost string
+	AdvertisedPort int32
+	// Brokers is the fleet. Empty means this node alone at its advertised address; when set it
+	// should contain this node too.
+	Brokers []Broker
+	// ClusterID is reported by Metadata and DescribeCluster; default "iggy-kafka".
+	ClusterID string
+	// MaxRequestBytes bounds one request's size; a larger size prefix closes the connection.
+	// Default 100 MiB.
+	MaxRequestBytes int32
+	// MaxInFlight bounds the requests one connection processes at once; default 32.
+	MaxInFlight int
+	// AutoCreateTopics lets Metadata create topics clients ask for.
+	AutoCreateTopics bool
+	// TLS, when set, wraps every accepted connection.
+	TLS *tls.Config
+	// SASL requires SASL PLAIN authentication before any request other than ApiVersions.
+	SASL bool
+	// Backend serves connections that did not authenticate.
+	Backend Backend
+	// Authenticate checks SASL PLAIN credentials and returns the Backend acting as that user. A
+	// nil Backend or an error rejects the credentials.
+	Authenticate func(ctx context.Context, user, password string) (Backend, error)
+	// Observer, when set, is told about connections and requests (metrics).
+	Observer Observer
+	Logger   *slog.Logger
+}
+
+// Observer receives events for metrics. Calls come from many goroutines at once.
+type Observer interface {
+	ConnectionOpened()
+	ConnectionClosed()
+	// Request is called once per answered (or unanswered, acks=0) request with the first
+	// non-zero error code the response carried, or 0.
+	Request(key int16, errorCode int16, bytesIn, bytesOut int)
+	RecordsProduced(n int)
+	RecordsFetched(n int)
+}
+
+const (
+	defaultMaxRequestBytes = 100 << 20
+	defaultMaxInFlight     = 32
+)
+
+// Server is the Kafka protocol listener: it accepts connections, decodes requests with kmsg and
+// answers them through a Backend.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	ctx    context.Context // cancelled when shutdown gives up waiting
+	cancel context.CancelFunc
+	// draining closes when Shutdown starts: long polls answer at once with what they have.
+	draining  chan struct{}
+	drainOnce sync.Once
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	closing   bool
+	connWG    sync.WaitGroup
+	localPort int32
+}
+
+// NewServer checks cfg and returns a Server ready to Serve.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("kafka: Config.Backend is required")
+	}
+	if cfg.SASL && cfg.Authenticate == nil {
+		return nil, errors.New("kafka: SASL needs Config.Authenticate")
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = defaultMaxRequestBytes
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = defaultMaxInFlight
+	}
+	if cfg.ClusterID == "" {
+		cfg.ClusterID = "iggy-kafka"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	seen := make(map[int32]bool)
+	for _, b := range cfg.Brokers {
+		if seen[b.NodeID] {
+			return nil, fmt.Errorf("kafka: broker id %d listed twice", b.NodeID)
+		}
+		seen[b.NodeID] = true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		ctx:       ctx,
+		cancel:    cancel,
+		draining:  make(chan struct{}),
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*conn]struct{}),
+	}, nil
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("kafka: server closed")
+
+// Serve accepts connections on ln until Shutdown; it returns ErrServerClosed then.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && s.localPort == 0 {
+		s.localPort = int32(a.Port)
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("kafka accept failed; retrying", "err", err, "backoff", backoff)
+				select {
+				case <-time.After(backoff):
+				case <-s.ctx.Done():
+					return ErrServerClosed
+				}
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if s.cfg.TLS != nil {
+			nc = tls.Server(nc, s.cfg.TLS)
+		}
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		s.conns[c] = struct{}{}
+		s.connWG.Add(1)
+		s.mu.Unlock()
+		if o := s.cfg.Observer; o != nil {
+			o.ConnectionOpened()
+		}
+		go c.serve()
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	if o := s.cfg.Observer; o != nil {
+		o.ConnectionClosed()
+	}
+	s.connWG.Done()
+}
+
+// Shutdown stops accepting, lets every connection finish the requests it already read and
+// answer them, then closes them. When ctx ends first, in-flight work is cancelled and the
+// connections are closed at once; ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.drainOnce.Do(func() { close(s.draining) })
+	s.mu.Lock()
+	s.closing = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.stopReading()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.connWG.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// Listening reports whether Serve is accepting on at least one listener.
+func (s *Server) Listening() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closing && len(s.listeners) > 0
+}
+
+// brokers returns the fleet sorted by node id, or this node alone.
+func (s *Server) brokers() []Broker {
+	if len(s.cfg.Brokers) > 0 {
+		bs := append([]Broker(nil), s.cfg.Brokers...)
+		sort.Slice(bs, func(i, j int) bool { return bs[i].NodeID < bs[j].NodeID })
+		return bs
+	}
+	port := s.cfg.AdvertisedPort
+	if port == 0 {
+		s.mu.Lock()
+		port = s.localPort
+		s.mu.Unlock()
+	}
+	host := s.cfg.AdvertisedHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return []Broker{{NodeID: s.cfg.NodeID, Host: host, Port: port}}
+}

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// metrics implements kafka.Observer with Prometheus collectors on a registry of its own, so
+// several gateways can live in one process (tests) without clashing.
+type metrics struct {
+	reg         *prometheus.Registry
+	requests    *prometheus.CounterVec
+	bytesIn     prometheus.Counter
+	bytesOut    prometheus.Counter
+	produced    prometheus.Counter
+	fetched     prometheus.Counter
+	connections prometheus.Gauge
+	accepted    prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "iggy_kafka_requests_total",
+			Help: "Kafka requests answered, by API and by the first error code of the answer (0 = none).",
+		}, []string{"api", "error_code"}),
+		bytesIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "iggy_kafka_request_bytes_total",
+			Help: "Bytes of Kafka requests read, size prefixes included.",
+		}),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "iggy_kafka_response_bytes_total",
+			Help: "Bytes of Kafka responses written, size prefixes included.",
+		}),
+		produced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "iggy_kafka_produced_records_total",
+			Help: "Records written by Produce requests.",
+		}),
+		fetched: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "iggy_kafka_fetched_records_total",
+			Help: "Records returned by Fetch requests (v4 and later).",
+		}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "iggy_kafka_connections",
+			Help: "Open Kafka client connections.",
+		}),
+		accepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "iggy_kafka_connections_accepted_total",
+			Help: "Kafka client connections accepted.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) ConnectionOpened() { m.connections.Inc(); m.accepted.Inc() }
+func (m *metrics) ConnectionClosed() { m.connections.Dec() }
+func (m *metrics) Request(key, code int16, in, out int) {
+	api := kmsg.NameForKey(key)
+	if api == "" {
+		api = strconv.Itoa(int(key))
+	}
+	m.requests.WithLabelValues(api, strconv.Itoa(int(code))).Inc()
+	m.bytesIn.Add(float64(in))
+	m.bytesOut.Add(float64(out))
+}
+func (m *metrics) RecordsProduced(n int) { m.produced.Add(float64(n)) }
+func (m *metrics) RecordsFetched(n int)  { m.fetched.Add(float64(n)) }
+
+// handler serves /metrics, /healthz (the process answers) and /readyz (the Kafka listener is
+// up and Iggy answers a ping).
+func (m *metrics) handler(ready func(context.Context) error) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := ready(ctx); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	return mux
+}
