@@ -133,6 +133,9 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 			k++
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = r.partition
+			// librdkafka refuses a null record set (size -1), which is what a nil slice encodes
+			// to before the flexible versions; an empty answer must be zero bytes.
+			sp.RecordBatches = noRecords
 			if r.err != nil {
 				sp.ErrorCode = errCode(r.err)
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
@@ -148,7 +151,9 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 			if total > 0 && int64(len(records)) > maxBytes-total {
 				records = nil
 			}
-			sp.RecordBatches = records
+			if records != nil {
+				sp.RecordBatches = records
+			}
 			total += int64(len(records))
 			if len(r.res.Records) == 0 {
 				empty = append(empty, waitPoint{r.topic, r.partition, r.offset})
@@ -159,6 +164,8 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 	}
 	return total, failed, empty
 }
+
+var noRecords = []byte{}
 
 // maxParallelReads bounds the Backend reads one fetch runs at once.
 const maxParallelReads = 8
