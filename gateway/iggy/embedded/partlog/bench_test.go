@@ -2,11 +2,37 @@ package partlog
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 )
+
+// cpuMeter reports where the wall time of a benchmark went, which on a
+// shared machine mostly measures the neighbours. cpu-ns/op is the CPU time of
+// the whole process, background goroutines included. The loop runs pinned to
+// one thread, whose time on a CPU is append-cpu-ns/op (what an appender pays)
+// and whose time runnable but waiting for a CPU is runq-ns/op; what wall time
+// has beyond the two is time the appender was blocked.
+type cpuMeter struct{ process, run, wait time.Duration }
+
+func startCPU() cpuMeter {
+	runtime.LockOSThread()
+	run, wait := threadSched()
+	return cpuMeter{processCPU(), run, wait}
+}
+
+func (m cpuMeter) report(b *testing.B) {
+	run, wait := threadSched()
+	n := float64(b.N)
+	b.ReportMetric(float64((processCPU()-m.process).Nanoseconds())/n, "cpu-ns/op")
+	if run > 0 {
+		b.ReportMetric(float64((run-m.run).Nanoseconds())/n, "append-cpu-ns/op")
+		b.ReportMetric(float64((wait-m.wait).Nanoseconds())/n, "runq-ns/op")
+	}
+	runtime.UnlockOSThread()
+}
 
 // benchBatch is 1000 messages of 1 KiB.
 func benchBatch(b *testing.B) []byte {
@@ -32,6 +58,7 @@ func benchmarkAppend(b *testing.B, policy FsyncPolicy) {
 	b.SetBytes(int64(len(batch)))
 	b.ReportAllocs()
 	now := time.Now()
+	cpu := startCPU()
 	for b.Loop() {
 		if _, err := l.Append(batch, now); err != nil {
 			b.Fatal(err)
@@ -43,6 +70,7 @@ func benchmarkAppend(b *testing.B, policy FsyncPolicy) {
 			}
 		}
 	}
+	cpu.report(b)
 }
 
 func BenchmarkAppend1000x1KiB(b *testing.B) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,24 @@ type Log struct {
 	written uint64
 	durable atomic.Uint64
 	syncMu  sync.Mutex
+	// unsynced holds the segments sealed since the last sync, oldest first:
+	// rolling does not wait for the disk, the next sync covers them. dirGen
+	// counts changes to the directory and dirSynced is the last count
+	// synced.
+	unsynced  []*segment
+	dirGen    uint64
+	dirSynced uint64
+	// syncTarget is the position the sync under way (or the last one) makes
+	// durable, and syncStart when it began, in Unix nanoseconds.
+	syncTarget atomic.Uint64
+	syncStart  atomic.Int64
+
+	// fsync forces one segment file to disk; tests replace it to watch.
+	fsync func(*os.File) error
+
+	// background tracks file work taken off the append path: closing the
+	// files of deleted segments and trimming sealed ones. Close waits for it.
+	background sync.WaitGroup
 
 	scratch sync.Pool
 
@@ -62,7 +81,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, opts: opts}
+	l := &Log{dir: dir, opts: opts, fsync: (*os.File).Sync}
 	for i, base := range bases {
 		s, err := openSegment(dir, base, i < len(bases)-1, &opts)
 		if err != nil {
@@ -169,10 +188,12 @@ func (l *Log) Append(batch []byte, now time.Time) (uint64, error) {
 	ts := max(uint64(now.UnixMicro()), l.lastTS)
 	base := l.next
 	message.Stamp(batch, uint64(l.opts.PartitionID), base, ts)
+	s.reserve(int64(len(batch)), l.opts.SegmentBytes)
 	if _, err := s.log.WriteAt(batch, s.size); err != nil {
 		if terr := s.log.Truncate(s.size); terr != nil {
 			l.failed = fmt.Errorf("partlog: write failed (%v) and could not be undone: %w", err, terr)
 		}
+		s.alloc = min(s.alloc, s.size)
 		l.mu.Unlock()
 		return 0, fmt.Errorf("partlog: append: %w", err)
 	}
@@ -188,12 +209,33 @@ func (l *Log) Append(batch []byte, now time.Time) (uint64, error) {
 	}
 	l.mu.Unlock()
 
-	if l.opts.Fsync == FsyncAlways {
+	switch l.opts.Fsync {
+	case FsyncAlways:
 		if err := l.syncUpTo(target); err != nil {
+			return 0, fmt.Errorf("partlog: fsync: %w", err)
+		}
+	case FsyncInterval:
+		if err := l.keepUp(); err != nil {
 			return 0, fmt.Errorf("partlog: fsync: %w", err)
 		}
 	}
 	return base, nil
+}
+
+// keepUp makes an appender wait for the background sync under way once that
+// sync has run for longer than the interval. Appends never wait for the disk
+// while it keeps up; when it does not, the waits hold ingest to the disk's
+// pace, so what a power failure can lose stays within about two intervals
+// instead of growing with the page cache.
+func (l *Log) keepUp() error {
+	t := l.syncTarget.Load()
+	if l.durable.Load() >= t || time.Now().UnixNano()-l.syncStart.Load() <= int64(l.opts.FsyncInterval) {
+		return nil
+	}
+	if err := l.syncUpTo(t); err != nil && !errors.Is(err, ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 func (l *Log) usable() error {
@@ -204,34 +246,34 @@ func (l *Log) usable() error {
 }
 
 // roll seals the active segment and starts a new one at l.next. Called with
-// l.mu held.
+// l.mu held. It does not sync: the sealed segment and the new directory
+// entry join the work of the next sync (the group commit of FsyncAlways, the
+// background tick of FsyncInterval), which syncs them before the new
+// segment's bytes and counts nothing durable until all are. Syncing here,
+// under the lock, stalled every appender for as long as the disk took to
+// absorb a whole segment.
 func (l *Log) roll() error {
 	old := l.active()
 	if err := old.flushIndex(); err != nil {
 		return err
 	}
-	if l.opts.Fsync != FsyncNever {
-		if err := old.log.Sync(); err != nil {
-			return err
-		}
-		if err := old.index.Sync(); err != nil {
-			return err
-		}
-		l.markDurable(l.written)
-	}
 	s, err := createSegment(l.dir, l.next)
 	if err != nil {
 		return err
 	}
-	if l.opts.Fsync != FsyncNever {
-		if err := syncDir(l.dir); err != nil {
-			s.close()
-			os.Remove(s.log.Name())
-			os.Remove(s.index.Name())
-			return err
-		}
+	if old.alloc > old.size {
+		// Releasing the preallocated tail can wait on the writeback of the
+		// last page and on the journal; no appender needs to wait with it.
+		// A failure only leaves the blocks allocated until the segment is
+		// deleted or the log is opened again.
+		f, size := old.log, old.size
+		old.alloc = size
+		l.background.Go(func() { _ = f.Truncate(size) })
 	}
 	l.segs = append(l.segs, s)
+	l.dirGen++
+	// Under FsyncNever only an explicit Sync reads the list.
+	l.unsynced = append(l.unsynced, old)
 	return nil
 }
 
@@ -247,6 +289,11 @@ func (l *Log) markDurable(w uint64) {
 // syncUpTo returns once every byte appended before the logical position
 // target is synced. Callers that arrive while a sync runs wait for it and
 // are usually covered by it.
+//
+// The files are synced without l.mu, so appends and reads go on meanwhile:
+// a snapshot taken under the lock says which bytes the sync covers (the
+// sealed segments not yet synced, oldest first, then the active one, up to
+// l.written), and only that prefix is declared durable afterwards.
 func (l *Log) syncUpTo(target uint64) error {
 	if l.durable.Load() >= target {
 		return nil
@@ -256,23 +303,57 @@ func (l *Log) syncUpTo(target uint64) error {
 	if l.durable.Load() >= target {
 		return nil
 	}
+	return l.syncNow()
+}
+
+// syncNow syncs everything appended so far and the directory. Called with
+// l.syncMu held.
+func (l *Log) syncNow() error {
 	l.mu.RLock()
-	if l.closed {
+	if err := l.usable(); err != nil {
 		l.mu.RUnlock()
-		return ErrClosed
-	}
-	f := l.active().log
-	w := l.written
-	l.mu.RUnlock()
-	if err := f.Sync(); err != nil {
-		if errors.Is(err, os.ErrClosed) {
-			// Purge, segment deletion or Close replaced the file: what it
-			// held is gone or was synced by Close.
-			return nil
-		}
 		return err
 	}
+	sealed := append([]*segment(nil), l.unsynced...)
+	active := l.active().log
+	w := l.written
+	gen := l.dirGen
+	dirty := gen != l.dirSynced
+	l.mu.RUnlock()
+	l.syncStart.Store(time.Now().UnixNano())
+	l.syncTarget.Store(w)
+
+	for _, s := range sealed {
+		if err := errors.Join(l.syncFile(s.log), l.syncFile(s.index)); err != nil {
+			return err
+		}
+	}
+	if dirty {
+		if err := syncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	if err := l.syncFile(active); err != nil {
+		return err
+	}
+
+	l.mu.Lock()
+	if len(sealed) > 0 {
+		l.unsynced = slices.DeleteFunc(l.unsynced, func(s *segment) bool { return slices.Contains(sealed, s) })
+	}
+	l.dirSynced = max(l.dirSynced, gen)
+	l.mu.Unlock()
 	l.markDurable(w)
+	return nil
+}
+
+// syncFile forces f to stable storage. A file closed meanwhile belonged to a
+// segment that Purge or DeleteOldestSegments removed, or that Close synced
+// itself: there is nothing left to make durable.
+func (l *Log) syncFile(f *os.File) error {
+	if err := l.fsync(f); err != nil && !errors.Is(err, os.ErrClosed) {
+		return err
+	}
 	return nil
 }
 
@@ -290,13 +371,23 @@ func (l *Log) flusher() {
 				l.mu.Unlock()
 				return
 			}
+			if l.failed != nil {
+				l.mu.Unlock()
+				continue
+			}
 			s := l.active()
 			if err := s.flushIndex(); err != nil {
 				l.opts.Logger.Warn("partlog: index write failed", "segment", s.index.Name(), "err", err)
 			}
-			w := l.written
+			idle := l.durable.Load() >= l.written && l.dirGen == l.dirSynced
 			l.mu.Unlock()
-			if err := l.syncUpTo(w); err != nil && !errors.Is(err, ErrClosed) {
+			if idle {
+				continue
+			}
+			l.syncMu.Lock()
+			err := l.syncNow()
+			l.syncMu.Unlock()
+			if err != nil && !errors.Is(err, ErrClosed) {
 				l.opts.Logger.Error("partlog: background fsync failed", "dir", l.dir, "err", err)
 			}
 		}
@@ -311,11 +402,11 @@ func (l *Log) Sync() error {
 		l.mu.Unlock()
 		return err
 	}
-	s := l.active()
-	err := s.flushIndex()
-	w := l.written
+	err := l.active().flushIndex()
 	l.mu.Unlock()
-	return errors.Join(err, l.syncUpTo(w))
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	return errors.Join(err, l.syncNow())
 }
 
 // Read appends to dst the stored batch records covering
@@ -555,12 +646,37 @@ func (l *Log) DeleteOldestSegments(n int) error {
 		l.segs = append(l.segs, s)
 	}
 	var errs []error
-	for _, s := range l.segs[:n] {
-		errs = append(errs, s.close(), os.Remove(s.log.Name()), os.Remove(s.index.Name()))
+	gone := slices.Clone(l.segs[:n])
+	for _, s := range gone {
+		errs = append(errs, os.Remove(s.log.Name()), os.Remove(s.index.Name()))
 	}
 	l.segs = append(l.segs[:0], l.segs[n:]...)
-	errs = append(errs, syncDir(l.dir))
+	l.forget(gone)
+	// A deleted segment that reappears after a power failure holds offsets
+	// below the first kept one and is removed again by the next retention
+	// pass, so the directory is synced with the next sync rather than here.
+	l.dirGen++
 	return errors.Join(errs...)
+}
+
+// forget drops deleted segments from the sync list and closes their files in
+// the background. Their names are already removed, and closing the last
+// descriptor of an unlinked file is what frees its page cache and blocks,
+// which costs about as much as writing them did: the caller and the appenders
+// behind l.mu need not wait for that. Close waits for it. Called with l.mu
+// held.
+func (l *Log) forget(gone []*segment) {
+	l.unsynced = slices.DeleteFunc(l.unsynced, func(s *segment) bool { return slices.Contains(gone, s) })
+	files := make([]*os.File, 0, 2*len(gone))
+	for _, s := range gone {
+		files = append(files, s.log, s.index)
+	}
+	l.background.Go(func() {
+		for _, f := range files {
+			// The file is unlinked: an error closing it loses nothing.
+			_ = f.Close()
+		}
+	})
 }
 
 // replaceAll removes every segment and starts an empty one at base. Called
@@ -568,8 +684,9 @@ func (l *Log) DeleteOldestSegments(n int) error {
 func (l *Log) replaceAll(base uint64) error {
 	var errs []error
 	for _, s := range l.segs {
-		errs = append(errs, s.close(), os.Remove(s.log.Name()), os.Remove(s.index.Name()))
+		errs = append(errs, os.Remove(s.log.Name()), os.Remove(s.index.Name()))
 	}
+	l.forget(l.segs)
 	l.segs = nil
 	if err := errors.Join(errs...); err != nil {
 		l.failed = fmt.Errorf("partlog: removing segments: %w", err)
@@ -582,7 +699,14 @@ func (l *Log) replaceAll(base uint64) error {
 	}
 	l.segs = []*segment{s}
 	l.next = base
-	return syncDir(l.dir)
+	l.dirGen++
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	// Nothing appended before is kept, so nothing remains to sync.
+	l.dirSynced = l.dirGen
+	l.markDurable(l.written)
+	return nil
 }
 
 // Purge removes every message; offsets restart at 0.
@@ -608,15 +732,23 @@ func (l *Log) Close() error {
 		s := l.active()
 		errs = append(errs, s.flushIndex())
 		if l.opts.Fsync != FsyncNever {
+			for _, u := range l.unsynced {
+				errs = append(errs, u.log.Sync(), u.index.Sync())
+			}
 			errs = append(errs, s.log.Sync(), s.index.Sync())
+			if l.dirGen != l.dirSynced {
+				errs = append(errs, syncDir(l.dir))
+			}
 		}
 	}
+	l.unsynced = nil
 	errs = append(errs, l.closeSegments())
 	l.mu.Unlock()
 	if l.stop != nil {
 		close(l.stop)
 		<-l.done
 	}
+	l.background.Wait()
 	return errors.Join(errs...)
 }
 

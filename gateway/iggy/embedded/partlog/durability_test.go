@@ -1,0 +1,380 @@
+package partlog
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncRecorder replaces a log's fsync and remembers the files synced, in
+// order.
+type syncRecorder struct {
+	mu    sync.Mutex
+	files []string
+}
+
+func (r *syncRecorder) install(l *Log) {
+	l.fsync = func(f *os.File) error {
+		r.mu.Lock()
+		r.files = append(r.files, filepath.Base(f.Name()))
+		r.mu.Unlock()
+		return f.Sync()
+	}
+}
+
+func (r *syncRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.files
+	r.files = nil
+	return out
+}
+
+func syncState(l *Log) (unsynced int, durable, written uint64, dirClean bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.unsynced), l.durable.Load(), l.written, l.dirGen == l.dirSynced
+}
+
+func TestRollLeavesSyncToTheNextSync(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{SegmentBytes: 1024, Fsync: FsyncInterval, FsyncInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var rec syncRecorder
+	rec.install(l)
+	fill(t, l, 40)
+	segs := l.SegmentCount()
+	if segs < 4 {
+		t.Fatalf("only %d segments; the test wants several rolls", segs)
+	}
+	unsynced, durable, written, dirClean := syncState(l)
+	if got := rec.take(); len(got) != 0 {
+		t.Fatalf("rolling synced %v on the append path", got)
+	}
+	if unsynced != segs-1 || durable >= written || dirClean {
+		t.Fatalf("before sync: %d unsynced of %d segments, durable %d of %d, dir clean %v", unsynced, segs, durable, written, dirClean)
+	}
+
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.take()
+	var want []string
+	l.mu.RLock()
+	for _, s := range l.segs[:len(l.segs)-1] {
+		want = append(want, filepath.Base(s.log.Name()), filepath.Base(s.index.Name()))
+	}
+	want = append(want, filepath.Base(l.active().log.Name()))
+	l.mu.RUnlock()
+	// Oldest first and the active segment last: nothing counts as durable
+	// before every segment before it is.
+	if !slices.Equal(got, want) {
+		t.Fatalf("Sync synced %v, want %v", got, want)
+	}
+	unsynced, durable, written, dirClean = syncState(l)
+	if unsynced != 0 || durable != written || !dirClean {
+		t.Fatalf("after sync: %d unsynced, durable %d of %d, dir clean %v", unsynced, durable, written, dirClean)
+	}
+}
+
+func TestAlwaysSyncsSealedSegmentsBeforeAcknowledging(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{SegmentBytes: 1024, Fsync: FsyncAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var rec syncRecorder
+	rec.install(l)
+	synced := map[string]bool{}
+	for next := uint64(0); next < 40; next += 3 {
+		if _, err := l.Append(makeBatch(t, next, 3), t0); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rec.take() {
+			synced[f] = true
+		}
+		unsynced, durable, written, dirClean := syncState(l)
+		if unsynced != 0 || durable < written || !dirClean {
+			t.Fatalf("append of %d acknowledged with %d sealed segments unsynced, durable %d of %d, dir clean %v", next, unsynced, durable, written, dirClean)
+		}
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if len(l.segs) < 4 {
+		t.Fatalf("only %d segments; the test wants several rolls", len(l.segs))
+	}
+	for _, s := range l.segs {
+		if name := filepath.Base(s.log.Name()); !synced[name] {
+			t.Errorf("%s never synced", name)
+		}
+	}
+}
+
+func TestConcurrentAlwaysAcrossRolls(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{SegmentBytes: 2048, Fsync: FsyncAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var wg sync.WaitGroup
+	errc := make(chan error, 5)
+	for range 4 {
+		batches := make([][]byte, 25)
+		for i := range batches {
+			batches[i] = makeBatch(t, 0, 2)
+		}
+		wg.Go(func() {
+			for _, b := range batches {
+				if _, err := l.Append(b, t0); err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	// Deleting and syncing alongside must not break the accounting.
+	wg.Go(func() {
+		for range 10 {
+			if err := l.DeleteOldestSegments(1); err != nil {
+				errc <- err
+				return
+			}
+			if err := l.Sync(); err != nil {
+				errc <- err
+				return
+			}
+		}
+	})
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	unsynced, durable, written, dirClean := syncState(l)
+	if unsynced != 0 || durable != written || !dirClean {
+		t.Fatalf("after sync: %d unsynced, durable %d of %d, dir clean %v", unsynced, durable, written, dirClean)
+	}
+}
+
+func TestDeleteClosesOffThePath(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{SegmentBytes: 1024, Fsync: FsyncInterval, FsyncInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, l, 40)
+	l.mu.RLock()
+	gone := slices.Clone(l.segs[:2])
+	l.mu.RUnlock()
+	if err := l.DeleteOldestSegments(2); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range gone {
+		if _, err := os.Stat(s.log.Name()); !os.IsNotExist(err) {
+			t.Fatalf("%s still there after delete: %v", s.log.Name(), err)
+		}
+	}
+	l.mu.RLock()
+	for _, s := range l.unsynced {
+		if slices.Contains(gone, s) {
+			t.Errorf("deleted segment %d still waits for a sync", s.base)
+		}
+	}
+	l.mu.RUnlock()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close waited for the background work: every file is closed.
+	for _, s := range gone {
+		if err := s.log.Sync(); err == nil {
+			t.Fatalf("%s still open after Close", s.log.Name())
+		}
+	}
+}
+
+func TestPreallocationIsTrimmed(t *testing.T) {
+	dir := t.TempDir()
+	const segBytes = 1 << 20
+	opts := Options{SegmentBytes: segBytes, Fsync: FsyncNever}
+	l, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Batches of about 200 KiB leave a sealed segment's unused
+	// preallocation well above the slack allowed below.
+	big := func(first uint64) []byte { return makeBatch(t, first, 4500) }
+	if _, err := l.Append(big(0), t0); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.RLock()
+	first, noPrealloc := l.active(), l.active().noPrealloc
+	firstName, firstSize := first.log.Name(), first.size
+	l.mu.RUnlock()
+	if noPrealloc {
+		t.Skip("the filesystem does not preallocate")
+	}
+	if a := allocated(t, firstName); a < segBytes {
+		t.Fatalf("active segment of %d bytes has %d allocated, want the segment's worth", firstSize, a)
+	}
+	for l.SegmentCount() < 3 {
+		if _, err := l.Append(big(l.NextOffset()), t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tail := segBytes - l.segs[0].size; tail < 128<<10 {
+		t.Fatalf("sealed segment of %d bytes leaves %d preallocated; the test needs more", l.segs[0].size, tail)
+	}
+	// The sealed segment is trimmed in the background.
+	deadline := time.Now().Add(10 * time.Second)
+	for allocated(t, firstName) > roundBlock(l.segs[0].size)+64<<10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("sealed segment keeps %d bytes allocated for %d of data", allocated(t, firstName), l.segs[0].size)
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	// A crash leaves the active segment's preallocation behind: close its
+	// files as the kernel would, without trimming, and open again.
+	next := l.NextOffset()
+	want, _, err := l.Read(0, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.closed = true
+	active := l.active()
+	activeName := active.log.Name()
+	if err := active.flushIndex(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range l.segs {
+		s.log.Close()
+		s.index.Close()
+	}
+	l.mu.Unlock()
+	l.background.Wait()
+	if a := allocated(t, activeName); a <= roundBlock(active.size)+64<<10 {
+		t.Fatalf("crashed active segment holds only %d bytes for %d of data; the test needs its preallocation", a, active.size)
+	}
+
+	l, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.NextOffset() != next {
+		t.Fatalf("next %d after reopening, want %d", l.NextOffset(), next)
+	}
+	got, _, err := l.Read(0, 1<<20, nil)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("reopened log reads differently (err %v)", err)
+	}
+	if a, size := allocated(t, activeName), l.active().size; a > roundBlock(size)+64<<10 {
+		t.Fatalf("reopened active segment keeps %d bytes allocated for %d of data", a, size)
+	}
+	// Appends go on, and Close trims what they preallocated.
+	if _, err := l.Append(big(next), t0); err != nil {
+		t.Fatal(err)
+	}
+	size := l.active().size
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a := allocated(t, activeName); a > roundBlock(size)+64<<10 {
+		t.Fatalf("closed segment keeps %d bytes allocated for %d of data", a, size)
+	}
+	if st, err := os.Stat(activeName); err != nil || st.Size() != size {
+		t.Fatalf("closed segment is %v bytes, holds %d", st.Size(), size)
+	}
+}
+
+func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }
+
+func TestSealedSegmentWithTornEndIsCut(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentBytes: 1024, Fsync: FsyncNever}
+	l, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, l, 40)
+	l.Close()
+	bases, _ := listSegments(dir)
+	// The index of the first (sealed) segment stays intact and its size
+	// right, but the end of its last batch came back as zeros.
+	p := segmentName(dir, bases[0], logSuffix)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[len(b)-8:])
+	overwrite(t, p, b)
+	l, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	out, _, err := l.Read(0, 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs := readOffsets(t, out, 0) // fails on a frame whose checksum is wrong
+	if len(offs) == 0 || offs[len(offs)-1] != 39 || len(offs) >= 40 {
+		t.Fatalf("offsets after a torn sealed segment: %v", offs)
+	}
+}
+
+func TestIntervalAppendsWaitForASyncThatFallsBehind(t *testing.T) {
+	const interval = 2 * time.Millisecond
+	l, err := Open(t.TempDir(), Options{Fsync: FsyncInterval, FsyncInterval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan time.Time, 1)
+	release := make(chan struct{})
+	var once sync.Once
+	// The first background sync stalls, as on a disk slower than ingest.
+	l.fsync = func(f *os.File) error {
+		once.Do(func() {
+			entered <- time.Now()
+			<-release
+		})
+		return f.Sync()
+	}
+	defer l.Close()
+	fill(t, l, 10)
+	began := <-entered
+	for time.Since(began) <= 2*interval {
+		time.Sleep(interval)
+	}
+	target := l.syncTarget.Load()
+	if target == 0 {
+		t.Fatal("no sync target recorded")
+	}
+	durableAtReturn := make(chan uint64, 1)
+	batch := makeBatch(t, 10, 1)
+	go func() {
+		_, err := l.Append(batch, time.Now())
+		if err != nil {
+			t.Error(err)
+		}
+		durableAtReturn <- l.durable.Load()
+	}()
+	select {
+	case d := <-durableAtReturn:
+		close(release)
+		t.Fatalf("append returned while the sync begun %v ago was still running (durable %d of %d)", time.Since(began), d, target)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if d := <-durableAtReturn; d < target {
+		t.Fatalf("append returned with %d durable, the stalled sync covered %d", d, target)
+	}
+}
