@@ -1,0 +1,112 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+)
+
+// backend is the part of an Iggy client the bridge uses, in the bridge's own
+// terms. The real one wraps *iggy.Client (client.go); tests also run the
+// bridge over an in-memory one, so the mapping rules are tested apart from
+// the network.
+type backend interface {
+	ensureStream(ctx context.Context, stream string) error
+	topic(ctx context.Context, stream, name string) (topicMeta, error) // wire.TopicNameNotFound style error when missing
+	topics(ctx context.Context, stream string) ([]topicMeta, error)
+	createTopic(ctx context.Context, stream, name string, partitions uint32, opts topicOptions) error
+	deleteTopic(ctx context.Context, stream, name string) error
+	createPartitions(ctx context.Context, stream, name string, count uint32) error
+	send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error)
+	// poll returns the batch records holding at most count messages from
+	// offset on, the partition's current offset (the highest stored, 0 when
+	// empty) and the number of messages. release hands the buffer back.
+	poll(ctx context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error)
+}
+
+type topicMeta struct {
+	ID         uint32
+	Name       string
+	Partitions []partMeta
+	Options    topicOptions
+}
+
+type partMeta struct {
+	CurrentOffset uint64
+	Messages      uint64
+}
+
+// topicOptions are the Iggy topic settings Kafka configs map onto. Zero
+// means the server default.
+type topicOptions struct {
+	MessageExpiryMicros uint64 // retention.ms
+	MaxTopicSize        uint64 // retention.bytes
+}
+
+type polled struct {
+	Records       []byte
+	CurrentOffset uint64
+	Count         uint32
+	Release       func()
+}
+
+// highWatermark is the offset after the last stored message. Iggy reports
+// the highest stored offset, which is 0 both for an empty partition and for
+// one holding only offset 0; the message count tells them apart.
+func (p partMeta) highWatermark() int64 {
+	if p.Messages == 0 && p.CurrentOffset == 0 {
+		return 0
+	}
+	return int64(p.CurrentOffset) + 1
+}
+
+// kafkaErr maps an Iggy error onto the Kafka error a handler should answer,
+// keeping the original in the chain for logs. Errors already carrying a Kafka
+// code pass through; anything unknown stays a plain error.
+func kafkaErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return err
+	}
+	if errors.Is(err, iggy.ErrConnectionLost) || errors.Is(err, iggy.ErrUnavailable) {
+		// Retriable for Kafka clients; a resent idempotent batch that did
+		// land is recognised from Iggy, so retrying is safe.
+		return fmt.Errorf("%w: %w", kerr.KafkaStorageError, err)
+	}
+	var code wire.Code
+	if !errors.As(err, &code) {
+		return err
+	}
+	var k *kerr.Error
+	switch code {
+	case wire.ResourceNotFound, wire.StreamIDNotFound, wire.StreamNameNotFound, wire.TopicIDNotFound,
+		wire.TopicNameNotFound, wire.PartitionNotFound, wire.NoPartitions:
+		k = kerr.UnknownTopicOrPartition
+	case wire.Unauthorized, wire.Unauthenticated:
+		k = kerr.TopicAuthorizationFailed
+	case wire.TopicNameAlreadyExists:
+		k = kerr.TopicAlreadyExists
+	case wire.TooManyPartitions, wire.InvalidPartitionsCount:
+		k = kerr.InvalidPartitions
+	case wire.InvalidTopicName:
+		k = kerr.InvalidTopicException
+	case wire.TooBigMessagePayload, wire.TooBigUserHeaders:
+		k = kerr.MessageTooLarge
+	default:
+		return err
+	}
+	return fmt.Errorf("%w: %w", k, err)
+}
+
+// isNotFound reports whether err says a stream or topic does not exist.
+func isNotFound(err error) bool {
+	return errors.Is(kafkaErr(err), kerr.UnknownTopicOrPartition)
+}

@@ -1,0 +1,379 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+)
+
+// Config configures a Bridge.
+type Config struct {
+	// Stream is the Iggy stream holding the Kafka topics. Default "kafka".
+	Stream string
+	// AutoCreateTopics lets Topic create a missing topic when asked to.
+	AutoCreateTopics bool
+	// DefaultPartitions is used for auto-created topics and for CreateTopics
+	// requests that leave the count to the broker. Default 1.
+	DefaultPartitions int32
+	// MaxMessageBytes is the largest record (key, value and headers) a
+	// produce may carry. Default 1048588, Kafka's message.max.bytes.
+	MaxMessageBytes int32
+	// Logger receives rare events (cache rebuilds, foreign writers). Default: discard.
+	Logger *slog.Logger
+}
+
+const (
+	defaultStream         = "kafka"
+	defaultMaxMessage     = 1048588
+	producerIDsTopic      = "producer_ids"
+	metaSuffix            = ".meta"
+	maxKafkaTopicName     = 249
+	maxPartitionsPerTopic = 1000
+)
+
+// Bridge maps Kafka requests onto Iggy. It is safe for concurrent use; its
+// only state is caches that Iggy can rebuild (see doc.go).
+type Bridge struct {
+	cfg    Config
+	admin  backend
+	meta   string
+	log    *slog.Logger
+	ids    idGen
+	closed atomic.Bool
+
+	mu    sync.RWMutex
+	parts map[partKey]*partState
+
+	conf confCache
+}
+
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+// New ensures the Kafka stream and the "<stream>.meta" stream with its
+// producer_ids topic exist, using admin (the gateway's own Iggy client).
+func New(ctx context.Context, admin *iggy.Client, cfg Config) (*Bridge, error) {
+	return newBridge(ctx, wrap(admin), cfg)
+}
+
+func newBridge(ctx context.Context, admin backend, cfg Config) (*Bridge, error) {
+	if cfg.Stream == "" {
+		cfg.Stream = defaultStream
+	}
+	if cfg.DefaultPartitions <= 0 {
+		cfg.DefaultPartitions = 1
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = defaultMaxMessage
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	b := &Bridge{cfg: cfg, admin: admin, meta: cfg.Stream + metaSuffix, log: cfg.Logger, parts: map[partKey]*partState{}}
+	b.conf.m = map[string]topicConf{}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	b.ids.hi = binary.LittleEndian.Uint64(seed[:])
+	for _, s := range []string{cfg.Stream, b.meta} {
+		if err := admin.ensureStream(ctx, s); err != nil {
+			return nil, fmt.Errorf("bridge: stream %q: %w", s, err)
+		}
+	}
+	for _, t := range []string{producerIDsTopic, topicConfigsTopic} {
+		if _, err := admin.topic(ctx, b.meta, t); err != nil {
+			if !isNotFound(err) {
+				return nil, fmt.Errorf("bridge: topic %s/%s: %w", b.meta, t, err)
+			}
+			err = admin.createTopic(ctx, b.meta, t, 1, topicOptions{})
+			if err != nil && !errors.Is(kafkaErr(err), kerr.TopicAlreadyExists) {
+				return nil, fmt.Errorf("bridge: create %s/%s: %w", b.meta, t, err)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Close drops the caches. It does not close the Iggy clients, which belong
+// to the caller.
+func (b *Bridge) Close() error {
+	b.closed.Store(true)
+	b.mu.Lock()
+	for _, st := range b.parts {
+		st.wake()
+	}
+	b.parts = map[partKey]*partState{}
+	b.mu.Unlock()
+	return nil
+}
+
+// TopicInfo describes one Kafka topic.
+type TopicInfo struct {
+	Name       string
+	Partitions int32
+	ID         uint32 // the Iggy topic id
+	Internal   bool
+}
+
+func info(t topicMeta) TopicInfo {
+	return TopicInfo{Name: t.Name, Partitions: int32(len(t.Partitions)), ID: t.ID}
+}
+
+// ListTopics lists the Kafka topics, i.e. the topics of the Kafka stream.
+func (b *Bridge) ListTopics(ctx context.Context, as *iggy.Client) ([]TopicInfo, error) {
+	return b.listTopics(ctx, wrap(as))
+}
+
+func (b *Bridge) listTopics(ctx context.Context, as backend) ([]TopicInfo, error) {
+	ts, err := as.topics(ctx, b.cfg.Stream)
+	if err != nil {
+		return nil, kafkaErr(err)
+	}
+	out := make([]TopicInfo, len(ts))
+	for i, t := range ts {
+		out[i] = info(t)
+	}
+	return out, nil
+}
+
+// Topic describes one topic, creating it with DefaultPartitions when it is
+// missing, autoCreate is set and the bridge allows auto-creation.
+func (b *Bridge) Topic(ctx context.Context, as *iggy.Client, name string, autoCreate bool) (TopicInfo, error) {
+	return b.topicInfo(ctx, wrap(as), name, autoCreate)
+}
+
+func (b *Bridge) topicInfo(ctx context.Context, as backend, name string, autoCreate bool) (TopicInfo, error) {
+	t, err := as.topic(ctx, b.cfg.Stream, name)
+	if err == nil {
+		return info(t), nil
+	}
+	if !isNotFound(err) || !autoCreate || !b.cfg.AutoCreateTopics {
+		return TopicInfo{}, kafkaErr(err)
+	}
+	if err := validTopicName(name); err != nil {
+		return TopicInfo{}, err
+	}
+	err = as.createTopic(ctx, b.cfg.Stream, name, uint32(b.cfg.DefaultPartitions), topicOptions{})
+	if err != nil && !errors.Is(kafkaErr(err), kerr.TopicAlreadyExists) {
+		return TopicInfo{}, kafkaErr(err)
+	}
+	t, err = as.topic(ctx, b.cfg.Stream, name)
+	if err != nil {
+		return TopicInfo{}, kafkaErr(err)
+	}
+	return info(t), nil
+}
+
+// validTopicName applies Kafka's rules: 1..249 characters of [a-zA-Z0-9._-],
+// not "." or "..".
+func validTopicName(name string) error {
+	if name == "" || name == "." || name == ".." || len(name) > maxKafkaTopicName {
+		return fmt.Errorf("%w: topic name %q", kerr.InvalidTopicException, name)
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: topic name %q has %q", kerr.InvalidTopicException, name, c)
+		}
+	}
+	return nil
+}
+
+// CreateTopic creates a topic with partitions partitions (-1: the default).
+// configs may set retention.ms and retention.bytes, which map onto Iggy's
+// message_expiry and max_topic_size; other settings Kafka clients commonly
+// send are accepted when they describe what the bridge does anyway, and
+// anything else is refused with kerr.InvalidConfig.
+func (b *Bridge) CreateTopic(ctx context.Context, as *iggy.Client, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
+	return b.createTopic(ctx, wrap(as), name, partitions, configs, validateOnly)
+}
+
+func (b *Bridge) createTopic(ctx context.Context, as backend, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
+	if err := validTopicName(name); err != nil {
+		return err
+	}
+	if partitions == -1 {
+		partitions = b.cfg.DefaultPartitions
+	}
+	if partitions < 1 || partitions > maxPartitionsPerTopic {
+		return fmt.Errorf("%w: %d partitions (1..%d)", kerr.InvalidPartitions, partitions, maxPartitionsPerTopic)
+	}
+	opts, conf, err := topicOptionsFrom(configs)
+	if err != nil {
+		return err
+	}
+	if validateOnly {
+		if _, err := as.topic(ctx, b.cfg.Stream, name); err == nil {
+			return fmt.Errorf("%w: %s", kerr.TopicAlreadyExists, name)
+		} else if !isNotFound(err) {
+			return kafkaErr(err)
+		}
+		return nil
+	}
+	b.forget(name)
+	if err := as.createTopic(ctx, b.cfg.Stream, name, uint32(partitions), opts); err != nil {
+		return kafkaErr(err)
+	}
+	// Written even without configs, so settings of an earlier topic of the
+	// same name cannot come back.
+	return b.writeTopicConf(ctx, name, conf, false)
+}
+
+// ignoredConfigs are topic configs the bridge accepts without storing them,
+// with the one value each may have (empty: any value), because they describe
+// what an Iggy-backed topic does anyway or concern only Kafka's replication.
+var ignoredConfigs = map[string]string{
+	"cleanup.policy":                 "delete",
+	"compression.type":               "",
+	"message.timestamp.type":         "CreateTime",
+	"min.insync.replicas":            "",
+	"segment.bytes":                  "",
+	"segment.ms":                     "",
+	"unclean.leader.election.enable": "",
+	"message.downconversion.enable":  "",
+	"file.delete.delay.ms":           "",
+	"flush.messages":                 "",
+	"flush.ms":                       "",
+	"index.interval.bytes":           "",
+	"preallocate":                    "",
+	"segment.index.bytes":            "",
+	"segment.jitter.ms":              "",
+	"delete.retention.ms":            "",
+}
+
+func topicOptionsFrom(configs map[string]*string) (topicOptions, topicConf, error) {
+	var o topicOptions
+	var conf topicConf
+	for k, vp := range configs {
+		if vp == nil {
+			continue
+		}
+		v := *vp
+		switch k {
+		case confMaxMessage:
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n < 1 {
+				return o, conf, fmt.Errorf("%w: max.message.bytes=%q", kerr.InvalidConfig, v)
+			}
+			conf.maxMessageBytes = int32(n)
+		case "retention.ms":
+			ms, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ms < -1 || ms == 0 {
+				return o, conf, fmt.Errorf("%w: retention.ms=%q", kerr.InvalidConfig, v)
+			}
+			if ms > 0 && ms <= math.MaxInt64/1000 {
+				o.MessageExpiryMicros = uint64(ms) * 1000
+			}
+		case "retention.bytes":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < -1 || n == 0 {
+				return o, conf, fmt.Errorf("%w: retention.bytes=%q", kerr.InvalidConfig, v)
+			}
+			if n > 0 {
+				o.MaxTopicSize = uint64(n)
+			}
+		default:
+			want, ok := ignoredConfigs[k]
+			if !ok {
+				return o, conf, fmt.Errorf("%w: unsupported topic config %q", kerr.InvalidConfig, k)
+			}
+			if want != "" && v != want {
+				return o, conf, fmt.Errorf("%w: %s=%q (only %q is supported)", kerr.InvalidConfig, k, v, want)
+			}
+		}
+	}
+	return o, conf, nil
+}
+
+// DeleteTopic deletes a topic and everything cached about it.
+func (b *Bridge) DeleteTopic(ctx context.Context, as *iggy.Client, name string) error {
+	return b.deleteTopic(ctx, wrap(as), name)
+}
+
+func (b *Bridge) deleteTopic(ctx context.Context, as backend, name string) error {
+	err := as.deleteTopic(ctx, b.cfg.Stream, name)
+	b.forget(name)
+	if err != nil {
+		return kafkaErr(err)
+	}
+	return b.writeTopicConf(ctx, name, topicConf{}, true)
+}
+
+// CreatePartitions grows a topic to total partitions.
+func (b *Bridge) CreatePartitions(ctx context.Context, as *iggy.Client, name string, total int32, validateOnly bool) error {
+	return b.createPartitions(ctx, wrap(as), name, total, validateOnly)
+}
+
+func (b *Bridge) createPartitions(ctx context.Context, as backend, name string, total int32, validateOnly bool) error {
+	t, err := as.topic(ctx, b.cfg.Stream, name)
+	if err != nil {
+		return kafkaErr(err)
+	}
+	have := int32(len(t.Partitions))
+	if total <= have {
+		return fmt.Errorf("%w: topic %s has %d partitions, asked for %d", kerr.InvalidPartitions, name, have, total)
+	}
+	if total > maxPartitionsPerTopic {
+		return fmt.Errorf("%w: %d partitions (at most %d)", kerr.InvalidPartitions, total, maxPartitionsPerTopic)
+	}
+	if validateOnly {
+		return nil
+	}
+	return kafkaErr(as.createPartitions(ctx, b.cfg.Stream, name, uint32(total-have)))
+}
+
+// ConfigEntry is one topic config as DescribeConfigs reports it.
+type ConfigEntry struct {
+	Name, Value                  string
+	ReadOnly, Default, Sensitive bool
+}
+
+// TopicConfigs reports the topic's configs: the two Iggy settings that have
+// Kafka names, and fixed values for the rest of what clients usually ask.
+func (b *Bridge) TopicConfigs(ctx context.Context, as *iggy.Client, name string) ([]ConfigEntry, error) {
+	return b.topicConfigs(ctx, wrap(as), name)
+}
+
+func (b *Bridge) topicConfigs(ctx context.Context, as backend, name string) ([]ConfigEntry, error) {
+	t, err := as.topic(ctx, b.cfg.Stream, name)
+	if err != nil {
+		return nil, kafkaErr(err)
+	}
+	conf, err := b.topicConf(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	maxMsg, maxDefault := b.cfg.MaxMessageBytes, true
+	if conf.maxMessageBytes > 0 {
+		maxMsg, maxDefault = conf.maxMessageBytes, false
+	}
+	retMS, retDefault := "-1", true
+	if e := t.Options.MessageExpiryMicros; e != 0 && e != math.MaxUint64 {
+		retMS, retDefault = strconv.FormatUint(e/1000, 10), false
+	}
+	retBytes, bytesDefault := "-1", true
+	if s := t.Options.MaxTopicSize; s != 0 && s != math.MaxUint64 {
+		retBytes, bytesDefault = strconv.FormatUint(s, 10), false
+	}
+	return []ConfigEntry{
+		{Name: "cleanup.policy", Value: "delete", ReadOnly: true, Default: true},
+		{Name: "compression.type", Value: "producer", ReadOnly: true, Default: true},
+		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault},
+		{Name: "message.timestamp.type", Value: "CreateTime", ReadOnly: true, Default: true},
+		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault},
+		{Name: "retention.ms", Value: retMS, Default: retDefault},
+	}, nil
+}

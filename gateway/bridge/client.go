@@ -1,0 +1,96 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+)
+
+// clientBackend adapts *iggy.Client to backend. Streams and topics are named
+// by string identifiers, so the hot paths need no id lookup.
+type clientBackend struct{ c *iggy.Client }
+
+func wrap(c *iggy.Client) backend { return clientBackend{c} }
+
+func (cb clientBackend) ensureStream(ctx context.Context, stream string) error {
+	_, err := cb.c.GetStream(ctx, wire.NamedID(stream))
+	if err == nil || !isNotFound(err) {
+		return err
+	}
+	_, err = cb.c.CreateStream(ctx, stream)
+	if errors.Is(err, wire.StreamNameAlreadyExists) {
+		return nil // another gateway created it meanwhile
+	}
+	return err
+}
+
+func topicMetaOf(t *wire.Topic, parts []wire.Partition) topicMeta {
+	tm := topicMeta{ID: t.ID, Name: t.Name, Options: topicOptions{MessageExpiryMicros: t.MessageExpiry, MaxTopicSize: t.MaxTopicSize}}
+	n := int(t.PartitionsCount)
+	if parts != nil {
+		n = len(parts)
+	}
+	tm.Partitions = make([]partMeta, n)
+	for _, p := range parts {
+		if int(p.ID) < n {
+			tm.Partitions[p.ID] = partMeta{CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount}
+		}
+	}
+	return tm
+}
+
+func (cb clientBackend) topic(ctx context.Context, stream, name string) (topicMeta, error) {
+	t, err := cb.c.GetTopic(ctx, wire.NamedID(stream), wire.NamedID(name))
+	if err != nil {
+		return topicMeta{}, err
+	}
+	return topicMetaOf(&t.Topic, t.Partitions), nil
+}
+
+func (cb clientBackend) topics(ctx context.Context, stream string) ([]topicMeta, error) {
+	ts, err := cb.c.GetTopics(ctx, wire.NamedID(stream))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]topicMeta, len(ts))
+	for i := range ts {
+		out[i] = topicMetaOf(&ts[i], nil)
+	}
+	return out, nil
+}
+
+func (cb clientBackend) createTopic(ctx context.Context, stream, name string, partitions uint32, o topicOptions) error {
+	_, err := cb.c.CreateTopic(ctx, wire.NamedID(stream), name, partitions, iggy.TopicOptions{
+		MessageExpiryMicros: o.MessageExpiryMicros,
+		MaxTopicSize:        o.MaxTopicSize,
+	})
+	return err
+}
+
+func (cb clientBackend) deleteTopic(ctx context.Context, stream, name string) error {
+	return cb.c.DeleteTopic(ctx, wire.NamedID(stream), wire.NamedID(name))
+}
+
+func (cb clientBackend) createPartitions(ctx context.Context, stream, name string, count uint32) error {
+	return cb.c.CreatePartitions(ctx, wire.NamedID(stream), wire.NamedID(name), count)
+}
+
+func (cb clientBackend) send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
+	return cb.c.SendBatch(ctx, wire.NamedID(stream), wire.NamedID(topic), partition, batch)
+}
+
+func (cb clientBackend) poll(ctx context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
+	p, err := cb.c.Poll(ctx, iggy.PollRequest{
+		Stream:    wire.NamedID(stream),
+		Topic:     wire.NamedID(topic),
+		Partition: partition,
+		Strategy:  wire.PollingStrategy{Kind: wire.PollOffset, Value: offset},
+		Count:     count,
+	})
+	if err != nil {
+		return polled{}, err
+	}
+	return polled{Records: p.Batches, CurrentOffset: p.CurrentOffset, Count: p.Count, Release: p.Release}, nil
+}

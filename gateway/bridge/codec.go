@@ -1,0 +1,239 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Kafka compression codecs (the low three bits of the batch attributes).
+const (
+	codecNone   = 0
+	codecGzip   = 1
+	codecSnappy = 2
+	codecLZ4    = 3
+	codecZstd   = 4
+)
+
+// maxDecompressed bounds what one batch may inflate to. Nothing larger can
+// become one Iggy batch anyway (a frame is at most 64 MiB), and the bound
+// keeps a small compressed bomb from taking the gateway's memory.
+const maxDecompressed = 64 << 20
+
+// The decoders are pooled: creating a zstd or gzip decoder costs far more than
+// decoding a typical batch.
+var (
+	gzipPool = sync.Pool{New: func() any { return new(gzip.Reader) }}
+	lz4Pool  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
+	zstdPool = sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed), zstd.WithDecoderLowmem(false))
+		if err != nil {
+			panic(err) // only invalid options fail, and these are constant
+		}
+		return d
+	}}
+	bufPool = sync.Pool{New: func() any { return new(buffer) }}
+)
+
+// buffer is a pooled growable byte slice; it is a pointer type so Put does
+// not allocate.
+type buffer struct{ b []byte }
+
+func getBuffer() *buffer { b := bufPool.Get().(*buffer); b.b = b.b[:0]; return b }
+
+func putBuffer(b *buffer) {
+	if cap(b.b) > 128<<20 {
+		return
+	}
+	bufPool.Put(b)
+}
+
+// xerialMagic starts snappy data framed the way the Java client writes it.
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+// decompress appends the decoded form of src to dst.
+func decompress(dst []byte, codec int, src []byte) ([]byte, error) {
+	switch codec {
+	case codecNone:
+		return append(dst, src...), nil
+	case codecGzip:
+		r := gzipPool.Get().(*gzip.Reader)
+		defer gzipPool.Put(r)
+		if err := r.Reset(bytes.NewReader(src)); err != nil {
+			return dst, errCorrupt("gzip: %v", err)
+		}
+		return readAllBounded(dst, r, "gzip")
+	case codecSnappy:
+		if len(src) >= 16 && bytes.HasPrefix(src, xerialMagic) {
+			return unxerial(dst, src[16:])
+		}
+		return unsnappy(dst, src)
+	case codecLZ4:
+		r := lz4Pool.Get().(*lz4.Reader)
+		defer lz4Pool.Put(r)
+		r.Reset(bytes.NewReader(src))
+		return readAllBounded(dst, r, "lz4")
+	case codecZstd:
+		d := zstdPool.Get().(*zstd.Decoder)
+		defer zstdPool.Put(d)
+		out, err := d.DecodeAll(src, dst)
+		if err != nil {
+			return dst, errCorrupt("zstd: %v", err)
+		}
+		if len(out)-len(dst) > maxDecompressed {
+			return dst, fmt.Errorf("%w: batch inflates beyond %d bytes", kerr.MessageTooLarge, maxDecompressed)
+		}
+		return out, nil
+	default:
+		return dst, errCorrupt("unknown compression codec %d", codec)
+	}
+}
+
+func readAllBounded(dst []byte, r io.Reader, name string) ([]byte, error) {
+	start := len(dst)
+	for {
+		if len(dst)-start > maxDecompressed {
+			return dst, fmt.Errorf("%w: batch inflates beyond %d bytes", kerr.MessageTooLarge, maxDecompressed)
+		}
+		if cap(dst)-len(dst) < 32<<10 {
+			dst = slices.Grow(dst, 64<<10)
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, errCorrupt("%s: %v", name, err)
+		}
+	}
+}
+
+func unsnappy(dst, src []byte) ([]byte, error) {
+	n, err := snappy.DecodedLen(src)
+	if err != nil {
+		return dst, errCorrupt("snappy: %v", err)
+	}
+	if n > maxDecompressed {
+		return dst, fmt.Errorf("%w: batch inflates beyond %d bytes", kerr.MessageTooLarge, maxDecompressed)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n] // every byte is written by Decode, no need to zero
+	if _, err := snappy.Decode(dst[start:], src); err != nil {
+		return dst[:start], errCorrupt("snappy: %v", err)
+	}
+	return dst, nil
+}
+
+// unxerial decodes the chunks after the 16-byte xerial header: each is a
+// big-endian length and a raw snappy block.
+func unxerial(dst, src []byte) ([]byte, error) {
+	start := len(dst)
+	for len(src) > 0 {
+		if len(dst)-start > maxDecompressed {
+			return dst, fmt.Errorf("%w: batch inflates beyond %d bytes", kerr.MessageTooLarge, maxDecompressed)
+		}
+		if len(src) < 4 {
+			return dst, errCorrupt("snappy: truncated xerial chunk length")
+		}
+		n := binary.BigEndian.Uint32(src)
+		src = src[4:]
+		if uint64(n) > uint64(len(src)) {
+			return dst, errCorrupt("snappy: xerial chunk of %d bytes with %d left", n, len(src))
+		}
+		var err error
+		if dst, err = unsnappy(dst, src[:n]); err != nil {
+			return dst, err
+		}
+		src = src[n:]
+	}
+	return dst, nil
+}
+
+// Encoders for fetch, which hands a batch back compressed with the codec its
+// producer used (Kafka clients size their decompression limits and buffer
+// pools on that). They run at their fastest levels: the bytes only cross
+// loopback or a LAN to the consumer, and fetch CPU is what bounds a gateway.
+var (
+	gzipWPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed); return w }}
+	lz4WPool  = sync.Pool{New: func() any { return lz4.NewWriter(nil) }}
+	zstdWPool = sync.Pool{New: func() any {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+		if err != nil {
+			panic(err) // only invalid options fail, and these are constant
+		}
+		return e
+	}}
+)
+
+// xerialBlock is the block size of the Java client's snappy stream.
+const xerialBlock = 32 << 10
+
+// sliceWriter appends to a byte slice; a pointer so pooled writers can
+// target it without allocating.
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+
+// compress appends src compressed with codec to dst. Snappy output uses the
+// xerial framing, which every Kafka client reads.
+func compress(dst []byte, codec int, src []byte) ([]byte, error) {
+	switch codec {
+	case codecNone:
+		return append(dst, src...), nil
+	case codecGzip:
+		w := gzipWPool.Get().(*gzip.Writer)
+		defer gzipWPool.Put(w)
+		sw := &sliceWriter{b: dst}
+		w.Reset(sw)
+		if _, err := w.Write(src); err != nil {
+			return dst, err
+		}
+		if err := w.Close(); err != nil {
+			return dst, err
+		}
+		return sw.b, nil
+	case codecSnappy:
+		dst = append(dst, xerialMagic...)
+		dst = append(dst, 0, 0, 0, 1, 0, 0, 0, 1)
+		for len(src) > 0 {
+			n := min(len(src), xerialBlock)
+			lenAt := len(dst)
+			dst = append(dst, 0, 0, 0, 0)
+			dst = slices.Grow(dst, s2.MaxEncodedLen(n))
+			enc := s2.EncodeSnappy(dst[len(dst):cap(dst)], src[:n])
+			binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(enc)))
+			dst = dst[:len(dst)+len(enc)]
+			src = src[n:]
+		}
+		return dst, nil
+	case codecLZ4:
+		w := lz4WPool.Get().(*lz4.Writer)
+		defer lz4WPool.Put(w)
+		sw := &sliceWriter{b: dst}
+		w.Reset(sw)
+		if _, err := w.Write(src); err != nil {
+			return dst, err
+		}
+		if err := w.Close(); err != nil {
+			return dst, err
+		}
+		return sw.b, nil
+	case codecZstd:
+		e := zstdWPool.Get().(*zstd.Encoder)
+		defer zstdWPool.Put(e)
+		return e.EncodeAll(src, dst), nil
+	default:
+		return dst, fmt.Errorf("bridge: unknown compression codec %d", codec)
+	}
+}

@@ -1,0 +1,368 @@
+package bridge
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+)
+
+// maxTSMillis is the largest Kafka timestamp whose microsecond form fits the
+// origin timestamp (u64).
+const maxTSMillis = math.MaxUint64 / 1000
+
+// maxTSSpan is the widest spread of origin timestamps one Iggy batch can hold:
+// every frame stores its distance to the smallest as a u32 of microseconds.
+const maxTSSpan = math.MaxUint32 / 1000
+
+// placeholder is the payload of a message whose Kafka value is null or empty:
+// Iggy refuses empty payloads, so one zero byte stands in and kafka.flags says
+// what it means.
+var placeholder = []byte{0}
+
+// idGen hands out Iggy message ids: a random per-bridge high half and a
+// counter, unique without coordination and cheap enough for the record path.
+type idGen struct {
+	hi  uint64
+	ctr atomic.Uint64
+}
+
+// converter holds the reusable buffers of one conversion so the per-record
+// path allocates nothing once they have grown.
+type converter struct {
+	dec     []byte
+	hdr     []byte // user headers of the message being built
+	comp    []byte // compressed records of the batch being fetched
+	recs    []krecord
+	builder message.Builder
+	meta    recMeta
+}
+
+// Converters are kept in a small fixed cache in front of a sync.Pool: a
+// pool is emptied by every second GC, and a converter's buffers take a
+// batch's worth of growth to rebuild, so the hot few must survive GCs.
+var (
+	converterCache = make(chan *converter, 8)
+	converterPool  = sync.Pool{New: func() any { return new(converter) }}
+)
+
+func getConverter() *converter {
+	select {
+	case c := <-converterCache:
+		return c
+	default:
+		return converterPool.Get().(*converter)
+	}
+}
+
+func putConverter(c *converter) {
+	if cap(c.dec) > 16<<20 {
+		c.dec = nil
+	}
+	if cap(c.comp) > 16<<20 {
+		c.comp = nil
+	}
+	if c.builder.Size() > 16<<20 {
+		c.builder = message.Builder{}
+	}
+	c.recs = c.recs[:0]
+	select {
+	case converterCache <- c:
+	default:
+		converterPool.Put(c)
+	}
+}
+
+// toIggy turns one decoded Kafka batch into one Iggy batch. The returned
+// bytes belong to c and are valid until its next use. idempotent adds the
+// producer fields to the first message.
+func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, error) {
+	if kb.Attributes&(attrTransactional|attrControl) != 0 {
+		return nil, fmt.Errorf("%w: transactional and control batches are not supported", kerr.InvalidRecord)
+	}
+	if kb.NumRecords <= 0 {
+		return nil, errCorrupt("record batch with %d records", kb.NumRecords)
+	}
+	if kb.LastOffsetDelta != kb.NumRecords-1 {
+		return nil, errCorrupt("lastOffsetDelta %d with %d records", kb.LastOffsetDelta, kb.NumRecords)
+	}
+	raw := kb.Records
+	if kb.codec() != codecNone {
+		var err error
+		c.dec, err = decompress(c.dec[:0], kb.codec(), raw)
+		if err != nil {
+			return nil, err
+		}
+		raw = c.dec
+	}
+
+	c.recs = c.recs[:0]
+	minTS, haveMin := int64(0), false
+	for len(raw) > 0 {
+		if len(c.recs) == int(kb.NumRecords) {
+			return nil, errCorrupt("record batch holds more than its %d records", kb.NumRecords)
+		}
+		c.recs = append(c.recs, krecord{})
+		rec := &c.recs[len(c.recs)-1]
+		var err error
+		if raw, err = nextRecord(raw, rec); err != nil {
+			return nil, err
+		}
+		if rec.OffsetDelta != int32(len(c.recs)-1) {
+			return nil, errCorrupt("record %d has offset delta %d", len(c.recs)-1, rec.OffsetDelta)
+		}
+		if size := len(rec.Key) + len(rec.Value) + len(rec.Headers); size > int(maxRecord) {
+			return nil, fmt.Errorf("%w: record of %d bytes, limit %d", kerr.MessageTooLarge, size, maxRecord)
+		}
+		if ts := kb.FirstTimestamp + rec.TimestampDelta; ts >= 0 && ts <= maxTSMillis && (!haveMin || ts < minTS) {
+			minTS, haveMin = ts, true
+		}
+	}
+	if len(c.recs) != int(kb.NumRecords) {
+		return nil, errCorrupt("record batch says %d records, holds %d", kb.NumRecords, len(c.recs))
+	}
+
+	idempotent := kb.ProducerID >= 0
+	b := &c.builder
+	b.Reset()
+	idBase := ids.ctr.Add(uint64(len(c.recs))) - uint64(len(c.recs))
+	for i := range c.recs {
+		rec := &c.recs[i]
+		ts := kb.FirstTimestamp + rec.TimestampDelta
+		origin := uint64(minTS) * 1000
+		storeTS := true
+		if haveMin && ts >= minTS && ts <= maxTSMillis && ts-minTS <= maxTSSpan {
+			origin, storeTS = uint64(ts)*1000, false
+		}
+		var flags uint8
+		payload := rec.Value
+		switch {
+		case rec.ValueNull:
+			flags |= flagValueNull
+			payload = placeholder
+		case len(rec.Value) == 0:
+			flags |= flagValueEmpty
+			payload = placeholder
+		}
+		if !rec.KeyNull && len(rec.Key) == 0 {
+			flags |= flagKeyEmpty
+		}
+		hl := chunkedLen(hdrKey, len(rec.Key))
+		if rec.NumHeaders > 0 {
+			hl += chunkedLen(hdrHeaders, len(rec.Headers))
+		}
+		if storeTS {
+			hl += tlvItemLen(len(hdrTS), 8)
+		}
+		if flags != 0 {
+			hl += tlvItemLen(len(hdrFlags), 1)
+		}
+		if i == 0 && kb.codec() != codecNone {
+			hl += tlvItemLen(len(hdrCodec), 1)
+		}
+		if idempotent && i == 0 {
+			hl += tlvItemLen(len(hdrPID), 8) + tlvItemLen(len(hdrEpoch), 2) + tlvItemLen(len(hdrSeq), 4) + tlvItemLen(len(hdrCount), 4)
+		}
+		if hl > maxUserHeaders {
+			return nil, fmt.Errorf("%w: key and headers of %d bytes exceed the %d bytes Iggy user headers hold", kerr.InvalidRecord, hl, maxUserHeaders)
+		}
+		h := c.hdr[:0]
+		h = appendChunked(h, hdrKey, rec.Key)
+		if rec.NumHeaders > 0 {
+			h = appendChunked(h, hdrHeaders, rec.Headers)
+		}
+		if storeTS {
+			h = appendInt(h, hdrTS, kindInt64, 8, uint64(ts))
+		}
+		if flags != 0 {
+			h = appendInt(h, hdrFlags, kindUint8, 1, uint64(flags))
+		}
+		if i == 0 && kb.codec() != codecNone {
+			h = appendInt(h, hdrCodec, kindUint8, 1, uint64(kb.codec()))
+		}
+		if idempotent && i == 0 {
+			h = appendInt(h, hdrPID, kindInt64, 8, uint64(kb.ProducerID))
+			h = appendInt(h, hdrEpoch, kindInt16, 2, uint64(uint16(kb.ProducerEpoch)))
+			h = appendInt(h, hdrSeq, kindInt32, 4, uint64(uint32(kb.BaseSequence)))
+			h = appendInt(h, hdrCount, kindInt32, 4, uint64(uint32(kb.NumRecords)))
+		}
+		if len(h) != hl {
+			return nil, fmt.Errorf("bridge: user headers of %d bytes, computed %d", len(h), hl)
+		}
+		c.hdr = h
+		// Add rather than Reserve: Reserve zeroes the space it hands out,
+		// which costs as much as the copy it would save.
+		b.Add(message.MakeID(idBase+uint64(i), ids.hi), origin, payload, h)
+	}
+	batch, err := b.Finish()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+	}
+	return batch, nil
+}
+
+// fetchOut is one message as Kafka sees it, decoded from an Iggy frame.
+type fetchOut struct {
+	offset    int64
+	ts        int64
+	key       []byte
+	keyNull   bool
+	value     []byte
+	valueNull bool
+	headers   []byte // Kafka header section, nil for none
+}
+
+func (c *converter) decodeFrame(base uint64, origin uint64, f *message.Frame, out *fetchOut) {
+	m := &c.meta
+	if len(f.UserHeaders) == 0 {
+		m.reset()
+	} else {
+		m.parse(f.UserHeaders)
+	}
+	out.offset = int64(base + uint64(f.OffsetDelta))
+	if m.hasTS {
+		out.ts = m.ts
+	} else {
+		out.ts = int64((origin + uint64(f.TimestampDelta)) / 1000)
+	}
+	out.key, out.keyNull = m.key, m.keyNull
+	if m.flags&flagKeyEmpty != 0 {
+		out.key, out.keyNull = nil, false
+	}
+	out.value, out.valueNull = f.Payload, false
+	switch {
+	case m.flags&flagValueNull != 0:
+		out.value, out.valueNull = nil, true
+	case m.flags&flagValueEmpty != 0:
+		out.value = nil
+	}
+	out.headers = m.hdrs
+}
+
+// appendKafka appends one Iggy batch record (as a poll returns it, possibly a
+// slice of a stored batch) to dst as one uncompressed magic-2 Kafka batch.
+// Frames below from are skipped. It reports the number of records written and
+// the offset after the last.
+func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64, error) {
+	h, err := message.ParseBatchHeader(rec)
+	if err != nil {
+		return dst, 0, 0, err
+	}
+	it := message.Frames(rec)
+	var (
+		w     kbatchWriter
+		kb    kbatch
+		out   fetchOut
+		n     int
+		next  int64
+		start = len(dst)
+		codec int
+	)
+	for {
+		f, ok := it.Next()
+		if !ok {
+			break
+		}
+		c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
+		if f.OffsetDelta == 0 {
+			codec = int(c.meta.codec)
+		}
+		if out.offset < from {
+			continue
+		}
+		if n == 0 {
+			dst = w.begin(dst)
+			kb = kbatch{BaseOffset: out.offset, LeaderEpoch: 0, FirstTimestamp: out.ts, MaxTimestamp: out.ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+		}
+		delta := out.offset - kb.BaseOffset
+		if delta < 0 || delta > math.MaxInt32 {
+			return dst[:start], 0, 0, fmt.Errorf("bridge: stored offsets out of order in batch at %d", h.BaseOffset)
+		}
+		dst = appendKafkaRecord(dst, out.ts-kb.FirstTimestamp, int32(delta), out.key, out.keyNull, out.value, out.valueNull, out.headers)
+		kb.MaxTimestamp = max(kb.MaxTimestamp, out.ts)
+		kb.LastOffsetDelta = int32(delta)
+		n++
+		next = out.offset + 1
+	}
+	if err := it.Err(); err != nil {
+		return dst[:start], 0, 0, err
+	}
+	if n == 0 {
+		return dst, 0, from, nil
+	}
+	kb.NumRecords = int32(n)
+	if codec != codecNone {
+		// Hand the batch back the way it was produced: clients tune their
+		// decompression limits and pools on it. A slice that starts past
+		// the batch's first message does not know the codec and goes out
+		// uncompressed, which every client reads as well.
+		recs := start + kbHeaderLen
+		c.comp, err = compress(c.comp[:0], codec, dst[recs:])
+		if err != nil {
+			return dst[:start], 0, 0, err
+		}
+		dst = append(dst[:recs], c.comp...)
+		kb.Attributes = int16(codec)
+	}
+	return w.finish(dst, &kb), n, next, nil
+}
+
+// appendLegacy appends one Iggy batch record as a magic 0 or 1 message set
+// (Fetch v0-v3). Kafka headers have no place there and are dropped.
+func (c *converter) appendLegacy(dst, rec []byte, from int64, magic int8) ([]byte, int, int64, error) {
+	h, err := message.ParseBatchHeader(rec)
+	if err != nil {
+		return dst, 0, 0, err
+	}
+	it := message.Frames(rec)
+	var (
+		out   fetchOut
+		n     int
+		next  int64
+		start = len(dst)
+		be    = binary.BigEndian
+	)
+	for {
+		f, ok := it.Next()
+		if !ok {
+			break
+		}
+		c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
+		if out.offset < from {
+			continue
+		}
+		// offset int64, size int32, crc uint32, magic int8, attributes int8,
+		// [timestamp int64 if magic 1], key bytes, value bytes.
+		msgStart := len(dst)
+		dst = be.AppendUint64(dst, uint64(out.offset))
+		dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
+		dst = append(dst, byte(magic), 0)
+		if magic == 1 {
+			dst = be.AppendUint64(dst, uint64(out.ts))
+		}
+		dst = appendBytes32(dst, out.key, out.keyNull)
+		dst = appendBytes32(dst, out.value, out.valueNull)
+		be.PutUint32(dst[msgStart+8:], uint32(len(dst)-msgStart-12))
+		be.PutUint32(dst[msgStart+12:], crc32.ChecksumIEEE(dst[msgStart+16:]))
+		n++
+		next = out.offset + 1
+	}
+	if err := it.Err(); err != nil {
+		return dst[:start], 0, 0, err
+	}
+	return dst, n, next, nil
+}
+
+func appendBytes32(dst, b []byte, null bool) []byte {
+	if null {
+		return binary.BigEndian.AppendUint32(dst, math.MaxUint32)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
+}

@@ -1,0 +1,112 @@
+// Package bridge maps Kafka onto Apache Iggy: topics, partitions, records and
+// idempotent producers. The Kafka handlers (package gateway/kafka) decode
+// requests and call a Bridge; the Bridge speaks to Iggy through the Iggy
+// client of the connection's user. Iggy is the only shared state: a Bridge
+// keeps nothing but caches that it rebuilds from Iggy, so any gateway can
+// serve any partition.
+//
+// The mapping below is a contract with every other tool that reads or writes
+// the same Iggy streams (native Iggy clients, other gateways, the operator
+// commands). Changing it breaks data already stored.
+//
+// # Topics and partitions
+//
+// Kafka topic T is Iggy topic T in the stream Config.Stream (default
+// "kafka"); Kafka partition p is Iggy partition p, both counted from 0. Kafka
+// topic names follow Kafka's rules (1..249 characters of [a-zA-Z0-9._-]). The
+// topic configs retention.ms and retention.bytes map onto Iggy's
+// message_expiry (µs) and max_topic_size. max.message.bytes, which Iggy has
+// no field for, is kept in Iggy as well: every topic create or delete appends
+// one message to "<Config.Stream>.meta"/topic_configs (partition 0), payload
+// the topic name, user headers "max.message.bytes" (Int32) and, for a delete,
+// "deleted" (Bool); the latest message per name wins, and each gateway reads
+// the new messages at most once a second. A few configs that describe what
+// the bridge does anyway (cleanup.policy=delete, compression.type, ...) are
+// accepted and not stored; anything else is refused with INVALID_CONFIG.
+//
+// # Records
+//
+// One Kafka record is one Iggy message, and the Kafka offset is the Iggy
+// offset. One Kafka batch becomes one Iggy batch (one SendMessages request),
+// so a produce stores a whole batch or none of it, and the batch's Iggy base
+// offset is its Kafka base offset. Produce accepts magic-2 batches with any
+// codec (none, gzip, snappy raw or in the Java client's xerial framing, lz4,
+// zstd); Iggy stores the records uncompressed, so native Iggy clients read
+// plain values. Fetch turns each Iggy batch back into one magic-2 batch
+// (CRC-32C computed once per batch), compressed again with the codec its
+// producer used (snappy in xerial framing) as Kafka would hand it back; a
+// fetch that starts inside a batch, past its first message, gets that part
+// uncompressed. Fetch v0-v3 get magic 0 or 1 message sets without headers.
+//
+// The record value is the Iggy payload. The Iggy origin timestamp is the
+// record timestamp in microseconds (Kafka milliseconds times 1000). The rest
+// travels in Iggy user headers, a TLV block whose keys are String items and
+// whose values are at most 255 bytes each; a longer value is split into
+// items named NAME, NAME.1, NAME.2, ... in order. All names start with
+// "kafka.", and every item is optional:
+//
+//	kafka.key    Raw, split   the record key; absent means a null key
+//	kafka.h      Raw, split   the record's headers in Kafka's own encoding:
+//	                          varint count, then per header varint key
+//	                          length, key, varint value length (-1 null),
+//	                          value; absent means no headers
+//	kafka.ts     Int64        the record timestamp in ms, present only when
+//	                          the origin timestamp cannot carry it (negative
+//	                          timestamps, or a batch whose timestamps span more
+//	                          than the 71 minutes a u32 of µs holds)
+//	kafka.flags  Uint8        1: the value is null; 2: the value is empty;
+//	                          4: the key is empty (not null). Iggy refuses
+//	                          empty payloads, so a null or empty value is
+//	                          stored as the one-byte payload 0x00.
+//
+// The first message of every batch may also carry
+//
+//	kafka.codec  Uint8        the producer's codec (1 gzip, 2 snappy, 3 lz4,
+//	                          4 zstd); absent means uncompressed
+//
+// and, for an idempotent producer,
+//
+//	kafka.pid    Int64        producer id
+//	kafka.epoch  Int16        producer epoch
+//	kafka.seq    Int32        base sequence of the Kafka batch
+//	kafka.n      Int32        records in the Kafka batch
+//
+// A message written by a native Iggy client (no kafka.* items) reads as a
+// record with value = payload, a null key, no headers and timestamp = origin
+// timestamp / 1000. User headers that do not parse, or kafka.* items of an
+// unexpected kind, are ignored rather than failing the fetch. Iggy message
+// ids are a random 64-bit value per Bridge (high half) and a counter (low
+// half). A record larger than Config.MaxMessageBytes is refused with
+// MESSAGE_TOO_LARGE; one whose key and headers do not fit Iggy's 100,000-byte
+// user-header limit with INVALID_RECORD. Transactional and control batches
+// are refused (the gateway does not offer transactions).
+//
+// # Idempotent producers
+//
+// InitProducerID appends one message to the topic "producer_ids" of the
+// stream "<Config.Stream>.meta" and hands out that message's offset + 1 as the
+// producer id (epoch 0), so ids are unique across every gateway sharing the
+// store. Produces to one partition are serialized within a gateway so the
+// sequence check and the append cannot race. A gateway caches, per partition
+// and producer, the last five batches (epoch, base sequence, count, base
+// offset): a resend of one of them is answered with its original base offset
+// and stores nothing; a gap is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch is
+// INVALID_PRODUCER_EPOCH. On a cache miss (another gateway wrote, or this one
+// restarted) the state is rebuilt by reading the partition's tail backwards
+// from Iggy in windows of 512 messages, at most 8192 messages or 32 MiB, and
+// a producer not found within that bound is accepted at any sequence, as
+// Kafka accepts a producer whose state expired. A sequence error from the
+// cache is re-decided once from Iggy before it is returned. The cache is
+// trusted for one second after this gateway's own last append to the
+// partition; after that, Iggy's high watermark is compared with the offset
+// the gateway expects, and any foreign append drops the cache. Iggy has no
+// conditional append, so two gateways appending to one partition at the same
+// moment can still both accept a resend; partition leadership keeps that to
+// fail-over moments.
+//
+// # Waiting for data
+//
+// Wait returns as soon as a produce through the same Bridge reaches the
+// partition; writes by other gateways or native clients are noticed by the
+// caller's next fetch, at most 100 ms later.
+package bridge

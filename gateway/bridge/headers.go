@@ -1,0 +1,264 @@
+package bridge
+
+import (
+	"encoding/binary"
+	"strconv"
+)
+
+// Names of the Iggy user headers that carry what an Iggy message has no field
+// for. They are part of the documented mapping (see doc.go); renaming one
+// breaks every message already stored.
+const (
+	hdrKey     = "kafka.key"   // Raw, chunked: the record key
+	hdrHeaders = "kafka.h"     // Raw, chunked: the Kafka header section, Kafka's own encoding
+	hdrTS      = "kafka.ts"    // Int64: record timestamp in ms when the origin timestamp cannot hold it
+	hdrFlags   = "kafka.flags" // Uint8: flagValueNull | flagValueEmpty | flagKeyEmpty
+	hdrCodec   = "kafka.codec" // Uint8: compression codec the producer used (first message)
+	hdrPID     = "kafka.pid"   // Int64: producer id (first message of an idempotent batch)
+	hdrEpoch   = "kafka.epoch" // Int16: producer epoch
+	hdrSeq     = "kafka.seq"   // Int32: base sequence of the Kafka batch
+	hdrCount   = "kafka.n"     // Int32: records in the Kafka batch
+)
+
+const (
+	flagValueNull  = 1 << 0
+	flagValueEmpty = 1 << 1
+	flagKeyEmpty   = 1 << 2
+)
+
+// TLV kinds of section 6.6 of the Iggy protocol.
+const (
+	kindRaw    = 1
+	kindString = 2
+	kindInt16  = 5
+	kindInt32  = 6
+	kindInt64  = 7
+	kindUint8  = 9
+)
+
+// tlvMax is the longest key or value one TLV item may hold; longer values
+// are split into items named name, name.1, name.2, ... in order.
+const tlvMax = 255
+
+// maxUserHeaders is the largest user-header block the official SDK accepts.
+const maxUserHeaders = 100_000
+
+// tlvItemLen is the encoded size of one item with a key of kl and a value of vl bytes.
+func tlvItemLen(kl, vl int) int { return 1 + 4 + kl + 1 + 4 + vl }
+
+func digits(i int) int {
+	n := 1
+	for i >= 10 {
+		i /= 10
+		n++
+	}
+	return n
+}
+
+// chunkedLen is the encoded size of value v stored under name, split in
+// tlvMax pieces. An empty v takes no items: callers say "empty" with flags.
+func chunkedLen(name string, v int) int {
+	size := 0
+	for i := 0; v > 0; i++ {
+		n := min(v, tlvMax)
+		kl := len(name)
+		if i > 0 {
+			kl += 1 + digits(i)
+		}
+		size += tlvItemLen(kl, n)
+		v -= n
+	}
+	return size
+}
+
+func appendTLVHead(dst []byte, kind byte, n int) []byte {
+	dst = append(dst, kind)
+	return binary.LittleEndian.AppendUint32(dst, uint32(n))
+}
+
+func appendTLVKey(dst []byte, name string) []byte {
+	dst = appendTLVHead(dst, kindString, len(name))
+	return append(dst, name...)
+}
+
+func appendChunked(dst []byte, name string, v []byte) []byte {
+	for i := 0; len(v) > 0; i++ {
+		n := min(len(v), tlvMax)
+		if i == 0 {
+			dst = appendTLVKey(dst, name)
+		} else {
+			kl := len(name) + 1 + digits(i)
+			dst = appendTLVHead(dst, kindString, kl)
+			dst = append(dst, name...)
+			dst = append(dst, '.')
+			dst = strconv.AppendInt(dst, int64(i), 10)
+		}
+		dst = appendTLVHead(dst, kindRaw, n)
+		dst = append(dst, v[:n]...)
+		v = v[n:]
+	}
+	return dst
+}
+
+func appendInt(dst []byte, name string, kind byte, size int, v uint64) []byte {
+	dst = appendTLVKey(dst, name)
+	dst = appendTLVHead(dst, kind, size)
+	switch size {
+	case 1:
+		return append(dst, byte(v))
+	case 2:
+		return binary.LittleEndian.AppendUint16(dst, uint16(v))
+	case 4:
+		return binary.LittleEndian.AppendUint32(dst, uint32(v))
+	default:
+		return binary.LittleEndian.AppendUint64(dst, v)
+	}
+}
+
+// recMeta is what the kafka.* headers of one message say. The zero value
+// (after reset) describes a message written by a native Iggy client: null
+// key, no headers, timestamp from the origin timestamp.
+type recMeta struct {
+	key     []byte
+	keyNull bool
+	hdrs    []byte
+	ts      int64
+	hasTS   bool
+	flags   uint8
+	codec   uint8
+
+	hasPID bool
+	pid    int64
+	epoch  int16
+	seq    int32
+	n      int32
+
+	keyBuf, hdrBuf []byte // hold values that arrived in several chunks
+	keyParts       int
+	hdrParts       int
+}
+
+func (m *recMeta) reset() {
+	m.key, m.keyNull, m.hdrs = nil, true, nil
+	m.ts, m.hasTS, m.flags, m.codec = 0, false, 0, 0
+	m.hasPID, m.pid, m.epoch, m.seq, m.n = false, 0, 0, 0, 0
+	m.keyBuf, m.hdrBuf = m.keyBuf[:0], m.hdrBuf[:0]
+	m.keyParts, m.hdrParts = 0, 0
+}
+
+// continuation reports whether key is name.<want>.
+func continuation(key []byte, name string, want int) bool {
+	if len(key) <= len(name)+1 || string(key[:len(name)]) != name || key[len(name)] != '.' {
+		return false
+	}
+	n := 0
+	for _, c := range key[len(name)+1:] {
+		if c < '0' || c > '9' || n > 1<<20 {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n == want
+}
+
+// addChunk records one piece of a chunked value. The first piece is aliased;
+// later ones force a copy into buf so the whole value is contiguous.
+func addChunk(out *[]byte, buf *[]byte, parts *int, val []byte) {
+	switch *parts {
+	case 0:
+		*out = val
+	case 1:
+		*buf = append(append((*buf)[:0], *out...), val...)
+		*out = *buf
+	default:
+		*buf = append(*buf, val...)
+		*out = *buf
+	}
+	*parts++
+}
+
+// parse reads a user-header block. It never fails: a block that does not
+// parse, or kafka.* items of the wrong kind, are ignored and the message reads
+// as a native Iggy message, because a consumer must be able to read whatever
+// other Iggy clients stored.
+func (m *recMeta) parse(b []byte) {
+	m.reset()
+	le := binary.LittleEndian
+	for len(b) > 0 {
+		if len(b) < 5 {
+			return
+		}
+		kl := le.Uint32(b[1:])
+		if uint64(kl) > uint64(len(b)-5) {
+			return
+		}
+		key := b[5 : 5+kl]
+		b = b[5+kl:]
+		if len(b) < 5 {
+			return
+		}
+		vk := b[0]
+		vl := le.Uint32(b[1:])
+		if uint64(vl) > uint64(len(b)-5) {
+			return
+		}
+		val := b[5 : 5+vl]
+		b = b[5+vl:]
+		if len(key) < 6 || string(key[:6]) != "kafka." {
+			continue
+		}
+		m.item(key, vk, val)
+	}
+}
+
+func (m *recMeta) item(key []byte, vk byte, val []byte) {
+	le := binary.LittleEndian
+	switch string(key) {
+	case hdrKey:
+		if vk == kindRaw && m.keyParts == 0 {
+			addChunk(&m.key, &m.keyBuf, &m.keyParts, val)
+			m.keyNull = false
+		}
+	case hdrHeaders:
+		if vk == kindRaw && m.hdrParts == 0 {
+			addChunk(&m.hdrs, &m.hdrBuf, &m.hdrParts, val)
+		}
+	case hdrTS:
+		if vk == kindInt64 && len(val) == 8 {
+			m.ts, m.hasTS = int64(le.Uint64(val)), true
+		}
+	case hdrFlags:
+		if vk == kindUint8 && len(val) == 1 {
+			m.flags = val[0]
+		}
+	case hdrCodec:
+		if vk == kindUint8 && len(val) == 1 && val[0] <= codecZstd {
+			m.codec = val[0]
+		}
+	case hdrPID:
+		if vk == kindInt64 && len(val) == 8 {
+			m.pid, m.hasPID = int64(le.Uint64(val)), true
+		}
+	case hdrEpoch:
+		if vk == kindInt16 && len(val) == 2 {
+			m.epoch = int16(le.Uint16(val))
+		}
+	case hdrSeq:
+		if vk == kindInt32 && len(val) == 4 {
+			m.seq = int32(le.Uint32(val))
+		}
+	case hdrCount:
+		if vk == kindInt32 && len(val) == 4 {
+			m.n = int32(le.Uint32(val))
+		}
+	default:
+		if vk != kindRaw {
+			return
+		}
+		if m.keyParts > 0 && continuation(key, hdrKey, m.keyParts) {
+			addChunk(&m.key, &m.keyBuf, &m.keyParts, val)
+		} else if m.hdrParts > 0 && continuation(key, hdrHeaders, m.hdrParts) {
+			addChunk(&m.hdrs, &m.hdrBuf, &m.hdrParts, val)
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+)
+
+// memStore is an in-memory Iggy with the semantics the bridge relies on:
+// validated batches stamped with consecutive offsets, polls that slice stored
+// batches, the error codes of the real server. Several bridges may share one
+// to play several gateways.
+type memStore struct {
+	mu       sync.Mutex
+	streams  map[string]map[string]*memTopic
+	nextID   uint32
+	sendErr  error // returned (once) by the next send, after storing when sendLost
+	sendLost bool
+	sends    int
+}
+
+type memTopic struct {
+	id    uint32
+	opts  topicOptions
+	parts []*memPart
+}
+
+type memPart struct {
+	batches [][]byte
+	next    uint64
+}
+
+func newMemStore() *memStore { return &memStore{streams: map[string]map[string]*memTopic{}} }
+
+func (m *memStore) ensureStream(_ context.Context, s string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.streams[s] == nil {
+		m.streams[s] = map[string]*memTopic{}
+	}
+	return nil
+}
+
+func (m *memStore) find(stream, name string) (*memTopic, error) {
+	s := m.streams[stream]
+	if s == nil {
+		return nil, wire.StreamIDNotFound
+	}
+	t := s[name]
+	if t == nil {
+		return nil, wire.TopicIDNotFound
+	}
+	return t, nil
+}
+
+func (t *memTopic) meta(name string) topicMeta {
+	tm := topicMeta{ID: t.id, Name: name, Options: t.opts}
+	for _, p := range t.parts {
+		pm := partMeta{}
+		if p.next > 0 {
+			pm.CurrentOffset, pm.Messages = p.next-1, p.next
+		}
+		tm.Partitions = append(tm.Partitions, pm)
+	}
+	return tm
+}
+
+func (m *memStore) topic(_ context.Context, stream, name string) (topicMeta, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.find(stream, name)
+	if err != nil {
+		return topicMeta{}, err
+	}
+	return t.meta(name), nil
+}
+
+func (m *memStore) topics(_ context.Context, stream string) ([]topicMeta, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []topicMeta
+	for name, t := range m.streams[stream] {
+		out = append(out, t.meta(name))
+	}
+	return out, nil
+}
+
+func (m *memStore) createTopic(_ context.Context, stream, name string, partitions uint32, opts topicOptions) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.streams[stream]
+	if s == nil {
+		return wire.StreamIDNotFound
+	}
+	if s[name] != nil {
+		return wire.TopicNameAlreadyExists
+	}
+	t := &memTopic{id: m.nextID, opts: opts}
+	m.nextID++
+	for range partitions {
+		t.parts = append(t.parts, &memPart{})
+	}
+	s[name] = t
+	return nil
+}
+
+func (m *memStore) deleteTopic(_ context.Context, stream, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.find(stream, name); err != nil {
+		return err
+	}
+	delete(m.streams[stream], name)
+	return nil
+}
+
+func (m *memStore) createPartitions(_ context.Context, stream, name string, count uint32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.find(stream, name)
+	if err != nil {
+		return err
+	}
+	for range count {
+		t.parts = append(t.parts, &memPart{})
+	}
+	return nil
+}
+
+func (m *memStore) send(_ context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sends++
+	if err := m.sendErr; err != nil && !m.sendLost {
+		m.sendErr = nil
+		return 0, err
+	}
+	t, err := m.find(stream, topic)
+	if err != nil || int(partition) >= len(t.parts) {
+		return 0, wire.ResourceNotFound
+	}
+	n, err := message.Validate(batch)
+	if err != nil {
+		return 0, err
+	}
+	p := t.parts[partition]
+	stored := append([]byte(nil), batch...)
+	message.Stamp(stored, uint64(partition), p.next, 1)
+	p.batches = append(p.batches, stored)
+	base := p.next
+	p.next += uint64(n)
+	if err := m.sendErr; err != nil {
+		m.sendErr, m.sendLost = nil, false
+		return 0, err
+	}
+	return base, nil
+}
+
+func (m *memStore) poll(_ context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.find(stream, topic)
+	if err != nil {
+		return polled{}, err
+	}
+	if int(partition) >= len(t.parts) {
+		return polled{}, wire.PartitionNotFound
+	}
+	p := t.parts[partition]
+	var out polled
+	if p.next > 0 {
+		out.CurrentOffset = p.next - 1
+	}
+	for _, b := range p.batches {
+		if out.Count >= count {
+			break
+		}
+		var n uint32
+		out.Records, n = message.AppendSlice(out.Records, b, offset, count-out.Count)
+		out.Count += n
+	}
+	return out, nil
+}
+
+// appendNative stores a batch as a native Iggy client would write it.
+func (m *memStore) appendNative(stream, topic string, partition uint32, payloads ...string) error {
+	var b message.Builder
+	b.Reset()
+	for i, p := range payloads {
+		b.Add(message.MakeID(uint64(i)+1, 0), 1_700_000_000_000_000+uint64(i)*1000, []byte(p), nil)
+	}
+	batch, err := b.Finish()
+	if err != nil {
+		return err
+	}
+	_, err = m.send(context.Background(), stream, topic, partition, batch)
+	return err
+}
+
+var errInjected = errors.New("injected failure")

@@ -1,0 +1,323 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+)
+
+// ProduceResult answers one partition of a ProduceRequest.
+type ProduceResult struct {
+	BaseOffset     int64
+	LogAppendTime  int64 // always -1: topics use CreateTime
+	LogStartOffset int64
+}
+
+// Produce stores one partition's records (the Records bytes of a
+// ProduceRequest partition: one or more magic-2 batches, any codec) as one
+// Iggy batch per Kafka batch, all or nothing per Kafka batch, and returns the
+// base offset of the first. Idempotent batches are deduplicated (doc.go).
+func (b *Bridge) Produce(ctx context.Context, as *iggy.Client, topic string, partition int32, records []byte) (ProduceResult, error) {
+	return b.produce(ctx, wrap(as), topic, partition, records)
+}
+
+func (b *Bridge) produce(ctx context.Context, as backend, topic string, partition int32, records []byte) (ProduceResult, error) {
+	res := ProduceResult{BaseOffset: -1, LogAppendTime: -1}
+	if partition < 0 {
+		return res, fmt.Errorf("%w: partition %d", kerr.UnknownTopicOrPartition, partition)
+	}
+	if len(records) == 0 {
+		return res, fmt.Errorf("%w: no records", kerr.CorruptMessage)
+	}
+	conf, err := b.topicConf(ctx, topic)
+	if err != nil {
+		return res, err
+	}
+	maxRecord := b.cfg.MaxMessageBytes
+	if conf.maxMessageBytes > 0 {
+		maxRecord = conf.maxMessageBytes
+	}
+	st := b.part(topic, partition)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+
+	c := getConverter()
+	defer putConverter(c)
+	first := true
+	for len(records) > 0 {
+		kb, rest, err := nextBatch(records)
+		if err != nil {
+			return res, err
+		}
+		records = rest
+		base, err := b.produceBatch(ctx, as, st, c, topic, partition, &kb, maxRecord)
+		if err != nil {
+			return res, err
+		}
+		if first {
+			res.BaseOffset, first = base, false
+		}
+	}
+	return res, nil
+}
+
+// produceBatch stores one Kafka batch with st.mu held and returns its base
+// offset (the original one for a duplicate).
+func (b *Bridge) produceBatch(ctx context.Context, as backend, st *partState, c *converter, topic string, partition int32, kb *kbatch, maxRecord int32) (int64, error) {
+	if kb.ProducerID >= 0 {
+		if err := b.verifyFresh(ctx, as, st, topic, partition); err != nil {
+			return -1, err
+		}
+		cached := st.producers[kb.ProducerID] != nil
+		ps, err := b.producer(ctx, as, st, topic, partition, kb.ProducerID)
+		if err != nil {
+			return -1, err
+		}
+		dup, err := ps.check(kb)
+		if err != nil && cached {
+			// The cache may predate writes by another gateway: decide again
+			// from what Iggy holds before refusing the batch.
+			delete(st.producers, kb.ProducerID)
+			if ps, err = b.producer(ctx, as, st, topic, partition, kb.ProducerID); err != nil {
+				return -1, err
+			}
+			dup, err = ps.check(kb)
+		}
+		if err != nil || dup >= 0 {
+			return dup, err
+		}
+	}
+	batch, err := c.toIggy(kb, &b.ids, maxRecord)
+	if err != nil {
+		return -1, err
+	}
+	if len(batch) > maxIggyBatch {
+		return -1, fmt.Errorf("%w: batch of %d bytes exceeds the %d an Iggy request carries", kerr.MessageTooLarge, len(batch), maxIggyBatch)
+	}
+	u, err := as.send(ctx, b.cfg.Stream, topic, uint32(partition), batch)
+	if err != nil {
+		// The write may or may not have landed (a lost connection), so the
+		// cached sequence state can no longer be trusted.
+		st.producers = map[int64]*producerState{}
+		st.next = -1
+		return -1, kafkaErr(err)
+	}
+	base := int64(u)
+	n := int64(kb.NumRecords)
+	if st.next >= 0 && base != st.next {
+		// Someone else appended since our last write: another gateway may
+		// have taken idempotent batches that this cache does not know.
+		b.log.Debug("foreign writer noticed; dropping producer cache", "topic", topic, "partition", partition, "expected", st.next, "got", base)
+		st.producers = map[int64]*producerState{}
+	}
+	st.confirmed = time.Now()
+	if kb.ProducerID >= 0 {
+		ps := st.producers[kb.ProducerID]
+		if ps == nil {
+			ps = &producerState{epoch: kb.ProducerEpoch}
+			st.producers[kb.ProducerID] = ps
+		}
+		ps.add(kb.ProducerEpoch, kb.BaseSequence, kb.NumRecords, base)
+	}
+	st.next = base + n
+	st.sawHW(base + n)
+	if n > 0 {
+		size := int64(len(batch)) / n
+		st.avgBytes.Store((st.avgBytes.Load()*3 + size) / 4)
+	}
+	st.wake()
+	return base, nil
+}
+
+// trustWindow is how long after its own last append a gateway trusts its
+// producer cache without asking Iggy whether anyone else appended since. A
+// producer that moves to another gateway and back within this window while
+// both are alive could have a resend stored twice; past it, the cache is
+// checked against the partition's high watermark (one metadata read) before
+// an idempotent batch is accepted.
+const trustWindow = time.Second
+
+// verifyFresh drops st's producer cache when Iggy's high watermark shows
+// appends this gateway did not make. It costs a metadata read only when the
+// cache has not been confirmed by an append of ours within trustWindow.
+func (b *Bridge) verifyFresh(ctx context.Context, as backend, st *partState, topic string, partition int32) error {
+	if st.next >= 0 && time.Since(st.confirmed) < trustWindow {
+		return nil
+	}
+	if len(st.producers) == 0 {
+		return nil
+	}
+	t, err := as.topic(ctx, b.cfg.Stream, topic)
+	if err != nil {
+		return kafkaErr(err)
+	}
+	if int(partition) >= len(t.Partitions) {
+		return fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
+	}
+	if hw := t.Partitions[partition].highWatermark(); hw != st.next {
+		st.producers = map[int64]*producerState{}
+		st.next = hw
+	}
+	st.confirmed = time.Now()
+	return nil
+}
+
+// maxIggyBatch keeps one Iggy batch, with the request header and send
+// metadata around it, inside Iggy's 64 MiB frame limit.
+const maxIggyBatch = 64<<20 - 4096
+
+// producerWindow is how many of a producer's latest batches are remembered
+// per partition, as Kafka does: a client has at most five in flight.
+const producerWindow = 5
+
+type seqBatch struct {
+	seq  int32
+	n    int32
+	base int64
+}
+
+type producerState struct {
+	epoch   int16
+	batches []seqBatch // oldest first, at most producerWindow
+}
+
+func (ps *producerState) add(epoch int16, seq, n int32, base int64) {
+	if epoch != ps.epoch {
+		ps.epoch, ps.batches = epoch, ps.batches[:0]
+	}
+	if len(ps.batches) == producerWindow {
+		copy(ps.batches, ps.batches[1:])
+		ps.batches = ps.batches[:producerWindow-1]
+	}
+	ps.batches = append(ps.batches, seqBatch{seq, n, base})
+}
+
+// nextSeq is the sequence after a batch, wrapping at MaxInt32 as Kafka does.
+func nextSeq(seq, n int32) int32 {
+	return int32((int64(seq) + int64(n)) % (math.MaxInt32 + 1))
+}
+
+// check decides a batch against the producer's recent batches. It returns
+// the original base offset of a duplicate, -1 for a batch to append, or an
+// error for a fenced epoch or a sequence gap.
+func (ps *producerState) check(kb *kbatch) (int64, error) {
+	if ps.epoch < 0 && len(ps.batches) == 0 {
+		// Nothing known within the scan bound: accept, as Kafka does for a
+		// producer whose state expired.
+		return -1, nil
+	}
+	switch {
+	case kb.ProducerEpoch < ps.epoch:
+		return -1, fmt.Errorf("%w: epoch %d, current %d", kerr.InvalidProducerEpoch, kb.ProducerEpoch, ps.epoch)
+	case kb.ProducerEpoch > ps.epoch:
+		if kb.BaseSequence != 0 {
+			return -1, fmt.Errorf("%w: new epoch %d starts at sequence %d", kerr.OutOfOrderSequenceNumber, kb.ProducerEpoch, kb.BaseSequence)
+		}
+		return -1, nil
+	}
+	for _, sb := range ps.batches {
+		if sb.seq == kb.BaseSequence && sb.n == kb.NumRecords {
+			return sb.base, nil
+		}
+	}
+	if len(ps.batches) == 0 {
+		return -1, nil
+	}
+	last := ps.batches[len(ps.batches)-1]
+	if want := nextSeq(last.seq, last.n); kb.BaseSequence != want {
+		first := ps.batches[0].seq
+		if kb.BaseSequence >= first && kb.BaseSequence < want {
+			return -1, fmt.Errorf("%w: sequence %d already written", kerr.DuplicateSequenceNumber, kb.BaseSequence)
+		}
+		return -1, fmt.Errorf("%w: sequence %d, expected %d", kerr.OutOfOrderSequenceNumber, kb.BaseSequence, want)
+	}
+	return -1, nil
+}
+
+// Bounds of the tail scan that rebuilds a producer's state from Iggy when
+// this gateway has none: read backwards in windows of scanWindow messages,
+// at most scanMaxMessages messages or scanMaxBytes bytes, stopping early
+// once producerWindow batches of the producer are found.
+const (
+	scanWindow      = 512
+	scanMaxMessages = 8192
+	scanMaxBytes    = 32 << 20
+)
+
+// producer returns the cached state of pid in st, rebuilding it from the
+// partition's tail on a miss.
+func (b *Bridge) producer(ctx context.Context, as backend, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
+	if ps := st.producers[pid]; ps != nil {
+		return ps, nil
+	}
+	ps, err := b.scanProducer(ctx, as, st, topic, partition, pid)
+	if err != nil {
+		return nil, err
+	}
+	st.producers[pid] = ps
+	return ps, nil
+}
+
+func (b *Bridge) scanProducer(ctx context.Context, as backend, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
+	t, err := as.topic(ctx, b.cfg.Stream, topic)
+	if err != nil {
+		return nil, kafkaErr(err)
+	}
+	if int(partition) >= len(t.Partitions) {
+		return nil, fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
+	}
+	end := t.Partitions[partition].highWatermark()
+	if st.next < 0 {
+		st.next = end
+	}
+	ps := &producerState{epoch: -1}
+	var found []seqBatch // newest window first, each window ascending
+	var epochs []int16
+	scanned, bytes := int64(0), 0
+	m := &recMeta{}
+	for end > 0 && scanned < scanMaxMessages && bytes < scanMaxBytes && len(found) < producerWindow {
+		from := max(0, end-scanWindow)
+		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(from), uint32(end-from))
+		if err != nil {
+			return nil, kafkaErr(err)
+		}
+		bytes += len(p.Records)
+		var win []seqBatch
+		var winEpochs []int16
+		recs := p.Records
+		for len(recs) > 0 {
+			rec, rest, ok := splitRecord(recs)
+			if !ok {
+				break
+			}
+			recs = rest
+			f, ok := firstFrame(rec)
+			if !ok || f.OffsetDelta != 0 {
+				continue // the batch started in an earlier window
+			}
+			m.parse(f.UserHeaders)
+			if m.hasPID && m.pid == pid {
+				h := batchBase(rec)
+				win = append(win, seqBatch{m.seq, m.n, int64(h)})
+				winEpochs = append(winEpochs, m.epoch)
+			}
+		}
+		if p.Release != nil {
+			p.Release()
+		}
+		found = append(win, found...)
+		epochs = append(winEpochs, epochs...)
+		scanned += end - from
+		end = from
+	}
+	for i, sb := range found {
+		ps.add(epochs[i], sb.seq, sb.n, sb.base)
+	}
+	b.log.Debug("rebuilt producer state from Iggy", "topic", topic, "partition", partition, "pid", pid, "batches", len(ps.batches), "scanned", scanned)
+	return ps, nil
+}

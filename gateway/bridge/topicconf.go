@@ -1,0 +1,152 @@
+package bridge
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+)
+
+// Kafka topic configs that Iggy has no field for live in Iggy too: every
+// create or delete of a topic appends one message to "<stream>.meta"/
+// topic_configs (partition 0) whose payload is the topic name and whose user
+// headers carry the configs; the latest message per name wins. Gateways read
+// the log incrementally, at most once per confRefresh when a produce needs it.
+const (
+	topicConfigsTopic = "topic_configs"
+	confMaxMessage    = "max.message.bytes" // Int32
+	confDeleted       = "deleted"           // Bool: the topic was deleted
+	confRefresh       = time.Second
+	confPollCount     = 1000
+	kindBool          = 3
+)
+
+// topicConf is what the bridge keeps per topic beyond Iggy's own settings.
+type topicConf struct {
+	maxMessageBytes int32 // 0: Config.MaxMessageBytes
+}
+
+type confCache struct {
+	mu     sync.Mutex
+	next   uint64
+	loaded time.Time
+	m      map[string]topicConf
+}
+
+// writeTopicConf records a topic's configs (or its deletion) in Iggy and in
+// this gateway's cache.
+func (b *Bridge) writeTopicConf(ctx context.Context, name string, conf topicConf, deleted bool) error {
+	var h []byte
+	if conf.maxMessageBytes > 0 {
+		h = appendInt(h, confMaxMessage, kindInt32, 4, uint64(uint32(conf.maxMessageBytes)))
+	}
+	if deleted {
+		h = appendInt(h, confDeleted, kindBool, 1, 1)
+	}
+	var mb message.Builder
+	mb.Reset()
+	mb.Add(message.MakeID(b.ids.ctr.Add(1), b.ids.hi), uint64(time.Now().UnixMicro()), []byte(name), h)
+	batch, err := mb.Finish()
+	if err != nil {
+		return err
+	}
+	if _, err := b.admin.send(ctx, b.meta, topicConfigsTopic, 0, batch); err != nil {
+		return fmt.Errorf("bridge: record configs of %s: %w", name, err)
+	}
+	b.conf.mu.Lock()
+	if deleted {
+		delete(b.conf.m, name)
+	} else {
+		b.conf.m[name] = conf
+	}
+	b.conf.mu.Unlock()
+	return nil
+}
+
+// topicConf returns the stored configs of a topic, reading what other
+// gateways appended when the cache is older than confRefresh.
+func (b *Bridge) topicConf(ctx context.Context, name string) (topicConf, error) {
+	c := &b.conf
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.loaded) >= confRefresh {
+		if err := b.refreshConf(ctx); err != nil {
+			return topicConf{}, err
+		}
+		c.loaded = time.Now()
+	}
+	return c.m[name], nil
+}
+
+// refreshConf reads the config log from where the last read stopped. The
+// caller holds b.conf.mu.
+func (b *Bridge) refreshConf(ctx context.Context) error {
+	c := &b.conf
+	for {
+		p, err := b.admin.poll(ctx, b.meta, topicConfigsTopic, 0, c.next, confPollCount)
+		if err != nil {
+			return fmt.Errorf("bridge: read topic configs: %w", err)
+		}
+		recs := p.Records
+		n := p.Count
+		for len(recs) > 0 {
+			rec, rest, ok := splitRecord(recs)
+			if !ok {
+				break
+			}
+			recs = rest
+			base := batchBase(rec)
+			it := message.Frames(rec)
+			for f, ok := it.Next(); ok; f, ok = it.Next() {
+				if off := base + uint64(f.OffsetDelta); off >= c.next {
+					c.next = off + 1
+				}
+				conf, deleted := parseConf(f.UserHeaders)
+				if deleted {
+					delete(c.m, string(f.Payload))
+				} else {
+					c.m[string(f.Payload)] = conf
+				}
+			}
+		}
+		if p.Release != nil {
+			p.Release()
+		}
+		if n < confPollCount {
+			return nil
+		}
+	}
+}
+
+func parseConf(b []byte) (topicConf, bool) {
+	var conf topicConf
+	deleted := false
+	le := binary.LittleEndian
+	for len(b) >= 5 {
+		kl := le.Uint32(b[1:])
+		if uint64(kl) > uint64(len(b)-5) {
+			break
+		}
+		key := string(b[5 : 5+kl])
+		b = b[5+kl:]
+		if len(b) < 5 {
+			break
+		}
+		vk, vl := b[0], le.Uint32(b[1:])
+		if uint64(vl) > uint64(len(b)-5) {
+			break
+		}
+		val := b[5 : 5+vl]
+		b = b[5+vl:]
+		switch {
+		case key == confMaxMessage && vk == kindInt32 && len(val) == 4:
+			conf.maxMessageBytes = int32(le.Uint32(val))
+		case key == confDeleted && vk == kindBool && len(val) == 1:
+			deleted = val[0] == 1
+		}
+	}
+	return conf, deleted
+}
