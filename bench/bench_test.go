@@ -31,7 +31,7 @@ type broker struct {
 
 func startGateway(b *testing.B) broker {
 	b.Helper()
-	dir, err := os.MkdirTemp("", "bench-gateway-")
+	dir, err := os.MkdirTemp(benchDir(), "bench-gateway-")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,6 +51,16 @@ func startGateway(b *testing.B) broker {
 		g.Shutdown(sctx)
 		os.RemoveAll(dir)
 	}}
+}
+
+// benchDir is where the gateway's store lives: IGGY_BENCH_DIR when set (a
+// tmpfs such as /dev/shm separates the software's cost from the disk's),
+// otherwise the system temp directory, a real disk on most machines.
+func benchDir() string {
+	if d := os.Getenv("IGGY_BENCH_DIR"); d != "" {
+		return d
+	}
+	return os.TempDir()
 }
 
 func startKfake(b *testing.B) broker {

@@ -38,7 +38,7 @@ type idGen struct {
 type converter struct {
 	dec     []byte
 	hdr     []byte // user headers of the message being built
-	comp    []byte // compressed records of the batch being fetched
+	plain   []byte // records of a fetched batch before they are compressed
 	recs    []krecord
 	builder message.Builder
 	meta    recMeta
@@ -65,8 +65,8 @@ func putConverter(c *converter) {
 	if cap(c.dec) > 16<<20 {
 		c.dec = nil
 	}
-	if cap(c.comp) > 16<<20 {
-		c.comp = nil
+	if cap(c.plain) > 16<<20 {
+		c.plain = nil
 	}
 	if c.builder.Size() > 16<<20 {
 		c.builder = message.Builder{}
@@ -264,6 +264,7 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		start = len(dst)
 		codec int
 	)
+	aside := false // records go to c.plain, to be compressed into dst
 	for {
 		f, ok := it.Next()
 		if !ok {
@@ -279,12 +280,23 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		if n == 0 {
 			dst = w.begin(dst)
 			kb = kbatch{BaseOffset: out.offset, LeaderEpoch: 0, FirstTimestamp: out.ts, MaxTimestamp: out.ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+			// The codec is known by now: it rides on the batch's first
+			// frame, which comes first. A compressed batch gathers its
+			// records aside and is compressed straight into dst, so the
+			// records are not copied twice.
+			if codec != codecNone {
+				c.plain, aside = c.plain[:0], true
+			}
 		}
 		delta := out.offset - kb.BaseOffset
 		if delta < 0 || delta > math.MaxInt32 {
 			return dst[:start], 0, 0, fmt.Errorf("bridge: stored offsets out of order in batch at %d", h.BaseOffset)
 		}
-		dst = appendKafkaRecord(dst, out.ts-kb.FirstTimestamp, int32(delta), out.key, out.keyNull, out.value, out.valueNull, out.headers)
+		if aside {
+			c.plain = appendKafkaRecord(c.plain, out.ts-kb.FirstTimestamp, int32(delta), out.key, out.keyNull, out.value, out.valueNull, out.headers)
+		} else {
+			dst = appendKafkaRecord(dst, out.ts-kb.FirstTimestamp, int32(delta), out.key, out.keyNull, out.value, out.valueNull, out.headers)
+		}
 		kb.MaxTimestamp = max(kb.MaxTimestamp, out.ts)
 		kb.LastOffsetDelta = int32(delta)
 		n++
@@ -297,17 +309,15 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		return dst, 0, from, nil
 	}
 	kb.NumRecords = int32(n)
-	if codec != codecNone {
+	if aside {
 		// Hand the batch back the way it was produced: clients tune their
 		// decompression limits and pools on it. A slice that starts past
 		// the batch's first message does not know the codec and goes out
 		// uncompressed, which every client reads as well.
-		recs := start + kbHeaderLen
-		c.comp, err = compress(c.comp[:0], codec, dst[recs:])
+		dst, err = compress(dst, codec, c.plain)
 		if err != nil {
 			return dst[:start], 0, 0, err
 		}
-		dst = append(dst[:recs], c.comp...)
 		kb.Attributes = int16(codec)
 	}
 	return w.finish(dst, &kb), n, next, nil

@@ -109,6 +109,13 @@ type reader struct {
 }
 
 func (r *reader) varlong() int64 {
+	// Most varints in a record (attributes, deltas, short lengths) are one
+	// byte; decoding those inline keeps the per-record cost down.
+	if len(r.b) > 0 && r.b[0] < 0x80 {
+		u := uint64(r.b[0])
+		r.b = r.b[1:]
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
 		r.bad = true

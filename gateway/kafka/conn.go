@@ -63,6 +63,9 @@ type request struct {
 	corr         int32
 	clientID     *string
 	kreq         kmsg.Request // nil when the key or version is not served
+	// refused is the body of a version ApiVersions lists but no handler serves (listFrom), so
+	// that the refusal can name what the request named.
+	refused kmsg.Request
 
 	ctx     context.Context
 	backend Backend
@@ -288,7 +291,7 @@ func (c *conn) process(req *request, sl *slot) {
 }
 
 func (c *conn) encode(req *request, resp kmsg.Response) []byte {
-	buf := make([]byte, 8, 256)
+	buf := getBuf(encodedSizeHint(resp))[:8]
 	binary.BigEndian.PutUint32(buf[4:], uint32(req.corr))
 	// ApiVersions always answers with the v0 response header so that a client that does not
 	// know our versions yet can read it (KIP-511).
@@ -298,6 +301,25 @@ func (c *conn) encode(req *request, resp kmsg.Response) []byte {
 	buf = resp.AppendTo(buf)
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 	return buf
+}
+
+// encodedSizeHint is about the encoded size of resp, so that a fetch answer,
+// megabytes of record batches, is encoded into one buffer of the right size
+// instead of one regrown (and copied) a dozen times.
+func encodedSizeHint(resp kmsg.Response) int {
+	f, ok := resp.(*kmsg.FetchResponse)
+	if !ok {
+		return 256
+	}
+	n := 64
+	for i := range f.Topics {
+		t := &f.Topics[i]
+		n += len(t.Topic) + 16
+		for j := range t.Partitions {
+			n += len(t.Partitions[j].RecordBatches) + 64
+		}
+	}
+	return n
 }
 
 func (c *conn) writeLoop() {
@@ -323,6 +345,8 @@ func (c *conn) writeLoop() {
 			if _, err := bw.Write(sl.frame); err != nil {
 				dead = true
 			}
+			putBuf(sl.frame)
+			sl.frame = nil
 		}
 		// Flush when nothing else is ready, so pipelined answers share writes.
 		if !dead && (len(c.out) == 0 || sl.closeAfter) {
@@ -342,7 +366,7 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// parse decodes the request header and, when the key and version are served, the body.
+// parse decodes the request header and, when the key and version are served or listed, the body.
 func (c *conn) parse(body []byte) (*request, error) {
 	if len(body) < 10 {
 		return nil, fmt.Errorf("request of %d bytes is shorter than a header", len(body))
@@ -365,20 +389,30 @@ func (c *conn) parse(body []byte) (*request, error) {
 	}
 	kreq := kmsg.RequestForKey(req.key)
 	if kreq == nil || !served(req.key, req.version) {
+		// A listed-only version is decoded so that its refusal can name what it named; one that
+		// does not decode is refused all the same, only more tersely.
+		if kreq != nil && listedOnly(req.key, req.version) && decodeBody(kreq, req.version, rest) == nil {
+			req.refused = kreq
+		}
 		return req, nil
 	}
-	kreq.SetVersion(req.version)
-	if kreq.IsFlexible() {
-		var err error
-		if rest, err = skipTags(rest); err != nil {
-			return nil, err
-		}
-	}
-	if err := kreq.ReadFrom(rest); err != nil {
+	if err := decodeBody(kreq, req.version, rest); err != nil {
 		return nil, fmt.Errorf("decoding %s v%d: %w", kmsg.NameForKey(req.key), req.version, err)
 	}
 	req.kreq = kreq
 	return req, nil
+}
+
+// decodeBody reads a request body at version, after the header's tag section if flexible.
+func decodeBody(kreq kmsg.Request, version int16, rest []byte) error {
+	kreq.SetVersion(version)
+	if kreq.IsFlexible() {
+		var err error
+		if rest, err = skipTags(rest); err != nil {
+			return err
+		}
+	}
+	return kreq.ReadFrom(rest)
 }
 
 // skipTags skips a tagged-field section (KIP-482): a count, then per field a tag, a size and
