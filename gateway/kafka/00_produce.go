@@ -21,10 +21,41 @@ import (
 //   - Any gateway accepts any partition: there is no NOT_LEADER_OR_FOLLOWER.
 //
 // Not implemented:
-// * v0-2 (magic 0/1 message sets), as in Kafka 4.0: old clients are told their broker is too new.
-// * v13 (topic IDs).
-// * Transactions: a transactional produce is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
-func init() { regKey(produceKey, 3, 12) }
+//   - v0-2 (magic 0/1 message sets), as in Kafka 4.0: such a request writes nothing and every
+//     partition it names is answered UNSUPPORTED_VERSION (acks=0: no answer).
+//     ApiVersions still lists Produce from v0, as Kafka 4.0 does (KAFKA-18659): librdkafka before
+//     2.11.1 compresses with gzip or snappy only when the broker lists Produce v0, and otherwise
+//     sends those batches uncompressed without a word. Clients pick the highest common version,
+//     so none is led to v0-2 by this.
+//   - v13 (topic IDs).
+//   - Transactions: a transactional produce is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+func init() {
+	regKey(produceKey, 3, 12)
+	listFrom(produceKey, 0)
+}
+
+// refuseProduce answers a Produce v0-2 request. Naming every partition matters: a client that
+// finds a partition missing from the answer retries it until its delivery timeout, while
+// UNSUPPORTED_VERSION fails the records at once.
+func refuseProduce(preq *kmsg.ProduceRequest) kmsg.Response {
+	if preq.Acks == 0 {
+		return nil
+	}
+	resp := preq.ResponseKind().(*kmsg.ProduceResponse)
+	for _, rt := range preq.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.ErrorCode = kerr.UnsupportedVersion.Code
+			sp.BaseOffset = -1
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
 
 func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
 	preq := req.kreq.(*kmsg.ProduceRequest)

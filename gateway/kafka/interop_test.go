@@ -1,0 +1,404 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+)
+
+// These tests pin down wire details that franz-go tolerates but librdkafka (kcat, the
+// Confluent clients) does not; scripts/kcat-interop.sh checks the same against kcat itself.
+
+// fetchCursor reads a Fetch response by hand. kmsg would hide the difference this file cares
+// about (a null record set versus an empty one) behind a nil-or-empty slice, so the length
+// fields are read straight from the bytes.
+type fetchCursor struct {
+	b        []byte
+	flexible bool
+	err      error
+}
+
+func (c *fetchCursor) take(n int) []byte {
+	if c.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(c.b) {
+		c.err = fmt.Errorf("need %d bytes, %d left", n, len(c.b))
+		return nil
+	}
+	out := c.b[:n]
+	c.b = c.b[n:]
+	return out
+}
+
+func (c *fetchCursor) i16() int16 {
+	if b := c.take(2); b != nil {
+		return int16(binary.BigEndian.Uint16(b))
+	}
+	return 0
+}
+
+func (c *fetchCursor) i32() int32 {
+	if b := c.take(4); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
+	}
+	return 0
+}
+
+func (c *fetchCursor) uvarint() uint64 {
+	if c.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(c.b)
+	if n <= 0 {
+		c.err = errors.New("bad uvarint")
+		return 0
+	}
+	c.b = c.b[n:]
+	return v
+}
+
+// length reads an array, string or bytes length; -1 is null.
+func (c *fetchCursor) length(classic func() int64) int64 {
+	if c.flexible {
+		return int64(c.uvarint()) - 1
+	}
+	return classic()
+}
+
+func (c *fetchCursor) arrayLen() int64  { return c.length(func() int64 { return int64(c.i32()) }) }
+func (c *fetchCursor) stringLen() int64 { return c.length(func() int64 { return int64(c.i16()) }) }
+func (c *fetchCursor) bytesLen() int64  { return c.length(func() int64 { return int64(c.i32()) }) }
+
+func (c *fetchCursor) tags() {
+	if !c.flexible {
+		return
+	}
+	for n := c.uvarint(); n > 0 && c.err == nil; n-- {
+		c.uvarint()
+		c.take(int(c.uvarint()))
+	}
+}
+
+type fetchedPartition struct {
+	partition  int32
+	errorCode  int16
+	recordsLen int64 // -1: null
+}
+
+// parseFetchResponse reads a Fetch v0-12 response body (after the correlation id) and returns
+// every partition's error code and record-set length.
+func parseFetchResponse(body []byte, version int16) ([]fetchedPartition, error) {
+	c := &fetchCursor{b: body, flexible: version >= 12}
+	c.tags() // response header
+	if version >= 1 {
+		c.take(4) // throttle
+	}
+	if version >= 7 {
+		c.take(2 + 4) // error code, session id
+	}
+	var out []fetchedPartition
+	for range c.arrayLen() {
+		c.take(int(c.stringLen()))
+		for range c.arrayLen() {
+			if c.err != nil {
+				return nil, c.err
+			}
+			var p fetchedPartition
+			p.partition = c.i32()
+			p.errorCode = c.i16()
+			c.take(8) // high watermark
+			if version >= 4 {
+				c.take(8) // last stable offset
+			}
+			if version >= 5 {
+				c.take(8) // log start offset
+			}
+			if version >= 4 {
+				for range c.arrayLen() {
+					if c.err != nil {
+						return nil, c.err
+					}
+					c.take(8 + 8) // producer id, first offset
+					c.tags()
+				}
+			}
+			if version >= 11 {
+				c.take(4) // preferred read replica
+			}
+			p.recordsLen = c.bytesLen()
+			c.take(int(max(p.recordsLen, 0)))
+			c.tags()
+			out = append(out, p)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		c.tags()
+	}
+	c.tags()
+	if c.err != nil {
+		return nil, c.err
+	}
+	if len(c.b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the response", len(c.b))
+	}
+	return out, nil
+}
+
+// librdkafka reads the record-set size of every partition before anything else and treats -1
+// as a malformed answer, so a consumer at the end of a partition never saw "end of partition"
+// and `kcat -e` never exited. An empty answer must be a zero-length set, at every version:
+// before v12 the size is an int32, from v12 a compact length where 0 means null and 1 empty.
+func TestFetchAnswersEmptyRecordSetsNotNull(t *testing.T) {
+	ts := startServer(t, nil)
+	ctx := context.Background()
+	if err := ts.backend.CreateTopic(ctx, "t", 2, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.backend.Produce(ctx, "t", 1, testBatch(1000)); err != nil {
+		t.Fatal(err)
+	}
+	conn := dialRaw(t, ts.addr)
+
+	for _, version := range []int16{0, 3, 4, 7, 11, 12} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			req := kmsg.NewPtrFetchRequest()
+			req.SetVersion(version)
+			req.ReplicaID = -1
+			req.MaxWaitMillis = 0
+			req.MinBytes = 0
+			req.MaxBytes = 1 << 20
+			topic := kmsg.NewFetchRequestTopic()
+			topic.Topic = "t"
+			for _, p := range []struct {
+				partition int32
+				offset    int64
+			}{
+				{0, 0}, // exists, holds nothing
+				{1, 0}, // holds one batch
+				{1, 1}, // at the end
+				{7, 0}, // does not exist: answered with an error
+			} {
+				rp := kmsg.NewFetchRequestTopicPartition()
+				rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p.partition, p.offset, 1<<20
+				topic.Partitions = append(topic.Partitions, rp)
+			}
+			req.Topics = append(req.Topics, topic)
+
+			conn.corr++
+			conn.write(t, encodeRequest(req, conn.corr))
+			body := conn.readFrame(t)
+			if corr := int32(binary.BigEndian.Uint32(body)); corr != conn.corr {
+				t.Fatalf("correlation %d, want %d", corr, conn.corr)
+			}
+			parts, err := parseFetchResponse(body[4:], version)
+			if err != nil {
+				t.Fatalf("parsing answer: %v", err)
+			}
+			if len(parts) != 4 {
+				t.Fatalf("%d partitions answered, want 4", len(parts))
+			}
+			want := []struct {
+				partition int32
+				code      int16
+				nonEmpty  bool
+			}{
+				{0, 0, false},
+				{1, 0, true},
+				{1, 0, false},
+				{7, kerr.UnknownTopicOrPartition.Code, false},
+			}
+			for i, w := range want {
+				p := parts[i]
+				if p.partition != w.partition || p.errorCode != w.code {
+					t.Errorf("answer %d: partition %d code %d, want partition %d code %d", i, p.partition, p.errorCode, w.partition, w.code)
+				}
+				switch {
+				case p.recordsLen < 0:
+					t.Errorf("answer %d (partition %d): null record set", i, p.partition)
+				case w.nonEmpty && p.recordsLen == 0:
+					t.Errorf("answer %d (partition %d): no records, want the stored batch", i, p.partition)
+				case !w.nonEmpty && p.recordsLen != 0:
+					t.Errorf("answer %d (partition %d): %d bytes of records, want none", i, p.partition, p.recordsLen)
+				}
+			}
+		})
+	}
+}
+
+// The hand parser must tell null from empty, or the test above could not fail.
+func TestParseFetchResponseSeesNull(t *testing.T) {
+	for _, version := range []int16{4, 12} {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.SetVersion(version)
+		topic := kmsg.NewFetchResponseTopic()
+		topic.Topic = "t"
+		null := kmsg.NewFetchResponseTopicPartition()
+		empty := kmsg.NewFetchResponseTopicPartition()
+		empty.Partition, empty.RecordBatches = 1, []byte{}
+		topic.Partitions = append(topic.Partitions, null, empty)
+		resp.Topics = append(resp.Topics, topic)
+		var b []byte
+		if resp.IsFlexible() {
+			b = append(b, 0)
+		}
+		parts, err := parseFetchResponse(resp.AppendTo(b), version)
+		if err != nil {
+			t.Fatalf("v%d: %v", version, err)
+		}
+		if len(parts) != 2 || parts[0].recordsLen != -1 || parts[1].recordsLen != 0 {
+			t.Fatalf("v%d: parsed %+v, want lengths -1 and 0", version, parts)
+		}
+	}
+}
+
+// librdkafka before 2.11.1 turns gzip and snappy off (and sends those batches uncompressed,
+// saying so only in a debug log) unless ApiVersions lists Produce v0. Produce is listed from v0,
+// as Kafka 4.0 does, but v0-2 requests are still refused: every partition they name gets
+// UNSUPPORTED_VERSION, nothing is written, and acks=0 gets no answer.
+func TestProduceListedFromV0ServedFromV3(t *testing.T) {
+	ts := startServer(t, nil)
+	conn := dialRaw(t, ts.addr)
+	av := conn.roundTrip(t, kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
+	var listed *kmsg.ApiVersionsResponseApiKey
+	for i := range av.ApiKeys {
+		if av.ApiKeys[i].ApiKey == produceKey {
+			listed = &av.ApiKeys[i]
+		}
+	}
+	if listed == nil || listed.MinVersion != 0 || listed.MaxVersion != 12 {
+		t.Fatalf("Produce listed as %+v, want v0-12", listed)
+	}
+	if served(produceKey, 2) || !served(produceKey, 3) {
+		t.Fatal("Produce must be served from v3 only")
+	}
+
+	oldProduce := func(version, acks int16) *kmsg.ProduceRequest {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(version)
+		req.Acks = acks
+		req.TimeoutMillis = 1000
+		for _, topic := range []string{"old-a", "old-b"} {
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic = topic
+			for _, p := range []int32{0, 1} {
+				rp := kmsg.NewProduceRequestTopicPartition()
+				rp.Partition = p
+				rp.Records = oldMessageSet()
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = append(req.Topics, rt)
+		}
+		return req
+	}
+	for _, version := range []int16{0, 1, 2} {
+		resp := conn.roundTrip(t, oldProduce(version, 1)).(*kmsg.ProduceResponse)
+		var got []string
+		for _, topic := range resp.Topics {
+			for _, p := range topic.Partitions {
+				got = append(got, fmt.Sprintf("%s/%d:%d", topic.Topic, p.Partition, p.ErrorCode))
+			}
+		}
+		code := kerr.UnsupportedVersion.Code
+		want := fmt.Sprintf("[old-a/0:%d old-a/1:%d old-b/0:%d old-b/1:%d]", code, code, code, code)
+		if fmt.Sprint(got) != want {
+			t.Fatalf("produce v%d answered %v, want %s", version, got, want)
+		}
+	}
+
+	// acks=0: no answer, so the next frame answers the request after it.
+	conn.corr++
+	conn.write(t, encodeRequest(oldProduce(2, 0), conn.corr))
+	conn.roundTrip(t, kmsg.NewPtrApiVersionsRequest())
+
+	topics, err := ts.backend.ListTopics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topics) != 0 {
+		t.Fatalf("a v0-2 produce reached the backend: topics %v", topics)
+	}
+}
+
+// A client that speaks only old versions picks Produce v2 now that it is listed; it must fail
+// its records at once rather than wait out its timeout.
+func TestOldProduceClientFailsFast(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := ts.client(t, kgo.MaxVersions(kversion.V0_10_2()), kgo.DefaultProduceTopic("old"), kgo.AllowAutoTopicCreation())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := cl.ProduceSync(ctx, kgo.StringRecord("v")).FirstErr()
+	if !errors.Is(err, kerr.UnsupportedVersion) {
+		t.Fatalf("produce with a 0.10.2 client: %v, want UNSUPPORTED_VERSION", err)
+	}
+}
+
+// oldMessageSet is one magic-1 message (offset, size, crc, magic, attributes, timestamp, key -1,
+// value "x"); its CRC is left zero, as nothing may read it.
+func oldMessageSet() []byte {
+	msg := []byte{0, 0, 0, 0, 1, 0}
+	msg = binary.BigEndian.AppendUint64(msg, 1000)
+	msg = append(msg, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 'x')
+	b := make([]byte, 8, 12+len(msg))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
+	return append(b, msg...)
+}
+
+// TestKcatInteropSeed is a step of scripts/kcat-interop.sh, not a test of its own: it runs only
+// when KCAT_INTEROP_BROKER names a running gateway. librdkafka compresses with LZ4 only when the
+// broker lists FindCoordinator, which the gateway does not, so kcat cannot produce the LZ4
+// batches the script wants librdkafka to read back; franz-go writes them (and one topic per
+// other codec) instead. Topic kgo-CODEC gets records k1..k5 = v1..v5 padded with x's, with header
+// src=kgo, in partition 0.
+func TestKcatInteropSeed(t *testing.T) {
+	broker := os.Getenv("KCAT_INTEROP_BROKER")
+	if broker == "" {
+		t.Skip("KCAT_INTEROP_BROKER not set: this step runs from scripts/kcat-interop.sh")
+	}
+	codecs := map[string]kgo.CompressionCodec{
+		"none":   kgo.NoCompression(),
+		"gzip":   kgo.GzipCompression(),
+		"snappy": kgo.SnappyCompression(),
+		"lz4":    kgo.Lz4Compression(),
+		"zstd":   kgo.ZstdCompression(),
+	}
+	for name, codec := range codecs {
+		cl, err := kgo.NewClient(
+			kgo.SeedBrokers(broker),
+			kgo.ProducerBatchCompression(codec),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.ProducerLinger(0),
+			kgo.AllowAutoTopicCreation(),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		for i := 1; i <= 5; i++ {
+			n := strconv.Itoa(i)
+			recs = append(recs, &kgo.Record{
+				Topic:   "kgo-" + name,
+				Key:     []byte("k" + n),
+				Value:   []byte("v" + n + "-" + strings.Repeat("x", 200)),
+				Headers: []kgo.RecordHeader{{Key: "src", Value: []byte("kgo")}},
+			})
+		}
+		err = cl.ProduceSync(testCtx(t), recs...).FirstErr()
+		cl.Close()
+		if err != nil {
+			t.Fatalf("producing to kgo-%s: %v", name, err)
+		}
+	}
+}

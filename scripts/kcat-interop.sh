@@ -1,0 +1,509 @@
+#!/usr/bin/env bash
+# Checks that librdkafka, the C client behind kcat and the Confluent clients, works against
+# `iggy-kafka serve` with the embedded store. It builds the binary into a temporary directory,
+# starts a gateway on free loopback ports, waits until it answers, and drives it with kcat:
+# metadata, produce and consume round trips with every codec (keys, headers, exact offsets),
+# several partitions, consuming from the middle and from the end, offset and timestamp queries,
+# a large message and the size limit, the idempotent producer, null keys, values and headers,
+# and SASL PLAIN against a second gateway started with --sasl.
+# Every check prints PASS, FAIL or SKIP; the last line is "kcat-interop: N passed, M failed"
+# and the exit status is 1 when a check failed. The gateway is stopped on exit.
+#
+# Usage: scripts/kcat-interop.sh
+#   KCAT_INTEROP_KEEP=1 keeps the temporary directory (binaries, data, gateway logs main.log and
+#   sasl.log, the last kcat stderr).
+#
+# kcat comes from the Debian package kcat; when it is missing the script installs it with
+# apt-get and skips (exit 0, saying so) only when that is impossible.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+
+if ! command -v kcat >/dev/null 2>&1; then
+	echo "kcat not found: installing the Debian package kcat"
+	sudo=""
+	if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
+		sudo="sudo -n"
+	fi
+	if command -v apt-get >/dev/null 2>&1; then
+		($sudo apt-get update -qq && $sudo apt-get install -y -qq kcat) >/dev/null 2>&1 || true
+	fi
+fi
+if ! command -v kcat >/dev/null 2>&1; then
+	echo "kcat-interop: SKIPPED: kcat is not installed and could not be installed with apt-get (no apt-get, no root, or no network)"
+	exit 0
+fi
+
+started=$SECONDS
+work="$(mktemp -d)"
+pids=()
+stop_gateway() {
+	local pid=$1
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do stop_gateway "$pid"; done
+	if [[ "${KCAT_INTEROP_KEEP:-}" == 1 ]]; then
+		echo "kept $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+skipped=0
+pass() {
+	passed=$((passed + 1))
+	printf 'PASS  %s\n' "$1"
+}
+# fail NAME [DETAIL...]
+fail() {
+	failed=$((failed + 1))
+	printf 'FAIL  %s\n' "$1"
+	shift
+	local line
+	for line in "$@"; do
+		printf '%s\n' "$line" | head -c 2000 | sed 's/^/      /'
+	done
+}
+skip() {
+	skipped=$((skipped + 1))
+	printf 'SKIP  %s: %s\n' "$1" "$2"
+}
+# expect NAME WANT GOT: passes when GOT is exactly WANT.
+expect() {
+	if [[ "$2" == "$3" ]]; then
+		pass "$1"
+	else
+		fail "$1" "diff want got:" "$(diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") | head -n 20)"
+	fi
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
+		echo $((20000 + RANDOM % 40000))
+}
+
+echo "kcat: $(kcat -V 2>&1 | grep -o 'Version.*librdkafka [0-9.]*' | head -n 1)"
+echo "building ./cmd/iggy-kafka and the gateway/kafka tests"
+if ! go build -o "$work/iggy-kafka" ./cmd/iggy-kafka ||
+	! go test -c -o "$work/kafka.test" ./gateway/kafka; then
+	echo "kcat-interop: 0 passed, 1 failed (build)"
+	exit 1
+fi
+
+# start_gateway NAME [KCAT ARGS -- SERVE ARGS]: starts `serve` on free loopback ports with its
+# own data directory and log ($work/NAME.log), waits until kcat (with KCAT ARGS) gets metadata
+# from it, and sets $broker and $pid; exits the script when it does not come up in 30 s.
+start_gateway() {
+	local name=$1 port store_port deadline
+	shift
+	local kargs=()
+	while [[ $# -gt 0 && "$1" != -- ]]; do
+		kargs+=("$1")
+		shift
+	done
+	[[ $# -gt 0 ]] && shift
+	port="$(free_port)"
+	store_port="$(free_port)"
+	while [[ "$store_port" == "$port" ]]; do store_port="$(free_port)"; done
+	broker="127.0.0.1:$port"
+	"$work/iggy-kafka" serve \
+		--bind "$broker" \
+		--store-listen "127.0.0.1:$store_port" \
+		--data "$work/$name-data" \
+		--fsync never \
+		--log-level warn \
+		"$@" >"$work/$name.log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	echo "waiting for the $name gateway on $broker"
+	deadline=$((SECONDS + 30))
+	until kcat -b "$broker" "${kargs[@]}" -L -m 2 >/dev/null 2>&1; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "the $name gateway exited before accepting connections:" >&2
+			cat "$work/$name.log" >&2
+			echo "kcat-interop: $passed passed, $((failed + 1)) failed ($name gateway start)"
+			exit 1
+		fi
+		if ((SECONDS >= deadline)); then
+			echo "the $name gateway did not answer within 30s:" >&2
+			tail -n 50 "$work/$name.log" >&2
+			echo "kcat-interop: $passed passed, $((failed + 1)) failed ($name gateway start)"
+			exit 1
+		fi
+		sleep 0.1
+	done
+}
+
+# Three partitions for auto-created topics: kcat cannot create topics, and the multi-partition
+# checks need them; the single-partition checks produce to partition 0 and read all three, so
+# they also read two empty partitions to their end.
+start_gateway main -- --default-partitions 3
+main_pid=$pid
+
+# The checks get 100 s (a passing run needs about 25): once they are spent, every remaining
+# kcat call fails at once, so that a gateway that hangs every consumer still ends the script
+# in under 2 minutes.
+budget_end=$((SECONDS + 100))
+out_of_time() {
+	if ((SECONDS >= budget_end)); then
+		echo "not run: the checks' 100 s are spent" >"$work/kcat.err"
+		return 0
+	fi
+	return 1
+}
+
+# kc ARGS...: kcat against the gateway, bounded in time, stderr to $work/kcat.err.
+kc() {
+	out_of_time && return 1
+	timeout 15 kcat -b "$broker" "$@" 2>"$work/kcat.err"
+}
+
+# consume NAME ARGS...: kcat -C -e with ARGS into $out; fails NAME (and returns 1) unless kcat
+# exits by itself at the end of the partitions within $eof_limit seconds.
+eof_limit=5
+out=""
+consume() {
+	local name=$1 rc t0 ms
+	shift
+	out=""
+	if out_of_time; then
+		fail "$name" "$(cat "$work/kcat.err")"
+		return 1
+	fi
+	t0=${EPOCHREALTIME/./}
+	out="$(timeout $((eof_limit + 1)) kcat -b "$broker" -C -e "$@" 2>"$work/kcat.err")"
+	rc=$?
+	ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+	if [[ $rc -ne 0 ]]; then
+		fail "$name" "kcat -C -e exit status $rc after ${ms}ms (124: still running, never saw the end of the partitions)" "$(tail -n 5 "$work/kcat.err")"
+		return 1
+	fi
+	if ((ms > eof_limit * 1000)); then
+		fail "$name" "kcat -C -e took ${ms}ms to reach the end of the partitions (limit ${eof_limit}s)"
+		return 1
+	fi
+	return 0
+}
+
+pad="$(printf 'x%.0s' $(seq 1 200))"
+
+# --- metadata -------------------------------------------------------------------------------
+if out="$(kc -L)" && grep -q "broker 0 at $broker" <<<"$out"; then
+	pass "metadata -L lists broker 0 at $broker"
+else
+	fail "metadata -L lists broker 0 at $broker" "$out" "$(cat "$work/kcat.err")"
+fi
+if out="$(kc -L -J)" && grep -q "\"brokers\":\[{\"id\":0,\"name\":\"$broker\"}\]" <<<"$out" &&
+	{ ! command -v python3 >/dev/null || python3 -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$out"; }; then
+	pass "metadata -L -J is JSON naming broker 0"
+else
+	fail "metadata -L -J is JSON naming broker 0" "$out" "$(cat "$work/kcat.err")"
+fi
+# A metadata request for an unknown topic creates it (auto-create), with 3 partitions.
+if out="$(kc -L -t auto-created)" && grep -q 'topic "auto-created" with 3 partitions' <<<"$out"; then
+	pass "metadata -L -t auto-creates a topic with 3 partitions"
+else
+	fail "metadata -L -t auto-creates a topic with 3 partitions" "$out" "$(cat "$work/kcat.err")"
+fi
+# The regression: a fetch answer for an empty partition used to carry a null record set, which
+# librdkafka refuses, so kcat -e never saw the end of the partition.
+if consume "consume an empty topic (3 empty partitions) exits at the end" -t auto-created -o beginning -f '%p|%o|%k|%s\n'; then
+	expect "consume an empty topic (3 empty partitions) exits at the end" "" "$out"
+fi
+
+# --- codecs ---------------------------------------------------------------------------------
+# Two producer runs of three records each per codec, keys and headers on every record, values
+# compressible enough that librdkafka keeps the compressed batch.
+for z in none gzip snappy lz4 zstd; do
+	topic="codec-$z"
+	want=""
+	ok=1
+	codecs=""
+	for run in 1 2; do
+		input=""
+		for i in 1 2 3; do
+			n=$(((run - 1) * 3 + i))
+			input+="k$n:v$n-$pad"$'\n'
+			want+="0|$((n - 1))|k$n|v$n-$pad|h1=a,codec=$z"$'\n'
+		done
+		if ! printf '%s' "$input" | kc -P -t "$topic" -p 0 -K: -z "$z" -H h1=a -H "codec=$z" -d msg; then
+			ok=0
+			fail "produce with $z (run $run)" "$(grep -v '^%7' "$work/kcat.err" | tail -n 5)"
+		fi
+		codecs+="$(grep 'Produce MessageSet' "$work/kcat.err" | sed -E 's/.*, ([a-z0-9]+)\)$/\1/')"$'\n'
+		unsupported="$(grep -o "Broker does not support compression type $z" "$work/kcat.err" | head -n 1)"
+	done
+	[[ $ok -eq 1 ]] && pass "produce with $z: 2 runs of 3 records"
+	wire="$z"
+	[[ "$z" == none ]] && wire=uncompressed
+	got_codecs="$(sort -u <<<"${codecs%$'\n'}")"
+	if [[ "$got_codecs" == "$wire" ]]; then
+		pass "produce with $z: batches went out $wire"
+	elif [[ "$z" == lz4 && -n "$unsupported" ]]; then
+		skip "produce with lz4: batches went out $wire" "librdkafka enables LZ4 only when the broker lists FindCoordinator, which the gateway does not serve; it sent ${got_codecs//$'\n'/,} batches (the round trip is still checked)"
+	else
+		fail "produce with $z: batches went out $wire" "librdkafka sent: ${got_codecs//$'\n'/,}" "$unsupported"
+	fi
+	if consume "consume $z from the beginning" -t "$topic" -o beginning -f '%p|%o|%k|%s|%h\n'; then
+		expect "consume $z from the beginning: 6 records, offsets 0-5, keys, values, headers" "${want%$'\n'}" "$out"
+	fi
+done
+
+# The same codecs written by franz-go, so that librdkafka also reads back batches it would not
+# write itself (LZ4 above).
+if ! out_of_time && KCAT_INTEROP_BROKER="$broker" timeout 30 "$work/kafka.test" -test.run '^TestKcatInteropSeed$' -test.count=1 >"$work/seed.log" 2>&1; then
+	for z in none gzip snappy lz4 zstd; do
+		want=""
+		for n in 1 2 3 4 5; do want+="0|$((n - 1))|k$n|v$n-$pad|src=kgo"$'\n'; done
+		if consume "consume franz-go $z batches" -t "kgo-$z" -o beginning -f '%p|%o|%k|%s|%h\n' -d fetch; then
+			expect "consume franz-go $z batches: 5 records, offsets 0-4" "${want%$'\n'}" "$out"
+			wire="$z"
+			[[ "$z" == none ]] && wire=uncompressed
+			got="$(grep -o 'aborted msgsets, [a-z0-9]*)' "$work/kcat.err" | sed -E 's/.*, ([a-z0-9]+)\)/\1/' | sort -u | paste -sd,)"
+			expect "consume franz-go $z batches: librdkafka decoded $wire batches" "$wire" "$got"
+		fi
+	done
+else
+	fail "seed topics with franz-go (TestKcatInteropSeed in gateway/kafka)" "$(tail -n 20 "$work/seed.log")"
+fi
+
+# --- several partitions ---------------------------------------------------------------------
+all=""
+for p in 0 1 2; do
+	input=""
+	want=""
+	for i in $(seq 1 $((p + 2))); do
+		input+="p${p}k$i:p${p}v$i"$'\n'
+		want+="$p|$((i - 1))|p${p}k$i|p${p}v$i"$'\n'
+	done
+	all+="$want"
+	if printf '%s' "$input" | kc -P -t parts -p "$p" -K:; then
+		pass "produce $((p + 2)) records to parts [$p]"
+	else
+		fail "produce $((p + 2)) records to parts [$p]" "$(cat "$work/kcat.err")"
+	fi
+	if consume "consume parts [$p] alone" -t parts -p "$p" -o beginning -f '%p|%o|%k|%s\n'; then
+		expect "consume parts [$p] alone: exactly its records" "${want%$'\n'}" "$out"
+	fi
+done
+if consume "consume all partitions of parts" -t parts -o beginning -f '%p|%o|%k|%s\n'; then
+	expect "consume all partitions of parts: 9 records" "$(sort <<<"${all%$'\n'}")" "$(sort <<<"$out")"
+fi
+if out="$(kc -L -t parts)" && grep -q 'topic "parts" with 3 partitions' <<<"$out"; then
+	pass "metadata -L -t parts: 3 partitions"
+else
+	fail "metadata -L -t parts: 3 partitions" "$out"
+fi
+
+# Keyed records through librdkafka's murmur2 partitioner, twice: each key must land in one
+# partition both times, and every partition's offsets must run 0, 1, 2, ... in produce order.
+input=""
+for i in $(seq 1 40); do input+="key$i:val$i"$'\n'; done
+ok=1
+for run in 1 2; do
+	printf '%s' "$input" | kc -P -t keyed -K: -X topic.partitioner=murmur2 || ok=0
+done
+if [[ $ok -eq 1 ]]; then
+	pass "produce 2 x 40 keyed records with the murmur2 partitioner"
+else
+	fail "produce 2 x 40 keyed records with the murmur2 partitioner" "$(cat "$work/kcat.err")"
+fi
+if consume "consume keyed" -t keyed -o beginning -f '%p %o %k %s\n'; then
+	verdict="$(awk '
+		{ n++; k = $3; if (k in part && part[k] != $1) bad = bad "key " k " in partitions " part[k] " and " $1 "; "
+		  part[k] = $1; seen[k]++
+		  if ($2 != next_off[$1] + 0) bad = bad "partition " $1 " offset " $2 " after " next_off[$1] "; "
+		  next_off[$1] = $2 + 1; used[$1] = 1
+		  if ($4 != "val" substr(k, 4)) bad = bad "key " k " value " $4 "; " }
+		END { for (k in seen) if (seen[k] != 2) bad = bad "key " k " seen " seen[k] " times; "
+		      np = 0; for (p in used) np++
+		      if (n != 80) bad = bad n " records; "
+		      if (np < 2) bad = bad "only " np " partition used; "
+		      print (bad == "" ? "ok" : bad) }' <<<"$out")"
+	expect "consume keyed: 80 records, each key in one partition, offsets contiguous, >1 partition" "ok" "$verdict"
+fi
+
+# --- offsets and timestamps -----------------------------------------------------------------
+# Two producer runs (offsets 0-4, then 5-9) so that the timestamp query below has a boundary.
+for run in 0 1; do
+	input=""
+	for i in 0 1 2 3 4; do
+		n=$((run * 5 + i))
+		input+="k$n:m$n"$'\n'
+	done
+	printf '%s' "$input" | kc -P -t offs -p 0 -K: || fail "produce offs run $run" "$(cat "$work/kcat.err")"
+done
+if consume "consume offs -o 5" -t offs -p 0 -o 5 -f '%o|%k|%s\n'; then
+	expect "consume offs -o 5: offsets 5-9" "$(for n in 5 6 7 8 9; do echo "$n|k$n|m$n"; done)" "$out"
+fi
+if consume "consume offs -o -2" -t offs -p 0 -o -2 -f '%o|%k|%s\n'; then
+	expect "consume offs -o -2: the last 2 records" "$(printf '8|k8|m8\n9|k9|m9')" "$out"
+fi
+if consume "consume offs -o end" -t offs -p 0 -o end -f '%o|%k|%s\n'; then
+	expect "consume offs -o end: nothing" "" "$out"
+fi
+if consume "consume offs -o 10 (the high watermark)" -t offs -p 0 -o 10 -f '%o|%k|%s\n'; then
+	expect "consume offs -o 10: nothing" "" "$out"
+fi
+if consume "consume offs as JSON" -t offs -p 0 -o beginning -J; then
+	now_ms=$(($(date +%s) * 1000))
+	verdict="$(sed -E 's/.*"offset":([0-9]+),"tstype":"([a-z]+)","ts":([0-9]+).*/\1 \2 \3/' <<<"$out" |
+		awk -v now="$now_ms" '{ if ($2 != "create") bad = bad "offset " $1 " tstype " $2 "; "
+			d = $3 - now; if (d < -600000 || d > 600000) bad = bad "offset " $1 " ts " $3 " far from now " now "; " ; n++ }
+			END { if (n != 10) bad = bad n " records; "; print (bad == "" ? "ok" : bad) }')"
+	expect "consume offs as JSON: 10 records with create timestamps near now" "ok" "$verdict"
+	# Timestamp query: the first offset whose timestamp is at least that of offset 5.
+	ts5="$(grep '"offset":5,' <<<"$out" | sed -E 's/.*"ts":([0-9]+).*/\1/')"
+	first="$(sed -E 's/.*"offset":([0-9]+),"tstype":"[a-z]+","ts":([0-9]+).*/\1 \2/' <<<"$out" |
+		awk -v t="$ts5" '$2 >= t { print $1; exit }')"
+fi
+if out="$(kc -Q -t offs:0:-1)"; then
+	expect "query offs [0] end offset (-Q -t offs:0:-1)" "offs [0] offset 10" "$out"
+else
+	fail "query offs [0] end offset (-Q -t offs:0:-1)" "$(cat "$work/kcat.err")"
+fi
+if out="$(kc -Q -t offs:0:-2)"; then
+	expect "query offs [0] start offset (-Q -t offs:0:-2)" "offs [0] offset 0" "$out"
+else
+	fail "query offs [0] start offset (-Q -t offs:0:-2)" "$(cat "$work/kcat.err")"
+fi
+if [[ -n "${ts5:-}" && -n "${first:-}" ]] && out="$(kc -Q -t "offs:0:$ts5")"; then
+	expect "query offs [0] by the timestamp of offset 5" "offs [0] offset $first" "$out"
+else
+	fail "query offs [0] by the timestamp of offset 5" "ts5=${ts5:-} first=${first:-}" "$(cat "$work/kcat.err")"
+fi
+if out="$(kc -Q -t "offs:0:$((($(date +%s) + 3600) * 1000))")"; then
+	expect "query offs [0] by a timestamp an hour ahead: -1" "offs [0] offset -1" "$out"
+else
+	fail "query offs [0] by a timestamp an hour ahead: -1" "$(cat "$work/kcat.err")"
+fi
+if out="$(kc -Q -J -t offs:0:-1 -t parts:2:-1)" &&
+	grep -q '"offs":{"topic":"offs","0":{"partition":0,"offset":10}}' <<<"$out" &&
+	grep -q '"parts":{"topic":"parts","2":{"partition":2,"offset":4}}' <<<"$out"; then
+	pass "query -Q -J for two topics"
+else
+	fail "query -Q -J for two topics" "$out" "$(cat "$work/kcat.err")"
+fi
+
+# --- null keys, values and headers ----------------------------------------------------------
+if printf 'k1:\n:v2\nk3:v3\n' | kc -P -t nulls -p 0 -K: -Z -H nh -H e=; then
+	pass "produce null value, null key, null and empty header values"
+else
+	fail "produce null value, null key, null and empty header values" "$(cat "$work/kcat.err")"
+fi
+if consume "consume nulls as JSON" -t nulls -p 0 -o beginning -J; then
+	got="$(sed -E 's/.*"offset":([0-9]+),.*("headers":.*)\}$/\1 \2/' <<<"$out")"
+	expect "consume nulls: nulls kept apart from empty" "$(printf '%s\n' \
+		'0 "headers":["nh",null,"e",""],"key":"k1","payload":null' \
+		'1 "headers":["nh",null,"e",""],"key":null,"payload":"v2"' \
+		'2 "headers":["nh",null,"e",""],"key":"k3","payload":"v3"')" "$got"
+fi
+
+# --- idempotent producer --------------------------------------------------------------------
+# Small batches so that several are in flight with consecutive sequence numbers; the second run
+# is a new producer id, compressed.
+ok=1
+for run in 0 1; do
+	input=""
+	for i in $(seq 1 100); do
+		n=$((run * 100 + i))
+		input+="i$n:iv$n"$'\n'
+	done
+	zflag=none
+	[[ $run -eq 1 ]] && zflag=zstd
+	if ! printf '%s' "$input" | kc -P -t idem -p 0 -K: -z "$zflag" -X enable.idempotence=true -X batch.num.messages=10 -X linger.ms=5 -d eos; then
+		ok=0
+		fail "idempotent produce run $run" "$(grep -v '^%7' "$work/kcat.err" | tail -n 5)"
+	elif ! grep -q 'Acquired PID{Id:' "$work/kcat.err"; then
+		ok=0
+		fail "idempotent produce run $run: got a producer id" "$(grep -i pid "$work/kcat.err" | tail -n 5)"
+	fi
+done
+[[ $ok -eq 1 ]] && pass "idempotent produce: 2 producers x 100 records in batches of 10"
+if consume "consume idem" -t idem -p 0 -o beginning -f '%o %k %s\n'; then
+	verdict="$(awk '{ n++; if ($1 != n - 1 || $2 != "i" n || $3 != "iv" n) { bad = "record " n ": " $0; exit } }
+		END { if (bad == "" && n != 200) bad = n " records"; print (bad == "" ? "ok" : bad) }' <<<"$out")"
+	expect "consume idem: 200 records in order at offsets 0-199" "ok" "$verdict"
+fi
+
+# --- large messages -------------------------------------------------------------------------
+# librdkafka's own message.max.bytes (1000000) is raised so that the gateway's limit is what is
+# tested: Kafka's default max.message.bytes, 1048588 bytes, per record.
+head -c 750000 /dev/urandom | base64 -w0 >"$work/big1" # 1,000,000 bytes
+head -c 1125000 /dev/urandom | base64 -w0 >"$work/big2" # 1,500,000 bytes
+if { printf 'big:'; cat "$work/big1"; echo; } | kc -P -t big -p 0 -K: -X message.max.bytes=2000000; then
+	pass "produce a 1,000,000-byte record"
+else
+	fail "produce a 1,000,000-byte record" "$(cat "$work/kcat.err")"
+fi
+if consume "consume the 1,000,000-byte record" -t big -p 0 -o beginning -f '%o %k %S %s\n'; then
+	want="0 big 1000000 $(cat "$work/big1")"
+	if [[ "$out" == "$want" ]]; then
+		pass "consume the 1,000,000-byte record: same bytes"
+	else
+		fail "consume the 1,000,000-byte record: same bytes" "got $(head -c 80 <<<"$out")... (${#out} bytes)"
+	fi
+fi
+# A partition limit far below the record: the first batch still comes whole (KIP-74).
+if consume "consume the 1,000,000-byte record with fetch.message.max.bytes=65536" -t big -p 0 -o beginning -f '%o %k %S\n' -X fetch.message.max.bytes=65536; then
+	expect "consume the 1,000,000-byte record with fetch.message.max.bytes=65536" "0 big 1000000" "$out"
+fi
+{ printf 'big:'; cat "$work/big2"; echo; } | kc -P -t big -p 0 -K: -X message.max.bytes=2000000
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q 'Message size too large' "$work/kcat.err"; then
+	pass "produce a 1,500,000-byte record: refused with MESSAGE_TOO_LARGE"
+else
+	fail "produce a 1,500,000-byte record: refused with MESSAGE_TOO_LARGE" "exit status $rc" "$(cat "$work/kcat.err")"
+fi
+if out="$(kc -Q -t big:0:-1)"; then
+	expect "the refused record was not written" "big [0] offset 1" "$out"
+else
+	fail "the refused record was not written" "$(cat "$work/kcat.err")"
+fi
+
+# --- SASL PLAIN -----------------------------------------------------------------------------
+# A second gateway requiring SASL PLAIN, checked against the embedded store's root user.
+sasl=(-X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN -X sasl.username=iggy)
+main_broker=$broker
+start_gateway sasl "${sasl[@]}" -X sasl.password=iggy -- --sasl
+if printf 'sk:sv\n' | kc "${sasl[@]}" -X sasl.password=iggy -P -t secured -p 0 -K:; then
+	pass "SASL PLAIN: produce"
+else
+	fail "SASL PLAIN: produce" "$(cat "$work/kcat.err")"
+fi
+if consume "SASL PLAIN: consume" "${sasl[@]}" -X sasl.password=iggy -t secured -p 0 -o beginning -f '%o|%k|%s\n'; then
+	expect "SASL PLAIN: consume" "0|sk|sv" "$out"
+fi
+if kc "${sasl[@]}" -X sasl.password=wrong -L -m 3 >/dev/null; then
+	fail "SASL PLAIN: a wrong password gets no metadata" "kcat -L succeeded"
+elif grep -q 'SASL authentication error' "$work/kcat.err"; then
+	pass "SASL PLAIN: a wrong password gets no metadata (SASL authentication error)"
+else
+	fail "SASL PLAIN: a wrong password gets no metadata (SASL authentication error)" "$(cat "$work/kcat.err")"
+fi
+stop_gateway "$pid"
+broker=$main_broker
+
+if ! kill -0 "$main_pid" 2>/dev/null; then
+	fail "gateway still running at the end" "$(tail -n 50 "$work/main.log")"
+fi
+if grep -q 'level=ERROR' "$work/main.log"; then
+	echo "--- gateway errors ---"
+	grep 'level=ERROR' "$work/main.log" | head -n 20
+fi
+echo "kcat-interop: $skipped skipped, $((SECONDS - started))s"
+echo "kcat-interop: $passed passed, $failed failed"
+exit $((failed > 0))
