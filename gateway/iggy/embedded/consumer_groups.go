@@ -78,12 +78,9 @@ func (c *conn) getConsumerGroups(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
+	t, err := s.topicFor(sess, q.Stream, q.Topic, canReadTopic)
 	if err != nil {
 		return err
-	}
-	if !s.allowed(sess, canReadTopic(t.stream.id, t.id)) {
-		return wire.Unauthorized
 	}
 	for _, g := range t.groups {
 		if g != nil {
@@ -125,34 +122,21 @@ func (c *conn) createConsumerGroup(sess *session, body []byte) error {
 		return wire.InvalidConsumerGroupName
 	}
 	s := c.s
-	s.mu.Lock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if t.group(wire.NamedID(q.Name)) != nil {
-		s.mu.Unlock()
-		return wire.ConsumerGroupNameAlreadyExists
-	}
-	g := &group{topic: t, id: t.nextGroupID, name: q.Name}
-	t.nextGroupID++
-	for uint32(len(t.groups)) < g.id {
-		t.groups = append(t.groups, nil)
-	}
-	t.groups = append(t.groups, g)
-	d := groupDetails(g)
-	save := s.commitLocked()
-	s.mu.Unlock()
-	if err := save(); err != nil {
-		return err
-	}
-	c.out = d.AppendTo(c.out)
-	return nil
+	var d wire.ConsumerGroupDetails
+	err := s.mutateTopic(sess, q.Stream, q.Topic, canPoll, func(t *topic) error {
+		if t.group(wire.NamedID(q.Name)) != nil {
+			return wire.ConsumerGroupNameAlreadyExists
+		}
+		g := &group{topic: t, id: t.nextGroupID, name: q.Name}
+		t.nextGroupID++
+		for uint32(len(t.groups)) < g.id {
+			t.groups = append(t.groups, nil)
+		}
+		t.groups = append(t.groups, g)
+		d = groupDetails(g)
+		return nil
+	})
+	return c.replyAfter(err, &d)
 }
 
 func (c *conn) deleteConsumerGroup(sess *session, body []byte) error {
@@ -161,25 +145,19 @@ func (c *conn) deleteConsumerGroup(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	t, g, err := s.lookupGroup(&q)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	g.dissolve()
-	t.groups[g.id] = nil
-	key := consumerKey{kind: wire.ConsumerKindGroup, id: g.id}
-	for _, p := range t.partitions {
-		delete(p.offsets, key)
-	}
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+	return s.mutate(func() error {
+		t, g, err := s.groupFor(sess, &q, canPoll)
+		if err != nil {
+			return err
+		}
+		g.dissolve()
+		t.groups[g.id] = nil
+		key := consumerKey{kind: wire.ConsumerKindGroup, id: g.id}
+		for _, p := range t.partitions {
+			delete(p.offsets, key)
+		}
+		return nil
+	})
 }
 
 func (c *conn) joinConsumerGroup(sess *session, body []byte) error {
@@ -190,12 +168,9 @@ func (c *conn) joinConsumerGroup(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, g, err := s.lookupGroup(&q)
+	_, g, err := s.groupFor(sess, &q, canPoll)
 	if err != nil {
 		return err
-	}
-	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
-		return wire.Unauthorized
 	}
 	if c.sess != sess {
 		return wire.Unauthenticated

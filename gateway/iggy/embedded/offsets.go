@@ -49,6 +49,26 @@ func (s *Server) offsetTarget(sess *session, cons wire.Consumer, sid, tid wire.I
 	return t, p, key, g, nil
 }
 
+// writableOffset is offsetTarget for a store or delete: the caller needs
+// the poll permission and, for a group offset, must own the partition in the
+// group. The caller holds Server.mu.
+func (s *Server) writableOffset(sess *session, cons wire.Consumer, sid, tid wire.Identifier,
+	part wire.OptionalPartition) (*partition, consumerKey, *group, error) {
+	t, p, key, g, err := s.offsetTarget(sess, cons, sid, tid, part, true)
+	if err != nil {
+		return nil, consumerKey{}, nil, err
+	}
+	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
+		return nil, consumerKey{}, nil, wire.Unauthorized
+	}
+	if g != nil {
+		if m := g.memberOf(sess); m == nil || !m.owns(p.id) {
+			return nil, consumerKey{}, nil, wire.ResourceNotFound
+		}
+	}
+	return p, key, g, nil
+}
+
 func (c *conn) getConsumerOffset(sess *session, body []byte) error {
 	var q wire.GetConsumerOffset
 	if err := decode(&q, body); err != nil {
@@ -81,17 +101,9 @@ func (c *conn) storeConsumerOffset(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, p, key, g, err := s.offsetTarget(sess, q.Consumer, q.Stream, q.Topic, q.Partition, true)
+	p, key, g, err := s.writableOffset(sess, q.Consumer, q.Stream, q.Topic, q.Partition)
 	if err != nil {
 		return err
-	}
-	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
-		return wire.Unauthorized
-	}
-	if g != nil {
-		if m := g.memberOf(sess); m == nil || !m.owns(p.id) {
-			return wire.ResourceNotFound
-		}
 	}
 	next := p.log.NextOffset()
 	if next == 0 || q.Offset > next-1 {
@@ -114,17 +126,9 @@ func (c *conn) deleteConsumerOffset(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, p, key, g, err := s.offsetTarget(sess, q.Consumer, q.Stream, q.Topic, q.Partition, true)
+	p, key, _, err := s.writableOffset(sess, q.Consumer, q.Stream, q.Topic, q.Partition)
 	if err != nil {
 		return err
-	}
-	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
-		return wire.Unauthorized
-	}
-	if g != nil {
-		if m := g.memberOf(sess); m == nil || !m.owns(p.id) {
-			return wire.ResourceNotFound
-		}
 	}
 	if _, ok := p.offsets[key]; !ok {
 		return wire.ConsumerOffsetNotFound

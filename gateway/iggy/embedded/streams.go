@@ -103,36 +103,29 @@ func (c *conn) createStream(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	if !s.allowed(sess, canManageStreams) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if s.state.streamByName(q.Name) != nil {
-		s.mu.Unlock()
-		return wire.StreamNameAlreadyExists
-	}
-	slot := freeSlot(s.state.streams)
-	if slot >= maxStreams {
-		s.mu.Unlock()
-		return wire.TooManyStreams
-	}
-	// A directory at a reused id is what a crash during an earlier delete
-	// left behind.
-	if err := os.RemoveAll(s.streamDir(uint32(slot))); err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	st := &stream{id: uint32(slot), name: q.Name, createdAt: nowMicros()}
-	s.state.streams = putSlot(s.state.streams, slot, st)
-	d := streamDetails(st)
-	save := s.commitLocked()
-	s.mu.Unlock()
-	if err := save(); err != nil {
-		return err
-	}
-	c.out = d.AppendTo(c.out)
-	return nil
+	var d wire.StreamDetails
+	err := s.mutate(func() error {
+		if !s.allowed(sess, canManageStreams) {
+			return wire.Unauthorized
+		}
+		if s.state.streamByName(q.Name) != nil {
+			return wire.StreamNameAlreadyExists
+		}
+		slot := freeSlot(s.state.streams)
+		if slot >= maxStreams {
+			return wire.TooManyStreams
+		}
+		// A directory at a reused id is what a crash during an earlier
+		// delete left behind.
+		if err := os.RemoveAll(s.streamDir(uint32(slot))); err != nil {
+			return err
+		}
+		st := &stream{id: uint32(slot), name: q.Name, createdAt: nowMicros()}
+		s.state.streams = putSlot(s.state.streams, slot, st)
+		d = streamDetails(st)
+		return nil
+	})
+	return c.replyAfter(err, &d)
 }
 
 func (c *conn) updateStream(sess *session, body []byte) error {
@@ -147,24 +140,13 @@ func (c *conn) updateStream(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	st := s.state.stream(q.Stream)
-	if st == nil {
-		s.mu.Unlock()
-		return wire.StreamIDNotFound
-	}
-	if !s.allowed(sess, canManageStream(st.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if other := s.state.streamByName(q.Name); other != nil && other != st {
-		s.mu.Unlock()
-		return wire.StreamNameAlreadyExists
-	}
-	st.name = q.Name
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+	return s.mutateStream(sess, q.Stream, canManageStream, func(st *stream) error {
+		if other := s.state.streamByName(q.Name); other != nil && other != st {
+			return wire.StreamNameAlreadyExists
+		}
+		st.name = q.Name
+		return nil
+	})
 }
 
 func (c *conn) deleteStream(sess *session, body []byte) error {
@@ -173,31 +155,26 @@ func (c *conn) deleteStream(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	st := s.state.stream(q.Stream)
-	if st == nil {
-		s.mu.Unlock()
-		return wire.StreamIDNotFound
-	}
-	if !s.allowed(sess, canManageStream(st.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
+	var gone *stream // set once the stream is out of the state
 	var logs []partLog
-	for _, t := range st.topics {
-		if t != nil {
-			logs = append(logs, detachTopic(t)...)
+	err := s.mutateStream(sess, q.Stream, canManageStream, func(st *stream) error {
+		for _, t := range st.topics {
+			if t != nil {
+				logs = append(logs, detachTopic(t)...)
+			}
 		}
+		s.state.streams[st.id] = nil
+		gone = st
+		return nil
+	})
+	if gone == nil {
+		return err
 	}
-	s.state.streams[st.id] = nil
-	save := s.commitLocked()
-	s.mu.Unlock()
-	err := save()
 	for _, l := range logs {
 		err = errors.Join(err, l.Close())
 	}
-	if rerr := os.RemoveAll(s.streamDir(st.id)); rerr != nil {
-		s.log.Warn("removing stream directory", "stream", st.id, "err", rerr)
+	if rerr := os.RemoveAll(s.streamDir(gone.id)); rerr != nil {
+		s.log.Warn("removing stream directory", "stream", gone.id, "err", rerr)
 	}
 	return err
 }
@@ -225,12 +202,9 @@ func (c *conn) purgeStream(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.state.stream(q.Stream)
-	if st == nil {
-		return wire.StreamIDNotFound
-	}
-	if !s.allowed(sess, canManageStream(st.id)) {
-		return wire.Unauthorized
+	st, err := s.streamFor(sess, q.Stream, canManageStream)
+	if err != nil {
+		return err
 	}
 	for _, t := range st.topics {
 		if t != nil {
@@ -239,11 +213,7 @@ func (c *conn) purgeStream(sess *session, body []byte) error {
 			}
 		}
 	}
-	doc, seq, err := s.snapshotLocked()
-	if err != nil {
-		return err
-	}
-	return s.meta.write(doc, seq)
+	return s.commitLocked()()
 }
 
 // purgeTopicLocked empties every partition: offsets restart at 0 and stored

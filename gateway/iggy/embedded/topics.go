@@ -135,50 +135,34 @@ func (c *conn) createTopic(sess *session, body []byte) error {
 		return wire.InvalidOptionValue
 	}
 	s := c.s
-	s.mu.Lock()
-	st := s.state.stream(q.Stream)
-	if st == nil {
-		s.mu.Unlock()
-		return wire.StreamIDNotFound
-	}
-	if !s.allowed(sess, canManageTopics(st.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if st.topicByName(q.Name) != nil {
-		s.mu.Unlock()
-		return wire.TopicNameAlreadyExists
-	}
-	slot := freeSlot(st.topics)
-	if slot >= maxTopicsPerStream {
-		s.mu.Unlock()
-		return wire.TooManyTopics
-	}
-	if err := os.RemoveAll(s.topicDir(st.id, uint32(slot))); err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	t := &topic{stream: st, id: uint32(slot), name: q.Name, createdAt: nowMicros(), opts: opts}
-	for i := range q.PartitionsCount {
-		p, err := s.openPartition(st.id, t.id, i, nowMicros(), opts)
-		if err != nil {
-			for _, p := range t.partitions {
-				_ = p.log.Close()
-			}
-			s.mu.Unlock()
+	var d wire.TopicDetails
+	err = s.mutateStream(sess, q.Stream, canManageTopics, func(st *stream) error {
+		if st.topicByName(q.Name) != nil {
+			return wire.TopicNameAlreadyExists
+		}
+		slot := freeSlot(st.topics)
+		if slot >= maxTopicsPerStream {
+			return wire.TooManyTopics
+		}
+		if err := os.RemoveAll(s.topicDir(st.id, uint32(slot))); err != nil {
 			return err
 		}
-		t.partitions = append(t.partitions, p)
-	}
-	st.topics = putSlot(st.topics, slot, t)
-	d := topicDetails(t, true)
-	save := s.commitLocked()
-	s.mu.Unlock()
-	if err := save(); err != nil {
-		return err
-	}
-	c.out = d.AppendTo(c.out)
-	return nil
+		t := &topic{stream: st, id: uint32(slot), name: q.Name, createdAt: nowMicros(), opts: opts}
+		for i := range q.PartitionsCount {
+			p, err := s.openPartition(st.id, t.id, i, nowMicros(), opts)
+			if err != nil {
+				for _, p := range t.partitions {
+					_ = p.log.Close()
+				}
+				return err
+			}
+			t.partitions = append(t.partitions, p)
+		}
+		st.topics = putSlot(st.topics, slot, t)
+		d = topicDetails(t, true)
+		return nil
+	})
+	return c.replyAfter(err, &d)
 }
 
 func (c *conn) updateTopic(sess *session, body []byte) error {
@@ -190,30 +174,18 @@ func (c *conn) updateTopic(sess *session, body []byte) error {
 		return wire.InvalidTopicName
 	}
 	s := c.s
-	s.mu.Lock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	if !s.allowed(sess, canManageTopic(t.stream.id, t.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if other := t.stream.topicByName(q.Name); other != nil && other != t {
-		s.mu.Unlock()
-		return wire.TopicNameAlreadyExists
-	}
-	opts, err := admitTopicOptions(q.Options, t.opts, true)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	t.name = q.Name
-	t.opts = opts
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+	return s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+		if other := t.stream.topicByName(q.Name); other != nil && other != t {
+			return wire.TopicNameAlreadyExists
+		}
+		opts, err := admitTopicOptions(q.Options, t.opts, true)
+		if err != nil {
+			return err
+		}
+		t.name = q.Name
+		t.opts = opts
+		return nil
+	})
 }
 
 func (c *conn) deleteTopic(sess *session, body []byte) error {
@@ -222,26 +194,22 @@ func (c *conn) deleteTopic(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
-	if err != nil {
-		s.mu.Unlock()
+	var gone *topic // set once the topic is out of the state
+	var logs []partLog
+	err := s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+		logs = detachTopic(t)
+		t.stream.topics[t.id] = nil
+		gone = t
+		return nil
+	})
+	if gone == nil {
 		return err
 	}
-	if !s.allowed(sess, canManageTopic(t.stream.id, t.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	logs := detachTopic(t)
-	t.stream.topics[t.id] = nil
-	save := s.commitLocked()
-	s.mu.Unlock()
-	err = save()
 	for _, l := range logs {
 		err = errors.Join(err, l.Close())
 	}
-	if rerr := os.RemoveAll(s.topicDir(t.stream.id, t.id)); rerr != nil {
-		s.log.Warn("removing topic directory", "stream", t.stream.id, "topic", t.id, "err", rerr)
+	if rerr := os.RemoveAll(s.topicDir(gone.stream.id, gone.id)); rerr != nil {
+		s.log.Warn("removing topic directory", "stream", gone.stream.id, "topic", gone.id, "err", rerr)
 	}
 	return err
 }
@@ -254,21 +222,14 @@ func (c *conn) purgeTopic(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
+	t, err := s.topicFor(sess, q.Stream, q.Topic, canManageTopic)
 	if err != nil {
 		return err
-	}
-	if !s.allowed(sess, canManageTopic(t.stream.id, t.id)) {
-		return wire.Unauthorized
 	}
 	if err := purgeTopicLocked(t); err != nil {
 		return err
 	}
-	doc, seq, err := s.snapshotLocked()
-	if err != nil {
-		return err
-	}
-	return s.meta.write(doc, seq)
+	return s.commitLocked()()
 }
 
 func (c *conn) createPartitions(sess *session, body []byte) error {
@@ -280,38 +241,24 @@ func (c *conn) createPartitions(sess *session, body []byte) error {
 		return wire.TooManyPartitions
 	}
 	s := c.s
-	s.mu.Lock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	if !s.allowed(sess, canManageTopic(t.stream.id, t.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if uint64(len(t.partitions))+uint64(q.Count) > 1_000_000 {
-		s.mu.Unlock()
-		return wire.PartitionIDSpaceExhausted
-	}
-	for range q.Count {
-		id := uint32(len(t.partitions))
-		dir := s.partitionDir(t.stream.id, t.id, id)
-		if err := os.RemoveAll(dir); err != nil {
-			s.mu.Unlock()
-			return err
+	return s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+		if uint64(len(t.partitions))+uint64(q.Count) > 1_000_000 {
+			return wire.PartitionIDSpaceExhausted
 		}
-		p, err := s.openPartition(t.stream.id, t.id, id, nowMicros(), t.opts)
-		if err != nil {
-			s.mu.Unlock()
-			return err
+		for range q.Count {
+			id := uint32(len(t.partitions))
+			if err := os.RemoveAll(s.partitionDir(t.stream.id, t.id, id)); err != nil {
+				return err
+			}
+			p, err := s.openPartition(t.stream.id, t.id, id, nowMicros(), t.opts)
+			if err != nil {
+				return err
+			}
+			t.partitions = append(t.partitions, p)
 		}
-		t.partitions = append(t.partitions, p)
-	}
-	rebalanceTopic(t)
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+		rebalanceTopic(t)
+		return nil
+	})
 }
 
 func (c *conn) deletePartitions(sess *session, body []byte) error {
@@ -323,27 +270,17 @@ func (c *conn) deletePartitions(sess *session, body []byte) error {
 		return wire.TooManyPartitions
 	}
 	s := c.s
-	s.mu.Lock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	if !s.allowed(sess, canManageTopic(t.stream.id, t.id)) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if int(q.Count) > len(t.partitions) {
-		s.mu.Unlock()
-		return wire.InvalidPartitionsCount
-	}
-	keep := len(t.partitions) - int(q.Count)
-	removed := append([]*partition(nil), t.partitions[keep:]...)
-	t.partitions = t.partitions[:keep]
-	rebalanceTopic(t)
-	save := s.commitLocked()
-	s.mu.Unlock()
-	err = save()
+	var removed []*partition
+	err := s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+		if int(q.Count) > len(t.partitions) {
+			return wire.InvalidPartitionsCount
+		}
+		keep := len(t.partitions) - int(q.Count)
+		removed = append([]*partition(nil), t.partitions[keep:]...)
+		t.partitions = t.partitions[:keep]
+		rebalanceTopic(t)
+		return nil
+	})
 	for _, p := range removed {
 		err = errors.Join(err, p.log.Close())
 		if rerr := os.RemoveAll(p.dir); rerr != nil {
@@ -369,17 +306,15 @@ func (c *conn) deleteSegments(sess *session, body []byte) error {
 	}
 	s := c.s
 	s.mu.RLock()
-	t, err := s.lookupTopic(q.Stream, q.Topic)
+	t, err := s.topicFor(sess, q.Stream, q.Topic, canManageTopic)
+	var p *partition
+	if err == nil {
+		p = t.partition(q.PartitionID)
+	}
+	s.mu.RUnlock()
 	if err != nil {
-		s.mu.RUnlock()
 		return err
 	}
-	if !s.allowed(sess, canManageTopic(t.stream.id, t.id)) {
-		s.mu.RUnlock()
-		return wire.Unauthorized
-	}
-	p := t.partition(q.PartitionID)
-	s.mu.RUnlock()
 	if p == nil {
 		return wire.PartitionNotFound
 	}

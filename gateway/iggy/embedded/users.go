@@ -94,27 +94,22 @@ func (c *conn) createUser(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	if !s.allowed(sess, canManageUsers) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	if s.state.userByName(q.Username) != nil {
-		s.mu.Unlock()
-		return wire.UserAlreadyExists
-	}
-	slot := freeSlot(s.state.users)
-	u := &user{id: uint32(slot), username: q.Username, createdAt: nowMicros(), status: q.Status,
-		salt: salt, hash: hash, perms: q.Permissions}
-	s.state.users = putSlot(s.state.users, slot, u)
-	d := userDetails(u)
-	save := s.commitLocked()
-	s.mu.Unlock()
-	if err := save(); err != nil {
-		return err
-	}
-	c.out = d.AppendTo(c.out)
-	return nil
+	var d wire.UserDetails
+	err = s.mutate(func() error {
+		if !s.allowed(sess, canManageUsers) {
+			return wire.Unauthorized
+		}
+		if s.state.userByName(q.Username) != nil {
+			return wire.UserAlreadyExists
+		}
+		slot := freeSlot(s.state.users)
+		u := &user{id: uint32(slot), username: q.Username, createdAt: nowMicros(), status: q.Status,
+			salt: salt, hash: hash, perms: q.Permissions}
+		s.state.users = putSlot(s.state.users, slot, u)
+		d = userDetails(u)
+		return nil
+	})
+	return c.replyAfter(err, &d)
 }
 
 func (c *conn) updateUser(sess *session, body []byte) error {
@@ -132,29 +127,18 @@ func (c *conn) updateUser(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	if !s.allowed(sess, canManageUsers) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	u := s.state.user(q.User)
-	if u == nil {
-		s.mu.Unlock()
-		return wire.ResourceNotFound
-	}
-	if q.HasUsername {
-		if other := s.state.userByName(q.Username); other != nil && other != u {
-			s.mu.Unlock()
-			return wire.UserAlreadyExists
+	return s.mutateUser(sess, q.User, func(u *user) error {
+		if q.HasUsername {
+			if other := s.state.userByName(q.Username); other != nil && other != u {
+				return wire.UserAlreadyExists
+			}
+			u.username = q.Username
 		}
-		u.username = q.Username
-	}
-	if q.HasStatus {
-		u.status = q.Status
-	}
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+		if q.HasStatus {
+			u.status = q.Status
+		}
+		return nil
+	})
 }
 
 func (c *conn) deleteUser(sess *session, body []byte) error {
@@ -163,30 +147,19 @@ func (c *conn) deleteUser(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	if !s.allowed(sess, canManageUsers) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	u := s.state.user(q.User)
-	if u == nil {
-		s.mu.Unlock()
-		return wire.ResourceNotFound
-	}
-	if u.id == 0 {
-		s.mu.Unlock()
-		return wire.CannotDeleteUser
-	}
-	s.state.users[u.id] = nil
-	// Sessions of the deleted user end with it.
-	for other := range s.conns {
-		if other.sess != nil && other.sess.userID == u.id {
-			s.endSessionLocked(other)
+	return s.mutateUser(sess, q.User, func(u *user) error {
+		if u.id == 0 {
+			return wire.CannotDeleteUser
 		}
-	}
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+		s.state.users[u.id] = nil
+		// Sessions of the deleted user end with it.
+		for other := range s.conns {
+			if other.sess != nil && other.sess.userID == u.id {
+				s.endSessionLocked(other)
+			}
+		}
+		return nil
+	})
 }
 
 func (c *conn) updatePermissions(sess *session, body []byte) error {
@@ -195,24 +168,13 @@ func (c *conn) updatePermissions(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	if !s.allowed(sess, canManageUsers) {
-		s.mu.Unlock()
-		return wire.Unauthorized
-	}
-	u := s.state.user(q.User)
-	if u == nil {
-		s.mu.Unlock()
-		return wire.ResourceNotFound
-	}
-	if u.id == 0 {
-		s.mu.Unlock()
-		return wire.CannotChangePermissions
-	}
-	u.perms = q.Permissions
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+	return s.mutateUser(sess, q.User, func(u *user) error {
+		if u.id == 0 {
+			return wire.CannotChangePermissions
+		}
+		u.perms = q.Permissions
+		return nil
+	})
 }
 
 func (c *conn) changePassword(sess *session, body []byte) error {
@@ -245,24 +207,23 @@ func (c *conn) changePassword(sess *session, body []byte) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	if s.state.user(wire.NumericID(cp.id)) != u {
-		s.mu.Unlock()
-		return wire.ResourceNotFound
-	}
-	u.salt, u.hash = salt, hash
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+	return s.mutate(func() error {
+		// The user may have been deleted while the password was hashed.
+		if s.state.user(wire.NumericID(cp.id)) != u {
+			return wire.ResourceNotFound
+		}
+		u.salt, u.hash = salt, hash
+		return nil
+	})
 }
 
 func (c *conn) getPATs(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	u := s.state.user(wire.NumericID(sess.userID))
-	if u == nil {
-		return wire.ResourceNotFound
+	u, err := s.sessionUser(sess)
+	if err != nil {
+		return err
 	}
 	var list wire.PersonalAccessTokenList
 	for _, p := range u.pats {
@@ -293,29 +254,21 @@ func (c *conn) createPAT(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	u := s.state.user(wire.NumericID(sess.userID))
-	if u == nil {
-		s.mu.Unlock()
-		return wire.ResourceNotFound
-	}
-	if slices.ContainsFunc(u.pats, func(p *pat) bool { return p.name == q.Name }) {
-		s.mu.Unlock()
-		return wire.PersonalAccessTokenAlreadyExists
-	}
-	if len(u.pats) >= maxPATsPerUser {
-		s.mu.Unlock()
-		return wire.PersonalAccessTokensLimitReached
-	}
-	u.pats = append(u.pats, &pat{name: q.Name, hash: hash, expiryAt: expiryAt})
-	save := s.commitLocked()
-	s.mu.Unlock()
-	if err := save(); err != nil {
-		return err
-	}
-	tok := wire.RawToken{Token: raw}
-	c.out = tok.AppendTo(c.out)
-	return nil
+	err = s.mutate(func() error {
+		u, err := s.sessionUser(sess)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(u.pats, func(p *pat) bool { return p.name == q.Name }) {
+			return wire.PersonalAccessTokenAlreadyExists
+		}
+		if len(u.pats) >= maxPATsPerUser {
+			return wire.PersonalAccessTokensLimitReached
+		}
+		u.pats = append(u.pats, &pat{name: q.Name, hash: hash, expiryAt: expiryAt})
+		return nil
+	})
+	return c.replyAfter(err, &wire.RawToken{Token: raw})
 }
 
 func (c *conn) deletePAT(sess *session, body []byte) error {
@@ -324,19 +277,16 @@ func (c *conn) deletePAT(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	s.mu.Lock()
-	u := s.state.user(wire.NumericID(sess.userID))
-	if u == nil {
-		s.mu.Unlock()
-		return wire.ResourceNotFound
-	}
-	i := slices.IndexFunc(u.pats, func(p *pat) bool { return p.name == q.Name })
-	if i < 0 {
-		s.mu.Unlock()
-		return wire.ResourceNotFound
-	}
-	u.pats = slices.Delete(u.pats, i, i+1)
-	save := s.commitLocked()
-	s.mu.Unlock()
-	return save()
+	return s.mutate(func() error {
+		u, err := s.sessionUser(sess)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(u.pats, func(p *pat) bool { return p.name == q.Name })
+		if i < 0 {
+			return wire.ResourceNotFound
+		}
+		u.pats = slices.Delete(u.pats, i, i+1)
+		return nil
+	})
 }
