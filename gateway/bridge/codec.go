@@ -194,15 +194,7 @@ func compress(dst []byte, codec int, src []byte) ([]byte, error) {
 	case codecGzip:
 		w := gzipWPool.Get().(*gzip.Writer)
 		defer gzipWPool.Put(w)
-		sw := &sliceWriter{b: dst}
-		w.Reset(sw)
-		if _, err := w.Write(src); err != nil {
-			return dst, err
-		}
-		if err := w.Close(); err != nil {
-			return dst, err
-		}
-		return sw.b, nil
+		return compressStream(dst, w, src)
 	case codecSnappy:
 		dst = append(dst, xerialMagic...)
 		dst = append(dst, 0, 0, 0, 1, 0, 0, 0, 1)
@@ -220,15 +212,7 @@ func compress(dst []byte, codec int, src []byte) ([]byte, error) {
 	case codecLZ4:
 		w := lz4WPool.Get().(*lz4.Writer)
 		defer lz4WPool.Put(w)
-		sw := &sliceWriter{b: dst}
-		w.Reset(sw)
-		if _, err := w.Write(src); err != nil {
-			return dst, err
-		}
-		if err := w.Close(); err != nil {
-			return dst, err
-		}
-		return sw.b, nil
+		return compressStream(dst, w, src)
 	case codecZstd:
 		e := zstdWPool.Get().(*zstd.Encoder)
 		defer zstdWPool.Put(e)
@@ -236,4 +220,23 @@ func compress(dst []byte, codec int, src []byte) ([]byte, error) {
 	default:
 		return dst, fmt.Errorf("bridge: unknown compression codec %d", codec)
 	}
+}
+
+// streamWriter is a reusable compressing writer (gzip, lz4).
+type streamWriter interface {
+	Reset(io.Writer)
+	io.WriteCloser
+}
+
+// compressStream appends src compressed by w to dst.
+func compressStream(dst []byte, w streamWriter, src []byte) ([]byte, error) {
+	sw := &sliceWriter{b: dst}
+	w.Reset(sw)
+	if _, err := w.Write(src); err != nil {
+		return dst, err
+	}
+	if err := w.Close(); err != nil {
+		return dst, err
+	}
+	return sw.b, nil
 }
