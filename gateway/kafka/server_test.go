@@ -191,17 +191,7 @@ func TestFetchMinBytesWaitsForMaxWait(t *testing.T) {
 	ts := startServer(t, nil)
 	cl := ts.client(t)
 	createTopic(t, cl, "quiet", 1)
-	req := kmsg.NewPtrFetchRequest()
-	req.Version = 11
-	req.MaxWaitMillis = 300
-	req.MinBytes = 1
-	req.MaxBytes = 1 << 20
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "quiet"
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.PartitionMaxBytes = 1 << 20
-	ft.Partitions = append(ft.Partitions, fp)
-	req.Topics = append(req.Topics, ft)
+	req := longPoll("quiet", 300)
 	start := time.Now()
 	resp, err := req.RequestWith(testCtx(t), cl)
 	if err != nil {
@@ -655,16 +645,7 @@ func TestPipelinedAnswersKeepRequestOrder(t *testing.T) {
 
 	// A long-polling fetch first, then quick requests: the quick ones finish first but must be
 	// answered after the fetch.
-	fetch := kmsg.NewPtrFetchRequest()
-	fetch.Version = 11
-	fetch.MaxWaitMillis = 400
-	fetch.MinBytes = 1
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "pipe"
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.PartitionMaxBytes = 1 << 20
-	ft.Partitions = append(ft.Partitions, fp)
-	fetch.Topics = append(fetch.Topics, ft)
+	fetch := longPoll("pipe", 400)
 
 	var frames []byte
 	frames = append(frames, encodeRequest(fetch, 100)...)
@@ -840,16 +821,7 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	go func() { served <- s.Serve(ln) }()
 
 	conn := dialRaw(t, ln.Addr().String())
-	fetch := kmsg.NewPtrFetchRequest()
-	fetch.Version = 11
-	fetch.MaxWaitMillis = 500
-	fetch.MinBytes = 1
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "drain"
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.PartitionMaxBytes = 1 << 20
-	ft.Partitions = append(ft.Partitions, fp)
-	fetch.Topics = append(fetch.Topics, ft)
+	fetch := longPoll("drain", 500)
 	conn.write(t, encodeRequest(fetch, 1))
 	// Wait until the fetch is being served before shutting down.
 	deadline := time.Now().Add(5 * time.Second)
@@ -1057,16 +1029,7 @@ func TestFinishedAnswersAreNotHeldBehindALongPoll(t *testing.T) {
 	ts.backend.CreateTopic(context.Background(), "held", 1, nil, false)
 	conn := dialRaw(t, ts.addr)
 
-	fetch := kmsg.NewPtrFetchRequest()
-	fetch.Version = 11
-	fetch.MaxWaitMillis = 5000
-	fetch.MinBytes = 1
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "held"
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.PartitionMaxBytes = 1 << 20
-	ft.Partitions = append(ft.Partitions, fp)
-	fetch.Topics = append(fetch.Topics, ft)
+	fetch := longPoll("held", 5000)
 
 	// Metadata first, then the long poll: the metadata answer must arrive long before the poll
 	// ends, even though another request is still in flight behind it.
@@ -1082,4 +1045,20 @@ func TestFinishedAnswersAreNotHeldBehindALongPoll(t *testing.T) {
 	if d := time.Since(start); d > 2500*time.Millisecond {
 		t.Fatalf("metadata answer held back %v behind the long poll", d)
 	}
+}
+
+// longPoll is a Fetch v11 of partition 0 of topic that waits up to waitMs for one byte.
+func longPoll(topic string, waitMs int32) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 11
+	req.MaxWaitMillis = waitMs
+	req.MinBytes = 1
+	req.MaxBytes = 1 << 20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = topic
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	req.Topics = append(req.Topics, ft)
+	return req
 }
