@@ -39,6 +39,7 @@ func TestBadValuesNameSettingAndSource(t *testing.T) {
 		{"env port", []string{"IGGY_KAFKA_BIND=:99999"}, []string{"serve", "--print-config"}, []string{"bind", "IGGY_KAFKA_BIND", "port"}},
 		{"flag bool", nil, []string{"serve", "--auto-create-topics=maybe"}, []string{"auto-create-topics"}},
 		{"brokers", nil, []string{"serve", "--brokers", "1@localhost", "--data", "x"}, []string{"brokers", "host:port"}},
+		{"node not in fleet", nil, []string{"serve", "--brokers", "1@localhost:9092", "--node-id", "3"}, []string{"node-id", "not in --brokers"}},
 		{"unknown flag", nil, []string{"serve", "--bnid", ":1"}, []string{"bnid"}},
 		{"unknown command", nil, []string{"serev"}, []string{"serev"}},
 	} {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -47,7 +50,11 @@ an Iggy server or cluster that a fleet of gateways shares.`,
 			}
 			cfg.Logger = log
 			cfg.Embedded.Logger = log.With("component", "store")
-			return gateway.Run(cmd.Context(), cfg)
+			err = gateway.Run(cmd.Context(), cfg)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%w\n(another process holds that address: choose another --bind or --store-listen, or point --iggy at a store that is already running)", err)
+			}
+			return err
 		},
 	})
 }
@@ -94,6 +101,9 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		return cfg, v.Invalid("brokers", "%v", err)
 	}
 	cfg.Brokers = brokers
+	if len(brokers) > 0 && !slices.ContainsFunc(brokers, func(b gateway.Broker) bool { return b.NodeID == cfg.NodeID }) {
+		return cfg, v.Invalid("node-id", "node %d is not in --brokers", cfg.NodeID)
+	}
 	if cfg.TLS, err = listenerTLS(v); err != nil {
 		return cfg, err
 	}
