@@ -30,8 +30,14 @@ type topicConf struct {
 }
 
 type confCache struct {
+	// refresh is held across the read of the config log, an Iggy round trip,
+	// and orders it with the cache updates of writeTopicConf. mu only guards
+	// the fields, so once the cache has been loaded a refresh in progress
+	// holds up no produce, on any partition.
+	refresh sync.Mutex
+	next    uint64 // guarded by refresh
+
 	mu     sync.Mutex
-	next   uint64
 	loaded time.Time
 	m      map[string]topicConf
 }
@@ -56,6 +62,7 @@ func (b *Bridge) writeTopicConf(ctx context.Context, name string, conf topicConf
 	if _, err := b.admin.send(ctx, b.meta, topicConfigsTopic, 0, batch); err != nil {
 		return fmt.Errorf("bridge: record configs of %s: %w", name, err)
 	}
+	b.conf.refresh.Lock()
 	b.conf.mu.Lock()
 	if deleted {
 		delete(b.conf.m, name)
@@ -63,26 +70,46 @@ func (b *Bridge) writeTopicConf(ctx context.Context, name string, conf topicConf
 		b.conf.m[name] = conf
 	}
 	b.conf.mu.Unlock()
+	b.conf.refresh.Unlock()
 	return nil
 }
 
 // topicConf returns the stored configs of a topic, reading what other
-// gateways appended when the cache is older than confRefresh.
+// gateways appended when the cache is older than confRefresh. Only one caller
+// reads at a time; the others go on with the cache, which is then at most one
+// round trip older than what that read will find.
 func (b *Bridge) topicConf(ctx context.Context, name string) (topicConf, error) {
 	c := &b.conf
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if time.Since(c.loaded) >= confRefresh {
+	conf, stale, loaded := c.m[name], time.Since(c.loaded) >= confRefresh, !c.loaded.IsZero()
+	c.mu.Unlock()
+	if !stale {
+		return conf, nil
+	}
+	if !loaded {
+		c.refresh.Lock()
+	} else if !c.refresh.TryLock() {
+		return conf, nil
+	}
+	defer c.refresh.Unlock()
+	c.mu.Lock()
+	stale = time.Since(c.loaded) >= confRefresh
+	c.mu.Unlock()
+	if stale {
 		if err := b.refreshConf(ctx); err != nil {
 			return topicConf{}, err
 		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if stale {
 		c.loaded = time.Now()
 	}
 	return c.m[name], nil
 }
 
 // refreshConf reads the config log from where the last read stopped. The
-// caller holds b.conf.mu.
+// caller holds b.conf.refresh, not b.conf.mu.
 func (b *Bridge) refreshConf(ctx context.Context) error {
 	c := &b.conf
 	for {
@@ -92,6 +119,7 @@ func (b *Bridge) refreshConf(ctx context.Context) error {
 		}
 		recs := p.Records
 		n := p.Count
+		c.mu.Lock()
 		for len(recs) > 0 {
 			rec, rest, ok := splitRecord(recs)
 			if !ok {
@@ -112,6 +140,7 @@ func (b *Bridge) refreshConf(ctx context.Context) error {
 				}
 			}
 		}
+		c.mu.Unlock()
 		if p.Release != nil {
 			p.Release()
 		}
