@@ -35,7 +35,9 @@ type Config struct {
 	// Brokers is the fleet; empty means this node alone at AdvertisedAddr.
 	Brokers []Broker
 
-	// IggyAddrs are the Iggy nodes; empty starts the embedded store in-process with Embedded.
+	// IggyAddrs are the Iggy nodes; empty starts the embedded store in-process with Embedded,
+	// which the gateway then reaches through memory (IggyTLS does not apply; Embedded.TLS
+	// covers its listener for native Iggy clients).
 	IggyAddrs                  []string
 	IggyUsername, IggyPassword string
 	IggyTLS                    *tls.Config
@@ -106,6 +108,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	cfg := g.cfg
 	addrs, user, pass := cfg.IggyAddrs, cfg.IggyUsername, cfg.IggyPassword
 	iggyTLS := cfg.IggyTLS
+	var iggyDial func(context.Context, string) (net.Conn, error)
 	if len(addrs) == 0 {
 		if g.store, err = embedded.New(cfg.Embedded); err != nil {
 			return fmt.Errorf("gateway: starting the embedded store: %w", err)
@@ -116,13 +119,17 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		if user == "" {
 			user, pass = cfg.Embedded.RootUsername, cfg.Embedded.RootPassword
 		}
-		if cfg.Embedded.TLS != nil && iggyTLS == nil {
-			iggyTLS = &tls.Config{InsecureSkipVerify: true} // our own in-process store
-		}
+		// The gateway reaches its own store through memory: loopback TCP
+		// costs two kernel copies per batch each way, and TLS would protect
+		// nothing that leaves the process. The TCP listener stays for native
+		// Iggy clients.
+		store := g.store
+		iggyDial = func(ctx context.Context, _ string) (net.Conn, error) { return store.Dial(ctx) }
+		iggyTLS = nil
 	}
 	dial := func(ctx context.Context, user, password string, pool int) (*iggy.Client, error) {
 		return iggy.Dial(ctx, iggy.Config{
-			Addrs: addrs, Username: user, Password: password, TLS: iggyTLS, PoolSize: pool,
+			Addrs: addrs, Username: user, Password: password, TLS: iggyTLS, Dial: iggyDial, PoolSize: pool,
 			Logger: cfg.Logger.With("component", "iggy"),
 		})
 	}

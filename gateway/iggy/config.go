@@ -1,8 +1,10 @@
 package iggy
 
 import (
+	"context"
 	"crypto/tls"
 	"log/slog"
+	"net"
 	"time"
 )
 
@@ -19,6 +21,10 @@ type Config struct {
 	// TLS, when set, wraps every connection. Without a ServerName the host of
 	// the dialled address is used for verification.
 	TLS *tls.Config
+	// Dial, when set, opens the connection to an address in place of TCP,
+	// for instance an in-process pipe to an embedded store. TLS, when set,
+	// still wraps what it returns.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// PoolSize is the number of connections of a Client. Default 4.
 	PoolSize int
 	// DialTimeout bounds one dial plus login. Default 5s.

@@ -58,10 +58,18 @@ type conn struct {
 
 // dialConn opens a TCP (optionally TLS) connection with TCP_NODELAY set;
 // lockstep requests made of several segments would otherwise wait on
-// Nagle's algorithm.
+// Nagle's algorithm. Config.Dial, when set, replaces the TCP dial.
 func dialConn(ctx context.Context, addr string, cfg *Config) (*conn, error) {
-	d := net.Dialer{Timeout: cfg.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	var nc net.Conn
+	var err error
+	if cfg.Dial != nil {
+		dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+		nc, err = cfg.Dial(dctx, addr)
+		cancel()
+	} else {
+		d := net.Dialer{Timeout: cfg.DialTimeout}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: dial %s: %w", ErrUnavailable, addr, err)
 	}
@@ -138,11 +146,19 @@ func (c *conn) alive() bool {
 		// Bytes nobody asked for mean the stream is out of step.
 		return false
 	}
+	if p, ok := c.nc.(peerProber); ok {
+		return p.PeerOpen()
+	}
 	if time.Since(c.lastUsed) < idleProbeAfter || c.raw == nil {
 		return true
 	}
 	return peerOpen(c.raw, c.tls)
 }
+
+// peerProber is a connection that can tell cheaply, without a syscall,
+// whether its peer is still there and silent, such as an in-process pipe
+// from Config.Dial; it is asked before every use.
+type peerProber interface{ PeerOpen() bool }
 
 // exchange writes one request and reads its reply, returning the reply
 // body with the result section already stripped. The returned body aliases
