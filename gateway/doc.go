@@ -1,6 +1,8 @@
 // Package gateway assembles and runs one iggy-kafka gateway: the Kafka listener of package
 // kafka, the Kafka <-> Iggy bridge, the Iggy client it acts through, and, when no Iggy address
-// is configured, the embedded Iggy-compatible store running in the same process.
+// is configured, the embedded Iggy-compatible store running in the same process. The gateway
+// reaches that store through an in-memory connection (embedded.Server.Dial) that speaks the same
+// protocol as its TCP listener, which stays open for native Iggy clients.
 //
 // Start brings everything up in dependency order (store, Iggy client, bridge, Kafka listener,
 // metrics) and returns once the Kafka listener accepts; Shutdown takes it down in reverse:
