@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded/partlog"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
 
 const partitions = 3
@@ -38,7 +38,7 @@ func startGateway(b *testing.B) broker {
 	ctx := context.Background()
 	g, err := gateway.Start(ctx, gateway.Config{
 		Bind:              "127.0.0.1:0",
-		Embedded:          embedded.Config{Listen: "127.0.0.1:0", DataDir: dir, Fsync: partlog.FsyncNever},
+		Embedded:          store.Config{Listen: "127.0.0.1:0", DataDir: dir, Fsync: partlog.FsyncNever},
 		AutoCreateTopics:  true,
 		DefaultPartitions: partitions,
 	})

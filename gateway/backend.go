@@ -20,7 +20,7 @@ type userBackend struct {
 	as *iggy.Client
 }
 
-var _ kafka.Backend = userBackend{}
+var _ kafka.Storage = userBackend{}
 
 func (u userBackend) ListTopics(ctx context.Context) ([]kafka.TopicInfo, error) {
 	ts, err := u.b.ListTopics(ctx, u.as)
@@ -119,7 +119,7 @@ const recheckAfter = time.Minute
 
 var errClosed = errors.New("gateway: closed")
 
-func (u *userClients) authenticate(ctx context.Context, user, password string) (kafka.Backend, error) {
+func (u *userClients) authenticate(ctx context.Context, user, password string) (kafka.Storage, error) {
 	secret := sha256.Sum256([]byte(user + "\x00" + password))
 	u.mu.Lock()
 	if u.closed {

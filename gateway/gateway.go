@@ -13,8 +13,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 )
 
 // Broker is one gateway of the fleet as Metadata advertises it.
@@ -41,7 +41,7 @@ type Config struct {
 	IggyAddrs                  []string
 	IggyUsername, IggyPassword string
 	IggyTLS                    *tls.Config
-	Embedded                   embedded.Config
+	Embedded                   store.Config
 
 	Stream            string // default "kafka"
 	AutoCreateTopics  bool
@@ -62,7 +62,7 @@ type Gateway struct {
 	kafka *kafka.Server
 	ln    net.Listener
 
-	store     *embedded.Server
+	store     *store.Server
 	storeDone chan error
 	admin     *iggy.Client
 	bridge    *bridge.Bridge
@@ -110,7 +110,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	iggyTLS := cfg.IggyTLS
 	var iggyDial func(context.Context, string) (net.Conn, error)
 	if len(addrs) == 0 {
-		if g.store, err = embedded.New(cfg.Embedded); err != nil {
+		if g.store, err = store.New(cfg.Embedded); err != nil {
 			return fmt.Errorf("gateway: starting the embedded store: %w", err)
 		}
 		g.storeDone = make(chan error, 1)
@@ -172,7 +172,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		AutoCreateTopics: cfg.AutoCreateTopics,
 		TLS:              cfg.TLS,
 		SASL:             cfg.SASL,
-		Backend:          userBackend{b: g.bridge, as: g.admin},
+		Storage:          userBackend{b: g.bridge, as: g.admin},
 		Observer:         g.metrics,
 		Logger:           cfg.Logger.With("component", "kafka"),
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 )
 
 func startGateway(t testing.TB, mod func(*Config)) *Gateway {
@@ -28,7 +28,7 @@ func startGateway(t testing.TB, mod func(*Config)) *Gateway {
 		Bind:             "127.0.0.1:0",
 		AutoCreateTopics: true,
 		MetricsAddr:      "127.0.0.1:0",
-		Embedded:         embedded.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()},
+		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()},
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -189,7 +189,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	ln.Close()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{Bind: addr, Embedded: embedded.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}})
+		done <- Run(ctx, Config{Bind: addr, Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}})
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -338,7 +338,7 @@ func TestStartFailureReleasesEverything(t *testing.T) {
 	_, err = Start(testCtx(t), Config{
 		Bind:        "127.0.0.1:" + strconv.Itoa(kafkaPort),
 		MetricsAddr: busy.Addr().String(),
-		Embedded:    embedded.Config{Listen: "127.0.0.1:0", DataDir: dir},
+		Embedded:    store.Config{Listen: "127.0.0.1:0", DataDir: dir},
 	})
 	if err == nil {
 		t.Fatal("Start succeeded on a taken metrics address")

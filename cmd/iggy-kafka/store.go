@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 )
 
 func newStoreCmd(a *app) *cobra.Command {
@@ -33,7 +33,7 @@ default: change it for anything reachable by others.`,
 				return err
 			}
 			cfg.Logger = log
-			srv, err := embedded.New(cfg)
+			srv, err := store.New(cfg)
 			if err != nil {
 				return err
 			}

@@ -7,19 +7,19 @@ import (
 	"os"
 
 	"github.com/iggy-kafka/iggy-kafka/config"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded/partlog"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
 
 // storeConfig builds the embedded store's configuration, shared by store and by serve without
 // --iggy (whose --tls-cert belongs to the Kafka listener, so withTLS is false there).
-func (a *app) storeConfig(listen string, withTLS bool) (embedded.Config, error) {
+func (a *app) storeConfig(listen string, withTLS bool) (store.Config, error) {
 	v := a.values
 	policy, err := partlog.ParseFsyncPolicy(v.String("fsync"))
 	if err != nil {
-		return embedded.Config{}, v.Invalid("fsync", "%v", err)
+		return store.Config{}, v.Invalid("fsync", "%v", err)
 	}
-	cfg := embedded.Config{
+	cfg := store.Config{
 		Listen:            listen,
 		DataDir:           v.String("data"),
 		Fsync:             policy,

@@ -11,16 +11,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded/partlog"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
 
 // startStore runs the embedded Iggy store on a loopback port for one test
 // and returns a client logged in as root.
-func startStore(t testing.TB) (*embedded.Server, func() *iggy.Client) {
+func startStore(t testing.TB) (*store.Server, func() *iggy.Client) {
 	t.Helper()
-	srv, err := embedded.New(embedded.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Fsync: partlog.FsyncNever})
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Fsync: partlog.FsyncNever})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 // Behavior:
 //   - acks 0, 1 and -1 are the same write: the store acknowledges once, there are no replicas to
 //     wait for, and TimeoutMillis is ignored. acks=0 gets no response.
-//   - Every partition goes to the Backend as the client's bytes (one or more magic-2 record
-//     batches); the Backend checks CRCs, sizes and idempotent sequences.
+//   - Every partition goes to the Storage as the client's bytes (one or more magic-2 record
+//     batches); the Storage checks CRCs, sizes and idempotent sequences.
 //   - Partitions of one request are written in parallel; writes to the same partition from one
 //     connection stay in the order the requests arrived, which pipelined idempotent producers need.
 //   - Any gateway accepts any partition: there is no NOT_LEADER_OR_FOLLOWER.
@@ -142,7 +142,7 @@ func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob)
 		j.out.ErrorCode = kerr.CorruptMessage.Code
 		return 0
 	}
-	res, err := req.backend.Produce(req.ctx, j.tp.topic, j.tp.partition, j.records)
+	res, err := req.storage.Produce(req.ctx, j.tp.topic, j.tp.partition, j.records)
 	if err != nil {
 		j.out.ErrorCode = errCode(err)
 		j.out.ErrorMessage = errMessage(err)

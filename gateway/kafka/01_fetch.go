@@ -21,7 +21,7 @@ import (
 //   - Long poll: while the answer holds fewer than MinBytes and MaxWaitMillis (capped at 30 s) has
 //     not passed, the handler waits for new data in the partitions that returned none and reads
 //     again. An error in any partition answers at once.
-//   - Fetch v0-3 get magic 0/1 message sets (the Backend converts); v4+ get magic-2 batches.
+//   - Fetch v0-3 get magic 0/1 message sets (the Storage converts); v4+ get magic-2 batches.
 //   - Any gateway serves any partition; there are no preferred read replicas.
 //
 // Not implemented:
@@ -54,7 +54,7 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 			break
 		}
 		c.releaseAll(req)
-		if !c.waitAny(req.ctx, req.backend, empty, deadline) {
+		if !c.waitAny(req.ctx, req.storage, empty, deadline) {
 			// Out of time (or closing): answer with one last read so the watermarks are fresh.
 			c.fetchOnce(req, freq, resp, maxBytes)
 			break
@@ -83,7 +83,7 @@ type waitPoint struct {
 	offset    int64
 }
 
-// fetchOnce fills resp from the Backend and returns the bytes gathered, whether a partition
+// fetchOnce fills resp from the Storage and returns the bytes gathered, whether a partition
 // failed, and the partitions that had nothing. The partitions are read in parallel, each up to
 // its own limit, then taken in request order while the request limit allows; a partition's data
 // that no longer fits is dropped (the client asks again), except that the first data is always
@@ -105,7 +105,7 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 		}
 	}
 	do := func(r *read) {
-		r.res, r.err = req.backend.Fetch(req.ctx, r.topic, r.partition, r.offset, r.limit, freq.Version)
+		r.res, r.err = req.storage.Fetch(req.ctx, r.topic, r.partition, r.offset, r.limit, freq.Version)
 	}
 	if len(reads) == 1 {
 		do(&reads[0])
@@ -167,7 +167,7 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 
 var noRecords = []byte{}
 
-// maxParallelReads bounds the Backend reads one fetch runs at once.
+// maxParallelReads bounds the Storage reads one fetch runs at once.
 const maxParallelReads = 8
 
 func (c *conn) releaseAll(req *request) {
@@ -179,7 +179,7 @@ func (c *conn) releaseAll(req *request) {
 
 // waitAny blocks until one of the points may have new data (true) or the deadline or ctx ends
 // (false).
-func (c *conn) waitAny(ctx context.Context, b Backend, points []waitPoint, deadline time.Time) bool {
+func (c *conn) waitAny(ctx context.Context, b Storage, points []waitPoint, deadline time.Time) bool {
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	go func() {

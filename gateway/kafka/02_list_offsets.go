@@ -56,7 +56,7 @@ func (c *conn) listOffset(req *request, version int16, topic string, rp kmsg.Lis
 	case ts == -4 && version >= 8:
 		ts = -2
 	case ts == -5 && version >= 9:
-		if _, _, err := req.backend.Offsets(req.ctx, topic, rp.Partition); err != nil {
+		if _, _, err := req.storage.Offsets(req.ctx, topic, rp.Partition); err != nil {
 			sp.ErrorCode = errCode(err)
 			return
 		}
@@ -66,7 +66,7 @@ func (c *conn) listOffset(req *request, version int16, topic string, rp kmsg.Lis
 		sp.ErrorCode = kerr.UnsupportedVersion.Code
 		return
 	}
-	offset, at, err := req.backend.ListOffset(req.ctx, topic, rp.Partition, ts)
+	offset, at, err := req.storage.ListOffset(req.ctx, topic, rp.Partition, ts)
 	if err != nil {
 		sp.ErrorCode = errCode(err)
 		return

@@ -42,7 +42,7 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 
 	all := mreq.Topics == nil || (mreq.Version == 0 && len(mreq.Topics) == 0)
 	if all {
-		topics, err := req.backend.ListTopics(req.ctx)
+		topics, err := req.storage.ListTopics(req.ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -68,14 +68,14 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, metadataTopic(consumerOffsetsInfo(), brokers))
 			continue
 		}
-		info, err := req.backend.Topic(req.ctx, *rt.Topic, autoCreate)
+		info, err := req.storage.Topic(req.ctx, *rt.Topic, autoCreate)
 		if err != nil {
 			st := kmsg.NewMetadataResponseTopic()
 			st.Topic = rt.Topic
 			st.ErrorCode = errCode(err)
 			// A topic that already exists (created by a racing request) is simply looked up.
 			if errors.Is(err, kerr.TopicAlreadyExists) {
-				if info, err = req.backend.Topic(req.ctx, *rt.Topic, false); err == nil {
+				if info, err = req.storage.Topic(req.ctx, *rt.Topic, false); err == nil {
 					resp.Topics = append(resp.Topics, metadataTopic(info, brokers))
 					continue
 				}

@@ -8,10 +8,10 @@ import (
 // CreateTopics: v0-7
 //
 // Behavior:
-//   - NumPartitions -1 takes the Backend's default; a replica assignment gives the partition count.
+//   - NumPartitions -1 takes the Storage's default; a replica assignment gives the partition count.
 //   - The replication factor is accepted and ignored: Iggy keeps the data, and the topic reports a
 //     replication factor of 1.
-//   - Configs are handed to the Backend, which refuses the ones it cannot honour.
+//   - Configs are handed to the Storage, which refuses the ones it cannot honour.
 //   - ValidateOnly checks without creating. A topic named twice in one request is INVALID_REQUEST.
 //
 // Not implemented:
@@ -51,11 +51,11 @@ func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 			for _, cfg := range t.Configs {
 				configs[cfg.Name] = cfg.Value
 			}
-			if err := req.backend.CreateTopic(req.ctx, t.Topic, partitions, configs, creq.ValidateOnly); err != nil {
+			if err := req.storage.CreateTopic(req.ctx, t.Topic, partitions, configs, creq.ValidateOnly); err != nil {
 				st.ErrorCode = errCode(err)
 				st.ErrorMessage = errMessage(err)
 			} else if partitions == -1 {
-				if info, err := req.backend.Topic(req.ctx, t.Topic, false); err == nil {
+				if info, err := req.storage.Topic(req.ctx, t.Topic, false); err == nil {
 					st.NumPartitions = info.Partitions
 				}
 			}

@@ -40,7 +40,7 @@ func (c *conn) handleDeleteTopics(req *request) (kmsg.Response, error) {
 		} else if reservedTopic(*t.name) {
 			st.ErrorCode = kerr.InvalidTopicException.Code
 			st.ErrorMessage = errMessage(errReserved(*t.name))
-		} else if err := req.backend.DeleteTopic(req.ctx, *t.name); err != nil {
+		} else if err := req.storage.DeleteTopic(req.ctx, *t.name); err != nil {
 			st.ErrorCode = errCode(err)
 			st.ErrorMessage = errMessage(err)
 		}

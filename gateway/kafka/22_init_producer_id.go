@@ -8,7 +8,7 @@ import (
 // InitProducerID: v0-4
 //
 // Behavior:
-//   - Idempotent producers get an id that is unique across the fleet (the Backend allocates it
+//   - Idempotent producers get an id that is unique across the fleet (the Storage allocates it
 //     through Iggy) at the epoch it chooses.
 //   - A producer that sends its current id and epoch (KIP-360, v3+) gets a fresh id rather than a
 //     bumped epoch; clients accept either.
@@ -27,7 +27,7 @@ func (c *conn) handleInitProducerID(req *request) (kmsg.Response, error) {
 		req.setErr(resp.ErrorCode)
 		return resp, nil
 	}
-	id, epoch, err := req.backend.InitProducerID(req.ctx)
+	id, epoch, err := req.storage.InitProducerID(req.ctx)
 	if err != nil {
 		resp.ErrorCode = errCode(err)
 		req.setErr(resp.ErrorCode)

@@ -25,7 +25,7 @@ func (c *conn) handleOffsetForLeaderEpoch(req *request) (kmsg.Response, error) {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
-			_, hw, err := req.backend.Offsets(req.ctx, rt.Topic, rp.Partition)
+			_, hw, err := req.storage.Offsets(req.ctx, rt.Topic, rp.Partition)
 			switch {
 			case err != nil:
 				sp.ErrorCode = errCode(err)

@@ -10,7 +10,7 @@ import (
 // DescribeConfigs: v0-4
 //
 // Behavior:
-//   - Topic resources list the Backend's configuration of the topic; ConfigNames filters them.
+//   - Topic resources list the Storage's configuration of the topic; ConfigNames filters them.
 //   - Broker resources (this node's id, or empty) list a few read-only values the gateway
 //     enforces.
 //   - Other resource types are INVALID_REQUEST.
@@ -34,7 +34,7 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 		var err error
 		switch kmsg.ConfigResourceType(r.ResourceType) {
 		case kmsg.ConfigResourceTypeTopic:
-			entries, err = req.backend.TopicConfigs(req.ctx, r.ResourceName)
+			entries, err = req.storage.TopicConfigs(req.ctx, r.ResourceName)
 		case kmsg.ConfigResourceTypeBroker:
 			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(c.s.cfg.NodeID)) {
 				sr.ErrorCode = kerr.InvalidRequest.Code

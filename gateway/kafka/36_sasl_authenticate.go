@@ -14,7 +14,7 @@ import (
 // Behavior:
 //   - Carries the PLAIN token ([authzid] NUL user NUL password, RFC 4616). The credentials are
 //     checked by Config.Authenticate, which logs in to Iggy as that user; the connection then acts
-//     with that user's Backend (and so with that user's Iggy permissions).
+//     with that user's Storage (and so with that user's Iggy permissions).
 //   - Bad credentials answer SASL_AUTHENTICATION_FAILED and the connection closes after the answer.
 //   - An authorization id other than empty or the user itself is refused.
 //
@@ -49,7 +49,7 @@ func (c *conn) handleSASLAuthenticate(req *request) (kmsg.Response, error) {
 }
 
 // authenticate checks a PLAIN token and, on success, switches the connection to the user's
-// Backend. On failure the connection is left unauthenticated, which closes it.
+// Storage. On failure the connection is left unauthenticated, which closes it.
 func (c *conn) authenticate(req *request, token []byte) error {
 	c.authed = false
 	user, pass, err := parsePlain(token)
@@ -60,11 +60,11 @@ func (c *conn) authenticate(req *request, token []byte) error {
 	if err != nil || b == nil {
 		c.s.log.Info("kafka SASL PLAIN authentication failed", append(c.logAttrs(), "user", user, "err", err)...)
 		if err == nil {
-			err = errors.New("no backend for user")
+			err = errors.New("no storage for user")
 		}
 		return err
 	}
-	c.backend = b
+	c.storage = b
 	c.authed = true
 	return nil
 }

@@ -32,7 +32,7 @@ func (c *conn) handleCreatePartitions(req *request) (kmsg.Response, error) {
 		case t.Count <= 0:
 			st.ErrorCode = kerr.InvalidPartitions.Code
 		default:
-			if err := req.backend.CreatePartitions(req.ctx, t.Topic, t.Count, preq.ValidateOnly); err != nil {
+			if err := req.storage.CreatePartitions(req.ctx, t.Topic, t.Count, preq.ValidateOnly); err != nil {
 				st.ErrorCode = errCode(err)
 				st.ErrorMessage = errMessage(err)
 			}

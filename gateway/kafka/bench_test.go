@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkProduce measures the listener's share of a produce (framing, decoding, pipelining,
-// answering) with a kgo producer against the in-memory Backend, 1 KiB records.
+// answering) with a kgo producer against the in-memory Storage, 1 KiB records.
 func BenchmarkProduce(b *testing.B) {
 	for _, size := range []int{100, 1024} {
 		b.Run(strconv.Itoa(size)+"B", func(b *testing.B) {
@@ -30,7 +30,7 @@ func BenchmarkProduce(b *testing.B) {
 	}
 }
 
-// BenchmarkFetch measures consuming records already stored in the in-memory Backend.
+// BenchmarkFetch measures consuming records already stored in the in-memory Storage.
 func BenchmarkFetch(b *testing.B) {
 	ts := startServer(b, nil)
 	cl := ts.client(b, kgo.DefaultProduceTopic("bench"), kgo.ProducerBatchCompression(kgo.NoCompression()))

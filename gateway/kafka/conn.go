@@ -27,10 +27,10 @@ type conn struct {
 	ctx    context.Context // ends when the connection closes or the server gives up
 	cancel context.CancelFunc
 
-	// backend and authed change only in the reader goroutine, while no other request of this
+	// storage and authed change only in the reader goroutine, while no other request of this
 	// connection runs (SASL requests are handled inline), so the goroutines it starts later see
 	// the new values.
-	backend  Backend
+	storage  Storage
 	authed   bool
 	saslMech string // set by SaslHandshake
 	saslRaw  bool   // SaslHandshake v0: the next frame is a bare token
@@ -68,7 +68,7 @@ type request struct {
 	refused kmsg.Request
 
 	ctx     context.Context
-	backend Backend
+	storage Storage
 	size    int
 
 	// errCode is the first non-zero error code the response carries, for metrics.
@@ -89,7 +89,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		br:           bufio.NewReaderSize(nc, 64<<10),
 		ctx:          ctx,
 		cancel:       cancel,
-		backend:      s.cfg.Backend,
+		storage:      s.cfg.Storage,
 		out:          make(chan *slot, s.cfg.MaxInFlight),
 		sem:          make(chan struct{}, s.cfg.MaxInFlight),
 		stopped:      make(chan struct{}),
@@ -207,7 +207,7 @@ func (c *conn) dispatch(req *request, body []byte) bool {
 		c.orderProduce(req)
 	}
 	req.ctx = c.ctx
-	req.backend = c.backend
+	req.storage = c.storage
 	c.out <- sl
 	run := func() {
 		defer func() { <-c.sem }()
@@ -453,7 +453,7 @@ func (r *request) setErr(code int16) {
 	}
 }
 
-// errCode maps a backend error to a Kafka error code.
+// errCode maps a storage error to a Kafka error code.
 func errCode(err error) int16 {
 	if err == nil {
 		return 0

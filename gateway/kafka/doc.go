@@ -1,11 +1,11 @@
 // Package kafka is the Kafka protocol side of the gateway: it accepts client connections,
-// decodes requests with franz-go's kmsg, answers them through a Backend, and writes the
+// decodes requests with franz-go's kmsg, answers them through a Storage, and writes the
 // responses back in order.
 //
-// The two types to know are Server, the listener with its connections, and Backend, the storage
-// the handlers talk to. The gateway package binds Backend to the Kafka <-> Iggy bridge, once for
+// The two types to know are Server, the listener with its connections, and Storage, the storage
+// the handlers talk to. The gateway package binds Storage to the Kafka <-> Iggy bridge, once for
 // its own Iggy identity and once per SASL user, so this package knows nothing of Iggy and its
-// tests run against an in-memory Backend.
+// tests run against an in-memory Storage.
 //
 // # Layout
 //
@@ -44,6 +44,6 @@
 // With Config.SASL, a connection must authenticate with SASL PLAIN (SaslHandshake v0 or v1,
 // then SaslAuthenticate or the bare v0 token) before anything but ApiVersions; any other
 // request before that closes the connection. Config.Authenticate checks the credentials
-// (the gateway logs in to Iggy as that user) and returns the Backend the connection then uses.
+// (the gateway logs in to Iggy as that user) and returns the Storage the connection then uses.
 // Bad credentials are answered with SASL_AUTHENTICATION_FAILED and the connection is closed.
 package kafka

@@ -8,9 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// memBackend is an in-memory Backend for the handler tests: it keeps produced batches as they
+// memStorage is an in-memory Storage for the handler tests: it keeps produced batches as they
 // are, with their base offsets rewritten, so it answers fetches byte for byte like a broker.
-type memBackend struct {
+type memStorage struct {
 	mu        sync.Mutex
 	topics    map[string]*memTopic
 	nextPID   int64
@@ -29,13 +29,13 @@ type memPart struct {
 	changed chan struct{}
 }
 
-func newMemBackend() *memBackend {
-	return &memBackend{topics: make(map[string]*memTopic)}
+func newMemStorage() *memStorage {
+	return &memStorage{topics: make(map[string]*memTopic)}
 }
 
 func newMemPart() *memPart { return &memPart{changed: make(chan struct{})} }
 
-func (m *memBackend) ListTopics(ctx context.Context) ([]TopicInfo, error) {
+func (m *memStorage) ListTopics(ctx context.Context) ([]TopicInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []TopicInfo
@@ -45,7 +45,7 @@ func (m *memBackend) ListTopics(ctx context.Context) ([]TopicInfo, error) {
 	return out, nil
 }
 
-func (m *memBackend) Topic(ctx context.Context, name string, autoCreate bool) (TopicInfo, error) {
+func (m *memStorage) Topic(ctx context.Context, name string, autoCreate bool) (TopicInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.topics[name]
@@ -59,7 +59,7 @@ func (m *memBackend) Topic(ctx context.Context, name string, autoCreate bool) (T
 	return TopicInfo{Name: name, Partitions: int32(len(t.parts))}, nil
 }
 
-func (m *memBackend) CreateTopic(ctx context.Context, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
+func (m *memStorage) CreateTopic(ctx context.Context, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if name == "" || len(name) > 249 {
@@ -90,7 +90,7 @@ func (m *memBackend) CreateTopic(ctx context.Context, name string, partitions in
 	return nil
 }
 
-func (m *memBackend) DeleteTopic(ctx context.Context, name string) error {
+func (m *memStorage) DeleteTopic(ctx context.Context, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.topics[name]; !ok {
@@ -100,7 +100,7 @@ func (m *memBackend) DeleteTopic(ctx context.Context, name string) error {
 	return nil
 }
 
-func (m *memBackend) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
+func (m *memStorage) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.topics[name]
@@ -119,7 +119,7 @@ func (m *memBackend) CreatePartitions(ctx context.Context, name string, total in
 	return nil
 }
 
-func (m *memBackend) TopicConfigs(ctx context.Context, name string) ([]ConfigEntry, error) {
+func (m *memStorage) TopicConfigs(ctx context.Context, name string) ([]ConfigEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.topics[name]
@@ -135,7 +135,7 @@ func (m *memBackend) TopicConfigs(ctx context.Context, name string) ([]ConfigEnt
 	return out, nil
 }
 
-func (m *memBackend) part(topic string, partition int32) (*memPart, error) {
+func (m *memStorage) part(topic string, partition int32) (*memPart, error) {
 	t, ok := m.topics[topic]
 	if !ok || partition < 0 || int(partition) >= len(t.parts) {
 		return nil, kerr.UnknownTopicOrPartition
@@ -143,7 +143,7 @@ func (m *memBackend) part(topic string, partition int32) (*memPart, error) {
 	return t.parts[partition], nil
 }
 
-func (m *memBackend) Produce(ctx context.Context, topic string, partition int32, records []byte) (ProduceResult, error) {
+func (m *memStorage) Produce(ctx context.Context, topic string, partition int32, records []byte) (ProduceResult, error) {
 	if m.produceFn != nil {
 		if err := m.produceFn(topic, partition); err != nil {
 			return ProduceResult{}, err
@@ -179,7 +179,7 @@ func (m *memBackend) Produce(ctx context.Context, topic string, partition int32,
 	return ProduceResult{BaseOffset: base, LogAppendTime: -1}, nil
 }
 
-func (m *memBackend) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, version int16) (FetchResult, error) {
+func (m *memStorage) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, version int16) (FetchResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, err := m.part(topic, partition)
@@ -203,7 +203,7 @@ func (m *memBackend) Fetch(ctx context.Context, topic string, partition int32, o
 	return res, nil
 }
 
-func (m *memBackend) Offsets(ctx context.Context, topic string, partition int32) (int64, int64, error) {
+func (m *memStorage) Offsets(ctx context.Context, topic string, partition int32) (int64, int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, err := m.part(topic, partition)
@@ -213,7 +213,7 @@ func (m *memBackend) Offsets(ctx context.Context, topic string, partition int32)
 	return 0, p.next, nil
 }
 
-func (m *memBackend) ListOffset(ctx context.Context, topic string, partition int32, timestamp int64) (int64, int64, error) {
+func (m *memStorage) ListOffset(ctx context.Context, topic string, partition int32, timestamp int64) (int64, int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, err := m.part(topic, partition)
@@ -236,7 +236,7 @@ func (m *memBackend) ListOffset(ctx context.Context, topic string, partition int
 	return -1, -1, nil
 }
 
-func (m *memBackend) Wait(ctx context.Context, topic string, partition int32, offset int64) {
+func (m *memStorage) Wait(ctx context.Context, topic string, partition int32, offset int64) {
 	m.mu.Lock()
 	p, err := m.part(topic, partition)
 	if err != nil || p.next > offset {
@@ -251,7 +251,7 @@ func (m *memBackend) Wait(ctx context.Context, topic string, partition int32, of
 	}
 }
 
-func (m *memBackend) InitProducerID(ctx context.Context) (int64, int16, error) {
+func (m *memStorage) InitProducerID(ctx context.Context) (int64, int16, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.nextPID++

@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzServeRequest feeds arbitrary bytes, behind a correct size prefix, to servers backed by the
-// in-memory Backend, one without and one with SASL. No input may panic a server or disturb
+// in-memory Storage, one without and one with SASL. No input may panic a server or disturb
 // another connection, which must still get its ApiVersions answered.
 func FuzzServeRequest(f *testing.F) {
 	for _, req := range []kmsg.Request{
@@ -35,9 +35,9 @@ func FuzzServeRequest(f *testing.F) {
 	plain := startServer(f, nil)
 	secure := startServer(f, func(c *Config) {
 		c.SASL = true
-		c.Authenticate = func(ctx context.Context, user, pass string) (Backend, error) {
+		c.Authenticate = func(ctx context.Context, user, pass string) (Storage, error) {
 			if user == "u" && pass == "p" {
-				return c.Backend, nil
+				return c.Storage, nil
 			}
 			return nil, errors.New("invalid credentials")
 		}

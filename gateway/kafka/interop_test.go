@@ -164,10 +164,10 @@ func parseFetchResponse(body []byte, version int16) ([]fetchedPartition, error) 
 func TestFetchAnswersEmptyRecordSetsNotNull(t *testing.T) {
 	ts := startServer(t, nil)
 	ctx := context.Background()
-	if err := ts.backend.CreateTopic(ctx, "t", 2, nil, false); err != nil {
+	if err := ts.storage.CreateTopic(ctx, "t", 2, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.backend.Produce(ctx, "t", 1, testBatch(1000)); err != nil {
+	if _, err := ts.storage.Produce(ctx, "t", 1, testBatch(1000)); err != nil {
 		t.Fatal(err)
 	}
 	conn := dialRaw(t, ts.addr)
@@ -323,12 +323,12 @@ func TestProduceListedFromV0ServedFromV3(t *testing.T) {
 	conn.write(t, encodeRequest(oldProduce(2, 0), conn.corr))
 	conn.roundTrip(t, kmsg.NewPtrApiVersionsRequest())
 
-	topics, err := ts.backend.ListTopics(context.Background())
+	topics, err := ts.storage.ListTopics(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(topics) != 0 {
-		t.Fatalf("a v0-2 produce reached the backend: topics %v", topics)
+		t.Fatalf("a v0-2 produce reached the storage: topics %v", topics)
 	}
 }
 

@@ -43,11 +43,11 @@ type Config struct {
 	TLS *tls.Config
 	// SASL requires SASL PLAIN authentication before any request other than ApiVersions.
 	SASL bool
-	// Backend serves connections that did not authenticate.
-	Backend Backend
-	// Authenticate checks SASL PLAIN credentials and returns the Backend acting as that user. A
-	// nil Backend or an error rejects the credentials.
-	Authenticate func(ctx context.Context, user, password string) (Backend, error)
+	// Storage serves connections that did not authenticate.
+	Storage Storage
+	// Authenticate checks SASL PLAIN credentials and returns the Storage acting as that user. A
+	// nil Storage or an error rejects the credentials.
+	Authenticate func(ctx context.Context, user, password string) (Storage, error)
 	// Observer, when set, is told about connections and requests (metrics).
 	Observer Observer
 	Logger   *slog.Logger
@@ -70,7 +70,7 @@ const (
 )
 
 // Server is the Kafka protocol listener: it accepts connections, decodes requests with kmsg and
-// answers them through a Backend.
+// answers them through a Storage.
 type Server struct {
 	cfg Config
 	log *slog.Logger
@@ -91,8 +91,8 @@ type Server struct {
 
 // NewServer checks cfg and returns a Server ready to Serve.
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.Backend == nil {
-		return nil, errors.New("kafka: Config.Backend is required")
+	if cfg.Storage == nil {
+		return nil, errors.New("kafka: Config.Storage is required")
 	}
 	if cfg.SASL && cfg.Authenticate == nil {
 		return nil, errors.New("kafka: SASL needs Config.Authenticate")

@@ -24,13 +24,13 @@ import (
 type testServer struct {
 	s       *Server
 	addr    string
-	backend *memBackend
+	storage *memStorage
 }
 
 func startServer(t testing.TB, mod func(*Config)) *testServer {
 	t.Helper()
-	b := newMemBackend()
-	cfg := Config{NodeID: 1, Backend: b, AutoCreateTopics: true}
+	b := newMemStorage()
+	cfg := Config{NodeID: 1, Storage: b, AutoCreateTopics: true}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -54,7 +54,7 @@ func startServer(t testing.TB, mod func(*Config)) *testServer {
 			t.Errorf("serve returned %v", err)
 		}
 	})
-	return &testServer{s: s, addr: ln.Addr().String(), backend: b}
+	return &testServer{s: s, addr: ln.Addr().String(), storage: b}
 }
 
 func (ts *testServer) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
@@ -142,7 +142,7 @@ func TestAcksZeroGetsNoResponseButWrites(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, hw, _ := ts.backend.Offsets(context.Background(), "fire", 0)
+		_, hw, _ := ts.storage.Offsets(context.Background(), "fire", 0)
 		if hw == 1 {
 			break
 		}
@@ -266,7 +266,7 @@ func TestFetchMaxBytesStillReturnsFirstBatch(t *testing.T) {
 
 func TestProduceErrorsPerPartition(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.backend.produceFn = func(topic string, partition int32) error {
+	ts.storage.produceFn = func(topic string, partition int32) error {
 		if partition == 1 {
 			return fmt.Errorf("wrapped: %w", kerr.MessageTooLarge)
 		}
@@ -296,7 +296,7 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 func TestMetadataLeadersFollowTheHash(t *testing.T) {
 	fleet := []Broker{{NodeID: 3, Host: "h3", Port: 9093}, {NodeID: 1, Host: "h1", Port: 9091}, {NodeID: 2, Host: "h2", Port: 9092}}
 	ts := startServer(t, func(c *Config) { c.Brokers = fleet; c.AutoCreateTopics = false })
-	ts.backend.CreateTopic(context.Background(), "spread", 6, nil, false)
+	ts.storage.CreateTopic(context.Background(), "spread", 6, nil, false)
 
 	conn := dialRaw(t, ts.addr)
 	req := kmsg.NewPtrMetadataRequest()
@@ -404,7 +404,7 @@ func TestAdminTopicLifecycle(t *testing.T) {
 	if r, _ := adm.ValidateCreateTopics(ctx, 2, 1, nil, "dry"); r["dry"].Err != nil {
 		t.Fatalf("validate: %v", r["dry"].Err)
 	}
-	if _, err := ts.backend.Topic(ctx, "dry", false); err == nil {
+	if _, err := ts.storage.Topic(ctx, "dry", false); err == nil {
 		t.Fatal("validate-only created the topic")
 	}
 	if r, err := adm.CreatePartitions(ctx, 3, "life"); err != nil || r["life"].Err != nil {
@@ -413,7 +413,7 @@ func TestAdminTopicLifecycle(t *testing.T) {
 	if r, _ := adm.UpdatePartitions(ctx, 1, "life"); !errors.Is(r["life"].Err, kerr.InvalidPartitions) {
 		t.Fatalf("shrink: %v", r["life"].Err)
 	}
-	if info, _ := ts.backend.Topic(ctx, "life", false); info.Partitions != 5 {
+	if info, _ := ts.storage.Topic(ctx, "life", false); info.Partitions != 5 {
 		t.Fatalf("partitions %d, want 5", info.Partitions)
 	}
 	rcs, err := adm.DescribeTopicConfigs(ctx, "life")
@@ -640,7 +640,7 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 
 func TestPipelinedAnswersKeepRequestOrder(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.backend.CreateTopic(context.Background(), "pipe", 1, nil, false)
+	ts.storage.CreateTopic(context.Background(), "pipe", 1, nil, false)
 	conn := dialRaw(t, ts.addr)
 
 	// A long-polling fetch first, then quick requests: the quick ones finish first but must be
@@ -665,11 +665,11 @@ func TestPipelinedAnswersKeepRequestOrder(t *testing.T) {
 
 func TestProducesToOnePartitionStayOrdered(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.backend.CreateTopic(context.Background(), "seq", 2, nil, false)
+	ts.storage.CreateTopic(context.Background(), "seq", 2, nil, false)
 	var mu sync.Mutex
 	var order []int32
 	// Slow down partition 0 so that without ordering later requests would overtake.
-	ts.backend.produceFn = func(topic string, partition int32) error {
+	ts.storage.produceFn = func(topic string, partition int32) error {
 		if partition == 0 {
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -707,7 +707,7 @@ func TestProducesToOnePartitionStayOrdered(t *testing.T) {
 	_ = order
 	_ = &mu
 	// The stored batches carry their request number as the first timestamp; they must be in order.
-	res, _ := ts.backend.Fetch(context.Background(), "seq", 0, 0, 1<<20, 11)
+	res, _ := ts.storage.Fetch(context.Background(), "seq", 0, 0, 1<<20, 11)
 	var got []int
 	for b := res.Records; len(b) > 0; {
 		length := int(binary.BigEndian.Uint32(b[8:]))
@@ -720,7 +720,7 @@ func TestProducesToOnePartitionStayOrdered(t *testing.T) {
 }
 
 // testBatch is a one-record magic-2 batch whose first timestamp is ts (CRC not filled: the fake
-// backend does not check it).
+// storage does not check it).
 func testBatch(ts int32) []byte {
 	rec := []byte{0x10, 0, 0, 0, 0, 2, 'x', 0} // length 8, attrs, ts delta, offset delta, key -1, value "x", headers 0
 	rec = []byte{byte(len(rec[1:]) << 1)}
@@ -743,12 +743,12 @@ func TestSASLPlain(t *testing.T) {
 	var logins sync.Map
 	ts := startServer(t, func(c *Config) {
 		c.SASL = true
-		c.Authenticate = func(ctx context.Context, user, pass string) (Backend, error) {
+		c.Authenticate = func(ctx context.Context, user, pass string) (Storage, error) {
 			if users[user] != pass || pass == "" {
 				return nil, errors.New("invalid credentials")
 			}
 			logins.Store(user, true)
-			return c.Backend, nil
+			return c.Storage, nil
 		}
 	})
 	good := ts.client(t, kgo.SASL(plain.Auth{User: "alice", Pass: "secret"}.AsMechanism()))
@@ -810,9 +810,9 @@ func TestSASLPlain(t *testing.T) {
 }
 
 func TestShutdownFinishesInFlightRequests(t *testing.T) {
-	b := newMemBackend()
+	b := newMemStorage()
 	b.CreateTopic(context.Background(), "drain", 1, nil, false)
-	s, err := NewServer(Config{NodeID: 1, Backend: b})
+	s, err := NewServer(Config{NodeID: 1, Storage: b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1019,14 +1019,14 @@ func TestConsumerOffsetsIsReservedAndInternal(t *testing.T) {
 	if !errors.Is(err, kerr.InvalidTopicException) {
 		t.Fatalf("produce: %v", err)
 	}
-	if _, err := ts.backend.Topic(context.Background(), consumerOffsetsTopic, false); err == nil {
-		t.Fatal("the reserved topic reached the backend")
+	if _, err := ts.storage.Topic(context.Background(), consumerOffsetsTopic, false); err == nil {
+		t.Fatal("the reserved topic reached the storage")
 	}
 }
 
 func TestFinishedAnswersAreNotHeldBehindALongPoll(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.backend.CreateTopic(context.Background(), "held", 1, nil, false)
+	ts.storage.CreateTopic(context.Background(), "held", 1, nil, false)
 	conn := dialRaw(t, ts.addr)
 
 	fetch := longPoll("held", 5000)

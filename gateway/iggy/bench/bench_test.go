@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/embedded/partlog"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
 
 const batchMessages = 1000
@@ -73,7 +73,7 @@ func (m *meter) stop() {
 }
 
 type env struct {
-	srv    *embedded.Server
+	srv    *store.Server
 	client *iggy.Client
 	stream wire.Identifier
 	topic  wire.Identifier
@@ -81,7 +81,7 @@ type env struct {
 
 func setup(b *testing.B, policy partlog.FsyncPolicy, partitions uint32) *env {
 	b.Helper()
-	srv, err := embedded.New(embedded.Config{
+	srv, err := store.New(store.Config{
 		Listen:  "127.0.0.1:0",
 		DataDir: dataDir(b),
 		Fsync:   policy,

@@ -1,0 +1,63 @@
+package kafka
+
+import (
+	"context"
+)
+
+// Storage is the storage the handlers speak to. The gateway wires it to the Kafka <-> Iggy bridge,
+// bound to one Iggy identity: connections without SASL share the gateway's own Storage, and a
+// connection authenticated with SASL PLAIN gets the Storage of its user from Config.Authenticate.
+//
+// Errors that map to a Kafka error code are *kerr.Error values (errors.As works through wrapping);
+// any other error is answered as UNKNOWN_SERVER_ERROR.
+type Storage interface {
+	ListTopics(ctx context.Context) ([]TopicInfo, error)
+	// Topic describes one topic; with autoCreate it creates a missing one with the default
+	// partition count. A missing topic is kerr.UnknownTopicOrPartition.
+	Topic(ctx context.Context, name string, autoCreate bool) (TopicInfo, error)
+	CreateTopic(ctx context.Context, name string, partitions int32, configs map[string]*string, validateOnly bool) error
+	DeleteTopic(ctx context.Context, name string) error
+	// CreatePartitions grows a topic to total partitions.
+	CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error
+	TopicConfigs(ctx context.Context, name string) ([]ConfigEntry, error)
+
+	// Produce stores one partition's records (one or more magic-2 record batches) and returns the
+	// base offset of the first batch.
+	Produce(ctx context.Context, topic string, partition int32, records []byte) (ProduceResult, error)
+	// Fetch returns record batches starting at offset, about maxBytes but at least one whole
+	// record; version is the Fetch request version so old clients get message sets.
+	Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, version int16) (FetchResult, error)
+	Offsets(ctx context.Context, topic string, partition int32) (logStart, highWatermark int64, err error)
+	// ListOffset resolves a ListOffsets timestamp: -1 latest, -2 earliest, -3 max timestamp, else
+	// the first offset whose timestamp is at or after it.
+	ListOffset(ctx context.Context, topic string, partition int32, timestamp int64) (offset, ts int64, err error)
+	// Wait returns when data at or past offset may be available, or when ctx ends.
+	Wait(ctx context.Context, topic string, partition int32, offset int64)
+	InitProducerID(ctx context.Context) (id int64, epoch int16, err error)
+}
+
+// TopicInfo describes one Kafka topic.
+type TopicInfo struct {
+	Name       string
+	Partitions int32
+	Internal   bool
+}
+
+// ConfigEntry is one topic configuration value as DescribeConfigs reports it.
+type ConfigEntry struct {
+	Name, Value                  string
+	ReadOnly, Default, Sensitive bool
+}
+
+// ProduceResult is the outcome of one partition's produce.
+type ProduceResult struct {
+	BaseOffset, LogAppendTime, LogStartOffset int64
+}
+
+// FetchResult is one partition's fetched data. Release, when set, returns the buffer behind
+// Records to its pool; the handler calls it once the response is encoded.
+type FetchResult struct {
+	Records                                         []byte
+	HighWatermark, LastStableOffset, LogStartOffset int64
+	Release                                         func()
+}
