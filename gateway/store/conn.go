@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/zeebo/xxh3"
 
@@ -67,7 +66,7 @@ func (s *Server) startConn(nc net.Conn) *conn {
 		frame: make([]byte, 0, 64<<10),
 		out:   make([]byte, 0, 64<<10),
 	}
-	c.lastSeen.Store(time.Now().UnixNano())
+	c.lastSeen.Store(s.now().UnixNano())
 	s.mu.Lock()
 	if s.isClosing() {
 		s.mu.Unlock()
@@ -114,7 +113,7 @@ func (c *conn) serve() {
 		}
 		c.frame = frame[:0]
 		s.readBytes.Add(uint64(len(frame)))
-		c.lastSeen.Store(time.Now().UnixNano())
+		c.lastSeen.Store(s.now().UnixNano())
 		c.seen.Store(true)
 		var h wire.RequestHeader
 		if err := h.Decode(frame); err != nil {

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"time"
-
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -103,7 +101,7 @@ func (c *conn) syncConsumerGroup(sess *session, body []byte) error {
 	if err != nil {
 		return nil
 	}
-	g.settle(time.Now())
+	g.settle(s.now())
 	m := g.memberOf(sess)
 	if m == nil {
 		return nil
@@ -175,7 +173,7 @@ func (c *conn) joinConsumerGroup(sess *session, body []byte) error {
 	if c.sess != sess {
 		return wire.Unauthenticated
 	}
-	g.join(sess, time.Now(), s.cfg.HeartbeatInterval)
+	g.join(sess, s.now(), s.cfg.HeartbeatInterval)
 	return nil
 }
 

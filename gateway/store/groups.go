@@ -203,14 +203,19 @@ func (m *member) pollable() []uint32 {
 }
 
 // settle completes hand-offs whose work is committed or whose deadline has
-// passed; each completed hand-off is a new generation.
-func (g *group) settle(now time.Time) {
+// passed; each completed hand-off is a new generation. It returns the
+// earliest deadline still pending, or the zero time if none is.
+func (g *group) settle(now time.Time) time.Time {
+	var next time.Time
 	for _, m := range g.members {
 		if m == nil {
 			continue
 		}
 		for p, r := range m.pending {
 			if !g.committed(m, p) && now.Before(r.deadline) {
+				if next.IsZero() || r.deadline.Before(next) {
+					next = r.deadline
+				}
 				continue
 			}
 			m.drop(p)
@@ -220,6 +225,7 @@ func (g *group) settle(now time.Time) {
 			g.generation++
 		}
 	}
+	return next
 }
 
 // leave removes sess from the group and rebalances fully.
@@ -278,8 +284,10 @@ func (m *member) notePolled(p uint32, last uint64) {
 	m.polled[p] = last
 }
 
-// settleRevocations runs the hand-off deadlines of every group.
-func (s *Server) settleRevocations(now time.Time) {
+// settleRevocations runs the hand-off deadlines of every group and returns
+// how long until the next one; a duration longer than a heartbeat if none.
+func (s *Server) settleRevocations(now time.Time) time.Duration {
+	wait := s.cfg.HeartbeatInterval + 1
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range s.state.streams {
@@ -291,10 +299,14 @@ func (s *Server) settleRevocations(now time.Time) {
 				continue
 			}
 			for _, g := range t.groups {
-				if g != nil {
-					g.settle(now)
+				if g == nil {
+					continue
+				}
+				if next := g.settle(now); !next.IsZero() {
+					wait = min(wait, next.Sub(now))
 				}
 			}
 		}
 	}
+	return wait
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 var group0 = wire.GroupRequest{Stream: sid0, Topic: tid0, Group: wire.NumericID(0)}
@@ -156,6 +157,57 @@ func TestStaleMemberIsEvicted(t *testing.T) {
 	}
 	wantEviction(t, r, wire.EvictStaleClient)
 	silent.expectClosed()
+}
+
+// TestStaleMemberEvictedAtTheBound moves a fake clock to exactly 1.2
+// heartbeat intervals of a member's silence, where it must still belong to
+// the group, then one nanosecond further, where it must be gone.
+func TestStaleMemberEvictedAtTheBound(t *testing.T) {
+	const hb = 10 * time.Second
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, admin := groupSetup(t, func(c *Config) { c.HeartbeatInterval = hb; c.Clock = fake }, 2)
+	silent, live := loggedIn(t, s), loggedIn(t, s)
+	ok(t, silent.do(wire.CmdJoinConsumerGroup, group0.AppendTo(nil)))
+	ok(t, live.do(wire.CmdJoinConsumerGroup, group0.AppendTo(nil)))
+	members := func() uint32 {
+		t.Helper()
+		var d wire.ConsumerGroupDetails
+		if err := d.Decode(ok(t, admin.do(wire.CmdGetConsumerGroup, group0.AppendTo(nil)))); err != nil {
+			t.Fatal(err)
+		}
+		return d.MembersCount
+	}
+	// advance moves the clock past the sweeper's next wake-up and returns
+	// once the sweep has run, which ends by setting its timer again.
+	advance := func(d time.Duration) {
+		t.Helper()
+		swept := fake.Added()
+		fake.Advance(d)
+		select {
+		case <-swept:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the sweeper did not run after the clock moved %v", d)
+		}
+	}
+
+	advance(hb / 2)
+	syncGroup(t, live) // live speaks; silent does not
+	advance(hb*6/5 - hb/2)
+	if n := members(); n != 2 {
+		t.Fatalf("at exactly 1.2 heartbeats of silence the group has %d members, want 2", n)
+	}
+	advance(time.Nanosecond)
+	if n := members(); n != 1 {
+		t.Fatalf("past 1.2 heartbeats of silence the group has %d members, want 1", n)
+	}
+	r, err := silent.readReply()
+	if err != nil {
+		t.Fatalf("silent member: %v", err)
+	}
+	wantEviction(t, r, wire.EvictStaleClient)
+	if got, _ := syncGroup(t, live); !slices.Equal(got.Partitions, []uint32{0, 1}) {
+		t.Fatalf("the live member owns %v after the eviction", got.Partitions)
+	}
 }
 
 func TestPartitionChangeRebalances(t *testing.T) {

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"time"
-
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -113,7 +111,7 @@ func (c *conn) storeConsumerOffset(sess *session, body []byte) error {
 	s.offDirty.Store(true)
 	if g != nil {
 		// A commit may be what a pending hand-off waits for.
-		g.settle(time.Now())
+		g.settle(s.now())
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // Config configures a Server. Zero values take the documented defaults.
@@ -39,6 +40,8 @@ type Config struct {
 	// partition handed to a new member waits at most this long for its
 	// previous owner to commit. Default 30s.
 	HeartbeatInterval time.Duration
+	// Clock times consumer-group sessions and hand-offs; clock.Real when nil.
+	Clock clock.Clock
 	// Logger receives connection-level problems; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -102,6 +105,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = 30 * time.Second
 	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -243,46 +247,61 @@ func (s *Server) closeLogs() error {
 	return errors.Join(errs...)
 }
 
+// now is the store's time, from Config.Clock.
+func (s *Server) now() time.Time { return s.cfg.Clock.Now() }
+
 // sweepStale evicts consumer-group members whose connection has been silent
-// for more than 1.2 heartbeat intervals (protocol 5.4).
+// for more than 1.2 heartbeat intervals (protocol 5.4) and completes overdue
+// hand-offs. It wakes at the earliest of those deadlines, so a member is
+// evicted the moment it passes the bound, and at least every quarter
+// interval: every deadline a later request can create lies further out than
+// that, so none is missed.
 func (s *Server) sweepStale() {
 	defer s.bgWG.Done()
 	limit := s.cfg.HeartbeatInterval * 6 / 5
 	tick := max(s.cfg.HeartbeatInterval/4, time.Millisecond)
-	t := time.NewTicker(tick)
+	t := s.cfg.Clock.NewTimer(tick)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.closing:
 			return
-		case now := <-t.C:
-			s.evictStale(now, limit)
-			s.settleRevocations(now)
+		case <-t.C():
+			now := s.now()
+			wait := min(tick, s.evictStale(now, limit), s.settleRevocations(now))
+			t.Reset(wait)
 		}
 	}
 }
 
-func (s *Server) evictStale(now time.Time, limit time.Duration) {
+// evictStale evicts the members silent for more than limit and returns how
+// long until the next one would be; a duration longer than limit if none.
+func (s *Server) evictStale(now time.Time, limit time.Duration) time.Duration {
 	type victim struct {
 		c      *conn
 		client wire.Uint128
 	}
 	var stale []victim
+	next := limit + 1
 	s.mu.Lock()
 	for c := range s.conns {
 		if c.sess == nil || len(c.sess.groups) == 0 {
 			continue
 		}
-		if now.Sub(time.Unix(0, c.lastSeen.Load())) > limit {
+		silent := now.Sub(time.Unix(0, c.lastSeen.Load()))
+		if silent > limit {
 			stale = append(stale, victim{c, c.sess.client})
 			s.endSessionLocked(c)
+			continue
 		}
+		next = min(next, limit-silent+1)
 	}
 	s.mu.Unlock()
 	for _, v := range stale {
 		s.log.Info("evicting stale consumer-group member", "client", v.c.id, "addr", v.c.addr)
 		v.c.evictWith(v.client, wire.EvictStaleClient)
 	}
+	return next
 }
 
 // flushOffsets writes the metadata document shortly after consumer offsets
