@@ -17,13 +17,6 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 )
 
-// Broker is one gateway of the fleet as Metadata advertises it.
-type Broker struct {
-	NodeID int32
-	Host   string
-	Port   int32
-}
-
 // Config configures a gateway.
 type Config struct {
 	// Bind is the Kafka listener address; default "127.0.0.1:9092". Port 0 picks a free port.
@@ -33,7 +26,7 @@ type Config struct {
 	AdvertisedAddr string
 	NodeID         int32
 	// Brokers is the fleet; empty means this node alone at AdvertisedAddr.
-	Brokers []Broker
+	Brokers []kafka.Broker
 
 	// IggyAddrs are the Iggy nodes; empty starts the embedded store in-process with Embedded,
 	// which the gateway then reaches through memory (IggyTLS does not apply; Embedded.TLS
@@ -159,20 +152,16 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	brokers := make([]kafka.Broker, len(cfg.Brokers))
-	for i, b := range cfg.Brokers {
-		brokers[i] = kafka.Broker{NodeID: b.NodeID, Host: b.Host, Port: b.Port}
-	}
 	kcfg := kafka.Config{
 		NodeID:           cfg.NodeID,
 		AdvertisedHost:   host,
 		AdvertisedPort:   port,
-		Brokers:          brokers,
+		Brokers:          cfg.Brokers,
 		MaxRequestBytes:  cfg.MaxRequestBytes,
 		AutoCreateTopics: cfg.AutoCreateTopics,
 		TLS:              cfg.TLS,
 		SASL:             cfg.SASL,
-		Storage:          userBackend{b: g.bridge, as: g.admin},
+		Storage:          g.bridge.As(g.admin),
 		Observer:         g.metrics,
 		Logger:           cfg.Logger.With("component", "kafka"),
 	}

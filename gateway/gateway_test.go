@@ -19,6 +19,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 )
 
@@ -249,7 +250,7 @@ func freePort(t testing.TB) int {
 
 func TestFleetOfTwoSharesOneStore(t *testing.T) {
 	p1, p2 := freePort(t), freePort(t)
-	fleet := []Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(p1)}, {NodeID: 2, Host: "127.0.0.1", Port: int32(p2)}}
+	fleet := []kafka.Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(p1)}, {NodeID: 2, Host: "127.0.0.1", Port: int32(p2)}}
 	g1 := startGateway(t, func(c *Config) {
 		c.NodeID, c.Bind, c.Brokers = 1, "127.0.0.1:"+strconv.Itoa(p1), fleet
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 func newServeCmd(a *app) *cobra.Command {
@@ -101,7 +102,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		return cfg, v.Invalid("brokers", "%v", err)
 	}
 	cfg.Brokers = brokers
-	if len(brokers) > 0 && !slices.ContainsFunc(brokers, func(b gateway.Broker) bool { return b.NodeID == cfg.NodeID }) {
+	if len(brokers) > 0 && !slices.ContainsFunc(brokers, func(b kafka.Broker) bool { return b.NodeID == cfg.NodeID }) {
 		return cfg, v.Invalid("node-id", "node %d is not in --brokers", cfg.NodeID)
 	}
 	if cfg.TLS, err = listenerTLS(v); err != nil {
@@ -131,8 +132,8 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 }
 
 // parseBrokers reads the fleet, id@host:port each.
-func parseBrokers(list []string) ([]gateway.Broker, error) {
-	var out []gateway.Broker
+func parseBrokers(list []string) ([]kafka.Broker, error) {
+	var out []kafka.Broker
 	seen := map[int32]bool{}
 	for _, item := range list {
 		idText, addr, ok := strings.Cut(item, "@")
@@ -155,7 +156,7 @@ func parseBrokers(list []string) ([]gateway.Broker, error) {
 			return nil, fmt.Errorf("broker id %d appears twice", id)
 		}
 		seen[int32(id)] = true
-		out = append(out, gateway.Broker{NodeID: int32(id), Host: host, Port: int32(port)})
+		out = append(out, kafka.Broker{NodeID: int32(id), Host: host, Port: int32(port)})
 	}
 	return out, nil
 }

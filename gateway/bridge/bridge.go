@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 // Config configures a Bridge.
@@ -46,7 +47,7 @@ const (
 // only state is caches that Iggy can rebuild (see doc.go).
 type Bridge struct {
 	cfg    Config
-	admin  backend
+	admin  iggyAPI
 	meta   string
 	log    *slog.Logger
 	ids    idGen
@@ -69,7 +70,7 @@ func New(ctx context.Context, admin *iggy.Client, cfg Config) (*Bridge, error) {
 	return newBridge(ctx, wrap(admin), cfg)
 }
 
-func newBridge(ctx context.Context, admin backend, cfg Config) (*Bridge, error) {
+func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) {
 	if cfg.Stream == "" {
 		cfg.Stream = defaultStream
 	}
@@ -121,59 +122,43 @@ func (b *Bridge) Close() error {
 	return nil
 }
 
-// TopicInfo describes one Kafka topic.
-type TopicInfo struct {
-	Name       string
-	Partitions int32
-	ID         uint32 // the Iggy topic id
-	Internal   bool
+func info(t topicMeta) kafka.TopicInfo {
+	return kafka.TopicInfo{Name: t.Name, Partitions: int32(len(t.Partitions))}
 }
 
-func info(t topicMeta) TopicInfo {
-	return TopicInfo{Name: t.Name, Partitions: int32(len(t.Partitions)), ID: t.ID}
-}
-
-// ListTopics lists the Kafka topics, i.e. the topics of the Kafka stream.
-func (b *Bridge) ListTopics(ctx context.Context, as *iggy.Client) ([]TopicInfo, error) {
-	return b.listTopics(ctx, wrap(as))
-}
-
-func (b *Bridge) listTopics(ctx context.Context, as backend) ([]TopicInfo, error) {
+// listTopics lists the Kafka topics, i.e. the topics of the Kafka stream.
+func (b *Bridge) listTopics(ctx context.Context, as iggyAPI) ([]kafka.TopicInfo, error) {
 	ts, err := as.topics(ctx, b.cfg.Stream)
 	if err != nil {
 		return nil, kafkaErr(err)
 	}
-	out := make([]TopicInfo, len(ts))
+	out := make([]kafka.TopicInfo, len(ts))
 	for i, t := range ts {
 		out[i] = info(t)
 	}
 	return out, nil
 }
 
-// Topic describes one topic, creating it with DefaultPartitions when it is
+// topicInfo describes one topic, creating it with DefaultPartitions when it is
 // missing, autoCreate is set and the bridge allows auto-creation.
-func (b *Bridge) Topic(ctx context.Context, as *iggy.Client, name string, autoCreate bool) (TopicInfo, error) {
-	return b.topicInfo(ctx, wrap(as), name, autoCreate)
-}
-
-func (b *Bridge) topicInfo(ctx context.Context, as backend, name string, autoCreate bool) (TopicInfo, error) {
+func (b *Bridge) topicInfo(ctx context.Context, as iggyAPI, name string, autoCreate bool) (kafka.TopicInfo, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
 	if err == nil {
 		return info(t), nil
 	}
 	if !isNotFound(err) || !autoCreate || !b.cfg.AutoCreateTopics {
-		return TopicInfo{}, kafkaErr(err)
+		return kafka.TopicInfo{}, kafkaErr(err)
 	}
 	if err := validTopicName(name); err != nil {
-		return TopicInfo{}, err
+		return kafka.TopicInfo{}, err
 	}
 	err = as.createTopic(ctx, b.cfg.Stream, name, uint32(b.cfg.DefaultPartitions), topicOptions{})
 	if err != nil && !errors.Is(kafkaErr(err), kerr.TopicAlreadyExists) {
-		return TopicInfo{}, kafkaErr(err)
+		return kafka.TopicInfo{}, kafkaErr(err)
 	}
 	t, err = as.topic(ctx, b.cfg.Stream, name)
 	if err != nil {
-		return TopicInfo{}, kafkaErr(err)
+		return kafka.TopicInfo{}, kafkaErr(err)
 	}
 	return info(t), nil
 }
@@ -192,16 +177,12 @@ func validTopicName(name string) error {
 	return nil
 }
 
-// CreateTopic creates a topic with partitions partitions (-1: the default).
+// createTopic creates a topic with partitions partitions (-1: the default).
 // configs may set retention.ms and retention.bytes, which map onto Iggy's
 // message_expiry and max_topic_size; other settings Kafka clients commonly
 // send are accepted when they describe what the bridge does anyway, and
 // anything else is refused with kerr.InvalidConfig.
-func (b *Bridge) CreateTopic(ctx context.Context, as *iggy.Client, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
-	return b.createTopic(ctx, wrap(as), name, partitions, configs, validateOnly)
-}
-
-func (b *Bridge) createTopic(ctx context.Context, as backend, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
+func (b *Bridge) createTopic(ctx context.Context, as iggyAPI, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
 	if err := validTopicName(name); err != nil {
 		return err
 	}
@@ -298,12 +279,8 @@ func topicOptionsFrom(configs map[string]*string) (topicOptions, topicConf, erro
 	return o, conf, nil
 }
 
-// DeleteTopic deletes a topic and everything cached about it.
-func (b *Bridge) DeleteTopic(ctx context.Context, as *iggy.Client, name string) error {
-	return b.deleteTopic(ctx, wrap(as), name)
-}
-
-func (b *Bridge) deleteTopic(ctx context.Context, as backend, name string) error {
+// deleteTopic deletes a topic and everything cached about it.
+func (b *Bridge) deleteTopic(ctx context.Context, as iggyAPI, name string) error {
 	err := as.deleteTopic(ctx, b.cfg.Stream, name)
 	b.forget(name)
 	if err != nil {
@@ -312,12 +289,8 @@ func (b *Bridge) deleteTopic(ctx context.Context, as backend, name string) error
 	return b.writeTopicConf(ctx, name, topicConf{}, true)
 }
 
-// CreatePartitions grows a topic to total partitions.
-func (b *Bridge) CreatePartitions(ctx context.Context, as *iggy.Client, name string, total int32, validateOnly bool) error {
-	return b.createPartitions(ctx, wrap(as), name, total, validateOnly)
-}
-
-func (b *Bridge) createPartitions(ctx context.Context, as backend, name string, total int32, validateOnly bool) error {
+// createPartitions grows a topic to total partitions.
+func (b *Bridge) createPartitions(ctx context.Context, as iggyAPI, name string, total int32, validateOnly bool) error {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
 	if err != nil {
 		return kafkaErr(err)
@@ -335,19 +308,9 @@ func (b *Bridge) createPartitions(ctx context.Context, as backend, name string, 
 	return kafkaErr(as.createPartitions(ctx, b.cfg.Stream, name, uint32(total-have)))
 }
 
-// ConfigEntry is one topic config as DescribeConfigs reports it.
-type ConfigEntry struct {
-	Name, Value                  string
-	ReadOnly, Default, Sensitive bool
-}
-
-// TopicConfigs reports the topic's configs: the two Iggy settings that have
+// topicConfigs reports the topic's configs: the two Iggy settings that have
 // Kafka names, and fixed values for the rest of what clients usually ask.
-func (b *Bridge) TopicConfigs(ctx context.Context, as *iggy.Client, name string) ([]ConfigEntry, error) {
-	return b.topicConfigs(ctx, wrap(as), name)
-}
-
-func (b *Bridge) topicConfigs(ctx context.Context, as backend, name string) ([]ConfigEntry, error) {
+func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]kafka.ConfigEntry, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
 	if err != nil {
 		return nil, kafkaErr(err)
@@ -368,7 +331,7 @@ func (b *Bridge) topicConfigs(ctx context.Context, as backend, name string) ([]C
 	if s := t.Options.MaxTopicSize; s != 0 && s != math.MaxUint64 {
 		retBytes, bytesDefault = strconv.FormatUint(s, 10), false
 	}
-	return []ConfigEntry{
+	return []kafka.ConfigEntry{
 		{Name: "cleanup.policy", Value: "delete", ReadOnly: true, Default: true},
 		{Name: "compression.type", Value: "producer", ReadOnly: true, Default: true},
 		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault},

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 func newMemBridge(t testing.TB, m *memStore) *Bridge {
@@ -28,7 +30,7 @@ func valueRecs(prefix string, n int) []trec {
 	return out
 }
 
-func fetchAll(t testing.TB, b *Bridge, as backend, topic string, p int32, from int64) ([]fetched, FetchResult) {
+func fetchAll(t testing.TB, b *Bridge, as iggyAPI, topic string, p int32, from int64) ([]fetched, kafka.FetchResult) {
 	t.Helper()
 	r, err := b.fetch(context.Background(), as, topic, p, from, 1<<20, 12)
 	if err != nil {

@@ -8,13 +8,13 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
-// clientBackend adapts *iggy.Client to backend. Streams and topics are named
+// iggyClient adapts *iggy.Client to iggyAPI. Streams and topics are named
 // by string identifiers, so the hot paths need no id lookup.
-type clientBackend struct{ c *iggy.Client }
+type iggyClient struct{ c *iggy.Client }
 
-func wrap(c *iggy.Client) backend { return clientBackend{c} }
+func wrap(c *iggy.Client) iggyAPI { return iggyClient{c} }
 
-func (cb clientBackend) ensureStream(ctx context.Context, stream string) error {
+func (cb iggyClient) ensureStream(ctx context.Context, stream string) error {
 	_, err := cb.c.GetStream(ctx, wire.NamedID(stream))
 	if err == nil || !isNotFound(err) {
 		return err
@@ -41,7 +41,7 @@ func topicMetaOf(t *wire.Topic, parts []wire.Partition) topicMeta {
 	return tm
 }
 
-func (cb clientBackend) topic(ctx context.Context, stream, name string) (topicMeta, error) {
+func (cb iggyClient) topic(ctx context.Context, stream, name string) (topicMeta, error) {
 	t, err := cb.c.GetTopic(ctx, wire.NamedID(stream), wire.NamedID(name))
 	if err != nil {
 		return topicMeta{}, err
@@ -49,7 +49,7 @@ func (cb clientBackend) topic(ctx context.Context, stream, name string) (topicMe
 	return topicMetaOf(&t.Topic, t.Partitions), nil
 }
 
-func (cb clientBackend) topics(ctx context.Context, stream string) ([]topicMeta, error) {
+func (cb iggyClient) topics(ctx context.Context, stream string) ([]topicMeta, error) {
 	ts, err := cb.c.GetTopics(ctx, wire.NamedID(stream))
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (cb clientBackend) topics(ctx context.Context, stream string) ([]topicMeta,
 	return out, nil
 }
 
-func (cb clientBackend) createTopic(ctx context.Context, stream, name string, partitions uint32, o topicOptions) error {
+func (cb iggyClient) createTopic(ctx context.Context, stream, name string, partitions uint32, o topicOptions) error {
 	_, err := cb.c.CreateTopic(ctx, wire.NamedID(stream), name, partitions, iggy.TopicOptions{
 		MessageExpiryMicros: o.MessageExpiryMicros,
 		MaxTopicSize:        o.MaxTopicSize,
@@ -69,19 +69,19 @@ func (cb clientBackend) createTopic(ctx context.Context, stream, name string, pa
 	return err
 }
 
-func (cb clientBackend) deleteTopic(ctx context.Context, stream, name string) error {
+func (cb iggyClient) deleteTopic(ctx context.Context, stream, name string) error {
 	return cb.c.DeleteTopic(ctx, wire.NamedID(stream), wire.NamedID(name))
 }
 
-func (cb clientBackend) createPartitions(ctx context.Context, stream, name string, count uint32) error {
+func (cb iggyClient) createPartitions(ctx context.Context, stream, name string, count uint32) error {
 	return cb.c.CreatePartitions(ctx, wire.NamedID(stream), wire.NamedID(name), count)
 }
 
-func (cb clientBackend) send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
+func (cb iggyClient) send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
 	return cb.c.SendBatch(ctx, wire.NamedID(stream), wire.NamedID(topic), partition, batch)
 }
 
-func (cb clientBackend) poll(ctx context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
+func (cb iggyClient) poll(ctx context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
 	p, err := cb.c.Poll(ctx, iggy.PollRequest{
 		Stream:    wire.NamedID(stream),
 		Topic:     wire.NamedID(topic),

@@ -1,9 +1,13 @@
 // Package bridge maps Kafka onto Apache Iggy: topics, partitions, records and
 // idempotent producers. The Kafka handlers (package gateway/kafka) decode
-// requests and call a Bridge; the Bridge speaks to Iggy through the Iggy
-// client of the connection's user. Iggy is the only shared state: a Bridge
-// keeps nothing but caches that it rebuilds from Iggy, so any gateway can
-// serve any partition.
+// requests and call a kafka.Storage; Bridge.As gives the Storage that speaks
+// to Iggy through one Iggy client, the connection's user's, so Iggy's
+// permissions apply. The two types to know are Bridge, the mapping with its
+// caches, and iggyAPI, the few Iggy calls it is built on (over the network
+// in production, in memory in the tests). The Kafka types the bridge answers
+// with (kafka.TopicInfo, kafka.FetchResult, ...) are package kafka's own. Iggy
+// is the only shared state: a Bridge keeps nothing but caches that it
+// rebuilds from Iggy, so any gateway can serve any partition.
 //
 // The mapping below is a contract with every other tool that reads or writes
 // the same Iggy streams (native Iggy clients, other gateways, the operator

@@ -8,35 +8,21 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
-
-// FetchResult answers one partition of a FetchRequest. Records is only valid
-// until Release is called (it is a pooled buffer); Release is never nil.
-type FetchResult struct {
-	Records          []byte
-	HighWatermark    int64
-	LastStableOffset int64
-	LogStartOffset   int64
-	Release          func()
-}
 
 // maxPollCount bounds the messages asked of Iggy for one fetch.
 const maxPollCount = 100_000
 
 func noRelease() {}
 
-// Fetch returns record batches from offset on, about maxBytes of them (at
+// fetch returns record batches from offset on, about maxBytes of them (at
 // least one whole batch even when larger, as Kafka does), plus watermarks.
 // Fetch versions 0-3 get magic 0/1 message sets (v0-v1 magic 0, v2-v3 magic
 // 1); later versions get uncompressed magic-2 batches, one per Iggy batch.
-func (b *Bridge) Fetch(ctx context.Context, as *iggy.Client, topic string, partition int32, offset int64, maxBytes int32, version int16) (FetchResult, error) {
-	return b.fetch(ctx, wrap(as), topic, partition, offset, maxBytes, version)
-}
-
-func (b *Bridge) fetch(ctx context.Context, as backend, topic string, partition int32, offset int64, maxBytes int32, version int16) (FetchResult, error) {
-	res := FetchResult{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, Release: noRelease}
+func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64, maxBytes int32, version int16) (kafka.FetchResult, error) {
+	res := kafka.FetchResult{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, Release: noRelease}
 	if partition < 0 {
 		return res, fmt.Errorf("%w: partition %d", kerr.UnknownTopicOrPartition, partition)
 	}
@@ -141,13 +127,9 @@ func batchBase(rec []byte) uint64 {
 	return h.BaseOffset
 }
 
-// Offsets returns the log start offset and the high watermark of a
+// offsets returns the log start offset and the high watermark of a
 // partition without reading data.
-func (b *Bridge) Offsets(ctx context.Context, as *iggy.Client, topic string, partition int32) (logStart, highWatermark int64, err error) {
-	return b.offsets(ctx, wrap(as), topic, partition)
-}
-
-func (b *Bridge) offsets(ctx context.Context, as backend, topic string, partition int32) (int64, int64, error) {
+func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partition int32) (int64, int64, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
 	if err != nil {
 		return -1, -1, kafkaErr(err)
@@ -160,16 +142,12 @@ func (b *Bridge) offsets(ctx context.Context, as backend, topic string, partitio
 	return 0, hw, nil
 }
 
-// ListOffset answers ListOffsets for one partition: timestamp -1 is the high
+// listOffset answers ListOffsets for one partition: timestamp -1 is the high
 // watermark, -2 the log start, -3 the record with the largest timestamp
 // (taken as the last one), and any other value the first offset whose record
 // timestamp is at or after it (-1, -1 when there is none). Timestamps are
 // assumed to grow with offsets for the search, as Kafka's index assumes.
-func (b *Bridge) ListOffset(ctx context.Context, as *iggy.Client, topic string, partition int32, timestamp int64) (offset, ts int64, err error) {
-	return b.listOffset(ctx, wrap(as), topic, partition, timestamp)
-}
-
-func (b *Bridge) listOffset(ctx context.Context, as backend, topic string, partition int32, timestamp int64) (int64, int64, error) {
+func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, partition int32, timestamp int64) (int64, int64, error) {
 	start, hw, err := b.offsets(ctx, as, topic, partition)
 	if err != nil {
 		return -1, -1, err
@@ -220,7 +198,7 @@ func (b *Bridge) listOffset(ctx context.Context, as backend, topic string, parti
 
 // recordAt reads the first record at or after offset: its offset and
 // timestamp. ok is false when there is none.
-func (b *Bridge) recordAt(ctx context.Context, as backend, topic string, partition int32, offset int64) (int64, int64, bool, error) {
+func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64) (int64, int64, bool, error) {
 	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(offset), 1)
 	if err != nil {
 		return -1, -1, false, kafkaErr(err)
@@ -246,17 +224,13 @@ func (b *Bridge) recordAt(ctx context.Context, as backend, topic string, partiti
 	return out.offset, out.ts, true, nil
 }
 
-// InitProducerID allocates a producer id through Iggy, so ids are unique
+// initProducerID allocates a producer id through Iggy, so ids are unique
 // across every gateway sharing the store: it appends one message to
 // "<stream>.meta"/producer_ids (partition 0) and the id is that message's
 // offset plus one. The epoch starts at 0. The append is made with the
 // gateway's own client, since a Kafka user needs no rights on the meta
 // stream to produce idempotently.
-func (b *Bridge) InitProducerID(ctx context.Context, as *iggy.Client) (id int64, epoch int16, err error) {
-	return b.initProducerID(ctx, wrap(as))
-}
-
-func (b *Bridge) initProducerID(ctx context.Context, as backend) (int64, int16, error) {
+func (b *Bridge) initProducerID(ctx context.Context, as iggyAPI) (int64, int16, error) {
 	var mb message.Builder
 	mb.Reset()
 	mb.Add(message.MakeID(b.ids.ctr.Add(1), b.ids.hi), uint64(time.Now().UnixMicro()), []byte("producer id"), nil)

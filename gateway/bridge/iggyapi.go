@@ -11,11 +11,11 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
-// backend is the part of an Iggy client the bridge uses, in the bridge's own
+// iggyAPI is the part of an Iggy client the bridge uses, in the bridge's own
 // terms. The real one wraps *iggy.Client (client.go); tests also run the
 // bridge over an in-memory one, so the mapping rules are tested apart from
 // the network.
-type backend interface {
+type iggyAPI interface {
 	ensureStream(ctx context.Context, stream string) error
 	topic(ctx context.Context, stream, name string) (topicMeta, error) // wire.TopicNameNotFound style error when missing
 	topics(ctx context.Context, stream string) ([]topicMeta, error)

@@ -59,11 +59,11 @@ func TestBridgeOverEmbeddedStore(t *testing.T) {
 	}
 	defer b2.Close()
 
-	ti, err := b1.Topic(ctx, c1, "events", true)
+	ti, err := b1.As(c1).Topic(ctx, "events", true)
 	if err != nil || ti.Partitions != 2 {
 		t.Fatalf("auto-create: %+v %v", ti, err)
 	}
-	if _, err := b1.Topic(ctx, c1, "nope", false); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	if _, err := b1.As(c1).Topic(ctx, "nope", false); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Fatalf("missing topic: %v", err)
 	}
 
@@ -71,7 +71,7 @@ func TestBridgeOverEmbeddedStore(t *testing.T) {
 	var want []trec
 	for _, codec := range []int{codecNone, codecGzip, codecSnappy, codecXerial, codecLZ4, codecZstd} {
 		recs := mixedRecords()
-		res, err := b1.Produce(ctx, c1, "events", 0, kafkaBatch(t, codec, recs, -1, -1, -1))
+		res, err := b1.As(c1).Produce(ctx, "events", 0, kafkaBatch(t, codec, recs, -1, -1, -1))
 		if err != nil || res.BaseOffset != int64(len(want)) {
 			t.Fatalf("codec %d: produce %+v %v", codec, res, err)
 		}
@@ -79,13 +79,13 @@ func TestBridgeOverEmbeddedStore(t *testing.T) {
 	}
 	big := []trec{{Key: []byte("big"), Value: bytes.Repeat([]byte("x"), 1<<20+1000), TS: 9}}
 	b1.cfg.MaxMessageBytes = 2 << 20
-	if _, err := b1.Produce(ctx, c1, "events", 0, kafkaBatch(t, codecZstd, big, -1, -1, -1)); err != nil {
+	if _, err := b1.As(c1).Produce(ctx, "events", 0, kafkaBatch(t, codecZstd, big, -1, -1, -1)); err != nil {
 		t.Fatalf("1 MiB record: %v", err)
 	}
 	want = append(want, big...)
 	var got []fetched
 	for off := int64(0); off < int64(len(want)); {
-		r, err := b2.Fetch(ctx, c2, "events", 0, off, 1<<20, 12)
+		r, err := b2.As(c2).Fetch(ctx, "events", 0, off, 1<<20, 12)
 		if err != nil {
 			t.Fatalf("fetch at %d: %v", off, err)
 		}
@@ -102,29 +102,29 @@ func TestBridgeOverEmbeddedStore(t *testing.T) {
 	}
 	checkRecords(t, got, want, 0)
 
-	ls, hw, err := b2.Offsets(ctx, c2, "events", 0)
+	ls, hw, err := b2.As(c2).Offsets(ctx, "events", 0)
 	if err != nil || ls != 0 || hw != int64(len(want)) {
 		t.Errorf("Offsets = %d %d %v", ls, hw, err)
 	}
-	if _, hw, _ := b2.Offsets(ctx, c2, "events", 1); hw != 0 {
+	if _, hw, _ := b2.As(c2).Offsets(ctx, "events", 1); hw != 0 {
 		t.Errorf("empty partition high watermark %d", hw)
 	}
-	r, err := b2.Fetch(ctx, c2, "events", 1, 0, 1<<20, 12)
+	r, err := b2.As(c2).Fetch(ctx, "events", 1, 0, 1<<20, 12)
 	if err != nil || len(r.Records) != 0 || r.HighWatermark != 0 {
 		t.Errorf("fetch of empty partition: %d bytes hw %d err %v", len(r.Records), r.HighWatermark, err)
 	}
-	if _, err := b2.Fetch(ctx, c2, "events", 1, 1, 1<<20, 12); !errors.Is(err, kerr.OffsetOutOfRange) {
+	if _, err := b2.As(c2).Fetch(ctx, "events", 1, 1, 1<<20, 12); !errors.Is(err, kerr.OffsetOutOfRange) {
 		t.Errorf("fetch past the end of an empty partition: %v", err)
 	}
-	if _, err := b2.Fetch(ctx, c2, "events", 9, 0, 1<<20, 12); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	if _, err := b2.As(c2).Fetch(ctx, "events", 9, 0, 1<<20, 12); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("fetch of a missing partition: %v", err)
 	}
-	if _, err := b1.Produce(ctx, c1, "events", 9, kafkaBatch(t, codecNone, valueRecs("x", 1), -1, -1, -1)); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	if _, err := b1.As(c1).Produce(ctx, "events", 9, kafkaBatch(t, codecNone, valueRecs("x", 1), -1, -1, -1)); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("produce to a missing partition: %v", err)
 	}
 	bad := kafkaBatch(t, codecNone, valueRecs("x", 1), -1, -1, -1)
 	bad[len(bad)-1] ^= 1
-	if _, err := b1.Produce(ctx, c1, "events", 1, bad); !errors.Is(err, kerr.CorruptMessage) {
+	if _, err := b1.As(c1).Produce(ctx, "events", 1, bad); !errors.Is(err, kerr.CorruptMessage) {
 		t.Errorf("corrupt CRC: %v", err)
 	}
 }
@@ -138,10 +138,10 @@ func TestIdempotenceAcrossGateways(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b1.CreateTopic(ctx, c1, "idem", 1, nil, false); err != nil {
+	if err := b1.As(c1).CreateTopic(ctx, "idem", 1, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	pid, epoch, err := b1.InitProducerID(ctx, c1)
+	pid, epoch, err := b1.As(c1).InitProducerID(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestIdempotenceAcrossGateways(t *testing.T) {
 		return kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("s", seq), 2), pid, epoch, seq)
 	}
 	for seq := int32(0); seq < 6; seq += 2 {
-		if res, err := b1.Produce(ctx, c1, "idem", 0, batch(seq)); err != nil || res.BaseOffset != int64(seq) {
+		if res, err := b1.As(c1).Produce(ctx, "idem", 0, batch(seq)); err != nil || res.BaseOffset != int64(seq) {
 			t.Fatalf("produce seq %d: %+v %v", seq, res, err)
 		}
 	}
@@ -161,19 +161,19 @@ func TestIdempotenceAcrossGateways(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b2.Close()
-	if res, err := b2.Produce(ctx, c2, "idem", 0, batch(4)); err != nil || res.BaseOffset != 4 {
+	if res, err := b2.As(c2).Produce(ctx, "idem", 0, batch(4)); err != nil || res.BaseOffset != 4 {
 		t.Fatalf("resend to second gateway: %+v %v", res, err)
 	}
-	if _, err := b2.Produce(ctx, c2, "idem", 0, batch(10)); !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
+	if _, err := b2.As(c2).Produce(ctx, "idem", 0, batch(10)); !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
 		t.Fatalf("sequence gap: %v", err)
 	}
-	if res, err := b2.Produce(ctx, c2, "idem", 0, batch(6)); err != nil || res.BaseOffset != 6 {
+	if res, err := b2.As(c2).Produce(ctx, "idem", 0, batch(6)); err != nil || res.BaseOffset != 6 {
 		t.Fatalf("next batch: %+v %v", res, err)
 	}
-	if _, hw, _ := b2.Offsets(ctx, c2, "idem", 0); hw != 8 {
+	if _, hw, _ := b2.As(c2).Offsets(ctx, "idem", 0); hw != 8 {
 		t.Errorf("high watermark %d, want 8 (nothing stored twice)", hw)
 	}
-	pid2, _, err := b2.InitProducerID(ctx, c2)
+	pid2, _, err := b2.As(c2).InitProducerID(ctx)
 	if err != nil || pid2 == pid {
 		t.Errorf("producer ids %d and %d, err %v", pid, pid2, err)
 	}
@@ -189,17 +189,17 @@ func TestNativeIggyClientInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := b.CreateTopic(ctx, c, "mixed", 1, nil, false); err != nil {
+	if err := b.As(c).CreateTopic(ctx, "mixed", 1, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	ts := time.UnixMilli(1_700_000_000_123)
 	if _, err := c.SendMessages(ctx, wire.NamedID("kafka"), wire.NamedID("mixed"), 0, []iggy.Message{{Payload: []byte("from iggy"), Timestamp: ts}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Produce(ctx, c, "mixed", 0, kafkaBatch(t, codecNone, []trec{{Key: []byte("k"), Value: []byte("from kafka"), TS: 5}}, -1, -1, -1)); err != nil {
+	if _, err := b.As(c).Produce(ctx, "mixed", 0, kafkaBatch(t, codecNone, []trec{{Key: []byte("k"), Value: []byte("from kafka"), TS: 5}}, -1, -1, -1)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := b.Fetch(ctx, c, "mixed", 0, 0, 1<<20, 12)
+	r, err := b.As(c).Fetch(ctx, "mixed", 0, 0, 1<<20, 12)
 	if err != nil {
 		t.Fatal(err)
 	}

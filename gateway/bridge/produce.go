@@ -8,26 +8,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
-// ProduceResult answers one partition of a ProduceRequest.
-type ProduceResult struct {
-	BaseOffset     int64
-	LogAppendTime  int64 // always -1: topics use CreateTime
-	LogStartOffset int64
-}
-
-// Produce stores one partition's records (the Records bytes of a
+// produce stores one partition's records (the Records bytes of a
 // ProduceRequest partition: one or more magic-2 batches, any codec) as one
 // Iggy batch per Kafka batch, all or nothing per Kafka batch, and returns the
 // base offset of the first. Idempotent batches are deduplicated (doc.go).
-func (b *Bridge) Produce(ctx context.Context, as *iggy.Client, topic string, partition int32, records []byte) (ProduceResult, error) {
-	return b.produce(ctx, wrap(as), topic, partition, records)
-}
-
-func (b *Bridge) produce(ctx context.Context, as backend, topic string, partition int32, records []byte) (ProduceResult, error) {
-	res := ProduceResult{BaseOffset: -1, LogAppendTime: -1}
+func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partition int32, records []byte) (kafka.ProduceResult, error) {
+	res := kafka.ProduceResult{BaseOffset: -1, LogAppendTime: -1}
 	if partition < 0 {
 		return res, fmt.Errorf("%w: partition %d", kerr.UnknownTopicOrPartition, partition)
 	}
@@ -68,7 +57,7 @@ func (b *Bridge) produce(ctx context.Context, as backend, topic string, partitio
 
 // produceBatch stores one Kafka batch with st.mu held and returns its base
 // offset (the original one for a duplicate).
-func (b *Bridge) produceBatch(ctx context.Context, as backend, st *partState, c *converter, topic string, partition int32, kb *kbatch, maxRecord int32) (int64, error) {
+func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, c *converter, topic string, partition int32, kb *kbatch, maxRecord int32) (int64, error) {
 	if kb.ProducerID >= 0 {
 		if err := b.verifyFresh(ctx, as, st, topic, partition); err != nil {
 			return -1, err
@@ -145,7 +134,7 @@ const trustWindow = time.Second
 // verifyFresh drops st's producer cache when Iggy's high watermark shows
 // appends this gateway did not make. It costs a metadata read only when the
 // cache has not been confirmed by an append of ours within trustWindow.
-func (b *Bridge) verifyFresh(ctx context.Context, as backend, st *partState, topic string, partition int32) error {
+func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32) error {
 	if st.next >= 0 && time.Since(st.confirmed) < trustWindow {
 		return nil
 	}
@@ -251,7 +240,7 @@ const (
 
 // producer returns the cached state of pid in st, rebuilding it from the
 // partition's tail on a miss.
-func (b *Bridge) producer(ctx context.Context, as backend, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
+func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
 	if ps := st.producers[pid]; ps != nil {
 		return ps, nil
 	}
@@ -263,7 +252,7 @@ func (b *Bridge) producer(ctx context.Context, as backend, st *partState, topic 
 	return ps, nil
 }
 
-func (b *Bridge) scanProducer(ctx context.Context, as backend, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
+func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
 	if err != nil {
 		return nil, kafkaErr(err)

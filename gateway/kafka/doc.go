@@ -3,9 +3,11 @@
 // responses back in order.
 //
 // The two types to know are Server, the listener with its connections, and Storage, the storage
-// the handlers talk to. The gateway package binds Storage to the Kafka <-> Iggy bridge, once for
-// its own Iggy identity and once per SASL user, so this package knows nothing of Iggy and its
-// tests run against an in-memory Storage.
+// the handlers talk to. The Kafka types the handlers need (TopicInfo, ConfigEntry, ProduceResult,
+// FetchResult, Broker) are declared here and nowhere else: the Kafka <-> Iggy bridge answers
+// with them, and the gateway package gets a Storage from the bridge (bridge.Bridge.As) once for
+// its own Iggy identity and once per SASL user. This package knows nothing of Iggy and never
+// imports the bridge; its tests run against an in-memory Storage.
 //
 // # Layout
 //

@@ -1,0 +1,69 @@
+package bridge
+
+import (
+	"context"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+)
+
+// As returns the bridge acting as the Iggy identity of c: every Iggy call goes through c, so
+// Iggy's permissions for that user apply to what the Kafka connection does. The gateway makes
+// one for its own login and one per SASL user; they share the bridge's caches.
+func (b *Bridge) As(c *iggy.Client) kafka.Storage { return boundStorage{b: b, as: wrap(c)} }
+
+// boundStorage is a Bridge bound to one Iggy identity, the kafka.Storage the handlers speak to.
+type boundStorage struct {
+	b  *Bridge
+	as iggyAPI
+}
+
+var _ kafka.Storage = boundStorage{}
+
+func (s boundStorage) ListTopics(ctx context.Context) ([]kafka.TopicInfo, error) {
+	return s.b.listTopics(ctx, s.as)
+}
+
+func (s boundStorage) Topic(ctx context.Context, name string, autoCreate bool) (kafka.TopicInfo, error) {
+	return s.b.topicInfo(ctx, s.as, name, autoCreate)
+}
+
+func (s boundStorage) CreateTopic(ctx context.Context, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
+	return s.b.createTopic(ctx, s.as, name, partitions, configs, validateOnly)
+}
+
+func (s boundStorage) DeleteTopic(ctx context.Context, name string) error {
+	return s.b.deleteTopic(ctx, s.as, name)
+}
+
+func (s boundStorage) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
+	return s.b.createPartitions(ctx, s.as, name, total, validateOnly)
+}
+
+func (s boundStorage) TopicConfigs(ctx context.Context, name string) ([]kafka.ConfigEntry, error) {
+	return s.b.topicConfigs(ctx, s.as, name)
+}
+
+func (s boundStorage) Produce(ctx context.Context, topic string, partition int32, records []byte) (kafka.ProduceResult, error) {
+	return s.b.produce(ctx, s.as, topic, partition, records)
+}
+
+func (s boundStorage) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, version int16) (kafka.FetchResult, error) {
+	return s.b.fetch(ctx, s.as, topic, partition, offset, maxBytes, version)
+}
+
+func (s boundStorage) Offsets(ctx context.Context, topic string, partition int32) (int64, int64, error) {
+	return s.b.offsets(ctx, s.as, topic, partition)
+}
+
+func (s boundStorage) ListOffset(ctx context.Context, topic string, partition int32, timestamp int64) (int64, int64, error) {
+	return s.b.listOffset(ctx, s.as, topic, partition, timestamp)
+}
+
+func (s boundStorage) Wait(ctx context.Context, topic string, partition int32, offset int64) {
+	s.b.Wait(ctx, topic, partition, offset)
+}
+
+func (s boundStorage) InitProducerID(ctx context.Context) (int64, int16, error) {
+	return s.b.initProducerID(ctx, s.as)
+}
