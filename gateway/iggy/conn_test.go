@@ -29,18 +29,6 @@ func dialFake(t *testing.T, f *fakeServer, cfg Config) *Client {
 	return c
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestDialAndPing(t *testing.T) {
 	f := newFakeServer(t, "")
 	c := dialFake(t, f, Config{})

@@ -14,6 +14,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 type testStore struct {
@@ -296,15 +297,14 @@ func TestEmbeddedConsumerGroupsThroughSessions(t *testing.T) {
 		t.Fatalf("lone member owns %v", a1.Partitions)
 	}
 	noErr(t, s2.JoinConsumerGroup(ctx, sid, tid, gid))
-	var total int
-	eventually(t, 5*time.Second, "partitions split between two members", func() bool {
+	checkfor.Eventually(t, 5*time.Second, "partitions split between two members", func() error {
 		x1, err1 := s1.SyncConsumerGroup(ctx, sid, tid, gid)
 		x2, err2 := s2.SyncConsumerGroup(ctx, sid, tid, gid)
-		if err1 != nil || err2 != nil {
-			return false
+		if err := errors.Join(err1, err2); err != nil {
+			return err
 		}
-		total = len(x1.Partitions) + len(x2.Partitions)
-		return len(x1.Partitions) == 2 && len(x2.Partitions) == 2
+		return checkfor.True(len(x1.Partitions) == 2 && len(x2.Partitions) == 2,
+			"member 1 owns %v, member 2 owns %v", x1.Partitions, x2.Partitions)
 	})
 	details := okv(c.GetConsumerGroup(ctx, sid, tid, gid)).get(t)
 	if details.MembersCount != 2 {
@@ -343,15 +343,17 @@ func TestEmbeddedConsumerGroupsThroughSessions(t *testing.T) {
 	wantCode(t, "leave twice", s2.LeaveConsumerGroup(ctx, sid, tid, gid), wire.ConsumerGroupMemberNotFound)
 	// Closing a session ends its membership.
 	_ = s1.Close()
-	eventually(t, 5*time.Second, "members gone after leave and close", func() bool {
+	checkfor.Eventually(t, 5*time.Second, "members gone after leave and close", func() error {
 		d, err := c.GetConsumerGroup(ctx, sid, tid, gid)
-		return err == nil && d.MembersCount == 0
+		if err != nil {
+			return err
+		}
+		return checkfor.True(d.MembersCount == 0, "%d members", d.MembersCount)
 	})
 	if err := s1.Ping(ctx); !errors.Is(err, iggy.ErrClosed) {
 		t.Fatalf("ping on a closed session: %v", err)
 	}
 	noErr(t, c.DeleteConsumerGroup(ctx, sid, tid, gid))
-	_ = total
 }
 
 func TestEmbeddedUsersTokensSystem(t *testing.T) {
@@ -533,16 +535,5 @@ func TestEmbeddedContextDeadline(t *testing.T) {
 	}
 	if err := c.Ping(ctxT(t)); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // selfSigned returns a server certificate for localhost and 127.0.0.1 and
@@ -92,11 +93,16 @@ func TestSessionKeepAliveAndBreak(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	eventually(t, 5*time.Second, "keep-alive pings on an idle session", func() bool { return pings.get() >= 3 })
+	checkfor.Eventually(t, 5*time.Second, "keep-alive pings on an idle session", func() error {
+		n := pings.get()
+		return checkfor.True(n >= 3, "%d pings so far", n)
+	})
 
 	// The session's connection breaks: it stays broken.
 	f.close()
-	eventually(t, 5*time.Second, "the session noticing the break", func() bool { return s.Err() != nil })
+	checkfor.Eventually(t, 5*time.Second, "the session noticing the break", func() error {
+		return checkfor.True(s.Err() != nil, "the session still reports no error")
+	})
 	if err := s.Ping(testContext(t)); !errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("ping on a broken session: %v", err)
 	}

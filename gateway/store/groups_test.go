@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
@@ -88,9 +89,9 @@ func TestConsumerGroupMembership(t *testing.T) {
 
 	// a disconnects: b gets everything.
 	_ = a.nc.Close()
-	eventually(t, 5*time.Second, "b to own all partitions after a disconnects", func() bool {
+	checkfor.Eventually(t, 5*time.Second, "b to own all partitions after a disconnects", func() error {
 		got, _ := syncGroup(t, b)
-		return len(got.Partitions) == 4
+		return checkfor.True(len(got.Partitions) == 4, "b owns %v", got.Partitions)
 	})
 
 	ok(t, b.do(wire.CmdLeaveConsumerGroup, group0.AppendTo(nil)))
@@ -147,9 +148,9 @@ func TestStaleMemberIsEvicted(t *testing.T) {
 	silent, live := loggedIn(t, s), loggedIn(t, s)
 	ok(t, silent.do(wire.CmdJoinConsumerGroup, group0.AppendTo(nil)))
 	ok(t, live.do(wire.CmdJoinConsumerGroup, group0.AppendTo(nil)))
-	eventually(t, 5*time.Second, "the silent member to lose its partitions", func() bool {
+	checkfor.Eventually(t, 5*time.Second, "the silent member to lose its partitions", func() error {
 		got, _ := syncGroup(t, live)
-		return len(got.Partitions) == 2
+		return checkfor.True(len(got.Partitions) == 2, "the live member owns %v", got.Partitions)
 	})
 	r, err := silent.readReply()
 	if err != nil {

@@ -301,18 +301,6 @@ func polled(t testing.TB, body []byte) (wire.PollReply, []string, []uint64) {
 	return pr, payloads, offsets
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func mustCreateStream(t testing.TB, c *rawClient, name string) wire.StreamDetails {
 	t.Helper()
 	body := ok(t, c.do(wire.CmdCreateStream, (&wire.CreateStream{Name: name}).AppendTo(nil)))

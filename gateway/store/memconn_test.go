@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // pump writes data in random-sized pieces and returns the first error.
@@ -228,10 +229,10 @@ func TestMemConnClose(t *testing.T) {
 	defer d.Close()
 	wdone := make(chan error, 1)
 	go func() { _, err := c.Write(make([]byte, memQueueLimit+1)); wdone <- err }()
-	eventually(t, 5*time.Second, "write lent", func() bool {
+	checkfor.Eventually(t, 5*time.Second, "the blocked write to lend its buffer", func() error {
 		c.out.mu.Lock()
 		defer c.out.mu.Unlock()
-		return c.out.lent != nil
+		return checkfor.True(c.out.lent != nil, "nothing lent; %d bytes queued", len(c.out.buf))
 	})
 	_ = d.Close()
 	if err := <-wdone; !errors.Is(err, io.ErrClosedPipe) {
@@ -277,7 +278,10 @@ func TestServerDial(t *testing.T) {
 	if err := c.nc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "server connections gone", func() bool { return conns() == 0 })
+	checkfor.Eventually(t, 5*time.Second, "server connections gone", func() error {
+		n := conns()
+		return checkfor.True(n == 0, "%d connections open", n)
+	})
 
 	// Server.Close closes what is open; Dial after it fails.
 	d := memDial()
@@ -290,7 +294,9 @@ func TestServerDial(t *testing.T) {
 		t.Fatal("Dial after Close succeeded")
 	}
 	_ = d.nc.Close()
-	eventually(t, 5*time.Second, "goroutines back to the baseline", func() bool {
-		return runtime.NumGoroutine() <= base+1 // startServer's Serve goroutine exits in Cleanup
+	checkfor.Eventually(t, 5*time.Second, "goroutines back to the baseline", func() error {
+		// startServer's Serve goroutine exits in Cleanup.
+		n := runtime.NumGoroutine()
+		return checkfor.True(n <= base+1, "%d goroutines, baseline %d", n, base)
 	})
 }

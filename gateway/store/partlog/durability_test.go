@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // syncRecorder replaces a log's fsync and remembers the files synced, in
@@ -233,13 +235,11 @@ func TestPreallocationIsTrimmed(t *testing.T) {
 		t.Fatalf("sealed segment of %d bytes leaves %d preallocated; the test needs more", l.segs[0].size, tail)
 	}
 	// The sealed segment is trimmed in the background.
-	deadline := time.Now().Add(10 * time.Second)
-	for allocated(t, firstName) > roundBlock(l.segs[0].size)+64<<10 {
-		if time.Now().After(deadline) {
-			t.Fatalf("sealed segment keeps %d bytes allocated for %d of data", allocated(t, firstName), l.segs[0].size)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	checkfor.Eventually(t, 10*time.Second, "the sealed segment to be trimmed", func() error {
+		a := allocated(t, firstName)
+		return checkfor.True(a <= roundBlock(l.segs[0].size)+64<<10,
+			"%d bytes allocated for %d of data", a, l.segs[0].size)
+	})
 
 	// A crash leaves the active segment's preallocation behind: close its
 	// files as the kernel would, without trimming, and open again.
@@ -351,9 +351,12 @@ func TestIntervalAppendsWaitForASyncThatFallsBehind(t *testing.T) {
 	defer l.Close()
 	fill(t, l, 10)
 	began := <-entered
-	for time.Since(began) <= 2*interval {
-		time.Sleep(interval)
-	}
+	// The log judges "behind" by the wall clock, so the condition is time
+	// itself: the stalled sync must be older than two intervals.
+	checkfor.Eventually(t, 5*time.Second, "the stalled sync to fall two intervals behind", func() error {
+		age := time.Since(began)
+		return checkfor.True(age > 2*interval, "stalled for %v", age)
+	})
 	target := l.syncTarget.Load()
 	if target == 0 {
 		t.Fatal("no sync target recorded")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // payloadFor is the payload of the message that should live at offset.
@@ -597,13 +598,10 @@ func TestIntervalFlusherSyncs(t *testing.T) {
 	l.mu.RLock()
 	written := l.written
 	l.mu.RUnlock()
-	deadline := time.Now().Add(5 * time.Second)
-	for l.durable.Load() < written {
-		if time.Now().After(deadline) {
-			t.Fatalf("background sync never covered %d bytes (durable %d)", written, l.durable.Load())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	checkfor.Eventually(t, 5*time.Second, "the background sync to cover what was written", func() error {
+		d := l.durable.Load()
+		return checkfor.True(d >= written, "durable %d of %d written", d, written)
+	})
 	if err := l.Sync(); err != nil {
 		t.Fatal(err)
 	}
