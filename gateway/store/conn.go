@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"runtime/debug"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
 // session is one login. A connection holds at most one; Server.mu guards
@@ -35,8 +35,9 @@ type conn struct {
 	id   uint32
 	addr string
 
-	frame []byte // the current request frame
-	out   []byte // the reply being built: header placeholder then body
+	frame  []byte           // the current request frame
+	budget *framebuf.Budget // charged for frames larger than frame's capacity
+	out    []byte           // the reply being built: header placeholder then body
 
 	wmu      sync.Mutex
 	closed   atomic.Bool
@@ -65,6 +66,10 @@ func (s *Server) startConn(nc net.Conn) *conn {
 		addr:  nc.RemoteAddr().String(),
 		frame: make([]byte, 0, 64<<10),
 		out:   make([]byte, 0, 64<<10),
+	}
+	c.budget = s.netBudget
+	if _, ok := nc.(*memConn); ok {
+		c.budget = s.memBudget
 	}
 	c.lastSeen.Store(s.now().UnixNano())
 	s.mu.Lock()
@@ -104,11 +109,9 @@ func (c *conn) serve() {
 		s.mu.Unlock()
 	}()
 	for {
-		frame, err := wire.ReadFrame(c.br, c.frame)
+		frame, err := c.readFrame()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !c.closed.Load() {
-				s.log.Debug("closing connection", "client", c.id, "addr", c.addr, "err", err)
-			}
+			c.frameFailed(err)
 			return
 		}
 		c.frame = frame[:0]

@@ -16,6 +16,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
+	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
 // Config configures a Server. Zero values take the documented defaults.
@@ -42,6 +43,17 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Clock times consumer-group sessions and hand-offs; clock.Real when nil.
 	Clock clock.Clock
+	// BufferBudget bounds the bytes of frames still arriving, across all accepted
+	// connections; in-process connections (Dial) have a second budget of the same size, so
+	// peers on the port cannot stall the gateway's own writes. A connection that finds its
+	// budget spent stops reading and is closed if its frame does not arrive within
+	// ReadTimeout. Default 256 MiB.
+	BufferBudget int64
+	// ReadTimeout is how long a frame may take to arrive from its first byte; default 5s.
+	ReadTimeout time.Duration
+	// LoginTimeout closes a connection that sends nothing for this long while it has no
+	// session; default 10s.
+	LoginTimeout time.Duration
 	// Logger receives connection-level problems; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -74,6 +86,10 @@ type Server struct {
 	// panics counts connection handlers stopped by a recovered panic; it
 	// should stay zero, and tests check that it does.
 	panics atomic.Int64
+
+	// netBudget and memBudget bound unfinished frames of accepted and of in-process
+	// connections.
+	netBudget, memBudget *framebuf.Budget
 
 	// rw traffic counters for get_stats.
 	readBytes    atomic.Uint64
@@ -109,6 +125,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.BufferBudget <= 0 {
+		cfg.BufferBudget = defaultBufferBudget
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = defaultReadTimeout
+	}
+	if cfg.LoginTimeout <= 0 {
+		cfg.LoginTimeout = defaultLoginTimeout
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: create data dir: %w", err)
 	}
@@ -118,8 +143,11 @@ func New(cfg Config) (*Server, error) {
 		started: time.Now(),
 		conns:   make(map[*conn]struct{}),
 		closing: make(chan struct{}),
-		closed:  make(chan struct{}),
-		meta:    &metaStore{path: filepath.Join(cfg.DataDir, "metadata.json")},
+
+		netBudget: framebuf.NewBudget(cfg.BufferBudget, nil),
+		memBudget: framebuf.NewBudget(cfg.BufferBudget, nil),
+		closed:    make(chan struct{}),
+		meta:      &metaStore{path: filepath.Join(cfg.DataDir, "metadata.json")},
 	}
 	if err := s.recover(); err != nil {
 		s.closeLogs()

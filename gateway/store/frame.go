@@ -1,0 +1,109 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
+)
+
+// Defaults of the limits that bound what an unauthenticated or misbehaving peer costs.
+const (
+	defaultReadTimeout  = 5 * time.Second
+	defaultLoginTimeout = 10 * time.Second
+	defaultBufferBudget = 256 << 20
+)
+
+// frameSizeAt is where the little-endian frame size sits in a header (protocol 2.1).
+const frameSizeAt = 48
+
+// errIdle reports a connection closed for sending nothing before it logged in.
+var errIdle = errors.New("no request before the login timeout")
+
+// readFrame reads the next request frame into c.frame's memory. Before a session exists the
+// wait for a first byte is bounded by LoginTimeout; once a frame's first byte has arrived the
+// whole frame must arrive within ReadTimeout. The body beyond the header grows as its bytes
+// arrive, charged to the connection's budget, so a header that claims 64 MiB costs 256 bytes.
+func (c *conn) readFrame() ([]byte, error) {
+	cfg := &c.s.cfg
+	var idle time.Time
+	if c.session() == nil {
+		idle = time.Now().Add(cfg.LoginTimeout)
+	}
+	_ = c.nc.SetReadDeadline(idle)
+	if _, err := c.br.Peek(1); err != nil {
+		if isTimeout(err) {
+			return nil, errIdle
+		}
+		return nil, err
+	}
+	deadline := time.Now().Add(cfg.ReadTimeout)
+	_ = c.nc.SetReadDeadline(deadline)
+	buf := c.frame
+	if cap(buf) < wire.HeaderSize {
+		buf = make([]byte, 0, 4096)
+	}
+	head := buf[:wire.HeaderSize]
+	if _, err := io.ReadFull(c.br, head); err != nil {
+		return nil, unexpectedEOF(err)
+	}
+	size := binary.LittleEndian.Uint32(head[frameSizeAt:])
+	if size < wire.HeaderSize || size > wire.MaxFrameSize {
+		return nil, fmt.Errorf("%w: size %d outside %d..%d", wire.ErrFrame, size, wire.HeaderSize, wire.MaxFrameSize)
+	}
+	if cmd := wire.FrameCommand(head); cmd > wire.MaxCommandByte {
+		return nil, fmt.Errorf("%w: command byte %d above %d", wire.ErrFrame, cmd, wire.MaxCommandByte)
+	}
+	if int(size) <= cap(buf) {
+		frame := buf[:size]
+		if _, err := io.ReadFull(c.br, frame[wire.HeaderSize:]); err != nil {
+			return nil, unexpectedEOF(err)
+		}
+		return frame, nil
+	}
+	var whole []byte
+	_, err := c.budget.Read(c.br, int(size)-wire.HeaderSize, func(n int) []byte {
+		whole = make([]byte, wire.HeaderSize+n)
+		copy(whole, head)
+		return whole[wire.HeaderSize:]
+	}, deadline, c.s.closing)
+	if err != nil {
+		return nil, err
+	}
+	return whole, nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// frameFailed logs why the connection stops reading.
+func (c *conn) frameFailed(err error) {
+	log := c.s.log
+	attrs := []any{"client", c.id, "addr", c.addr}
+	switch {
+	case c.closed.Load() || c.s.isClosing() || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, framebuf.ErrStopped):
+	case errors.Is(err, errIdle):
+		log.Info("closing connection idle before login", append(attrs, "login_timeout", c.s.cfg.LoginTimeout)...)
+	case errors.Is(err, framebuf.ErrBudget):
+		log.Warn("closing connection: frame not finished within the read timeout while the frame buffer budget was spent",
+			append(attrs, "read_timeout", c.s.cfg.ReadTimeout, "budget", c.budget.Limit())...)
+	case isTimeout(err):
+		log.Warn("closing connection: frame not finished within the read timeout", append(attrs, "read_timeout", c.s.cfg.ReadTimeout)...)
+	default:
+		log.Debug("closing connection", append(attrs, "err", err)...)
+	}
+}
