@@ -1,0 +1,92 @@
+// Command bench runs the side-by-side benchmark of package bench and prints
+// its markdown table: the gateway, kfake and native Iggy clients, each
+// broker and each client in its own process, for random and compressible
+// payloads of 1 KiB and 100 B.
+//
+//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/iggy-kafka/iggy-kafka/bench"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "a smoke run of about a minute: small cases")
+	rounds := flag.Int("rounds", 0, "rounds, alternating the systems (default 5)")
+	caseMiB := flag.Int("case-mib", 0, "MiB of values per case (default 128, quick 8)")
+	sizes := flag.String("sizes", "", "value sizes in bytes, comma-separated (default 1024,100)")
+	kinds := flag.String("kinds", "", "payload kinds, comma-separated (default random,json)")
+	partitions := flag.Int("partitions", 0, "partitions per topic (default 3)")
+	checkout := flag.String("iggy-checkout", os.Getenv("IGGY_CHECKOUT"), "apache/iggy checkout: also measure the official Iggy Go SDK (default $IGGY_CHECKOUT)")
+	ref := flag.String("ref", "", "build the gateway from this git revision instead of the working tree")
+	out := flag.String("out", "", "also write the markdown table to this file")
+	quiet := flag.Bool("q", false, "no progress lines on standard error")
+	flag.Parse()
+
+	cfg := bench.Default()
+	if *quick {
+		cfg = bench.Quick()
+	}
+	if *rounds > 0 {
+		cfg.Rounds = *rounds
+	}
+	if *caseMiB > 0 {
+		cfg.CaseBytes = int64(*caseMiB) << 20
+	}
+	if *partitions > 0 {
+		cfg.Partitions = *partitions
+	}
+	if *sizes != "" {
+		cfg.Sizes = nil
+		for _, s := range strings.Split(*sizes, ",") {
+			var n int
+			if _, err := fmt.Sscan(s, &n); err != nil || n < 16 {
+				fail(fmt.Errorf("-sizes: %q is not a size of 16 bytes or more", s))
+			}
+			cfg.Sizes = append(cfg.Sizes, n)
+		}
+	}
+	if *kinds != "" {
+		cfg.Kinds = strings.Split(*kinds, ",")
+	}
+	cfg.DataDir = os.Getenv("IGGY_BENCH_DIR")
+	cfg.IggyCheckout = *checkout
+	cfg.Ref = *ref
+	if !*quiet {
+		cfg.Log = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := bench.Run(ctx, cfg)
+	if err != nil {
+		fail(err)
+	}
+	command := "go run ./bench/cmd/bench " + strings.Join(os.Args[1:], " ")
+	if err := res.WriteMarkdown(os.Stdout, strings.TrimSpace(command)); err != nil {
+		fail(err)
+	}
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			fail(err)
+		}
+		if err := res.WriteMarkdown(f, strings.TrimSpace(command)); err != nil {
+			fail(err)
+		}
+		if err := f.Close(); err != nil {
+			fail(err)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggy-kafka/iggy-kafka/bench/workload"
+)
+
+// warmRecords go out before the produce window so that metadata, the
+// producer id and the connection are in place; the consumer reads them too.
+const warmRecords = 10
+
+func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workload.Report, error) {
+	rep := workload.Report{Client: "franz-go"}
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr))
+	if err != nil {
+		return rep, err
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	resp, err := adm.CreateTopic(ctx, int32(c.Partitions), 1, nil, c.Topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return rep, fmt.Errorf("create topic %s: %w", c.Topic, err)
+	}
+	defer func() { _, _ = adm.DeleteTopics(context.WithoutCancel(ctx), c.Topic) }()
+
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(c.Topic))
+	if err != nil {
+		return rep, err
+	}
+	for i := range warmRecords {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: pool.Value(pool.Len() - 1 - i)}).FirstErr(); err != nil {
+			prod.Close()
+			return rep, fmt.Errorf("warm-up produce: %w", err)
+		}
+	}
+	w, err := workload.Begin(c.BrokerPID)
+	if err != nil {
+		prod.Close()
+		return rep, err
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	wg.Add(c.Records)
+	for i := range c.Records {
+		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	ph, err := w.End("produce", int64(c.Records), int64(c.Records)*int64(c.Size))
+	prod.Close()
+	if firstErr != nil {
+		return rep, fmt.Errorf("produce: %w", firstErr)
+	}
+	if err != nil {
+		return rep, err
+	}
+	rep.Phases = append(rep.Phases, ph)
+
+	want := int64(c.Records + warmRecords)
+	w, err = workload.Begin(c.BrokerPID)
+	if err != nil {
+		return rep, err
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumeTopics(c.Topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return rep, err
+	}
+	defer cons.Close()
+	var got, bytes int64
+	for got < want {
+		fs := cons.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("consumed %d of %d records: %w", got, want, err)
+		}
+		if err := fs.Err0(); err != nil {
+			return rep, fmt.Errorf("fetch: %w", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got++
+			bytes += int64(len(r.Value))
+		})
+	}
+	ph, err = w.End("consume", got, bytes)
+	if err != nil {
+		return rep, err
+	}
+	if got != want || bytes != int64(c.Records+warmRecords)*int64(c.Size) {
+		return rep, fmt.Errorf("consumed %d records of %d bytes, want %d records of %d bytes", got, bytes, want, want*int64(c.Size))
+	}
+	rep.Phases = append(rep.Phases, ph)
+	return rep, nil
+}

@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/iggy-kafka/iggy-kafka/bench/workload"
+)
+
+// Figures are one phase's medians over the rounds.
+type Figures struct {
+	MBps, MinMBps, MaxMBps float64 // payload MB/s (1e6 bytes)
+	RecordsPerSec          float64
+	BrokerCPUPerGB         float64 // CPU seconds of the broker process per GB of payload
+	ClientCPUPerGB         float64 // CPU seconds of the client process per GB of payload
+	Rounds                 int
+}
+
+func perRound(reps []workload.Report, phase string, f func(workload.Phase) float64) []float64 {
+	var out []float64
+	for _, r := range reps {
+		for _, p := range r.Phases {
+			if p.Name == phase {
+				out = append(out, f(p))
+			}
+		}
+	}
+	return out
+}
+
+func mbps(p workload.Phase) float64 { return float64(p.Bytes) / p.Seconds / 1e6 }
+
+// Median is the middle value (the mean of the two middle ones for an even
+// count); zero for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Figures are the medians of one case, system and phase.
+func (r *Results) Figures(caseName, system, phase string) Figures {
+	reps := r.Runs[caseName][system]
+	mb := perRound(reps, phase, mbps)
+	if len(mb) == 0 {
+		return Figures{}
+	}
+	return Figures{
+		MBps: Median(mb), MinMBps: slices.Min(mb), MaxMBps: slices.Max(mb),
+		RecordsPerSec:  Median(perRound(reps, phase, func(p workload.Phase) float64 { return float64(p.Records) / p.Seconds })),
+		BrokerCPUPerGB: Median(perRound(reps, phase, func(p workload.Phase) float64 { return p.BrokerCPU / (float64(p.Bytes) / 1e9) })),
+		ClientCPUPerGB: Median(perRound(reps, phase, func(p workload.Phase) float64 { return p.ClientCPU / (float64(p.Bytes) / 1e9) })),
+		Rounds:         len(mb),
+	}
+}
+
+// Ratio is the median over the rounds of the gateway's MB/s divided by
+// other's in the same round, so that drift of the machine's load between
+// rounds cancels; zero when other was not measured.
+func (r *Results) Ratio(caseName, other, phase string) float64 {
+	g := perRound(r.Runs[caseName][Gateway], phase, mbps)
+	o := perRound(r.Runs[caseName][other], phase, mbps)
+	var q []float64
+	for i := range min(len(g), len(o)) {
+		q = append(q, g[i]/o[i])
+	}
+	return Median(q)
+}
+
+// Cases are the case names in the order the run measured them.
+func (r *Results) Cases() []string {
+	var out []string
+	for _, size := range r.Config.Sizes {
+		for _, kind := range r.Config.Kinds {
+			out = append(out, CaseName(size, kind))
+		}
+	}
+	return out
+}
+
+var systemLabel = map[string]string{
+	Gateway: "gateway (franz-go → Kafka port)",
+	Kfake:   "kfake (franz-go, own process)",
+	Native:  "native (iggy-kafka client → store port)",
+	SDK:     "native (Iggy Go SDK → store port)",
+}
+
+// Phases are the two measured phases.
+var Phases = []string{"produce", "consume"}
+
+// WriteMarkdown prints the run as markdown: a header of settings and
+// compression ratios, the figures table, and the ratios table.
+func (r *Results) WriteMarkdown(w io.Writer, command string) error {
+	var b strings.Builder
+	c := r.Config
+	fmt.Fprintf(&b, "Measured %s, %d rounds in %.0f s, %d CPUs (GOMAXPROCS %d)", r.Started.Format("2006-01-02 15:04"), c.Rounds, r.Elapsed.Seconds(), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	if command != "" {
+		fmt.Fprintf(&b, ", `%s`", command)
+	}
+	fmt.Fprintf(&b, ".\n%d MiB of values per case, %d partitions, native batches of %d KiB; serve with `--fsync never`, store in %s.\n",
+		c.CaseBytes>>20, c.Partitions, c.BatchBytes>>10, dataDirLabel(c.DataDir))
+	b.WriteString("Snappy ratio of each payload pool (1 MiB chunks):")
+	for i, name := range r.Cases() {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "%s %s %.2f:1", sep, name, r.Snappy[name])
+	}
+	b.WriteString(".\n")
+	if rss := r.PeakRSS[Gateway]; len(rss) > 0 {
+		fmt.Fprintf(&b, "Peak RSS per round (median): serve %d MiB, kfake %d MiB.\n",
+			int64(Median(int64s(rss)))>>20, int64(Median(int64s(r.PeakRSS[Kfake])))>>20)
+	}
+	b.WriteString("\n| case | phase | system | MB/s (min–max) | records/s | broker CPU s/GB | client CPU s/GB |\n|---|---|---|---|---|---|---|\n")
+	for _, name := range r.Cases() {
+		for _, ph := range Phases {
+			for _, sys := range r.Systems {
+				f := r.Figures(name, sys, ph)
+				fmt.Fprintf(&b, "| %s | %s | %s | %.0f (%.0f–%.0f) | %s | %.2f | %.2f |\n",
+					name, ph, systemLabel[sys], f.MBps, f.MinMBps, f.MaxMBps, human(f.RecordsPerSec), f.BrokerCPUPerGB, f.ClientCPUPerGB)
+			}
+		}
+	}
+	b.WriteString("\n| case | phase | gateway / kfake | gateway / native (iggy-kafka client) |")
+	hasSDK := slices.Contains(r.Systems, SDK)
+	if hasSDK {
+		b.WriteString(" gateway / native (Iggy Go SDK) |")
+	}
+	b.WriteString("\n|---|---|---|---|")
+	if hasSDK {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, name := range r.Cases() {
+		for _, ph := range Phases {
+			fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f |", name, ph, r.Ratio(name, Kfake, ph), r.Ratio(name, Native, ph))
+			if hasSDK {
+				fmt.Fprintf(&b, " %.2f |", r.Ratio(name, SDK, ph))
+			}
+			b.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dataDirLabel(d string) string {
+	if d == "" {
+		return "the system temp directory"
+	}
+	return "`" + d + "`"
+}
+
+func int64s(xs []int64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func human(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2f M", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.0f k", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}

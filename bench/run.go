@@ -1,0 +1,533 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/bench/workload"
+)
+
+// Config says what a run measures. The zero value is not useful: start from
+// Default or Quick.
+type Config struct {
+	Rounds     int
+	Sizes      []int    // value sizes in bytes
+	Kinds      []string // workload.Random, workload.JSON
+	CaseBytes  int64    // payload bytes per case; records = CaseBytes / size
+	Partitions int
+	BatchBytes int // native send batch and poll size
+	PoolBytes  int // distinct payload bytes each client draws from
+	// DataDir holds the gateway's store (a fresh directory per round);
+	// empty means the system temp directory.
+	DataDir string
+	// IggyCheckout is an apache/iggy checkout; when set, the official Iggy
+	// Go SDK (its foreign/go) is measured too.
+	IggyCheckout string
+	// Ref, when set, is a git revision of this repository to build the
+	// gateway (iggy-kafka serve) from, instead of the working tree: the
+	// figures of two commits can then be compared, and a working tree that
+	// is half edited does not stop a run.
+	Ref string
+	// ClientTimeout bounds one client run (produce and consume of a case).
+	ClientTimeout time.Duration
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+// Default is the full run: about ten minutes on two cores.
+func Default() Config {
+	return Config{
+		Rounds:        5,
+		Sizes:         []int{1024, 100},
+		Kinds:         []string{workload.Random, workload.JSON},
+		CaseBytes:     128 << 20,
+		Partitions:    3,
+		BatchBytes:    1 << 20,
+		PoolBytes:     workload.DefaultPoolBytes,
+		ClientTimeout: 5 * time.Minute,
+	}
+}
+
+// Quick is the development and CI smoke run: about a minute.
+func Quick() Config {
+	c := Default()
+	c.CaseBytes = 8 << 20
+	c.PoolBytes = 4 << 20
+	c.ClientTimeout = time.Minute
+	return c
+}
+
+// System names, in the order each round runs them.
+const (
+	Gateway = "gateway"
+	Kfake   = "kfake"
+	Native  = "native"     // the project's Iggy client on the serve process's store port
+	SDK     = "native-sdk" // the official Iggy Go SDK on the same port
+)
+
+// Results are every client report of a run, by case and system, one per
+// round, plus what the runner measured itself.
+type Results struct {
+	Config  Config
+	Started time.Time
+	Elapsed time.Duration
+	Systems []string
+	// Snappy is the snappy ratio of each payload pool, by CaseName.
+	Snappy map[string]float64
+	// Runs[case][system] holds one report per round.
+	Runs map[string]map[string][]workload.Report
+	// PeakRSS is each broker process's peak resident set (VmHWM) in bytes,
+	// one per round, by "gateway" (the serve process) and "kfake".
+	PeakRSS map[string][]int64
+}
+
+// CaseName names a payload case, as the tables print it.
+func CaseName(size int, kind string) string {
+	if size%1024 == 0 {
+		return fmt.Sprintf("%d KiB %s", size/1024, kind)
+	}
+	return fmt.Sprintf("%d B %s", size, kind)
+}
+
+// binaries are the programs a run builds.
+type binaries struct {
+	dir                  string
+	serve, kfake, client string
+	sdkClient            string // empty without a checkout
+	repo                 string
+}
+
+// Run builds the programs, then runs cfg.Rounds rounds; each round starts a
+// fresh serve process and a fresh kfake process and runs, for every payload
+// case, the gateway, kfake, native and (with a checkout) SDK clients one
+// after another, each in its own process.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	logw := cfg.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
+	if cfg.Rounds < 1 || len(cfg.Sizes) == 0 || len(cfg.Kinds) == 0 || cfg.CaseBytes <= 0 || cfg.Partitions < 1 {
+		return nil, errors.New("bench: config needs rounds, sizes, kinds, case bytes and partitions")
+	}
+	res := &Results{Config: cfg, Started: time.Now(), Snappy: map[string]float64{},
+		Runs: map[string]map[string][]workload.Report{}, PeakRSS: map[string][]int64{}}
+	res.Systems = []string{Gateway, Kfake, Native}
+	if cfg.IggyCheckout != "" {
+		res.Systems = append(res.Systems, SDK)
+	}
+	for _, size := range cfg.Sizes {
+		for _, kind := range cfg.Kinds {
+			p, err := workload.NewPool(kind, size, cfg.PoolBytes, 1)
+			if err != nil {
+				return nil, err
+			}
+			res.Snappy[CaseName(size, kind)] = p.SnappyRatio(1 << 20)
+		}
+	}
+
+	bins, err := build(ctx, cfg, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(bins.dir)
+
+	dataRoot := cfg.DataDir
+	if dataRoot == "" {
+		dataRoot = bins.dir
+	}
+	seq := 0
+	for round := 1; round <= cfg.Rounds; round++ {
+		dir, err := os.MkdirTemp(dataRoot, "iggy-kafka-bench-")
+		if err != nil {
+			return nil, err
+		}
+		gw, err := startServe(ctx, bins.serve, dir, cfg.Partitions)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		kf, err := startKfake(ctx, bins.kfake, cfg.Partitions)
+		if err != nil {
+			gw.stop()
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		err = func() error {
+			for _, size := range cfg.Sizes {
+				for _, kind := range cfg.Kinds {
+					name := CaseName(size, kind)
+					for _, sys := range res.Systems {
+						seq++
+						c := workload.Case{
+							Topic:      fmt.Sprintf("bench-%d-%d", os.Getpid(), seq),
+							Kind:       kind,
+							Size:       size,
+							Records:    int(cfg.CaseBytes / int64(size)),
+							Partitions: cfg.Partitions,
+							PoolBytes:  cfg.PoolBytes,
+							Seed:       1,
+							BatchBytes: cfg.BatchBytes,
+						}
+						var bin string
+						var args []string
+						switch sys {
+						case Gateway:
+							c.Addr, c.BrokerPID, bin, args = gw.kafkaAddr, gw.pid(), bins.client, []string{"-system", "kafka"}
+						case Kfake:
+							c.Addr, c.BrokerPID, bin, args = kf.kafkaAddr, kf.pid(), bins.client, []string{"-system", "kafka"}
+						case Native:
+							c.Addr, c.BrokerPID, bin, args = gw.storeAddr, gw.pid(), bins.client, []string{"-system", "iggy"}
+						case SDK:
+							c.Addr, c.BrokerPID, bin = gw.storeAddr, gw.pid(), bins.sdkClient
+						}
+						args = append(args, "-timeout", cfg.ClientTimeout.String())
+						rep, err := runClient(ctx, bin, append(args, c.Args()...), cfg.ClientTimeout+30*time.Second)
+						if err != nil {
+							return fmt.Errorf("round %d, %s, %s: %w", round, name, sys, err)
+						}
+						if res.Runs[name] == nil {
+							res.Runs[name] = map[string][]workload.Report{}
+						}
+						res.Runs[name][sys] = append(res.Runs[name][sys], rep)
+						logf("round %d/%d  %-16s %-10s %s", round, cfg.Rounds, name, sys, summary(rep))
+					}
+				}
+			}
+			return nil
+		}()
+		res.PeakRSS[Gateway] = append(res.PeakRSS[Gateway], peakRSS(gw.pid()))
+		res.PeakRSS[Kfake] = append(res.PeakRSS[Kfake], peakRSS(kf.pid()))
+		stopErr := errors.Join(gw.stop(), kf.stop())
+		os.RemoveAll(dir)
+		if err != nil {
+			return nil, err
+		}
+		if stopErr != nil {
+			return nil, fmt.Errorf("round %d: stopping the brokers: %w", round, stopErr)
+		}
+	}
+	res.Elapsed = time.Since(res.Started)
+	return res, nil
+}
+
+func summary(r workload.Report) string {
+	var parts []string
+	for _, p := range r.Phases {
+		parts = append(parts, fmt.Sprintf("%s %.0f MB/s", p.Name, float64(p.Bytes)/p.Seconds/1e6))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// repoRoot is the directory of the module this package belongs to.
+func repoRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("bench: go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("bench: run from inside the iggy-kafka module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+func build(ctx context.Context, cfg Config, logf func(string, ...any)) (*binaries, error) {
+	repo, err := repoRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "iggy-kafka-bench-bin-")
+	if err != nil {
+		return nil, err
+	}
+	b := &binaries{dir: dir, repo: repo,
+		serve: filepath.Join(dir, "iggy-kafka"), kfake: filepath.Join(dir, "kfake"), client: filepath.Join(dir, "benchclient")}
+	serveSrc := repo
+	if cfg.Ref != "" {
+		serveSrc = filepath.Join(dir, "src")
+		logf("exporting %s", cfg.Ref)
+		if err := exportRef(ctx, repo, cfg.Ref, serveSrc); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	for _, t := range []struct{ src, out, pkg string }{
+		{serveSrc, b.serve, "./cmd/iggy-kafka"}, {repo, b.kfake, "./bench/cmd/kfake"}, {repo, b.client, "./bench/cmd/benchclient"},
+	} {
+		logf("building %s", t.pkg)
+		if err := goBuild(ctx, t.src, t.out, t.pkg, nil); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if cfg.IggyCheckout != "" {
+		logf("building the Iggy Go SDK client against %s", cfg.IggyCheckout)
+		if b.sdkClient, err = buildSDKClient(ctx, repo, cfg.IggyCheckout, dir); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// exportRef writes the tree of a git revision into dst.
+func exportRef(ctx context.Context, repo, ref, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	archive := exec.CommandContext(ctx, "git", "-C", repo, "archive", "--format=tar", ref)
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dst)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	untar.Stdin = pipe
+	var errs bytes.Buffer
+	archive.Stderr, untar.Stderr = &errs, &errs
+	if err := archive.Start(); err != nil {
+		return err
+	}
+	if err := untar.Run(); err != nil {
+		_ = archive.Wait()
+		return fmt.Errorf("bench: export %s: %w\n%s", ref, err, errs.String())
+	}
+	if err := archive.Wait(); err != nil {
+		return fmt.Errorf("bench: git archive %s: %w\n%s", ref, err, errs.String())
+	}
+	return nil
+}
+
+func goBuild(ctx context.Context, dir, out, pkg string, env []string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("bench: go build %s: %w\n%s", pkg, err, msg)
+	}
+	return nil
+}
+
+// buildSDKClient builds bench/sdkclient in a throwaway module that
+// requires the checkout's SDK and this repository, both by replace
+// directives: the SDK is not a module the proxy serves, and nothing of it
+// is copied into this repository.
+func buildSDKClient(ctx context.Context, repo, checkout, binDir string) (string, error) {
+	sdk, err := filepath.Abs(filepath.Join(checkout, "foreign", "go"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(sdk, "go.mod")); err != nil {
+		return "", fmt.Errorf("bench: %s is not an apache/iggy checkout (no foreign/go/go.mod)", checkout)
+	}
+	mod, err := os.MkdirTemp("", "iggy-kafka-bench-sdk-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(mod)
+	src, err := os.ReadFile(filepath.Join(repo, "bench", "sdkclient", "main.go"))
+	if err != nil {
+		return "", err
+	}
+	// The file is excluded from this module's builds (it imports the SDK,
+	// which go.mod cannot name); the throwaway module builds it.
+	src = bytes.Replace(src, []byte("//go:build ignore\n"), nil, 1)
+	gomod := fmt.Sprintf(`module iggykafkabench/sdkclient
+
+go 1.26
+
+require (
+	github.com/apache/iggy/foreign/go v0.0.0
+	github.com/iggy-kafka/iggy-kafka v0.0.0
+)
+
+replace github.com/apache/iggy/foreign/go => %s
+
+replace github.com/iggy-kafka/iggy-kafka => %s
+`, strconv.Quote(sdk), strconv.Quote(repo))
+	var sums []byte
+	for _, f := range []string{filepath.Join(repo, "go.sum"), filepath.Join(sdk, "go.sum")} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		sums = append(sums, b...)
+	}
+	for name, b := range map[string][]byte{"main.go": src, "go.mod": []byte(gomod), "go.sum": sums} {
+		if err := os.WriteFile(filepath.Join(mod, name), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	out := filepath.Join(binDir, "sdkclient")
+	if err := goBuild(ctx, mod, out, ".", []string{"GOWORK=off", "GOFLAGS=-mod=mod"}); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// proc is a broker process.
+type proc struct {
+	cmd                  *exec.Cmd
+	kafkaAddr, storeAddr string
+	stderr               *bytes.Buffer
+	done                 chan error
+}
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// stop ends the broker with SIGTERM and waits for it; a broker that had
+// already exited on its own is an error.
+func (p *proc) stop() error {
+	select {
+	case err := <-p.done:
+		return fmt.Errorf("broker exited during the run: %v\n%s", err, p.stderr)
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	return nil
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func startServe(ctx context.Context, bin, dataDir string, partitions int) (*proc, error) {
+	kafka, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	store, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "serve", "--bind", kafka, "--store-listen", store,
+		"--data", dataDir, "--fsync", "never", "--log-level", "warn",
+		"--default-partitions", strconv.Itoa(partitions))
+	p := &proc{cmd: cmd, kafkaAddr: kafka, storeAddr: store, stderr: new(bytes.Buffer)}
+	cmd.Stderr = p.stderr
+	if err := start(p); err != nil {
+		return nil, err
+	}
+	for _, addr := range []string{kafka, store} {
+		if err := waitListening(ctx, p, addr); err != nil {
+			_ = p.stop()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func startKfake(ctx context.Context, bin string, partitions int) (*proc, error) {
+	cmd := exec.CommandContext(ctx, bin, "-default-partitions", strconv.Itoa(partitions))
+	p := &proc{cmd: cmd, stderr: new(bytes.Buffer)}
+	cmd.Stderr = p.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := start(p); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = p.stop()
+		return nil, fmt.Errorf("bench: kfake printed no address: %v\n%s", err, p.stderr)
+	}
+	p.kafkaAddr = strings.TrimSpace(line)
+	return p, nil
+}
+
+func start(p *proc) error {
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	p.done = make(chan error, 1)
+	go func() { p.done <- p.cmd.Wait() }()
+	return nil
+}
+
+// waitListening polls addr until it accepts a connection, the process
+// exits, or ten seconds pass.
+func waitListening(ctx context.Context, p *proc, addr string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: %s not listening on %s after 10s: %v\n%s", filepath.Base(p.cmd.Path), addr, err, p.stderr)
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return fmt.Errorf("bench: %s exited: %v\n%s", filepath.Base(p.cmd.Path), err, p.stderr)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func runClient(ctx context.Context, bin string, args []string, timeout time.Duration) (workload.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var rep workload.Report
+	if err := cmd.Run(); err != nil {
+		return rep, fmt.Errorf("%s: %w\n%s", filepath.Base(bin), err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return rep, fmt.Errorf("%s: report: %w (%q)", filepath.Base(bin), err, stdout.String())
+	}
+	if len(rep.Phases) != 2 {
+		return rep, fmt.Errorf("%s: report has %d phases, want produce and consume", filepath.Base(bin), len(rep.Phases))
+	}
+	return rep, nil
+}
+
+// peakRSS is VmHWM of a live process, in bytes; zero when unreadable.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
