@@ -1,7 +1,8 @@
 // Package record defines the records of the coordinator log: what a gateway appends to the Iggy
 // topic `<stream>.meta/coordinators` to share consumer-group state with the fleet, one record per
-// Iggy message. The binary encoding, its versions and golden bytes are documented in encode.go;
-// this file defines what a record says.
+// Iggy message. The binary encoding (Encode, Decode) is documented field by field in the package
+// doc of gateway/coordinator, with golden records under testdata/golden; State is the fold every
+// reader applies to a partition's records.
 //
 // Every record carries the claim it was written under (Claim). Readers keep, per log partition,
 // the newest claim seen so far in log order; a record whose Claim is below it is void and is

@@ -1,0 +1,423 @@
+package record
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Version is the format version Encode writes (the first byte of every record). The layout of
+// version 1 is documented field by field in the package doc of gateway/coordinator.
+const Version = 1
+
+// HeaderSize is the fixed part every record starts with: version, type, claim, time.
+const HeaderSize = 1 + 1 + 8 + 8
+
+// Errors a DecodeError wraps, so callers can tell an unknown version (a newer writer) from
+// damage.
+var (
+	ErrVersion   = errors.New("unknown record format version")
+	ErrType      = errors.New("unknown record type")
+	ErrTruncated = errors.New("record ends early")
+	ErrCorrupt   = errors.New("corrupt record")
+)
+
+// DecodeError says what Decode could not read and where.
+type DecodeError struct {
+	Pos   int    // byte position in the record where reading failed
+	Field string // what was being read
+	Err   error  // ErrVersion, ErrType, ErrTruncated or ErrCorrupt
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("coordinator record: %s at byte %d: %v", e.Field, e.Pos, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Encode writes r in the current version. It refuses records whose pointer field does not match
+// Type, and a Claim record whose header claim differs from its number.
+func Encode(r Record) ([]byte, error) {
+	return AppendEncode(make([]byte, 0, 64), r)
+}
+
+// AppendEncode appends the encoding of r to dst.
+func AppendEncode(dst []byte, r Record) ([]byte, error) {
+	dst = append(dst, Version, byte(r.Type))
+	dst = binary.LittleEndian.AppendUint64(dst, r.Claim)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(unixNano(r.Time)))
+	var w writer
+	w.b = dst
+	switch r.Type {
+	case TypeClaim:
+		c := r.ClaimInfo
+		if c == nil {
+			return nil, errors.New("coordinator record: claim record without ClaimInfo")
+		}
+		if c.Number != r.Claim {
+			return nil, fmt.Errorf("coordinator record: claim number %d differs from the record's claim %d", c.Number, r.Claim)
+		}
+		w.varint(int64(c.Node))
+		w.str(c.Addr)
+	case TypeGroup:
+		if r.Group == nil {
+			return nil, errors.New("coordinator record: group record without Group")
+		}
+		w.group(r.Group)
+	case TypeOffsetCommit:
+		o := r.OffsetCommit
+		if o == nil {
+			return nil, errors.New("coordinator record: offset-commit record without OffsetCommit")
+		}
+		w.str(o.Group)
+		w.str(o.Topic)
+		w.offset(o)
+	case TypeGroupDeleted:
+		if r.GroupDeleted == nil {
+			return nil, errors.New("coordinator record: group-deleted record without GroupDeleted")
+		}
+		w.str(r.GroupDeleted.Group)
+	case TypeOffsetDeleted:
+		o := r.OffsetDeleted
+		if o == nil {
+			return nil, errors.New("coordinator record: offset-deleted record without OffsetDeleted")
+		}
+		w.str(o.Group)
+		w.str(o.Topic)
+		w.varint(int64(o.Partition))
+	case TypeCheckpoint:
+		c := r.Checkpoint
+		if c == nil {
+			return nil, errors.New("coordinator record: checkpoint record without Checkpoint")
+		}
+		w.uvarint(c.Through)
+		w.uvarint(uint64(len(c.Groups)))
+		for i := range c.Groups {
+			w.group(&c.Groups[i])
+		}
+		// Offsets go as runs of one (group, topic): a checkpoint of many partitions names each
+		// group and topic once per run instead of once per offset, and the order is kept.
+		offs := c.Offsets
+		w.uvarint(uint64(countRuns(offs)))
+		for i := 0; i < len(offs); {
+			j := i + 1
+			for j < len(offs) && offs[j].Group == offs[i].Group && offs[j].Topic == offs[i].Topic {
+				j++
+			}
+			w.str(offs[i].Group)
+			w.str(offs[i].Topic)
+			w.uvarint(uint64(j - i))
+			for k := i; k < j; k++ {
+				w.offset(&offs[k])
+			}
+			i = j
+		}
+	default:
+		return nil, fmt.Errorf("coordinator record: cannot encode type %d", r.Type)
+	}
+	return w.b, nil
+}
+
+func countRuns(offs []OffsetCommit) int {
+	n := 0
+	for i := range offs {
+		if i == 0 || offs[i].Group != offs[i-1].Group || offs[i].Topic != offs[i-1].Topic {
+			n++
+		}
+	}
+	return n
+}
+
+// Decode reads one record. It never panics: bad input gives a *DecodeError. Trailing bytes after
+// the body are corruption, so a record is exactly one message payload.
+func Decode(b []byte) (Record, error) {
+	var r Record
+	if len(b) == 0 {
+		return r, &DecodeError{Pos: 0, Field: "version", Err: ErrTruncated}
+	}
+	if b[0] != Version {
+		return r, &DecodeError{Pos: 0, Field: fmt.Sprintf("version %d", b[0]), Err: ErrVersion}
+	}
+	if len(b) < HeaderSize {
+		return r, &DecodeError{Pos: len(b), Field: "header", Err: ErrTruncated}
+	}
+	r.Type = Type(b[1])
+	r.Claim = binary.LittleEndian.Uint64(b[2:])
+	r.Time = fromUnixNano(int64(binary.LittleEndian.Uint64(b[10:])))
+	d := reader{b: b, pos: HeaderSize}
+	switch r.Type {
+	case TypeClaim:
+		c := &Claim{Number: r.Claim}
+		c.Node = d.i32("claim node")
+		c.Addr = d.str("claim addr")
+		r.ClaimInfo = c
+	case TypeGroup:
+		g := new(Group)
+		d.group(g)
+		r.Group = g
+	case TypeOffsetCommit:
+		o := new(OffsetCommit)
+		o.Group = d.str("offset group")
+		o.Topic = d.str("offset topic")
+		d.offset(o)
+		r.OffsetCommit = o
+	case TypeGroupDeleted:
+		r.GroupDeleted = &GroupDeleted{Group: d.str("deleted group")}
+	case TypeOffsetDeleted:
+		o := new(OffsetDeleted)
+		o.Group = d.str("deleted offset group")
+		o.Topic = d.str("deleted offset topic")
+		o.Partition = d.i32("deleted offset partition")
+		r.OffsetDeleted = o
+	case TypeCheckpoint:
+		c := new(Checkpoint)
+		c.Through = d.uvarint("checkpoint through")
+		ng := d.count("checkpoint groups", 7)
+		if ng > 0 {
+			c.Groups = make([]Group, ng)
+			for i := range c.Groups {
+				d.group(&c.Groups[i])
+			}
+		}
+		runs := d.count("checkpoint offset runs", 3)
+		for range runs {
+			if d.err != nil {
+				break
+			}
+			group := d.str("checkpoint offset group")
+			topic := d.str("checkpoint offset topic")
+			n := d.count("checkpoint offset run", 4)
+			if n == 0 && d.err == nil {
+				d.fail("checkpoint offset run", ErrCorrupt)
+			}
+			for range n {
+				if d.err != nil {
+					break
+				}
+				o := OffsetCommit{Group: group, Topic: topic}
+				d.offset(&o)
+				c.Offsets = append(c.Offsets, o)
+			}
+		}
+		r.Checkpoint = c
+	default:
+		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d", b[1]), Err: ErrType}
+	}
+	if d.err != nil {
+		return Record{}, d.err
+	}
+	if d.pos != len(b) {
+		return Record{}, &DecodeError{Pos: d.pos, Field: fmt.Sprintf("%d bytes after the body", len(b)-d.pos), Err: ErrCorrupt}
+	}
+	return r, nil
+}
+
+// unixNano maps the zero time to 0 so an unset time survives a round trip.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+type writer struct{ b []byte }
+
+func (w *writer) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *writer) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+func (w *writer) str(s string)     { w.uvarint(uint64(len(s))); w.b = append(w.b, s...) }
+
+// bytes keeps nil apart from empty (length+1, 0 for nil): a member's metadata and assignment
+// come back exactly as the client sent them.
+func (w *writer) bytes(p []byte) {
+	if p == nil {
+		w.uvarint(0)
+		return
+	}
+	w.uvarint(uint64(len(p)) + 1)
+	w.b = append(w.b, p...)
+}
+
+func (w *writer) group(g *Group) {
+	w.str(g.Name)
+	w.varint(int64(g.Generation))
+	w.str(g.ProtocolType)
+	w.str(g.Protocol)
+	w.str(g.Leader)
+	w.str(g.State)
+	w.uvarint(uint64(len(g.Members)))
+	for i := range g.Members {
+		m := &g.Members[i]
+		w.str(m.MemberID)
+		w.str(m.InstanceID)
+		w.str(m.ClientID)
+		w.str(m.ClientHost)
+		w.varint(int64(m.SessionTimeout))
+		w.varint(int64(m.RebalanceTimeout))
+		w.uvarint(uint64(len(m.Protocols)))
+		for _, p := range m.Protocols {
+			w.str(p.Name)
+			w.bytes(p.Metadata)
+		}
+		w.bytes(m.Assignment)
+	}
+}
+
+func (w *writer) offset(o *OffsetCommit) {
+	w.varint(int64(o.Partition))
+	w.varint(o.Offset)
+	w.varint(int64(o.LeaderEpoch))
+	w.str(o.Metadata)
+	w.varint(unixNano(o.Expire))
+}
+
+type reader struct {
+	b   []byte
+	pos int
+	err *DecodeError
+}
+
+func (d *reader) fail(field string, err error) {
+	if d.err == nil {
+		d.err = &DecodeError{Pos: d.pos, Field: field, Err: err}
+	}
+}
+
+func (d *reader) uvarint(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.pos:])
+	if n <= 0 {
+		if n == 0 {
+			d.fail(field, ErrTruncated)
+		} else {
+			d.fail(field, ErrCorrupt)
+		}
+		return 0
+	}
+	d.pos += n
+	return v
+}
+
+func (d *reader) varint(field string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.pos:])
+	if n <= 0 {
+		if n == 0 {
+			d.fail(field, ErrTruncated)
+		} else {
+			d.fail(field, ErrCorrupt)
+		}
+		return 0
+	}
+	d.pos += n
+	return v
+}
+
+func (d *reader) i32(field string) int32 {
+	v := d.varint(field)
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.fail(field, ErrCorrupt)
+		return 0
+	}
+	return int32(v)
+}
+
+// count reads an element count and refuses one that the remaining bytes cannot hold at min
+// bytes per element, so a corrupt count cannot make Decode allocate without bound.
+func (d *reader) count(field string, min int) int {
+	v := d.uvarint(field)
+	if d.err != nil {
+		return 0
+	}
+	if v > uint64(len(d.b)-d.pos)/uint64(min) {
+		d.fail(field, ErrCorrupt)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *reader) raw(field string, n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)-d.pos) {
+		d.fail(field, ErrTruncated)
+		return nil
+	}
+	p := d.b[d.pos : d.pos+int(n)]
+	d.pos += int(n)
+	return p
+}
+
+func (d *reader) str(field string) string {
+	n := d.uvarint(field)
+	return string(d.raw(field, n))
+}
+
+func (d *reader) bytes(field string) []byte {
+	n := d.uvarint(field)
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	p := d.raw(field, n-1)
+	if d.err != nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(p)), p...)
+}
+
+func (d *reader) group(g *Group) {
+	g.Name = d.str("group name")
+	g.Generation = d.i32("group generation")
+	g.ProtocolType = d.str("group protocol type")
+	g.Protocol = d.str("group protocol")
+	g.Leader = d.str("group leader")
+	g.State = d.str("group state")
+	n := d.count("group members", 8)
+	if n == 0 {
+		return
+	}
+	g.Members = make([]Member, n)
+	for i := range g.Members {
+		if d.err != nil {
+			g.Members = nil
+			return
+		}
+		m := &g.Members[i]
+		m.MemberID = d.str("member id")
+		m.InstanceID = d.str("member instance id")
+		m.ClientID = d.str("member client id")
+		m.ClientHost = d.str("member client host")
+		m.SessionTimeout = time.Duration(d.varint("member session timeout"))
+		m.RebalanceTimeout = time.Duration(d.varint("member rebalance timeout"))
+		np := d.count("member protocols", 2)
+		if np > 0 {
+			m.Protocols = make([]Protocol, np)
+			for j := range m.Protocols {
+				m.Protocols[j].Name = d.str("protocol name")
+				m.Protocols[j].Metadata = d.bytes("protocol metadata")
+			}
+		}
+		m.Assignment = d.bytes("member assignment")
+	}
+}
+
+func (d *reader) offset(o *OffsetCommit) {
+	o.Partition = d.i32("offset partition")
+	o.Offset = d.varint("offset")
+	o.LeaderEpoch = d.i32("offset leader epoch")
+	o.Metadata = d.str("offset metadata")
+	o.Expire = fromUnixNano(d.varint("offset expire"))
+}

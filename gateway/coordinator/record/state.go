@@ -1,0 +1,361 @@
+package record
+
+import (
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Partitions is the number of partitions of the coordinator log.
+const Partitions = 16
+
+// Partition is the log partition that holds a group: FNV-1a 32 over the UTF-8 group id, modulo
+// Partitions. Every gateway and every operator tool must compute the same value.
+func Partition(group string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(group))
+	return int(h.Sum32() % Partitions)
+}
+
+// TopicPartition names one committed offset inside a group.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// groupState is one group's entry: its last snapshot (nil for a group that only has offsets,
+// the simple-consumer pattern) and its offsets, so a group deletion drops both at once.
+type groupState struct {
+	group   *Group
+	offsets map[TopicPartition]OffsetCommit
+}
+
+// offsetMarker remembers a deleted offset until a checkpoint covers it.
+type offsetMarker struct {
+	Group string
+	TopicPartition
+}
+
+// State is the fold of one log partition's records in log order: the newest claim, and the
+// groups and offsets that valid records left. It is pure (no I/O, no clock) so the coordinator's
+// replay, its journal's read-back and the operator tools agree on what the log says.
+//
+// A State starts either at the start of the partition or at a checkpoint record (the first
+// record it is given); a checkpoint replaces what it held. Deletion markers, which say that a
+// group or offset was deleted by a record after the last checkpoint, are dropped once a
+// checkpoint covers them, so memory and checkpoint size follow the live state.
+//
+// Not safe for concurrent use.
+type State struct {
+	claim       uint64
+	claimNode   int32
+	claimAddr   string
+	claimOffset uint64
+
+	groups     map[string]*groupState
+	nOffsets   int
+	deadGroups map[string]uint64       // group -> log offset of its deletion
+	deadOffs   map[offsetMarker]uint64 // offset -> log offset of its deletion
+
+	applied    uint64 // records given to Apply, valid or not
+	void       uint64 // records found void
+	last       uint64 // offset of the last record applied
+	lastChange uint64 // offset of the last valid record that changed groups or offsets
+	changed    bool   // lastChange is set
+
+	sinceCheckpoint int       // valid records since the last checkpoint (or the start)
+	cpOffset        uint64    // log offset of the last valid checkpoint record
+	cpTime          time.Time // its writer's time
+	cpSeen          bool
+}
+
+// NewState returns the state of an empty partition.
+func NewState() *State {
+	return &State{
+		groups:     make(map[string]*groupState),
+		deadGroups: make(map[string]uint64),
+		deadOffs:   make(map[offsetMarker]uint64),
+	}
+}
+
+// Apply folds the record at log offset offset into the state and reports whether it was valid.
+// A Claim record is valid when its number is above every claim before it, and becomes the newest
+// claim. Any other record is valid only when written under the newest claim; a record with an
+// older claim (a fenced writer) or a claim nobody made is void and changes nothing. The one
+// exception is a checkpoint given to an empty state, which is how a reader starts at a
+// checkpoint: its claim becomes the newest.
+func (s *State) Apply(offset uint64, r Record) (valid bool) {
+	first := s.applied == 0
+	s.applied++
+	s.last = offset
+	if r.Type == TypeClaim {
+		if r.ClaimInfo == nil || r.Claim <= s.claim {
+			s.void++
+			return false
+		}
+		s.claim, s.claimNode, s.claimAddr, s.claimOffset = r.Claim, r.ClaimInfo.Node, r.ClaimInfo.Addr, offset
+		s.sinceCheckpoint++
+		return true
+	}
+	if r.Claim != s.claim && !(first && r.Type == TypeCheckpoint && s.claim == 0) {
+		s.void++
+		return false
+	}
+	switch r.Type {
+	case TypeGroup:
+		if r.Group == nil {
+			s.void++
+			return false
+		}
+		g := *r.Group
+		gs := s.entry(g.Name)
+		gs.group = &g
+		delete(s.deadGroups, g.Name)
+	case TypeOffsetCommit:
+		o := r.OffsetCommit
+		if o == nil {
+			s.void++
+			return false
+		}
+		gs := s.entry(o.Group)
+		tp := TopicPartition{o.Topic, o.Partition}
+		if _, ok := gs.offsets[tp]; !ok {
+			s.nOffsets++
+		}
+		gs.offsets[tp] = *o
+		delete(s.deadGroups, o.Group)
+		delete(s.deadOffs, offsetMarker{o.Group, tp})
+	case TypeGroupDeleted:
+		if r.GroupDeleted == nil {
+			s.void++
+			return false
+		}
+		name := r.GroupDeleted.Group
+		if gs, ok := s.groups[name]; ok {
+			s.nOffsets -= len(gs.offsets)
+			delete(s.groups, name)
+		}
+		s.deadGroups[name] = offset
+	case TypeOffsetDeleted:
+		o := r.OffsetDeleted
+		if o == nil {
+			s.void++
+			return false
+		}
+		tp := TopicPartition{o.Topic, o.Partition}
+		if gs, ok := s.groups[o.Group]; ok {
+			if _, had := gs.offsets[tp]; had {
+				delete(gs.offsets, tp)
+				s.nOffsets--
+				if gs.group == nil && len(gs.offsets) == 0 {
+					delete(s.groups, o.Group)
+				}
+			}
+		}
+		s.deadOffs[offsetMarker{o.Group, tp}] = offset
+	case TypeCheckpoint:
+		if r.Checkpoint == nil {
+			s.void++
+			return false
+		}
+		s.applyCheckpoint(offset, r, first)
+		return true
+	default:
+		s.void++
+		return false
+	}
+	s.lastChange, s.changed = offset, true
+	s.sinceCheckpoint++
+	return true
+}
+
+// applyCheckpoint replaces the state with the checkpoint's. A state that already reflects
+// exactly the log through the checkpoint's Through (it was built from the same prefix and no
+// valid change came after Through) keeps what it has, which is the same, and only drops its
+// covered markers: the writer's own read-back does not rebuild every map every 10,000 records.
+func (s *State) applyCheckpoint(offset uint64, r Record, first bool) {
+	c := r.Checkpoint
+	if first {
+		s.claim = r.Claim
+	}
+	if first || (s.changed && s.lastChange > c.Through) {
+		s.groups = make(map[string]*groupState, len(c.Groups))
+		s.nOffsets = 0
+		for i := range c.Groups {
+			g := c.Groups[i]
+			s.entry(g.Name).group = &g
+		}
+		for _, o := range c.Offsets {
+			gs := s.entry(o.Group)
+			tp := TopicPartition{o.Topic, o.Partition}
+			if _, ok := gs.offsets[tp]; !ok {
+				s.nOffsets++
+			}
+			gs.offsets[tp] = o
+		}
+	}
+	for g, at := range s.deadGroups {
+		if at <= c.Through {
+			delete(s.deadGroups, g)
+		}
+	}
+	for m, at := range s.deadOffs {
+		if at <= c.Through {
+			delete(s.deadOffs, m)
+		}
+	}
+	s.sinceCheckpoint = 0
+	s.cpOffset, s.cpTime, s.cpSeen = offset, r.Time, true
+}
+
+func (s *State) entry(name string) *groupState {
+	gs, ok := s.groups[name]
+	if !ok {
+		gs = &groupState{offsets: make(map[TopicPartition]OffsetCommit)}
+		s.groups[name] = gs
+	}
+	return gs
+}
+
+// Snapshot is what a checkpoint record written now holds: every group snapshot and every offset,
+// sorted by group, topic and partition so equal states give equal bytes. Deletion markers are not
+// part of it.
+func (s *State) Snapshot(through uint64) Checkpoint {
+	cp := Checkpoint{Through: through}
+	names := make([]string, 0, len(s.groups))
+	for name := range s.groups {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	cp.Offsets = make([]OffsetCommit, 0, s.nOffsets)
+	for _, name := range names {
+		gs := s.groups[name]
+		if gs.group != nil {
+			cp.Groups = append(cp.Groups, *gs.group)
+		}
+		start := len(cp.Offsets)
+		for _, o := range gs.offsets {
+			cp.Offsets = append(cp.Offsets, o)
+		}
+		slices.SortFunc(cp.Offsets[start:], func(a, b OffsetCommit) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			return int(a.Partition) - int(b.Partition)
+		})
+	}
+	if len(cp.Offsets) == 0 {
+		cp.Offsets = nil
+	}
+	return cp
+}
+
+// Claim is the newest claim: its number, the node and Kafka address that made it, and the log
+// offset of its record. Number 0 means none yet.
+func (s *State) Claim() Claim { return Claim{Number: s.claim, Node: s.claimNode, Addr: s.claimAddr} }
+
+// ClaimOffset is the log offset of the newest claim's record.
+func (s *State) ClaimOffset() uint64 { return s.claimOffset }
+
+// Group returns the last snapshot of a group, if one is live.
+func (s *State) Group(name string) (Group, bool) {
+	gs, ok := s.groups[name]
+	if !ok || gs.group == nil {
+		return Group{}, false
+	}
+	return *gs.group, true
+}
+
+// Offset returns a committed offset, if one is live.
+func (s *State) Offset(group, topic string, partition int32) (OffsetCommit, bool) {
+	gs, ok := s.groups[group]
+	if !ok {
+		return OffsetCommit{}, false
+	}
+	o, ok := gs.offsets[TopicPartition{topic, partition}]
+	return o, ok
+}
+
+// GroupOffsets returns the committed offsets of one group, sorted by topic and partition.
+func (s *State) GroupOffsets(group string) []OffsetCommit {
+	gs, ok := s.groups[group]
+	if !ok {
+		return nil
+	}
+	out := make([]OffsetCommit, 0, len(gs.offsets))
+	for _, o := range gs.offsets {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b OffsetCommit) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+	return out
+}
+
+// GroupNames lists every group with a snapshot or an offset, sorted.
+func (s *State) GroupNames() []string {
+	names := make([]string, 0, len(s.groups))
+	for name := range s.groups {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// GroupDeleted reports whether a record after the last checkpoint deleted the group (and nothing
+// re-created it since).
+func (s *State) GroupDeleted(group string) bool { _, ok := s.deadGroups[group]; return ok }
+
+// OffsetDeleted reports whether a record after the last checkpoint deleted the offset.
+func (s *State) OffsetDeleted(group, topic string, partition int32) bool {
+	_, ok := s.deadOffs[offsetMarker{group, TopicPartition{topic, partition}}]
+	return ok
+}
+
+// Counts is a summary of a state, for operators and for deciding checkpoints in O(1).
+type Counts struct {
+	Groups, Offsets int // live groups (with a snapshot or offsets) and offsets
+	Markers         int // deletion markers not yet covered by a checkpoint
+	Applied, Void   uint64
+	// SinceCheckpoint counts the valid records after the last checkpoint (or the start).
+	SinceCheckpoint int
+}
+
+// Counts returns the state's counters; it does not walk the state.
+func (s *State) Counts() Counts {
+	return Counts{
+		Groups: len(s.groups), Offsets: s.nOffsets,
+		Markers: len(s.deadGroups) + len(s.deadOffs),
+		Applied: s.applied, Void: s.void,
+		SinceCheckpoint: s.sinceCheckpoint,
+	}
+}
+
+// LastCheckpoint returns the log offset and writer time of the last valid checkpoint applied.
+func (s *State) LastCheckpoint() (offset uint64, at time.Time, ok bool) {
+	return s.cpOffset, s.cpTime, s.cpSeen
+}
+
+// Last is the log offset of the last record applied (valid or not); ok is false before any.
+func (s *State) Last() (offset uint64, ok bool) { return s.last, s.applied > 0 }
+
+// CheckpointDue reports, in O(1), whether a checkpoint should be written: after every records
+// valid records since the last one, or when the last one (or, without one, the newest claim's
+// time start) is older than maxAge at now.
+func (s *State) CheckpointDue(every int, maxAge time.Duration, since, now time.Time) bool {
+	if s.sinceCheckpoint == 0 {
+		return false
+	}
+	if s.sinceCheckpoint >= every {
+		return true
+	}
+	base := since
+	if s.cpSeen && s.cpTime.After(base) {
+		base = s.cpTime
+	}
+	return now.Sub(base) >= maxAge
+}

@@ -1,0 +1,263 @@
+package record
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestPartitionVectors(t *testing.T) {
+	// FNV-1a 32 of each id (computed independently), then modulo 16.
+	vectors := []struct {
+		group string
+		hash  uint32
+		want  int
+	}{
+		{"", 0x811c9dc5, 5},
+		{"a", 0xe40c292c, 12},
+		{"foobar", 0xbf9cf968, 8},
+		{"g1", 0x10202895, 5},
+		{"my-group", 0x0f4aea0d, 13},
+		{"console-consumer-12345", 0x8737c2af, 15},
+		{"grüppe", 0x3465bcda, 10},
+	}
+	for _, v := range vectors {
+		if int(v.hash%Partitions) != v.want {
+			t.Fatalf("vector %q is inconsistent", v.group)
+		}
+		if got := Partition(v.group); got != v.want {
+			t.Errorf("Partition(%q) = %d, want %d", v.group, got, v.want)
+		}
+	}
+}
+
+func claimRec(n uint64, node int32) Record {
+	return Record{Type: TypeClaim, Claim: n, ClaimInfo: &Claim{Number: n, Node: node, Addr: fmt.Sprintf("n%d:9092", node)}}
+}
+
+func commitRec(claim uint64, group, topic string, p int32, off int64) Record {
+	return Record{Type: TypeOffsetCommit, Claim: claim, OffsetCommit: &OffsetCommit{Group: group, Topic: topic, Partition: p, Offset: off, LeaderEpoch: -1}}
+}
+
+func groupRec(claim uint64, name string, gen int32) Record {
+	return Record{Type: TypeGroup, Claim: claim, Group: &Group{Name: name, Generation: gen, ProtocolType: "consumer", State: "Stable",
+		Members: []Member{{MemberID: "m", Protocols: []Protocol{{Name: "range", Metadata: []byte{1}}}}}}}
+}
+
+type applied struct {
+	off   uint64
+	r     Record
+	valid bool
+}
+
+func fold(t *testing.T, s *State, recs []applied) {
+	t.Helper()
+	for _, a := range recs {
+		if got := s.Apply(a.off, a.r); got != a.valid {
+			t.Fatalf("record at %d (%s, claim %d): valid %v, want %v", a.off, a.r.Type, a.r.Claim, got, a.valid)
+		}
+	}
+}
+
+// A fenced writer's record that lands after a newer claim is void for the reader, whatever it
+// says; the new owner's records count.
+func TestVoidAfterNewerClaim(t *testing.T) {
+	s := NewState()
+	fold(t, s, []applied{
+		{0, claimRec(1, 1), true},
+		{1, commitRec(1, "g", "t", 0, 10), true},
+		{2, claimRec(2, 2), true},
+		{3, commitRec(1, "g", "t", 0, 99), false}, // node 1 did not see claim 2
+		{4, groupRec(1, "g", 5), false},
+		{5, commitRec(2, "g", "t", 0, 11), true},
+	})
+	if o, _ := s.Offset("g", "t", 0); o.Offset != 11 {
+		t.Fatalf("offset %d, want 11", o.Offset)
+	}
+	if _, ok := s.Group("g"); ok {
+		t.Fatal("a void group snapshot was applied")
+	}
+	if c := s.Claim(); c.Number != 2 || c.Node != 2 || s.ClaimOffset() != 2 {
+		t.Fatalf("claim %+v at %d", c, s.ClaimOffset())
+	}
+	if c := s.Counts(); c.Void != 2 || c.Applied != 6 {
+		t.Fatalf("counts %+v", c)
+	}
+}
+
+// A claim numbered at or below the newest is void, and so are records written under it; a record
+// with a claim nobody made is void too.
+func TestDecreasingClaimNumbers(t *testing.T) {
+	s := NewState()
+	fold(t, s, []applied{
+		{0, claimRec(5, 1), true},
+		{1, claimRec(3, 2), false},
+		{2, commitRec(3, "g", "t", 0, 1), false},
+		{3, claimRec(5, 2), false},
+		{4, commitRec(9, "g", "t", 0, 2), false},
+		{5, commitRec(5, "g", "t", 0, 3), true},
+		{6, claimRec(6, 2), true},
+	})
+	if c := s.Claim(); c.Number != 6 || c.Node != 2 {
+		t.Fatalf("claim %+v", c)
+	}
+	if o, _ := s.Offset("g", "t", 0); o.Offset != 3 {
+		t.Fatalf("offset %d", o.Offset)
+	}
+}
+
+// A checkpoint replaces the state for a reader that starts at it, and for a reader whose state
+// differs from it; a void checkpoint changes nothing.
+func TestCheckpointReplace(t *testing.T) {
+	cp := Record{Type: TypeCheckpoint, Claim: 2, Time: t0, Checkpoint: &Checkpoint{Through: 10,
+		Groups:  []Group{*groupRec(2, "a", 3).Group},
+		Offsets: []OffsetCommit{*commitRec(2, "a", "t", 1, 7).OffsetCommit}}}
+
+	fresh := NewState()
+	fold(t, fresh, []applied{{11, cp, true}})
+	if g, ok := fresh.Group("a"); !ok || g.Generation != 3 {
+		t.Fatalf("group from checkpoint %+v %v", g, ok)
+	}
+	if c := fresh.Claim(); c.Number != 2 {
+		t.Fatalf("claim from checkpoint %d", c.Number)
+	}
+
+	// A reader that holds other state (a group the checkpoint does not have, changed after
+	// Through) ends with exactly the checkpoint.
+	s := NewState()
+	fold(t, s, []applied{
+		{0, claimRec(2, 1), true},
+		{9, groupRec(2, "old", 1), true},
+		{10, commitRec(2, "old", "t", 0, 1), true},
+		{11, commitRec(2, "stray", "t", 0, 1), true},
+		{12, cp, true},
+	})
+	if !reflect.DeepEqual(s.Snapshot(10), fresh.Snapshot(10)) {
+		t.Fatalf("after checkpoint\n%+v\nwant\n%+v", s.Snapshot(10), fresh.Snapshot(10))
+	}
+	if off, at, ok := s.LastCheckpoint(); !ok || off != 12 || !at.Equal(t0) {
+		t.Fatalf("last checkpoint %d %v %v", off, at, ok)
+	}
+	if s.Counts().SinceCheckpoint != 0 {
+		t.Fatal("records since checkpoint not reset")
+	}
+
+	// A checkpoint under an old claim is void.
+	void := cp
+	void.Claim = 1
+	before := s.Snapshot(0)
+	fold(t, s, []applied{{13, claimRec(3, 2), true}, {14, void, false}})
+	if !reflect.DeepEqual(s.Snapshot(0), before) {
+		t.Fatal("a void checkpoint changed the state")
+	}
+}
+
+// Checkpoint-then-replay equals a full replay, for a log of commits, snapshots and deletions.
+func TestCheckpointThenReplayEqualsFullReplay(t *testing.T) {
+	log := []Record{claimRec(1, 1)}
+	claim := uint64(1)
+	for i := range 300 {
+		g := fmt.Sprintf("g%d", i%17)
+		switch i % 7 {
+		case 0:
+			log = append(log, groupRec(claim, g, int32(i)))
+		case 3:
+			log = append(log, Record{Type: TypeOffsetDeleted, Claim: claim, OffsetDeleted: &OffsetDeleted{Group: g, Topic: "t", Partition: int32(i % 3)}})
+		case 5:
+			log = append(log, Record{Type: TypeGroupDeleted, Claim: claim, GroupDeleted: &GroupDeleted{Group: g}})
+		default:
+			log = append(log, commitRec(claim, g, "t", int32(i%3), int64(i)))
+		}
+		if i == 150 {
+			claim = 2
+			log = append(log, claimRec(2, 2), commitRec(1, "g0", "t", 0, -5)) // and a fenced write
+		}
+	}
+	// The checkpoint is written at 200, holding the state through 199.
+	mid := NewState()
+	for i := range 200 {
+		mid.Apply(uint64(i), log[i])
+	}
+	cp := Record{Type: TypeCheckpoint, Claim: 2, Checkpoint: ptr(mid.Snapshot(199))}
+	log = append(log[:200:200], append([]Record{cp}, log[200:]...)...)
+
+	full, fromCP := NewState(), NewState()
+	for i, r := range log {
+		full.Apply(uint64(i), r)
+		if i >= 200 {
+			fromCP.Apply(uint64(i), r)
+		}
+	}
+	withoutCP := NewState()
+	for i, r := range log {
+		if r.Type != TypeCheckpoint {
+			withoutCP.Apply(uint64(i), r)
+		}
+	}
+	want := withoutCP.Snapshot(0)
+	if len(want.Groups) == 0 || len(want.Offsets) == 0 {
+		t.Fatal("the test log leaves nothing to compare")
+	}
+	if got := fromCP.Snapshot(0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("replay from checkpoint\n%+v\nwant\n%+v", got, want)
+	}
+	if got := full.Snapshot(0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("replay through checkpoint\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Deletion markers live until a checkpoint covers them, then go: deleting thousands of offsets in
+// turns leaves no more markers than the deletions since the last checkpoint.
+func TestDeletionMarkersBounded(t *testing.T) {
+	s := NewState()
+	off := uint64(0)
+	next := func(r Record) { s.Apply(off, r); off++ }
+	next(claimRec(1, 1))
+	maxMarkers := 0
+	for round := range 50 {
+		for i := range 100 {
+			g := fmt.Sprintf("g%d-%d", round, i)
+			next(commitRec(1, g, "t", 0, 1))
+			next(Record{Type: TypeOffsetDeleted, Claim: 1, OffsetDeleted: &OffsetDeleted{Group: g, Topic: "t", Partition: 0}})
+			next(Record{Type: TypeGroupDeleted, Claim: 1, GroupDeleted: &GroupDeleted{Group: g + "x"}})
+		}
+		if !s.OffsetDeleted(fmt.Sprintf("g%d-0", round), "t", 0) || !s.GroupDeleted(fmt.Sprintf("g%d-0x", round)) {
+			t.Fatal("markers missing before the checkpoint")
+		}
+		maxMarkers = max(maxMarkers, s.Counts().Markers)
+		cp := s.Snapshot(off - 1)
+		if len(cp.Offsets) != 0 || len(cp.Groups) != 0 {
+			t.Fatalf("checkpoint of an empty state holds %d offsets", len(cp.Offsets))
+		}
+		next(Record{Type: TypeCheckpoint, Claim: 1, Checkpoint: &cp})
+		if c := s.Counts(); c.Markers != 0 || c.Groups != 0 || c.Offsets != 0 {
+			t.Fatalf("after checkpoint: %+v", c)
+		}
+	}
+	if maxMarkers != 200 {
+		t.Fatalf("at most %d markers between checkpoints, want 200", maxMarkers)
+	}
+}
+
+func TestCheckpointDue(t *testing.T) {
+	s := NewState()
+	start := t0
+	if s.CheckpointDue(3, time.Hour, start, start.Add(2*time.Hour)) {
+		t.Fatal("due with nothing applied")
+	}
+	s.Apply(0, claimRec(1, 1))
+	s.Apply(1, commitRec(1, "g", "t", 0, 1))
+	if s.CheckpointDue(3, time.Hour, start, start.Add(time.Minute)) {
+		t.Fatal("due after 2 records")
+	}
+	if !s.CheckpointDue(3, time.Hour, start, start.Add(time.Hour)) {
+		t.Fatal("not due after the age bound")
+	}
+	s.Apply(2, commitRec(1, "g", "t", 0, 2))
+	if !s.CheckpointDue(3, time.Hour, start, start) {
+		t.Fatal("not due after 3 records")
+	}
+}
