@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/bench/workload"
+)
+
+// TestQuickRun runs the whole runner on tiny cases, one round, so that the
+// harness cannot rot unseen: every system, case and phase must report
+// non-zero throughput and CPU for both processes, the compressible corpus
+// must compress and the random one must not, and the table must hold a row
+// for each. With IGGY_CHECKOUT set it measures the official SDK too.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gateway, kfake and the clients as processes")
+	}
+	cfg := Quick()
+	cfg.Rounds = 1
+	cfg.CaseBytes = 2 << 20
+	cfg.PoolBytes = 2 << 20
+	cfg.ClientTimeout = 30 * time.Second
+	cfg.IggyCheckout = os.Getenv("IGGY_CHECKOUT")
+	cfg.DataDir = t.TempDir()
+	var log strings.Builder
+	cfg.Log = &log
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	want := []string{Gateway, Kfake, Native}
+	if cfg.IggyCheckout != "" {
+		want = append(want, SDK)
+	}
+	if fmt.Sprint(res.Systems) != fmt.Sprint(want) {
+		t.Fatalf("systems %v, want %v", res.Systems, want)
+	}
+	var table strings.Builder
+	if err := res.WriteMarkdown(&table, "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range cfg.Sizes {
+		r, j := res.Snappy[CaseName(size, workload.Random)], res.Snappy[CaseName(size, workload.JSON)]
+		if r <= 0 || r > 1.02 {
+			t.Errorf("%d B random values: snappy ratio %.2f, want about 1", size, r)
+		}
+		if j < 2.2 {
+			t.Errorf("%d B json values: snappy ratio %.2f, want about 3", size, j)
+		}
+	}
+	for _, name := range res.Cases() {
+		for _, ph := range Phases {
+			for _, sys := range res.Systems {
+				f := res.Figures(name, sys, ph)
+				if f.Rounds != 1 || f.MBps <= 0 || f.RecordsPerSec <= 0 || f.BrokerCPUPerGB <= 0 || f.ClientCPUPerGB <= 0 {
+					t.Errorf("%s %s %s: %+v has a zero figure", name, ph, sys, f)
+				}
+				row := fmt.Sprintf("| %s | %s | %s |", name, ph, systemLabel[sys])
+				if !strings.Contains(table.String(), row) {
+					t.Errorf("table has no row %q", row)
+				}
+			}
+			for _, other := range res.Systems[1:] {
+				if q := res.Ratio(name, other, ph); q <= 0 {
+					t.Errorf("%s %s: gateway/%s ratio %v", name, ph, other, q)
+				}
+			}
+		}
+	}
+	t.Logf("progress:\n%s\ntable:\n%s", log.String(), table.String())
+}
