@@ -47,7 +47,8 @@ type Config struct {
 	// connections; in-process connections (Dial) have a second budget of the same size, so
 	// peers on the port cannot stall the gateway's own writes. A connection that finds its
 	// budget spent stops reading and is closed if its frame does not arrive within
-	// ReadTimeout. Default 256 MiB.
+	// ReadTimeout. Default 256 MiB; a frame larger than the budget can
+	// never be read.
 	BufferBudget int64
 	// ReadTimeout is how long a frame may take to arrive from its first byte; default 5s.
 	ReadTimeout time.Duration

@@ -11,6 +11,7 @@
 package framebuf
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"sync"
@@ -49,6 +50,15 @@ type Budget struct {
 // wall clock).
 func NewBudget(limit int64, clk clock.Clock) *Budget {
 	return &Budget{limit: max(limit, ChunkBytes), clk: clock.Or(clk), freed: make(chan struct{})}
+}
+
+// Need is what an n-byte frame charges at most; a Budget smaller than Need of the largest
+// frame a listener accepts could never admit such a frame.
+func Need(n int) int64 {
+	if n <= FreeBytes {
+		return 0
+	}
+	return int64((n + ChunkBytes - 1) / ChunkBytes * ChunkBytes)
 }
 
 // Limit is the configured bound.
@@ -126,7 +136,7 @@ var chunkPool = sync.Pool{New: func() any { return new([ChunkBytes]byte) }}
 // and then returns ErrBudget. A closed stop ends the wait with ErrStopped. The caller sets r's
 // own read deadline; an error from r is returned as it is, io.EOF after a partial read as
 // io.ErrUnexpectedEOF.
-func (b *Budget) Read(r io.Reader, n int, alloc func(int) []byte, deadline time.Time, stop <-chan struct{}) ([]byte, error) {
+func (b *Budget) Read(r *bufio.Reader, n int, alloc func(int) []byte, deadline time.Time, stop <-chan struct{}) ([]byte, error) {
 	if n <= FreeBytes {
 		buf := alloc(n)
 		if _, err := io.ReadFull(r, buf); err != nil {
@@ -144,6 +154,11 @@ func (b *Budget) Read(r io.Reader, n int, alloc func(int) []byte, deadline time.
 		}
 	}()
 	for left := n; left > 0; {
+		// A chunk is charged only once a byte of it has arrived: a peer that sends a size and
+		// then nothing holds no budget at all.
+		if _, err := r.Peek(1); err != nil {
+			return nil, eof(err)
+		}
 		if err := b.acquire(ChunkBytes, deadline, stop); err != nil {
 			return nil, err
 		}
