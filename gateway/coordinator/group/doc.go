@@ -1,0 +1,33 @@
+// Package group is Kafka's classic consumer-group protocol for the groups of one coordinator log
+// partition: membership, rebalances, generations, session and rebalance timeouts, static members,
+// committed offsets and the administrative group APIs. It keeps its state in memory, measures
+// time only with a clock.Clock, and makes every change that must survive a gateway through a
+// Journal, so another gateway can restore the groups with their members, generations and offsets
+// and the clients never notice that their coordinator moved. It knows nothing of the network or
+// of Iggy: the coordinator package supplies the Journal (the log) and the Directory (who owns
+// which partition).
+//
+// The two types to know:
+//
+//   - Manager serves the groups of one log partition. Every group API reaches it as one call per
+//     group; calls that must wait (JoinGroup until the rebalance completes, SyncGroup until the
+//     leader's assignment is journaled) block until then or until their context ends. Restore
+//     loads what the log holds before the manager serves; State gives it back for checkpoints.
+//   - Router is the kafka.GroupCoordinator of a gateway (NewRouter): it splits multi-group
+//     requests, asks the Directory which Manager serves each group, and answers the Directory's
+//     error code for groups that are not served here.
+//
+// What is journaled, and when an answer is released:
+//
+//   - the leader's SyncGroup appends a record.Group snapshot of the whole group (every member
+//     with its ids, client id and host, timeouts, full protocol list and assignment); no member
+//     gets its assignment before Append returned nil. A static member replaced without a
+//     rebalance, and a group whose last member left (Empty), are journaled the same way.
+//   - every committed partition is one record.OffsetCommit; the commit is acknowledged only after
+//     Append returned nil, and OffsetFetch sees it only then.
+//   - DeleteGroups, OffsetDelete and offset expiry append record.GroupDeleted and
+//     record.OffsetDeleted records before they take effect.
+//
+// An Append error that wraps ErrNotCoordinator means the log partition now belongs to another
+// gateway: the request is answered NOT_COORDINATOR and the manager stops serving, as after Close.
+package group

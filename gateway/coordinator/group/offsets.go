@@ -1,0 +1,377 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+)
+
+// errCode is the Kafka code of a storage error.
+func errCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// topicCodes checks that each topic exists and is visible to the connection's identity, and
+// returns the code of every topic that is not (and its partition count otherwise).
+func topicCodes(ctx context.Context, id kafka.Identity, topics []string) (codes map[string]int16, parts map[string]int32) {
+	codes = make(map[string]int16)
+	parts = make(map[string]int32)
+	if id.Storage == nil {
+		return codes, nil
+	}
+	for _, t := range topics {
+		if _, done := codes[t]; done {
+			continue
+		}
+		info, err := id.Storage.Topic(ctx, t, false)
+		if err != nil {
+			codes[t] = errCode(err)
+			continue
+		}
+		codes[t] = 0
+		parts[t] = info.Partitions
+	}
+	return codes, parts
+}
+
+// CommitOffsets serves one OffsetCommit. A commit with generation -1 and no member id to a group
+// without members is the simple-consumer pattern and needs no membership. Every partition is one
+// record; the answer waits for the log.
+func (m *Manager) CommitOffsets(ctx context.Context, id kafka.Identity, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	codes := make([][]int16, len(req.Topics))
+	for i, t := range req.Topics {
+		codes[i] = make([]int16, len(t.Partitions))
+	}
+	all := func(code int16) {
+		for i := range codes {
+			for j := range codes[i] {
+				codes[i][j] = code
+			}
+		}
+	}
+	answer := func() *kmsg.OffsetCommitResponse {
+		for i, t := range req.Topics {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			rt.TopicID = t.TopicID
+			for j, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition = p.Partition
+				rp.ErrorCode = codes[i][j]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+
+	if req.Version >= 10 {
+		// Topics by id: this gateway hands out no topic ids, so none can be resolved.
+		all(kerr.UnknownTopicID.Code)
+		return answer()
+	}
+	names := make([]string, len(req.Topics))
+	for i, t := range req.Topics {
+		names[i] = t.Topic
+	}
+	tcodes, tparts := topicCodes(ctx, id, names)
+
+	m.mu.Lock()
+	code := m.commitCode(req)
+	if code != 0 {
+		m.mu.Unlock()
+		all(code)
+		return answer()
+	}
+	g := m.groups[req.Group]
+	if g == nil {
+		g = newGroup(req.Group)
+		g.emptySince = m.clk.Now()
+		m.groups[req.Group] = g
+	}
+	if mem := g.members[req.MemberID]; mem != nil {
+		m.heartbeat(g, mem)
+	}
+	now := m.clk.Now()
+	retention := m.cfg.OffsetRetention
+	if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis > 0 {
+		retention = ms(int32(min(req.RetentionTimeMillis, 1<<31-1)))
+	}
+	var recs []record.Record
+	type at struct{ i, j int }
+	var where []at
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			switch {
+			case tcodes[t.Topic] != 0:
+				codes[i][j] = tcodes[t.Topic]
+				continue
+			case tparts != nil && (p.Partition < 0 || p.Partition >= tparts[t.Topic]):
+				codes[i][j] = kerr.UnknownTopicOrPartition.Code
+				continue
+			case p.Metadata != nil && len(*p.Metadata) > maxMetadata:
+				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			oc := record.OffsetCommit{
+				Group:       req.Group,
+				Topic:       t.Topic,
+				Partition:   p.Partition,
+				Offset:      p.Offset,
+				LeaderEpoch: -1,
+				Expire:      now.Add(retention),
+			}
+			if req.Version >= 6 {
+				oc.LeaderEpoch = p.LeaderEpoch
+			}
+			if p.Metadata != nil {
+				oc.Metadata = *p.Metadata
+			}
+			recs = append(recs, record.Record{Type: record.TypeOffsetCommit, OffsetCommit: &oc})
+			where = append(where, at{i, j})
+		}
+	}
+	if len(recs) == 0 {
+		m.dropIfUnused(g)
+		m.mu.Unlock()
+		return answer()
+	}
+	wait, done := g.takeTurn()
+	m.mu.Unlock()
+	defer done()
+	err := m.append(ctx, wait, recs)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if code := m.journalCode(err); code != 0 {
+		for _, w := range where {
+			codes[w.i][w.j] = code
+		}
+		m.dropIfUnused(g)
+		return answer()
+	}
+	for _, r := range recs {
+		oc := *r.OffsetCommit
+		g.offsets[tp{oc.Topic, oc.Partition}] = oc
+	}
+	return answer()
+}
+
+// commitCode is Kafka's validation of a group commit. Called with m.mu held.
+func (m *Manager) commitCode(req *kmsg.OffsetCommitRequest) int16 {
+	if m.closed {
+		return kerr.NotCoordinator.Code
+	}
+	if req.Group == "" {
+		return kerr.InvalidGroupID.Code
+	}
+	g := m.groups[req.Group]
+	simple := req.Generation < 0 && req.MemberID == "" && (req.InstanceID == nil || *req.InstanceID == "")
+	if g == nil {
+		if simple || req.Version == 0 {
+			return 0
+		}
+		return kerr.IllegalGeneration.Code
+	}
+	if g.state == stDead {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if req.Version == 0 {
+		// v0 carries no generation or member: Kafka treats it as a simple commit.
+		simple = true
+	}
+	if simple {
+		if len(g.members) > 0 {
+			return kerr.UnknownMemberID.Code
+		}
+		return 0
+	}
+	if code := g.checkMember(req.MemberID, req.InstanceID); code != 0 {
+		return code
+	}
+	if req.Generation != g.generation {
+		return kerr.IllegalGeneration.Code
+	}
+	if g.state == stCompleting {
+		return kerr.RebalanceInProgress.Code
+	}
+	return 0
+}
+
+// FetchOffsets answers one group of an OffsetFetch: topics nil means every committed offset of
+// the group. Partitions without a committed offset are -1, unless Config.FallbackOffset knows
+// one. requireStable needs no wait here: without transactions no offset is ever pending.
+func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
+	rg := kmsg.NewOffsetFetchResponseGroup()
+	rg.Group = group
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		rg.ErrorCode = kerr.NotCoordinator.Code
+		return rg
+	}
+	var have map[tp]record.OffsetCommit
+	if g := m.groups[group]; g != nil {
+		have = make(map[tp]record.OffsetCommit, len(g.offsets))
+		for k, v := range g.offsets {
+			have[k] = v
+		}
+	}
+	m.mu.Unlock()
+
+	part := func(p int32, oc record.OffsetCommit) kmsg.OffsetFetchResponseGroupTopicPartition {
+		sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		sp.Partition = p
+		sp.Offset = oc.Offset
+		sp.LeaderEpoch = oc.LeaderEpoch
+		sp.Metadata = kmsg.StringPtr(oc.Metadata)
+		return sp
+	}
+	if topics == nil {
+		byTopic := make(map[string][]kmsg.OffsetFetchResponseGroupTopicPartition)
+		for k, oc := range have {
+			byTopic[k.topic] = append(byTopic[k.topic], part(k.partition, oc))
+		}
+		names := make([]string, 0, len(byTopic))
+		for t := range byTopic {
+			names = append(names, t)
+		}
+		sort.Strings(names)
+		for _, t := range names {
+			st := kmsg.NewOffsetFetchResponseGroupTopic()
+			st.Topic = t
+			st.Partitions = byTopic[t]
+			sort.Slice(st.Partitions, func(i, j int) bool { return st.Partitions[i].Partition < st.Partitions[j].Partition })
+			rg.Topics = append(rg.Topics, st)
+		}
+		return rg
+	}
+	for _, t := range topics {
+		st := kmsg.NewOffsetFetchResponseGroupTopic()
+		st.Topic = t.Topic
+		st.TopicID = t.TopicID
+		for _, p := range t.Partitions {
+			if t.Topic == "" {
+				sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				sp.Partition = p
+				sp.Offset, sp.LeaderEpoch = -1, -1
+				sp.ErrorCode = kerr.UnknownTopicID.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			if oc, ok := have[tp{t.Topic, p}]; ok {
+				st.Partitions = append(st.Partitions, part(p, oc))
+				continue
+			}
+			sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+			sp.Partition = p
+			sp.Offset, sp.LeaderEpoch = -1, -1
+			sp.Metadata = kmsg.StringPtr("")
+			if m.cfg.FallbackOffset != nil {
+				off, ok, err := m.cfg.FallbackOffset(ctx, id, group, t.Topic, p)
+				switch {
+				case err != nil:
+					sp.ErrorCode = errCode(err)
+				case ok:
+					sp.Offset = off
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		rg.Topics = append(rg.Topics, st)
+	}
+	return rg
+}
+
+// subscribedTopics is the union of the topics the members subscribe to, read from their
+// consumer-protocol metadata of the selected protocol (every protocol while none is selected).
+func (g *group) subscribedTopics() map[string]bool {
+	sub := make(map[string]bool)
+	for _, mem := range g.members {
+		for _, p := range mem.rec.Protocols {
+			if g.protocol != "" && p.Name != g.protocol {
+				continue
+			}
+			var meta kmsg.ConsumerMemberMetadata
+			if meta.ReadFrom(p.Metadata) != nil {
+				continue
+			}
+			for _, t := range meta.Topics {
+				sub[t] = true
+			}
+		}
+	}
+	return sub
+}
+
+// DeleteOffsets serves one OffsetDelete: the offsets of an empty group, or of topics no member
+// of a consumer group subscribes to, are journaled as deleted and dropped.
+func (m *Manager) DeleteOffsets(ctx context.Context, id kafka.Identity, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	m.mu.Lock()
+	g := m.groups[req.Group]
+	switch {
+	case m.closed:
+		resp.ErrorCode = kerr.NotCoordinator.Code
+	case g == nil || g.state == stDead:
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+	case g.state != stEmpty && g.protocolType != "consumer":
+		resp.ErrorCode = kerr.NonEmptyGroup.Code
+	}
+	if resp.ErrorCode != 0 {
+		m.mu.Unlock()
+		return resp
+	}
+	var sub map[string]bool
+	if g.state != stEmpty {
+		sub = g.subscribedTopics()
+	}
+	var recs []record.Record
+	var gone []tp
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition = p.Partition
+			if sub[t.Topic] {
+				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
+			} else if _, ok := g.offsets[tp{t.Topic, p.Partition}]; ok {
+				gone = append(gone, tp{t.Topic, p.Partition})
+				recs = append(recs, record.Record{Type: record.TypeOffsetDeleted,
+					OffsetDeleted: &record.OffsetDeleted{Group: g.name, Topic: t.Topic, Partition: p.Partition}})
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if len(recs) == 0 {
+		m.mu.Unlock()
+		return resp
+	}
+	wait, done := g.takeTurn()
+	m.mu.Unlock()
+	defer done()
+	err := m.append(ctx, wait, recs)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if code := m.journalCode(err); code != 0 {
+		resp.Topics = nil
+		resp.ErrorCode = code
+		return resp
+	}
+	for _, k := range gone {
+		delete(g.offsets, k)
+	}
+	return resp
+}
