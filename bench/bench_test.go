@@ -24,6 +24,7 @@ func TestQuickRun(t *testing.T) {
 	cfg.Rounds = 1
 	cfg.CaseBytes = 2 << 20
 	cfg.PoolBytes = 2 << 20
+	cfg.LatencyRecords = 200
 	cfg.ClientTimeout = 30 * time.Second
 	cfg.IggyCheckout = os.Getenv("IGGY_CHECKOUT")
 	cfg.DataDir = t.TempDir()
@@ -72,6 +73,11 @@ func TestQuickRun(t *testing.T) {
 					t.Errorf("%s %s: gateway/%s ratio %v", name, ph, other, q)
 				}
 			}
+		}
+	}
+	for _, sys := range res.Systems {
+		if l := res.Latency(sys); l.Rounds != 1 || l.P50 <= 0 || l.P99 < l.P50 {
+			t.Errorf("%s latency: %+v", sys, l)
 		}
 	}
 	t.Logf("progress:\n%s\ntable:\n%s", log.String(), table.String())

@@ -98,7 +98,8 @@ var systemLabel = map[string]string{
 var Phases = []string{"produce", "consume"}
 
 // WriteMarkdown prints the run as markdown: a header of settings and
-// compression ratios, the figures table, and the ratios table.
+// compression ratios, the figures table, the ratios table and the paced
+// latency table.
 func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 	var b strings.Builder
 	c := r.Config
@@ -150,8 +151,52 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 			b.WriteString("\n")
 		}
 	}
+	r.writeLatency(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// LatencyFigures are the medians over the rounds of a system's paced
+// produce phase: p50 and p99 send-to-ack latency in seconds, and the
+// range of the p99s.
+type LatencyFigures struct {
+	P50, P99, MinP99, MaxP99 float64
+	Case                     string
+	Rounds                   int
+}
+
+// Latency is the paced phase's figures for one system.
+func (r *Results) Latency(system string) LatencyFigures {
+	name := CaseName(r.Config.Sizes[0], r.Config.Kinds[0])
+	reps := r.Runs[name][system]
+	p99 := perRound(reps, workload.Latency, func(p workload.Phase) float64 { return p.P99 })
+	if len(p99) == 0 {
+		return LatencyFigures{Case: name}
+	}
+	return LatencyFigures{
+		P50:    Median(perRound(reps, workload.Latency, func(p workload.Phase) float64 { return p.P50 })),
+		P99:    Median(p99),
+		MinP99: slices.Min(p99), MaxP99: slices.Max(p99),
+		Case: name, Rounds: len(p99),
+	}
+}
+
+func (r *Results) writeLatency(b *strings.Builder) {
+	if r.Config.LatencyRecords <= 0 {
+		return
+	}
+	gw := r.Latency(Gateway)
+	fmt.Fprintf(b, "\nProduce latency, %s, %d records one at a time at %d/s, each waited for (franz-go with linger 0; native: one message per send):\n\n",
+		gw.Case, r.Config.LatencyRecords, r.Config.LatencyRate)
+	b.WriteString("| system | p50 µs | p99 µs (min–max) | gateway p99 / this p99 |\n|---|---|---|---|\n")
+	for _, sys := range r.Systems {
+		f := r.Latency(sys)
+		q := 0.0
+		if f.P99 > 0 {
+			q = gw.P99 / f.P99
+		}
+		fmt.Fprintf(b, "| %s | %.0f | %.0f (%.0f–%.0f) | %.2f |\n", systemLabel[sys], f.P50*1e6, f.P99*1e6, f.MinP99*1e6, f.MaxP99*1e6, q)
+	}
 }
 
 func dataDirLabel(d string) string {

@@ -40,6 +40,11 @@ type Config struct {
 	// figures of two commits can then be compared, and a working tree that
 	// is half edited does not stop a run.
 	Ref string
+	// LatencyRecords is the length of the paced produce phase (at
+	// LatencyRate records a second) run in the first case of every round;
+	// zero leaves it out.
+	LatencyRecords int
+	LatencyRate    int
 	// ClientTimeout bounds one client run (produce and consume of a case).
 	ClientTimeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -49,14 +54,16 @@ type Config struct {
 // Default is the full run: about ten minutes on two cores.
 func Default() Config {
 	return Config{
-		Rounds:        5,
-		Sizes:         []int{1024, 100},
-		Kinds:         []string{workload.Random, workload.JSON},
-		CaseBytes:     128 << 20,
-		Partitions:    3,
-		BatchBytes:    1 << 20,
-		PoolBytes:     workload.DefaultPoolBytes,
-		ClientTimeout: 5 * time.Minute,
+		Rounds:         5,
+		Sizes:          []int{1024, 100},
+		Kinds:          []string{workload.Random, workload.JSON},
+		CaseBytes:      256 << 20,
+		Partitions:     3,
+		BatchBytes:     1 << 20,
+		PoolBytes:      workload.DefaultPoolBytes,
+		LatencyRecords: 3000,
+		LatencyRate:    1000,
+		ClientTimeout:  5 * time.Minute,
 	}
 }
 
@@ -65,6 +72,7 @@ func Quick() Config {
 	c := Default()
 	c.CaseBytes = 8 << 20
 	c.PoolBytes = 4 << 20
+	c.LatencyRecords = 500
 	c.ClientTimeout = time.Minute
 	return c
 }
@@ -181,6 +189,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 							Seed:       1,
 							BatchBytes: cfg.BatchBytes,
 						}
+						if size == cfg.Sizes[0] && kind == cfg.Kinds[0] {
+							c.LatencyRecords, c.LatencyRate = cfg.LatencyRecords, cfg.LatencyRate
+						}
 						var bin string
 						var args []string
 						switch sys {
@@ -226,6 +237,10 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 func summary(r workload.Report) string {
 	var parts []string
 	for _, p := range r.Phases {
+		if p.Name == workload.Latency {
+			parts = append(parts, fmt.Sprintf("p99 %.0f µs", p.P99*1e6))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s %.0f MB/s", p.Name, float64(p.Bytes)/p.Seconds/1e6))
 	}
 	return strings.Join(parts, ", ")
@@ -508,8 +523,8 @@ func runClient(ctx context.Context, bin string, args []string, timeout time.Dura
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		return rep, fmt.Errorf("%s: report: %w (%q)", filepath.Base(bin), err, stdout.String())
 	}
-	if len(rep.Phases) != 2 {
-		return rep, fmt.Errorf("%s: report has %d phases, want produce and consume", filepath.Base(bin), len(rep.Phases))
+	if len(rep.Phases) < 2 || rep.Phases[0].Name != "produce" || rep.Phases[1].Name != "consume" {
+		return rep, fmt.Errorf("%s: report has no produce and consume phases: %+v", filepath.Base(bin), rep.Phases)
 	}
 	return rep, nil
 }

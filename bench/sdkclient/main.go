@@ -161,6 +161,27 @@ func run(ctx context.Context, c *workload.Case) (workload.Report, error) {
 		return rep, fmt.Errorf("polled %d messages of %d bytes, want %d of %d", ph.Records, ph.Bytes, c.Records, c.Records*c.Size)
 	}
 	rep.Phases = append(rep.Phases, ph)
+	if c.LatencyRecords > 0 {
+		w, err := workload.Begin(c.BrokerPID)
+		if err != nil {
+			return rep, err
+		}
+		lat, err := c.Pace(func(i int) error {
+			m, err := iggcon.NewIggyMessage(pool.Value(i))
+			if err == nil {
+				_, err = admin.SendMessages(ctx, stream, topic, iggcon.PartitionId(uint32(i%c.Partitions)), []iggcon.IggyMessage{m})
+			}
+			return err
+		})
+		if err != nil {
+			return rep, fmt.Errorf("latency send: %w", err)
+		}
+		ph, err := w.LatencyPhase(lat, c.Size)
+		if err != nil {
+			return rep, err
+		}
+		rep.Phases = append(rep.Phases, ph)
+	}
 	return rep, nil
 }
 

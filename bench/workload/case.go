@@ -3,6 +3,7 @@ package workload
 import (
 	"flag"
 	"fmt"
+	"time"
 )
 
 // Case is what one client run moves, as the runner passes it on the
@@ -20,6 +21,11 @@ type Case struct {
 	// BatchBytes sizes a native client's send batches and polls; franz-go
 	// batches on its own (1 MiB per partition at most by default).
 	BatchBytes int
+	// LatencyRecords, when above zero, adds a paced phase after consume:
+	// that many single records sent at LatencyRate per second, each timed
+	// from send to ack.
+	LatencyRecords int
+	LatencyRate    int
 }
 
 // Register adds the case's flags to fs.
@@ -34,6 +40,8 @@ func (c *Case) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.PoolBytes, "pool-bytes", DefaultPoolBytes, "bytes of distinct values to draw from")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the payload pool")
 	fs.IntVar(&c.BatchBytes, "batch-bytes", 1<<20, "payload bytes per native send batch and poll")
+	fs.IntVar(&c.LatencyRecords, "latency-records", 0, "records of the paced latency phase (0: none)")
+	fs.IntVar(&c.LatencyRate, "latency-rate", 1000, "records per second of the latency phase")
 }
 
 // Args is the command line that Register parses back into c.
@@ -49,7 +57,29 @@ func (c *Case) Args() []string {
 		"-pool-bytes", fmt.Sprint(c.PoolBytes),
 		"-seed", fmt.Sprint(c.Seed),
 		"-batch-bytes", fmt.Sprint(c.BatchBytes),
+		"-latency-records", fmt.Sprint(c.LatencyRecords),
+		"-latency-rate", fmt.Sprint(max(1, c.LatencyRate)),
 	}
+}
+
+// Pace calls send LatencyRecords times, LatencyRate times a second, and
+// returns how long each call took; send returns when its record is acked.
+// A call that overruns its slot delays the next (the ticker drops the
+// ticks it missed), so a slow broker sends fewer records per second
+// rather than queueing them.
+func (c *Case) Pace(send func(i int) error) ([]time.Duration, error) {
+	lat := make([]time.Duration, 0, c.LatencyRecords)
+	tick := time.NewTicker(time.Second / time.Duration(max(1, c.LatencyRate)))
+	defer tick.Stop()
+	for i := range c.LatencyRecords {
+		<-tick.C
+		t0 := time.Now()
+		if err := send(i); err != nil {
+			return lat, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	return lat, nil
 }
 
 // Pool builds the case's payload pool.

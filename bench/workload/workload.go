@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -279,6 +280,26 @@ type Phase struct {
 	// client's process and by the broker's.
 	ClientCPU float64 `json:"client_cpu"`
 	BrokerCPU float64 `json:"broker_cpu"`
+	// P50 and P99 are the send-to-ack latencies, in seconds, of a paced
+	// phase ("latency"); zero in the others.
+	P50 float64 `json:"p50,omitempty"`
+	P99 float64 `json:"p99,omitempty"`
+}
+
+// Latency names the paced produce phase.
+const Latency = "latency"
+
+// LatencyPhase closes a paced window and adds the percentiles of lat, the
+// latencies of its records; it sorts lat.
+func (w *Window) LatencyPhase(lat []time.Duration, size int) (Phase, error) {
+	ph, err := w.End(Latency, int64(len(lat)), int64(len(lat))*int64(size))
+	if err != nil || len(lat) == 0 {
+		return ph, err
+	}
+	slices.Sort(lat)
+	ph.P50 = lat[len(lat)/2].Seconds()
+	ph.P99 = lat[min(len(lat)-1, len(lat)*99/100)].Seconds()
+	return ph, nil
 }
 
 // Report is what a client prints, as one JSON line, on standard output.

@@ -20,7 +20,7 @@ import (
 func main() {
 	quick := flag.Bool("quick", false, "a smoke run of about a minute: small cases")
 	rounds := flag.Int("rounds", 0, "rounds, alternating the systems (default 5)")
-	caseMiB := flag.Int("case-mib", 0, "MiB of values per case (default 128, quick 8)")
+	caseMiB := flag.Int("case-mib", 0, "MiB of values per case (default 256, quick 8)")
 	sizes := flag.String("sizes", "", "value sizes in bytes, comma-separated (default 1024,100)")
 	kinds := flag.String("kinds", "", "payload kinds, comma-separated (default random,json)")
 	partitions := flag.Int("partitions", 0, "partitions per topic (default 3)")

@@ -126,6 +126,30 @@ func runIggy(ctx context.Context, c *workload.Case, pool *workload.Pool) (worklo
 		return rep, fmt.Errorf("polled %d messages of %d bytes, want %d of %d", ph.Records, ph.Bytes, c.Records, c.Records*c.Size)
 	}
 	rep.Phases = append(rep.Phases, ph)
+	if c.LatencyRecords > 0 {
+		var b message.Builder
+		w, err := workload.Begin(c.BrokerPID)
+		if err != nil {
+			return rep, err
+		}
+		lat, err := c.Pace(func(i int) error {
+			b.Reset()
+			b.Add(message.MakeID(uint64(c.Records+i)+1, 0), uint64(time.Now().UnixMicro()), pool.Value(i), nil)
+			buf, err := b.Finish()
+			if err == nil {
+				_, err = cl.SendBatch(ctx, stream, topic, uint32(i%c.Partitions), buf)
+			}
+			return err
+		})
+		if err != nil {
+			return rep, fmt.Errorf("latency send: %w", err)
+		}
+		ph, err := w.LatencyPhase(lat, c.Size)
+		if err != nil {
+			return rep, err
+		}
+		rep.Phases = append(rep.Phases, ph)
+	}
 	return rep, nil
 }
 

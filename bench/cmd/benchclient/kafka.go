@@ -105,5 +105,37 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 		return rep, fmt.Errorf("consumed %d records of %d bytes, want %d records of %d bytes", got, bytes, want, want*int64(c.Size))
 	}
 	rep.Phases = append(rep.Phases, ph)
+	if c.LatencyRecords > 0 {
+		ph, err := kafkaLatency(ctx, c, pool)
+		if err != nil {
+			return rep, err
+		}
+		rep.Phases = append(rep.Phases, ph)
+	}
 	return rep, nil
+}
+
+// kafkaLatency sends single records with linger 0, so that each goes out
+// in a request of its own as soon as it is produced, and waits for each
+// ack before the next.
+func kafkaLatency(ctx context.Context, c *workload.Case, pool *workload.Pool) (workload.Phase, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(c.Topic), kgo.ProducerLinger(0))
+	if err != nil {
+		return workload.Phase{}, err
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: pool.Value(0)}).FirstErr(); err != nil {
+		return workload.Phase{}, fmt.Errorf("latency warm-up: %w", err)
+	}
+	w, err := workload.Begin(c.BrokerPID)
+	if err != nil {
+		return workload.Phase{}, err
+	}
+	lat, err := c.Pace(func(i int) error {
+		return cl.ProduceSync(ctx, &kgo.Record{Value: pool.Value(i)}).FirstErr()
+	})
+	if err != nil {
+		return workload.Phase{}, fmt.Errorf("latency produce: %w", err)
+	}
+	return w.LatencyPhase(lat, c.Size)
 }

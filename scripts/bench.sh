@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark: the gateway, kfake and native Iggy clients, each broker and each
+# client in its own process, medians of alternating rounds; prints a markdown table.
+#
+#   bash scripts/bench.sh                                  # full run, about 10 minutes on 2 cores
+#   bash scripts/bench.sh -quick                           # smoke run, about a minute
+#   IGGY_BENCH_DIR=/dev/shm bash scripts/bench.sh -out bench.md
+#   bash scripts/bench.sh -iggy-checkout ~/src/iggy        # also the official Iggy Go SDK
+#
+# Every flag goes to `go run ./bench/cmd/bench` (see -h); IGGY_CHECKOUT also names a checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec go run ./bench/cmd/bench "$@"
