@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -102,6 +103,10 @@ func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
 		o.RecordsProduced(int(records.Load()))
 	}
 	if preq.Acks == 0 {
+		if req.errCode != 0 {
+			// No answer goes to an acks=0 producer: closing is the only way it learns.
+			return nil, fmt.Errorf("acks=0 produce refused: %w", kerr.ErrorForCode(req.errCode))
+		}
 		return nil, nil
 	}
 	return resp, nil

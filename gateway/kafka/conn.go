@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"runtime/debug"
 	"sync"
@@ -34,6 +33,7 @@ type conn struct {
 	authed   bool
 	saslMech string // set by SaslHandshake
 	saslRaw  bool   // SaslHandshake v0: the next frame is a bare token
+	user     string // the SASL user, once authenticated
 
 	out chan *slot
 	sem chan struct{}
@@ -43,6 +43,10 @@ type conn struct {
 
 	produceMu    sync.Mutex
 	produceOrder map[topicPartition]chan struct{}
+
+	// groupTail closes when the last group request dispatched so far has been handled; only the
+	// reader goroutine touches it.
+	groupTail chan struct{}
 }
 
 type topicPartition struct {
@@ -69,12 +73,17 @@ type request struct {
 
 	ctx     context.Context
 	storage Storage
+	user    string
 	size    int
 
 	// errCode is the first non-zero error code the response carries, for metrics.
 	errCode int16
 	// produce ordering: wait for before[i] before writing partition i, then close after[i].
 	order map[topicPartition]orderTicket
+	// after are the requests of this connection that must have been handled before this one is
+	// (see order.go); done, when set, closes once this one has been.
+	after []chan struct{}
+	done  chan struct{}
 	// release runs once the response is encoded: fetched buffers go back to their pools.
 	release []func()
 }
@@ -141,24 +150,9 @@ func (c *conn) logAttrs() []any {
 // readLoop reads and dispatches requests until the peer closes, a frame is refused, or the
 // server shuts down.
 func (c *conn) readLoop() {
-	var sizeBuf [4]byte
 	for {
-		if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
-			if !c.isStopped() && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.s.log.Debug("kafka connection read failed", append(c.logAttrs(), "err", err)...)
-			}
-			return
-		}
-		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 0 || size > c.s.cfg.MaxRequestBytes {
-			c.s.log.Warn("kafka request size refused; closing connection",
-				append(c.logAttrs(), "size", size, "max", c.s.cfg.MaxRequestBytes)...)
-			return
-		}
-		body := getBuf(int(size))
-		if _, err := io.ReadFull(c.br, body); err != nil {
-			putBuf(body)
-			c.s.log.Debug("kafka connection closed mid-request", append(c.logAttrs(), "err", err)...)
+		body, err := c.readFrame()
+		if err != nil {
 			return
 		}
 		if c.saslRaw {
@@ -173,6 +167,12 @@ func (c *conn) readLoop() {
 		if err != nil {
 			putBuf(body)
 			c.s.log.Warn("kafka malformed request; closing connection", append(c.logAttrs(), "err", err)...)
+			return
+		}
+		if reason := closingRequest(req); reason != "" {
+			putBuf(body)
+			c.s.log.Warn("kafka "+reason+"; closing connection",
+				append(c.logAttrs(), "api_key", req.key, "version", req.version)...)
 			return
 		}
 		if c.s.cfg.SASL && !c.authed && !preAuthKey(req.key) {
@@ -203,11 +203,10 @@ func (c *conn) dispatch(req *request, body []byte) bool {
 		putBuf(body)
 		return false
 	}
-	if req.key == produceKey && req.kreq != nil {
-		c.orderProduce(req)
-	}
+	c.order(req)
 	req.ctx = c.ctx
 	req.storage = c.storage
+	req.user = c.user
 	c.out <- sl
 	run := func() {
 		defer func() { <-c.sem }()
@@ -271,7 +270,7 @@ func (c *conn) process(req *request, sl *slot) {
 		}
 		req.release = nil
 	}()
-	resp, err := c.handle(req)
+	resp, err := c.run(req)
 	if err != nil {
 		c.s.log.Warn("kafka request failed; closing connection",
 			append(c.logAttrs(), "api_key", req.key, "version", req.version, "err", err)...)
@@ -388,7 +387,7 @@ func (c *conn) parse(body []byte) (*request, error) {
 		rest = rest[idLen:]
 	}
 	kreq := kmsg.RequestForKey(req.key)
-	if kreq == nil || !served(req.key, req.version) {
+	if kreq == nil || !c.s.serves(req.key, req.version) {
 		// A listed-only version is decoded so that its refusal can name what it named; one that
 		// does not decode is refused all the same, only more tersely.
 		if kreq != nil && listedOnly(req.key, req.version) && decodeBody(kreq, req.version, rest) == nil {

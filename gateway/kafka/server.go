@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
 // Broker is one gateway of the fleet as Metadata advertises it.
@@ -37,6 +39,18 @@ type Config struct {
 	MaxRequestBytes int32
 	// MaxInFlight bounds the requests one connection processes at once; default 32.
 	MaxInFlight int
+	// BufferBudget bounds the bytes of requests still arriving, across all connections; a
+	// connection that finds it spent stops reading until others finish, and is closed when its
+	// request does not arrive within ReadTimeout. Default 256 MiB; a request larger than the budget
+	// can never be read.
+	BufferBudget int64
+	// ReadTimeout is how long a request may take to arrive from its first byte; default 5s.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a connection that sends nothing for this long; default 10 minutes,
+	// Kafka's connections.max.idle.ms.
+	IdleTimeout time.Duration
+	// AuthIdleTimeout replaces IdleTimeout before SASL authentication; default 10s.
+	AuthIdleTimeout time.Duration
 	// AutoCreateTopics lets Metadata create topics clients ask for.
 	AutoCreateTopics bool
 	// TLS, when set, wraps every accepted connection.
@@ -48,6 +62,9 @@ type Config struct {
 	// Authenticate checks SASL PLAIN credentials and returns the Storage acting as that user. A
 	// nil Storage or an error rejects the credentials.
 	Authenticate func(ctx context.Context, user, password string) (Storage, error)
+	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
+	// and are refused as unsupported.
+	Groups GroupCoordinator
 	// Observer, when set, is told about connections and requests (metrics).
 	Observer Observer
 	Logger   *slog.Logger
@@ -74,6 +91,8 @@ const (
 type Server struct {
 	cfg Config
 	log *slog.Logger
+	// budget is shared by the connections' unfinished requests.
+	budget *framebuf.Budget
 
 	ctx    context.Context // cancelled when shutdown gives up waiting
 	cancel context.CancelFunc
@@ -87,6 +106,9 @@ type Server struct {
 	closing   bool
 	connWG    sync.WaitGroup
 	localPort int32
+
+	// controls are the request hooks tests install (control.go).
+	controls controls
 }
 
 // NewServer checks cfg and returns a Server ready to Serve.
@@ -102,6 +124,18 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = defaultMaxInFlight
+	}
+	if cfg.BufferBudget <= 0 {
+		cfg.BufferBudget = defaultBufferBudget
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = defaultReadTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = defaultIdleTimeout
+	}
+	if cfg.AuthIdleTimeout <= 0 {
+		cfg.AuthIdleTimeout = defaultAuthIdleTimeout
 	}
 	if cfg.ClusterID == "" {
 		cfg.ClusterID = "iggy-kafka"
@@ -120,6 +154,7 @@ func NewServer(cfg Config) (*Server, error) {
 	return &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
+		budget:    framebuf.NewBudget(cfg.BufferBudget, nil),
 		ctx:       ctx,
 		cancel:    cancel,
 		draining:  make(chan struct{}),

@@ -19,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 type testServer struct {
@@ -140,17 +142,10 @@ func TestAcksZeroGetsNoResponseButWrites(t *testing.T) {
 	if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "fire", Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, hw, _ := ts.storage.Offsets(context.Background(), "fire", 0)
-		if hw == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("acks=0 record never stored")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	checkfor.Eventually(t, 5*time.Second, "acks=0 record stored", func() error {
+		_, hw, err := ts.storage.Offsets(context.Background(), "fire", 0)
+		return errors.Join(err, checkfor.True(hw == 1, "high watermark %d, want 1", hw))
+	})
 	// The connection is still in step: a following request gets its own answer.
 	if _, err := kadm.NewClient(cl).ListTopics(testCtx(t)); err != nil {
 		t.Fatal(err)
@@ -161,6 +156,7 @@ func TestFetchLongPollWakesOnProduce(t *testing.T) {
 	ts := startServer(t, nil)
 	cl := ts.client(t)
 	createTopic(t, cl, "slow", 1)
+	parked := ts.storage.parkedOn("slow")
 	consumer := ts.client(t, kgo.ConsumeTopics("slow"), kgo.FetchMaxWait(10*time.Second))
 
 	got := make(chan time.Time, 1)
@@ -171,9 +167,13 @@ func TestFetchLongPollWakesOnProduce(t *testing.T) {
 		}
 		close(got)
 	}()
-	// Give the consumer time to park in a long poll; the answer must come on the write, not
-	// after the 10 s wait.
-	time.Sleep(300 * time.Millisecond)
+	// Once the consumer is parked in a long poll, the answer must come on the write, not after
+	// the 10 s wait.
+	select {
+	case <-parked:
+	case <-testCtx(t).Done():
+		t.Fatal("the consumer never parked in a long poll")
+	}
 	produced := time.Now()
 	if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "slow", Value: []byte("wake")}).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -266,12 +266,12 @@ func TestFetchMaxBytesStillReturnsFirstBatch(t *testing.T) {
 
 func TestProduceErrorsPerPartition(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.storage.produceFn = func(topic string, partition int32) error {
+	ts.storage.onProduce(func(topic string, partition int32, _ []byte) error {
 		if partition == 1 {
 			return fmt.Errorf("wrapped: %w", kerr.MessageTooLarge)
 		}
 		return nil
-	}
+	})
 	cl := ts.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordRetries(0))
 	createTopic(t, cl, "mixed", 2)
 	res := cl.ProduceSync(testCtx(t),
@@ -605,12 +605,6 @@ func TestUnsupportedKeysAnswerUnsupportedVersion(t *testing.T) {
 	if corr := int32(binary.BigEndian.Uint32(body)); corr != 12 {
 		t.Fatalf("correlation %d", corr)
 	}
-	// A key nobody knows still gets an answer carrying the code.
-	conn.write(t, rawRequest(999, 0, 13, nil))
-	body = conn.readFrame(t)
-	if len(body) != 6 || int16(binary.BigEndian.Uint16(body[4:])) != kerr.UnsupportedVersion.Code {
-		t.Fatalf("unknown key answer % x", body)
-	}
 	// And the connection still works.
 	conn.roundTrip(t, kmsg.NewPtrApiVersionsRequest())
 }
@@ -666,18 +660,26 @@ func TestPipelinedAnswersKeepRequestOrder(t *testing.T) {
 func TestProducesToOnePartitionStayOrdered(t *testing.T) {
 	ts := startServer(t, nil)
 	ts.storage.CreateTopic(context.Background(), "seq", 2, nil, false)
-	var mu sync.Mutex
-	var order []int32
-	// Slow down partition 0 so that without ordering later requests would overtake.
-	ts.storage.produceFn = func(topic string, partition int32) error {
-		if partition == 0 {
-			time.Sleep(2 * time.Millisecond)
+	const n = 30
+	// Request 0 is held in the storage until all n requests have been read and handed to their
+	// goroutines (a hook has seen each): without ordering, the later ones would be written first.
+	allStarted := make(chan struct{})
+	started := 0
+	ts.s.ControlKey(produceKey, func(r *Controlled) (kmsg.Response, error, bool) {
+		r.Keep()
+		if started++; started == n {
+			close(allStarted)
+		}
+		return nil, nil, false
+	})
+	ts.storage.onProduce(func(topic string, partition int32, records []byte) error {
+		if binary.BigEndian.Uint64(records[27:]) == 0 {
+			<-allStarted
 		}
 		return nil
-	}
+	})
 	conn := dialRaw(t, ts.addr)
 	var frames []byte
-	const n = 30
 	for i := range n {
 		req := kmsg.NewPtrProduceRequest()
 		req.Version = 9
@@ -704,8 +706,6 @@ func TestProducesToOnePartitionStayOrdered(t *testing.T) {
 			t.Fatalf("request %d written at offset %d", i, off)
 		}
 	}
-	_ = order
-	_ = &mu
 	// The stored batches carry their request number as the first timestamp; they must be in order.
 	res, _ := ts.storage.Fetch(context.Background(), "seq", 0, 0, 1<<20, 11)
 	var got []int
@@ -820,24 +820,18 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
 
+	parked := b.parkedOn("drain")
 	conn := dialRaw(t, ln.Addr().String())
-	fetch := longPoll("drain", 500)
+	fetch := longPoll("drain", 10000)
 	conn.write(t, encodeRequest(fetch, 1))
-	// Wait until the fetch is being served before shutting down.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s.mu.Lock()
-		n := len(s.conns)
-		s.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("connection never registered")
-		}
-		time.Sleep(5 * time.Millisecond)
+	// Shut down once the fetch is parked in its long poll: it must answer at once, not after
+	// its 10 s.
+	select {
+	case <-parked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the fetch never parked")
 	}
-	time.Sleep(50 * time.Millisecond) // let the reader hand the fetch over
+	start := time.Now()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -846,6 +840,9 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	body := conn.readFrame(t)
 	if corr := int32(binary.BigEndian.Uint32(body)); corr != 1 {
 		t.Fatalf("correlation %d", corr)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the parked fetch answered %v after shutdown began", d)
 	}
 	conn.expectClosed(t)
 	if err := <-shut; err != nil {
