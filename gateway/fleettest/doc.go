@@ -1,0 +1,26 @@
+// Package fleettest runs a real fleet on loopback: one `iggy-kafka store` (fsync always) and
+// three `iggy-kafka serve` gateways sharing it, each a separate process started from the binary
+// the package builds once in TestMain, on random free ports. Its tests stop, crash, freeze and
+// restart those processes under load from franz-go clients and check what Kafka promises across
+// it: every acknowledged record stored once at its offset and read once by the consumer group,
+// no rebalance because a gateway went away, committed offsets intact, and never two gateways
+// answering as coordinator of one group at once.
+//
+// The two types to know are fleet (the processes, their flags and logs, and the signals the
+// scenarios send them) and run (the load on a fleet: producers, a two-member consumer group, the
+// coordinator probe, and the checks made at the end). Everything else lives in _test.go files;
+// this file holds only the pieces the tests share with tools outside the package.
+package fleettest
+
+import "hash/fnv"
+
+// LogPartitions is the number of partitions of the coordinator log.
+const LogPartitions = 16
+
+// LogPartition is the coordinator log partition of a consumer group: FNV-1a 32 over the UTF-8
+// group id, modulo LogPartitions, the same function the gateways use.
+func LogPartition(group string) int {
+	h := fnv.New32a()
+	h.Write([]byte(group))
+	return int(h.Sum32() % LogPartitions)
+}

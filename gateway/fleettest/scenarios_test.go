@@ -1,0 +1,201 @@
+package fleettest
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// TestDataPathSurvivesGatewayKill checks the harness itself on what needs no coordinator:
+// idempotent producers and a plain consumer through the three gateways while one gateway is
+// killed and started again. Every acknowledged record must be stored once at its offset and read
+// once.
+func TestDataPathSurvivesGatewayKill(t *testing.T) {
+	f := startFleet(t)
+	tp := &tap{}
+	createTopic(t, f, tp)
+	l := newLoad(t, f, tp)
+	l.startProducers()
+	l.startPlain()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			l.prodCancel()
+			l.prodWG.Wait()
+			l.stopGroup()
+		}
+	})
+	progress := func(what string) {
+		t.Helper()
+		acked, read := l.nAcked.Load(), l.nRead.Load()
+		checkfor.Eventually(t, recovery, what, func() error {
+			if a, n := l.nAcked.Load()-acked, l.nRead.Load()-read; a < ackProgress || n < readProgress {
+				return fmt.Errorf("%d more acknowledged, %d more read", a, n)
+			}
+			return nil
+		})
+	}
+	progress("the load through three gateways")
+	g := f.gw(2)
+	g.kill(t)
+	progress("the load with gateway 2 killed")
+	f.restart(g)
+	progress("the load after gateway 2 came back")
+	l.stopProducers()
+	stopped = true
+	ends := endOffsets(t, f, tp)
+	checkfor.Eventually(t, recovery, "the plain consumer at the end of every partition", func() error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		next := map[int32]int64{}
+		for at := range l.reads {
+			next[at.p] = max(next[at.p], at.off+1)
+		}
+		for p, end := range ends {
+			if next[p] < end {
+				return fmt.Errorf("partition %d read to %d of %d", p, next[p], end)
+			}
+		}
+		return nil
+	})
+	l.stopGroup()
+	stored := readAll(t, f, tp, ends)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.prodErrs) > 0 {
+		t.Errorf("producers gave up on records: %v", l.prodErrs[:min(5, len(l.prodErrs))])
+	}
+	count := map[string]int{}
+	for _, v := range stored {
+		count[v]++
+	}
+	var problems []string
+	for v, at := range l.acked {
+		if stored[at] != v {
+			problems = append(problems, fmt.Sprintf("%s acknowledged at %d/%d, stored there: %q", v, at.p, at.off, stored[at]))
+		}
+		if count[v] != 1 {
+			problems = append(problems, fmt.Sprintf("%s stored %d times", v, count[v]))
+		}
+		if r := l.reads[at]; len(r) != 1 || r[0] != v {
+			problems = append(problems, fmt.Sprintf("%s at %d/%d read as %v", v, at.p, at.off, r))
+		}
+	}
+	sort.Strings(problems)
+	if len(problems) > 0 {
+		t.Errorf("%d problems (%d acknowledged): %s", len(problems), len(l.acked), firstFew(problems))
+	}
+	t.Logf("%d acknowledged, %d stored", len(l.acked), len(stored))
+}
+
+// rotation is the group's coordinator first, then the other gateways by node id.
+func (r *run) rotation() []int32 {
+	first := r.coordinator(group)
+	order := []int32{first}
+	for _, g := range r.f.gws {
+		if g.id != first {
+			order = append(order, g.id)
+		}
+	}
+	return order
+}
+
+// TestRollingRestart is scenario a: SIGTERM to each gateway in turn, the group's coordinator
+// first, each started again before the next stops.
+func TestRollingRestart(t *testing.T) {
+	r := startRun(t)
+	for _, id := range r.rotation() {
+		g := r.f.gw(id)
+		before := r.pr.owners()
+		at := time.Now()
+		exit := g.term(t, exitLimit)
+		moved := r.handover(id, at, before, 15*time.Second)
+		t.Logf("gateway %d: exited %v after SIGTERM; its log partitions served elsewhere after %v", id, exit, moved)
+		r.f.restart(g)
+		r.pr.waitAllServed(t, 20*time.Second, fmt.Sprintf("after gateway %d came back", id))
+		r.waitProgress(fmt.Sprintf("the load after gateway %d came back", id))
+	}
+	r.finish()
+}
+
+// TestCoordinatorCrash is scenario b: SIGKILL of the group's coordinator while the producers
+// write on through the other gateways.
+func TestCoordinatorCrash(t *testing.T) {
+	r := startRun(t)
+	id := r.coordinator(group)
+	g := r.f.gw(id)
+	before := r.pr.owners()
+	at := time.Now()
+	g.kill(t)
+	r.waitProgress(fmt.Sprintf("the load with gateway %d killed", id))
+	moved := r.handover(id, at, before, 20*time.Second)
+	t.Logf("gateway %d killed: its log partitions served elsewhere after %v", id, moved)
+	r.pr.waitAllServed(t, 20*time.Second, "after the crash")
+	r.f.restart(g)
+	r.waitProgress(fmt.Sprintf("the load after gateway %d came back", id))
+	r.finish()
+}
+
+// TestTwoGatewaysStop is scenario c: SIGTERM to two gateways at once, the coordinator among
+// them; the third serves every group, then both come back.
+func TestTwoGatewaysStop(t *testing.T) {
+	r := startRun(t)
+	order := r.rotation()
+	a, b := r.f.gw(order[0]), r.f.gw(order[1])
+	a.signal(t, sigterm)
+	b.signal(t, sigterm)
+	a.waitExit(t, exitLimit)
+	b.waitExit(t, exitLimit)
+	owners := r.pr.waitAllServed(t, 20*time.Second, "with two gateways stopped")
+	for p, id := range owners {
+		if id != order[2] {
+			t.Errorf("log partition %d served by gateway %d, which was stopped", p, id)
+		}
+	}
+	r.waitProgress("the load through the one gateway left")
+	r.f.restart(a)
+	r.f.restart(b)
+	r.pr.waitAllServed(t, 20*time.Second, "after both came back")
+	r.waitProgress("the load after both came back")
+	r.finish()
+}
+
+// TestStoreCrash is scenario d: SIGKILL of the store (fsync always) under load, then its
+// restart on the same data.
+func TestStoreCrash(t *testing.T) {
+	r := startRun(t)
+	r.f.store.kill(t)
+	r.f.restartStore()
+	r.pr.waitAllServed(t, 30*time.Second, "after the store came back")
+	r.waitProgress("the load after the store came back")
+	r.finish()
+}
+
+// TestFrozenGateway is scenario e: the group's coordinator frozen with SIGSTOP past its Iggy
+// session timeout, then continued. The others take its groups over while it sleeps; on waking it
+// must not answer as coordinator of any of them (the probe's check of every round).
+func TestFrozenGateway(t *testing.T) {
+	r := startRun(t)
+	id := r.coordinator(group)
+	g := r.f.gw(id)
+	before := r.pr.owners()
+	at := time.Now()
+	g.stop(t)
+	moved := r.handover(id, at, before, 20*time.Second)
+	t.Logf("gateway %d frozen: its log partitions served elsewhere after %v", id, moved)
+	r.waitProgress(fmt.Sprintf("the load with gateway %d frozen", id))
+	g.cont(t)
+	woke := r.pr.roundsSeen()
+	checkfor.Eventually(t, 20*time.Second, "ten probe rounds after SIGCONT", func() error {
+		if n := r.pr.roundsSeen() - woke; n < 10 {
+			return fmt.Errorf("%d rounds", n)
+		}
+		return nil
+	})
+	r.pr.waitAllServed(t, 20*time.Second, "after the frozen gateway woke")
+	r.waitProgress(fmt.Sprintf("the load after gateway %d woke", id))
+	r.finish()
+}
