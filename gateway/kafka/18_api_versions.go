@@ -11,7 +11,8 @@ import (
 //
 // Behavior:
 //   - Lists every key registered by the handler files' init functions with its version range;
-//     Produce is listed from v0 although v3 is the lowest served (see 00_produce.go).
+//     Produce is listed from v0 although v3 is the lowest served (see 00_produce.go). The group
+//     keys (regGroupKey) are listed only when the server has a Config.Groups.
 //   - A version above ours is answered with a v0 response carrying UNSUPPORTED_VERSION and only
 //     the ApiVersions range (KIP-511), so the client retries at a version we speak.
 //   - Always answered, also before SASL authentication.
@@ -35,6 +36,22 @@ func regKey(key, min, max int16) {
 	versions[key] = versionRange{min, max, min}
 }
 
+// groupVersions are the versions of the consumer-group keys, registered like the others but
+// served (and advertised) only by a Server with a Config.Groups.
+var groupVersions = map[int16]versionRange{}
+
+// regGroupKey registers the versions a group handler serves; the group handler files call it
+// from init instead of regKey.
+func regGroupKey(key, min, max int16) {
+	if _, dup := versions[key]; dup {
+		panic("kafka: api key registered twice")
+	}
+	if _, dup := groupVersions[key]; dup {
+		panic("kafka: api key registered twice")
+	}
+	groupVersions[key] = versionRange{min, max, min}
+}
+
 // listFrom makes ApiVersions list key from version listedMin although requests below the
 // served minimum are still refused; a handler file calls it from init after regKey.
 func listFrom(key, listedMin int16) {
@@ -50,22 +67,49 @@ func listedOnly(key, version int16) bool {
 	return ok && version >= v.listedMin && version < v.min
 }
 
-// served reports whether the key is served at this version.
+// served reports whether the key is served at this version by every Server.
 func served(key, version int16) bool {
 	v, ok := versions[key]
 	return ok && version >= v.min && version <= v.max
 }
 
+// serves reports whether this server serves the key at this version: the group keys only with
+// a coordinator.
+func (s *Server) serves(key, version int16) bool {
+	if served(key, version) {
+		return true
+	}
+	v, ok := groupVersions[key]
+	return ok && s.cfg.Groups != nil && version >= v.min && version <= v.max
+}
+
+// advertised is what ApiVersions lists: every key's range, the group keys' only with a
+// coordinator.
+func (s *Server) advertised() map[int16]versionRange {
+	if s.cfg.Groups == nil {
+		return versions
+	}
+	all := make(map[int16]versionRange, len(versions)+len(groupVersions))
+	for k, v := range versions {
+		all[k] = v
+	}
+	for k, v := range groupVersions {
+		all[k] = v
+	}
+	return all
+}
+
 func (c *conn) handleApiVersions(req *request) (kmsg.Response, error) {
 	areq := req.kreq.(*kmsg.ApiVersionsRequest)
 	resp := areq.ResponseKind().(*kmsg.ApiVersionsResponse)
-	keys := make([]int16, 0, len(versions))
-	for k := range versions {
+	listed := c.s.advertised()
+	keys := make([]int16, 0, len(listed))
+	for k := range listed {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	for _, k := range keys {
-		v := versions[k]
+		v := listed[k]
 		ak := kmsg.NewApiVersionsResponseApiKey()
 		ak.ApiKey, ak.MinVersion, ak.MaxVersion = k, v.listedMin, v.max
 		resp.ApiKeys = append(resp.ApiKeys, ak)

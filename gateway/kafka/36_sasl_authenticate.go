@@ -51,7 +51,7 @@ func (c *conn) handleSASLAuthenticate(req *request) (kmsg.Response, error) {
 // authenticate checks a PLAIN token and, on success, switches the connection to the user's
 // Storage. On failure the connection is left unauthenticated, which closes it.
 func (c *conn) authenticate(req *request, token []byte) error {
-	c.authed = false
+	c.authed, c.user = false, ""
 	user, pass, err := parsePlain(token)
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func (c *conn) authenticate(req *request, token []byte) error {
 		return err
 	}
 	c.storage = b
-	c.authed = true
+	c.authed, c.user = true, user
 	return nil
 }
 

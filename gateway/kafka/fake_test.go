@@ -11,10 +11,15 @@ import (
 // memStorage is an in-memory Storage for the handler tests: it keeps produced batches as they
 // are, with their base offsets rewritten, so it answers fetches byte for byte like a broker.
 type memStorage struct {
-	mu        sync.Mutex
-	topics    map[string]*memTopic
-	nextPID   int64
-	produceFn func(topic string, partition int32) error // fault injection, may be nil
+	mu      sync.Mutex
+	topics  map[string]*memTopic
+	nextPID int64
+	// produceFn, when set, runs before every Produce (fault injection, sync points); an error
+	// fails the produce.
+	produceFn func(topic string, partition int32, records []byte) error
+	// parked, when set, is told each time a Wait finds nothing new and starts waiting: the sync
+	// point for "the long poll is parked".
+	parked func(topic string, partition int32)
 }
 
 type memTopic struct {
@@ -31,6 +36,34 @@ type memPart struct {
 
 func newMemStorage() *memStorage {
 	return &memStorage{topics: make(map[string]*memTopic)}
+}
+
+// onProduce sets produceFn.
+func (m *memStorage) onProduce(fn func(topic string, partition int32, records []byte) error) {
+	m.mu.Lock()
+	m.produceFn = fn
+	m.mu.Unlock()
+}
+
+// onParked sets parked.
+func (m *memStorage) onParked(fn func(topic string, partition int32)) {
+	m.mu.Lock()
+	m.parked = fn
+	m.mu.Unlock()
+}
+
+// parkedOn returns a channel that receives once for every Wait that parks on topic.
+func (m *memStorage) parkedOn(topic string) <-chan int32 {
+	ch := make(chan int32, 64)
+	m.onParked(func(t string, p int32) {
+		if t == topic {
+			select {
+			case ch <- p:
+			default:
+			}
+		}
+	})
+	return ch
 }
 
 func newMemPart() *memPart { return &memPart{changed: make(chan struct{})} }
@@ -144,8 +177,11 @@ func (m *memStorage) part(topic string, partition int32) (*memPart, error) {
 }
 
 func (m *memStorage) Produce(ctx context.Context, topic string, partition int32, records []byte) (ProduceResult, error) {
-	if m.produceFn != nil {
-		if err := m.produceFn(topic, partition); err != nil {
+	m.mu.Lock()
+	fn := m.produceFn
+	m.mu.Unlock()
+	if fn != nil {
+		if err := fn(topic, partition, records); err != nil {
 			return ProduceResult{}, err
 		}
 	}
@@ -244,7 +280,11 @@ func (m *memStorage) Wait(ctx context.Context, topic string, partition int32, of
 		return
 	}
 	ch := p.changed
+	parked := m.parked
 	m.mu.Unlock()
+	if parked != nil {
+		parked(topic, partition)
+	}
 	select {
 	case <-ch:
 	case <-ctx.Done():

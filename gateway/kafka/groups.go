@@ -2,9 +2,22 @@ package kafka
 
 import (
 	"context"
+	"net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// The group APIs plug in here. What a group handler file (08_offset_commit.go, ...) has:
+//
+//   - regGroupKey(key, min, max) in its init, instead of regKey: the key is then advertised by
+//     ApiVersions and decoded only by a Server with a Config.Groups; without one it is refused
+//     as unsupported, like a key nobody registered. The key constants (offsetCommitKey, ...)
+//     are in handle.go, whose switch calls the handler.
+//   - one handler, func (c *conn) handleX(req *request) (kmsg.Response, error), which finds
+//     the coordinator in c.s.cfg.Groups and the caller in c.identity(req).
+//   - nothing to do for ordering: the group requests of one connection reach their handlers one
+//     at a time, in the order the client sent them (order.go), while the connection's other
+//     requests keep running in parallel.
 
 // Identity is who a connection acts as, handed to the group coordinator with every request.
 type Identity struct {
@@ -42,4 +55,19 @@ type GroupCoordinator interface {
 	DescribeGroups(ctx context.Context, id Identity, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error)
 	DeleteGroups(ctx context.Context, id Identity, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error)
 	OffsetDelete(ctx context.Context, id Identity, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error)
+}
+
+// identity is who req's connection acts as: the SASL user and the Storage it had when req was
+// read, the request's client id, and the peer's IP address.
+func (c *conn) identity(req *request) Identity {
+	id := Identity{User: req.user, Storage: req.storage}
+	if req.clientID != nil {
+		id.ClientID = *req.clientID
+	}
+	addr := c.nc.RemoteAddr().String()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	id.ClientHost = addr
+	return id
 }

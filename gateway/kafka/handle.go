@@ -12,6 +12,15 @@ const (
 	fetchKey                int16 = 1
 	listOffsetsKey          int16 = 2
 	metadataKey             int16 = 3
+	offsetCommitKey         int16 = 8
+	offsetFetchKey          int16 = 9
+	findCoordinatorKey      int16 = 10
+	joinGroupKey            int16 = 11
+	heartbeatKey            int16 = 12
+	leaveGroupKey           int16 = 13
+	syncGroupKey            int16 = 14
+	describeGroupsKey       int16 = 15
+	listGroupsKey           int16 = 16
 	saslHandshakeKey        int16 = 17
 	apiVersionsKey          int16 = 18
 	createTopicsKey         int16 = 19
@@ -21,13 +30,26 @@ const (
 	describeConfigsKey      int16 = 32
 	saslAuthenticateKey     int16 = 36
 	createPartitionsKey     int16 = 37
+	deleteGroupsKey         int16 = 42
+	offsetDeleteKey         int16 = 47
 	describeClusterKey      int16 = 60
 )
+
+// isGroupKey reports whether key is one of the consumer-group APIs, which a Server serves only
+// with a Config.Groups and which run one at a time per connection.
+func isGroupKey(key int16) bool {
+	switch key {
+	case offsetCommitKey, offsetFetchKey, findCoordinatorKey, joinGroupKey, heartbeatKey,
+		leaveGroupKey, syncGroupKey, describeGroupsKey, listGroupsKey, deleteGroupsKey, offsetDeleteKey:
+		return true
+	}
+	return false
+}
 
 // handle answers one request. A nil response means no answer is written (acks=0 produce); an
 // error closes the connection.
 func (c *conn) handle(req *request) (kmsg.Response, error) {
-	if req.kreq == nil {
+	if req.kreq == nil || (isGroupKey(req.key) && c.s.cfg.Groups == nil) {
 		return c.unsupported(req)
 	}
 	switch req.key {
@@ -39,6 +61,24 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleListOffsets(req)
 	case metadataKey:
 		return c.handleMetadata(req)
+	case offsetCommitKey:
+		return c.handleOffsetCommit(req)
+	case offsetFetchKey:
+		return c.handleOffsetFetch(req)
+	case findCoordinatorKey:
+		return c.handleFindCoordinator(req)
+	case joinGroupKey:
+		return c.handleJoinGroup(req)
+	case heartbeatKey:
+		return c.handleHeartbeat(req)
+	case leaveGroupKey:
+		return c.handleLeaveGroup(req)
+	case syncGroupKey:
+		return c.handleSyncGroup(req)
+	case describeGroupsKey:
+		return c.handleDescribeGroups(req)
+	case listGroupsKey:
+		return c.handleListGroups(req)
 	case saslHandshakeKey:
 		return c.handleSASLHandshake(req)
 	case apiVersionsKey:
@@ -57,6 +97,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleSASLAuthenticate(req)
 	case createPartitionsKey:
 		return c.handleCreatePartitions(req)
+	case deleteGroupsKey:
+		return c.handleDeleteGroups(req)
+	case offsetDeleteKey:
+		return c.handleOffsetDelete(req)
 	case describeClusterKey:
 		return c.handleDescribeCluster(req)
 	}
