@@ -1,0 +1,102 @@
+package coordinator
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+)
+
+// Announcement is what a gateway appends to `coordinator_owners`: who it is, where clients reach
+// it, which log partitions it coordinates under which claims, and whether it is leaving.
+//
+// Encoding (version 1): u8 version, varint node, string addr (uvarint length + bytes), i64 LE
+// time (Unix ns), u8 leaving (0 or 1), uvarint count, then count pairs of uvarint partition
+// (below 16) and uvarint claim.
+type Announcement struct {
+	Node    int32
+	Addr    string
+	Time    time.Time
+	Leaving bool
+	Claims  map[int]uint64 // log partition -> claim number
+}
+
+var errAnnouncement = errors.New("coordinator: corrupt owner announcement")
+
+func encodeAnnouncement(a Announcement) []byte {
+	b := []byte{1}
+	b = binary.AppendVarint(b, int64(a.Node))
+	b = binary.AppendUvarint(b, uint64(len(a.Addr)))
+	b = append(b, a.Addr...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(a.Time.UnixNano()))
+	leaving := byte(0)
+	if a.Leaving {
+		leaving = 1
+	}
+	b = append(b, leaving)
+	b = binary.AppendUvarint(b, uint64(len(a.Claims)))
+	for p := range record.Partitions {
+		if c, ok := a.Claims[p]; ok {
+			b = binary.AppendUvarint(b, uint64(p))
+			b = binary.AppendUvarint(b, c)
+		}
+	}
+	return b
+}
+
+func decodeAnnouncement(b []byte) (Announcement, error) {
+	var a Announcement
+	if len(b) < 1 || b[0] != 1 {
+		return a, errAnnouncement
+	}
+	pos := 1
+	uv := func() (uint64, bool) {
+		v, n := binary.Uvarint(b[pos:])
+		if n <= 0 {
+			return 0, false
+		}
+		pos += n
+		return v, true
+	}
+	node, n := binary.Varint(b[pos:])
+	if n <= 0 || node < math.MinInt32 || node > math.MaxInt32 {
+		return a, errAnnouncement
+	}
+	pos += n
+	a.Node = int32(node)
+	l, ok := uv()
+	if !ok || l > uint64(len(b)-pos) {
+		return a, errAnnouncement
+	}
+	a.Addr = string(b[pos : pos+int(l)])
+	pos += int(l)
+	if len(b)-pos < 9 {
+		return a, errAnnouncement
+	}
+	a.Time = time.Unix(0, int64(binary.LittleEndian.Uint64(b[pos:]))).UTC()
+	pos += 8
+	if b[pos] > 1 {
+		return a, errAnnouncement
+	}
+	a.Leaving = b[pos] == 1
+	pos++
+	count, ok := uv()
+	if !ok || count > record.Partitions {
+		return a, errAnnouncement
+	}
+	a.Claims = make(map[int]uint64, count)
+	for range count {
+		p, ok1 := uv()
+		c, ok2 := uv()
+		if !ok1 || !ok2 || p >= record.Partitions {
+			return Announcement{}, errAnnouncement
+		}
+		a.Claims[int(p)] = c
+	}
+	if pos != len(b) {
+		return Announcement{}, errAnnouncement
+	}
+	return a, nil
+}

@@ -1,0 +1,253 @@
+package coordinator
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strconv"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// announce appends this gateway's announcement to `coordinator_owners`.
+func (c *Coordinator) announce(ctx context.Context) {
+	a := Announcement{Node: c.cfg.NodeID, Addr: c.addr, Time: c.clk.Now(), Leaving: c.leaving.Load(), Claims: map[int]uint64{}}
+	c.mu.Lock()
+	for p, pt := range c.parts {
+		if pt != nil && pt.serving() {
+			a.Claims[p] = pt.claim.Load()
+		}
+	}
+	c.mu.Unlock()
+	if _, err := c.cfg.Client.SendMessages(ctx, c.meta, c.owners, 0, []iggy.Message{{Payload: encodeAnnouncement(a)}}); err != nil && ctx.Err() == nil {
+		c.log.Warn("owner announcement failed", "err", err)
+	}
+}
+
+func (c *Coordinator) announceLoop() {
+	defer c.wg.Done()
+	t := c.clk.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C():
+		case <-c.announceNow:
+		}
+		if c.leaving.Load() {
+			return
+		}
+		c.announce(c.ctx)
+		c.mu.Lock()
+		parts := c.parts
+		c.mu.Unlock()
+		for _, pt := range parts {
+			if pt != nil {
+				pt.maybeCheckpoint()
+			}
+		}
+		t.Reset(c.cfg.AnnounceInterval)
+	}
+}
+
+// followOwners reads `coordinator_owners` from its recent end on, every FollowInterval. A gap
+// (retention) is harmless here: each announcement is a whole statement of its node.
+func (c *Coordinator) followOwners() {
+	defer c.wg.Done()
+	t := c.clk.NewTimer(0)
+	defer t.Stop()
+	next, started := uint64(0), false
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C():
+		}
+		for {
+			strategy := wire.PollingStrategy{Kind: wire.PollOffset, Value: next}
+			if !started {
+				strategy = wire.PollingStrategy{Kind: wire.PollLast}
+			}
+			msgs, err := pollMsgs(c.ctx, c.cfg.Client, iggy.PollRequest{Stream: c.meta, Topic: c.owners, Strategy: strategy, Count: 512})
+			if err != nil {
+				if c.ctx.Err() == nil {
+					c.log.Debug("reading owner announcements", "err", err)
+				}
+				break
+			}
+			started = true
+			c.mu.Lock()
+			for _, m := range msgs {
+				next = max(next, m.offset+1)
+				a, err := decodeAnnouncement(m.payload)
+				if err != nil {
+					continue
+				}
+				if old, ok := c.view[a.Node]; !ok || !a.Time.Before(old.Time) {
+					c.view[a.Node] = a
+				}
+			}
+			c.mu.Unlock()
+			if len(msgs) < 512 {
+				break
+			}
+		}
+		t.Reset(c.cfg.FollowInterval)
+	}
+}
+
+// Fleet is the gateway's view of the fleet: live gateways and the controller.
+type Fleet struct{ c *Coordinator }
+
+// Fleet returns the fleet view.
+func (c *Coordinator) Fleet() *Fleet { return c.fleet }
+
+// LiveBrokers lists this gateway, every gateway that owns log partitions, and every gateway
+// that announced itself within Config.Live and is not leaving, sorted by node id. Without the
+// log it is the configured Brokers.
+func (f *Fleet) LiveBrokers() []kafka.Broker {
+	c := f.c
+	self := kafka.Broker{NodeID: c.cfg.NodeID, Host: c.cfg.Host, Port: c.cfg.Port}
+	if !c.cfg.Log {
+		out := append([]kafka.Broker{self}, c.cfg.Brokers...)
+		slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
+		return slices.CompactFunc(out, func(a, b kafka.Broker) bool { return a.NodeID == b.NodeID })
+	}
+	now := c.clk.Now()
+	out := []kafka.Broker{self}
+	c.mu.Lock()
+	for node, a := range c.view {
+		if node == c.cfg.NodeID || a.Leaving || now.Sub(a.Time) > c.cfg.Live {
+			continue
+		}
+		out = append(out, c.brokerLocked(node))
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
+	return out
+}
+
+// brokerLocked is the address of node: from Config.Brokers, else from its announcement.
+func (c *Coordinator) brokerLocked(node int32) kafka.Broker {
+	if node == c.cfg.NodeID {
+		return kafka.Broker{NodeID: node, Host: c.cfg.Host, Port: c.cfg.Port}
+	}
+	for _, b := range c.cfg.Brokers {
+		if b.NodeID == node {
+			return b
+		}
+	}
+	b := kafka.Broker{NodeID: node}
+	if a, ok := c.view[node]; ok {
+		if h, p, err := net.SplitHostPort(a.Addr); err == nil {
+			port, _ := strconv.Atoi(p)
+			b.Host, b.Port = h, int32(port)
+		}
+	}
+	return b
+}
+
+// Controller is the owner of log partition 0 (the lowest node id without the log), -1 while
+// none is known.
+func (f *Fleet) Controller() int32 {
+	if o, ok := f.c.owner(0); ok {
+		return o.Node
+	}
+	return -1
+}
+
+// IsController reports whether this gateway is the controller now.
+func (f *Fleet) IsController() bool { return f.Controller() == f.c.cfg.NodeID }
+
+// directory answers for the router which manager serves a group here.
+type directory struct{ c *Coordinator }
+
+func (d directory) Manager(name string) (*group.Manager, int16) {
+	c := d.c
+	if !c.cfg.Log {
+		if c.nolog == nil {
+			return nil, kerr.NotCoordinator.Code
+		}
+		return c.nolog, 0
+	}
+	p := record.Partition(name)
+	c.mu.Lock()
+	pt := c.parts[p]
+	c.mu.Unlock()
+	if pt == nil {
+		return nil, kerr.NotCoordinator.Code
+	}
+	switch pt.status.Load() {
+	case stLoading:
+		return nil, kerr.CoordinatorLoadInProgress.Code
+	case stServing:
+		if !c.leaseFresh() {
+			return nil, kerr.NotCoordinator.Code
+		}
+		pt.mu.Lock()
+		m := pt.mgr
+		pt.mu.Unlock()
+		if m == nil || !m.Serving() {
+			return nil, kerr.NotCoordinator.Code
+		}
+		return m, 0
+	}
+	return nil, kerr.NotCoordinator.Code
+}
+
+func (d directory) Managers() []*group.Manager {
+	c := d.c
+	if !c.cfg.Log {
+		if c.nolog == nil {
+			return nil
+		}
+		return []*group.Manager{c.nolog}
+	}
+	var out []*group.Manager
+	for p := range record.Partitions {
+		if m, code := d.Manager(partitionName(p)); code == 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (d directory) Coordinator(key string, keyType int8) (node int32, host string, port int32, code int16) {
+	if keyType != 0 {
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+	}
+	c := d.c
+	o, ok := c.owner(record.Partition(key))
+	if !ok {
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+	}
+	c.mu.Lock()
+	b := c.brokerLocked(o.Node)
+	c.mu.Unlock()
+	if b.Host == "" {
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+	}
+	return b.NodeID, b.Host, b.Port, 0
+}
+
+// partitionNames holds one group name per log partition, so Managers can ask Manager by name.
+var partitionNames = func() [record.Partitions]string {
+	var out [record.Partitions]string
+	found := 0
+	for i := 0; found < record.Partitions; i++ {
+		n := "p" + strconv.Itoa(i)
+		if p := record.Partition(n); out[p] == "" {
+			out[p] = n
+			found++
+		}
+	}
+	return out
+}()
+
+func partitionName(p int) string { return partitionNames[p] }

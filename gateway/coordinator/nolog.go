@@ -1,0 +1,102 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+)
+
+// startNoLog makes the lowest node id the coordinator of every group, with offsets kept as Iggy
+// consumer offsets.
+func (c *Coordinator) startNoLog() {
+	if c.lowestNode() != c.cfg.NodeID {
+		return
+	}
+	gcfg := c.cfg.Groups
+	gcfg.Clock = c.clk
+	gcfg.Journal = offsetJournal{c: c.cfg.Client, stream: wire.NamedID(c.cfg.Stream)}
+	gcfg.Logger = c.log
+	c.nolog = group.NewManager(gcfg)
+	c.nolog.Restore(nil, nil)
+}
+
+// offsetJournal is the Journal without the log: a commit of Kafka offset k (the next record to
+// read) is stored as Iggy consumer offset k-1 (the last record consumed) of the Iggy consumer
+// group named like the Kafka group, created when missing; a commit of 0 deletes it. Group
+// snapshots and group deletions have no Iggy counterpart and stay in memory.
+type offsetJournal struct {
+	c      *iggy.Client
+	stream wire.Identifier
+}
+
+func (j offsetJournal) Append(ctx context.Context, recs ...record.Record) error {
+	for _, r := range recs {
+		switch r.Type {
+		case record.TypeOffsetCommit:
+			o := r.OffsetCommit
+			if err := j.store(ctx, o.Group, o.Topic, o.Partition, o.Offset); err != nil {
+				return err
+			}
+		case record.TypeOffsetDeleted:
+			o := r.OffsetDeleted
+			if err := j.store(ctx, o.Group, o.Topic, o.Partition, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (j offsetJournal) store(ctx context.Context, groupName, topic string, partition int32, offset int64) error {
+	if partition < 0 {
+		return fmt.Errorf("coordinator: partition %d: %w", partition, wire.PartitionNotFound)
+	}
+	tid := wire.NamedID(topic)
+	cons := wire.Consumer{Kind: wire.ConsumerKindGroup, ID: wire.NamedID(groupName)}
+	if offset <= 0 {
+		err := j.c.DeleteOffset(ctx, cons, j.stream, tid, uint32(partition))
+		if err == nil || errors.Is(err, wire.ConsumerOffsetNotFound) || errors.Is(err, wire.ResourceNotFound) {
+			return nil
+		}
+		return err
+	}
+	err := j.c.StoreOffset(ctx, cons, j.stream, tid, uint32(partition), uint64(offset-1))
+	if errors.Is(err, wire.ResourceNotFound) || errors.Is(err, wire.ConsumerGroupIDNotFound) {
+		if _, cerr := j.c.CreateConsumerGroup(ctx, j.stream, tid, groupName); cerr != nil && !errors.Is(cerr, wire.ConsumerGroupNameAlreadyExists) {
+			return fmt.Errorf("coordinator: creating Iggy group %s on %s: %w", groupName, topic, cerr)
+		}
+		err = j.c.StoreOffset(ctx, cons, j.stream, tid, uint32(partition), uint64(offset-1))
+	}
+	return err
+}
+
+// IggyOffsets reads the offset an Iggy consumer group of the Kafka group's name stored for a
+// partition, as a Kafka committed offset (stored + 1): a Kafka group picks up where a native
+// Iggy group left off, and without the log it is where the offsets live.
+func IggyOffsets(c *iggy.Client, stream string) func(ctx context.Context, id kafka.Identity, group, topic string, partition int32) (int64, bool, error) {
+	sid := wire.NamedID(stream)
+	return func(ctx context.Context, _ kafka.Identity, groupName, topic string, partition int32) (int64, bool, error) {
+		if partition < 0 {
+			return 0, false, nil
+		}
+		cons := wire.Consumer{Kind: wire.ConsumerKindGroup, ID: wire.NamedID(groupName)}
+		off, ok, err := c.GetOffset(ctx, cons, sid, wire.NamedID(topic), uint32(partition))
+		if err != nil {
+			if errors.Is(err, wire.ResourceNotFound) || errors.Is(err, wire.ConsumerGroupIDNotFound) ||
+				errors.Is(err, wire.TopicIDNotFound) || errors.Is(err, wire.StreamIDNotFound) || errors.Is(err, wire.PartitionNotFound) {
+				return 0, false, nil
+			}
+			return 0, false, err
+		}
+		if !ok {
+			return 0, false, nil
+		}
+		return int64(off.StoredOffset) + 1, true, nil
+	}
+}

@@ -1,0 +1,276 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+)
+
+const (
+	stLoading int32 = iota
+	stServing
+	stStopped
+)
+
+// partition is one log partition this gateway holds a lease on. Its mutex orders appends: one
+// batch in flight, so the journal's State is always the fold of the log up to its last append
+// and a checkpoint's Through is exact.
+type partition struct {
+	c      *Coordinator
+	id     int
+	src    source
+	status atomic.Int32
+	claim  atomic.Uint64
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	st        *record.State
+	next      uint64    // next log offset to apply
+	claimedAt time.Time // when our claim was read back
+	mgr       *group.Manager
+}
+
+func newPartition(c *Coordinator, p int) *partition {
+	pt := &partition{c: c, id: p, src: pollSource{c: c.cfg.Client, stream: c.meta, topic: c.topic, partition: uint32(p)}}
+	pt.ctx, pt.cancel = context.WithCancel(c.ctx)
+	return pt
+}
+
+func (pt *partition) serving() bool { return pt.status.Load() == stServing }
+
+func (pt *partition) stop(why string) {
+	if pt.status.Swap(stStopped) == stStopped {
+		return
+	}
+	pt.cancel()
+	pt.mu.Lock()
+	mgr := pt.mgr
+	pt.mu.Unlock()
+	if mgr != nil {
+		mgr.Close()
+	}
+	pt.c.log.Info("partition stopped", "partition", pt.id, "why", why)
+}
+
+// load replays the partition from its last checkpoint, claims it, reads the claim back and
+// starts a manager with what the log holds.
+func (pt *partition) load() {
+	defer pt.c.wg.Done()
+	start := pt.c.clk.Now()
+	err := pt.loadErr()
+	if err != nil {
+		if pt.ctx.Err() == nil {
+			pt.c.log.Warn("partition load failed; retried at the next lease read", "partition", pt.id, "err", err)
+		}
+		pt.stop("load failed")
+		pt.c.forget(pt)
+		return
+	}
+	pt.c.log.Info("partition serving", "partition", pt.id, "claim", pt.claim.Load(), "took", pt.c.clk.Now().Sub(start))
+	pt.c.kickAnnounce()
+}
+
+func (pt *partition) loadErr() error {
+	ctx := pt.ctx
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if err := pt.rebuild(ctx); err != nil {
+		return err
+	}
+	n := pt.st.Claim().Number + 1
+	rec := record.Record{Type: record.TypeClaim, Claim: n, ClaimInfo: &record.Claim{Number: n, Node: pt.c.cfg.NodeID, Addr: pt.c.addr}}
+	if err := pt.appendLocked(ctx, []record.Record{rec}, true); err != nil {
+		return err
+	}
+	pt.claim.Store(n)
+	pt.claimedAt = pt.c.clk.Now()
+	gcfg := pt.c.cfg.Groups
+	gcfg.Clock = pt.c.clk
+	gcfg.Journal = journal{pt}
+	gcfg.Logger = pt.c.log.With("partition", pt.id)
+	mgr := group.NewManager(gcfg)
+	var groups []record.Group
+	var offsets []record.OffsetCommit
+	for _, name := range pt.st.GroupNames() {
+		if g, ok := pt.st.Group(name); ok {
+			groups = append(groups, g)
+		}
+		offsets = append(offsets, pt.st.GroupOffsets(name)...)
+	}
+	mgr.Restore(groups, offsets)
+	pt.mgr = mgr
+	if !pt.status.CompareAndSwap(stLoading, stServing) {
+		mgr.Close()
+		return errors.New("stopped while loading")
+	}
+	return nil
+}
+
+// rebuild folds the partition into a new State: from the checkpoint the checkpoint consumer
+// names when that is one, else from the start. A gap after the checkpoint fails the rebuild.
+func (pt *partition) rebuild(ctx context.Context) error {
+	from := uint64(0)
+	st := record.NewState()
+	if off, ok, err := pt.c.cfg.Client.GetOffset(ctx, checkpointConsumer, pt.c.meta, pt.c.topic, uint32(pt.id)); err != nil {
+		return fmt.Errorf("reading the checkpoint offset: %w", err)
+	} else if ok {
+		if cp, ok := pt.readCheckpoint(ctx, off.StoredOffset); ok && st.Apply(off.StoredOffset, cp) {
+			from = off.StoredOffset + 1
+		} else {
+			st = record.NewState()
+		}
+	}
+	next, err := replay(ctx, pt.src, st, from, -1, pt.bad, nil)
+	if err != nil {
+		return err
+	}
+	pt.st, pt.next = st, next
+	return nil
+}
+
+func (pt *partition) readCheckpoint(ctx context.Context, off uint64) (record.Record, bool) {
+	msgs, err := pt.src.read(ctx, off, 1)
+	if err != nil || len(msgs) != 1 || msgs[0].offset != off {
+		return record.Record{}, false
+	}
+	r, err := record.Decode(msgs[0].payload)
+	if err != nil || r.Type != record.TypeCheckpoint {
+		return record.Record{}, false
+	}
+	return r, true
+}
+
+func (pt *partition) bad(off uint64, err error) {
+	pt.c.log.Warn("coordinator log: unreadable record skipped", "partition", pt.id, "offset", off, "err", err)
+}
+
+// fenced is the error of an append that found the partition taken over.
+func (pt *partition) fenced(why string) error {
+	go func() {
+		pt.stop(why)
+		pt.c.forget(pt)
+	}()
+	return fmt.Errorf("coordinator: log partition %d: %s: %w", pt.id, why, group.ErrNotCoordinator)
+}
+
+// appendLocked writes recs as one batch, reads the partition up to the batch's last record and
+// returns nil only when every record of the batch was valid where it landed. claiming is the
+// append of our claim (made while loading, before the partition serves).
+func (pt *partition) appendLocked(ctx context.Context, recs []record.Record, claiming bool) error {
+	if !claiming && !pt.serving() {
+		return fmt.Errorf("coordinator: log partition %d is not served here: %w", pt.id, group.ErrNotCoordinator)
+	}
+	if !pt.c.leaseFresh() {
+		return pt.fenced("lease not confirmed within the bound")
+	}
+	now := pt.c.clk.Now()
+	msgs := make([]iggy.Message, len(recs))
+	for i := range recs {
+		if !claiming {
+			recs[i].Claim = pt.claim.Load()
+		}
+		recs[i].Time = now
+		b, err := record.Encode(recs[i])
+		if err != nil {
+			return err
+		}
+		msgs[i].Payload = b
+	}
+	base, err := pt.c.cfg.Client.SendMessages(ctx, pt.c.meta, pt.c.topic, uint32(pt.id), msgs)
+	if err != nil {
+		return fmt.Errorf("coordinator: appending to log partition %d: %w", pt.id, err)
+	}
+	last := base + uint64(len(msgs)) - 1
+	ok := true
+	next, err := replay(ctx, pt.src, pt.st, pt.next, int64(last), pt.bad, func(off uint64, r record.Record, valid bool) {
+		if off >= base && off <= last && (!valid || r.Claim != recs[off-base].Claim) {
+			ok = false
+		}
+	})
+	pt.next = next
+	if errors.Is(err, errGap) {
+		// Never apply across a gap: rebuild from the checkpoint and judge the batch on that.
+		if rerr := pt.rebuild(ctx); rerr != nil {
+			return pt.fenced("log unreadable after a gap: " + rerr.Error())
+		}
+		return pt.fenced("log resynced after a gap; the partition is reloaded")
+	}
+	if err != nil {
+		return fmt.Errorf("coordinator: reading back log partition %d: %w", pt.id, err)
+	}
+	if !ok {
+		return pt.fenced("a newer claim precedes the record")
+	}
+	if claiming {
+		return nil
+	}
+	if pt.st.CheckpointDue(pt.c.cfg.CheckpointEvery, pt.c.cfg.CheckpointAge, pt.claimedAt, now) {
+		pt.checkpointLocked(ctx)
+	}
+	return nil
+}
+
+// checkpointLocked appends the state through the last applied offset and stores the
+// checkpoint's offset for the next owner. A failure is logged: the next append retries.
+func (pt *partition) checkpointLocked(ctx context.Context) {
+	through, _ := pt.st.Last()
+	cp := pt.st.Snapshot(through)
+	rec := record.Record{Type: record.TypeCheckpoint, Claim: pt.claim.Load(), Time: pt.c.clk.Now(), Checkpoint: &cp}
+	b, err := record.Encode(rec)
+	if err != nil {
+		pt.c.log.Error("checkpoint encode", "partition", pt.id, "err", err)
+		return
+	}
+	base, err := pt.c.cfg.Client.SendMessages(ctx, pt.c.meta, pt.c.topic, uint32(pt.id), []iggy.Message{{Payload: b}})
+	if err != nil {
+		pt.c.log.Warn("checkpoint append failed", "partition", pt.id, "err", err)
+		return
+	}
+	valid := false
+	next, err := replay(ctx, pt.src, pt.st, pt.next, int64(base), pt.bad, func(off uint64, r record.Record, v bool) {
+		if off == base {
+			valid = v && r.Type == record.TypeCheckpoint
+		}
+	})
+	pt.next = next
+	if err != nil || !valid {
+		pt.c.log.Warn("checkpoint not confirmed", "partition", pt.id, "valid", valid, "err", err)
+		return
+	}
+	if err := pt.c.cfg.Client.StoreOffset(ctx, checkpointConsumer, pt.c.meta, pt.c.topic, uint32(pt.id), base); err != nil {
+		pt.c.log.Warn("storing the checkpoint offset failed; the next owner replays further", "partition", pt.id, "err", err)
+	}
+}
+
+// maybeCheckpoint writes a checkpoint of an idle partition when the age bound is reached.
+func (pt *partition) maybeCheckpoint() {
+	if !pt.serving() || !pt.mu.TryLock() {
+		return
+	}
+	defer pt.mu.Unlock()
+	if pt.st.CheckpointDue(pt.c.cfg.CheckpointEvery, pt.c.cfg.CheckpointAge, pt.claimedAt, pt.c.clk.Now()) && pt.c.leaseFresh() {
+		pt.checkpointLocked(pt.ctx)
+	}
+}
+
+// journal is the group.Journal of one partition.
+type journal struct{ pt *partition }
+
+func (j journal) Append(ctx context.Context, recs ...record.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	j.pt.mu.Lock()
+	defer j.pt.mu.Unlock()
+	cp := make([]record.Record, len(recs))
+	copy(cp, recs)
+	return j.pt.appendLocked(ctx, cp, false)
+}
