@@ -104,6 +104,9 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 	var b strings.Builder
 	c := r.Config
 	fmt.Fprintf(&b, "Measured %s, %d rounds in %.0f s, %d CPUs (GOMAXPROCS %d)", r.Started.Format("2006-01-02 15:04"), c.Rounds, r.Elapsed.Seconds(), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	if r.Revision != "" {
+		fmt.Fprintf(&b, ", gateway at %s", r.Revision)
+	}
 	if command != "" {
 		fmt.Fprintf(&b, ", `%s`", command)
 	}

@@ -96,6 +96,9 @@ type Results struct {
 	Snappy map[string]float64
 	// Runs[case][system] holds one report per round.
 	Runs map[string]map[string][]workload.Report
+	// Revision is the commit the gateway was built from, with
+	// "+working tree" when it was built from a working tree with changes.
+	Revision string
 	// PeakRSS is each broker process's peak resident set (VmHWM) in bytes,
 	// one per round, by "gateway" (the serve process) and "kfake".
 	PeakRSS map[string][]int64
@@ -150,6 +153,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Revision = revision(ctx, bins.repo, cfg.Ref)
 	defer os.RemoveAll(bins.dir)
 
 	dataRoot := cfg.DataDir
@@ -296,6 +300,26 @@ func build(ctx context.Context, cfg Config, logf func(string, ...any)) (*binarie
 		}
 	}
 	return b, nil
+}
+
+// revision names the commit the gateway is built from; empty when git
+// cannot tell.
+func revision(ctx context.Context, repo, ref string) string {
+	if ref == "" {
+		ref = "HEAD"
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "--short", ref+"^{commit}").Output()
+	if err != nil {
+		return ""
+	}
+	rev := strings.TrimSpace(string(out))
+	if ref == "HEAD" {
+		st, err := exec.CommandContext(ctx, "git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output()
+		if err == nil && len(bytes.TrimSpace(st)) > 0 {
+			rev += "+working tree"
+		}
+	}
+	return rev
 }
 
 // exportRef writes the tree of a git revision into dst.
