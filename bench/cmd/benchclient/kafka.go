@@ -89,8 +89,8 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("consumed %d of %d records: %w", got, want, err)
 		}
-		for _, e := range fs.Errors() {
-			return rep, fmt.Errorf("fetch %s/%d: %w", e.Topic, e.Partition, e.Err)
+		if errs := fs.Errors(); len(errs) > 0 {
+			return rep, fmt.Errorf("fetch %s/%d: %w", errs[0].Topic, errs[0].Partition, errs[0].Err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			got++
