@@ -10,10 +10,12 @@ import (
 // Metadata: v0-12
 //
 // Behavior:
-//   - Brokers are the configured fleet (or this node alone at its advertised address). Each
-//     partition's leader is chosen by leaderIndex; it is also the only replica and in-sync replica.
+//   - Brokers are the live gateways of Config.Fleet, else the configured fleet (or this node
+//     alone at its advertised address). Each partition's leader is chosen by leaderIndex over
+//     them (see liveBrokers in fleet.go); it is also the only replica and in-sync replica.
 //     Every partition is at leader epoch 0.
-//   - The controller is this node: any gateway accepts topic changes.
+//   - The controller is the fleet's (the owner of coordinator log partition 0, -1 while none is
+//     known); without a Fleet it is this node and any gateway accepts topic changes.
 //   - Null topics (v1+), or an empty list at v0, lists every topic.
 //   - __consumer_offsets is listed as an internal topic of 16 partitions (see internal.go).
 //   - A missing topic is created when the gateway allows auto-creation and the request does
@@ -30,7 +32,7 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 	mreq := req.kreq.(*kmsg.MetadataRequest)
 	resp := mreq.ResponseKind().(*kmsg.MetadataResponse)
 
-	brokers := c.s.brokers()
+	brokers := c.s.liveBrokers()
 	for _, b := range brokers {
 		sb := kmsg.NewMetadataResponseBroker()
 		sb.NodeID, sb.Host, sb.Port = b.NodeID, b.Host, b.Port
@@ -38,7 +40,7 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 	}
 	clusterID := c.s.cfg.ClusterID
 	resp.ClusterID = &clusterID
-	resp.ControllerID = c.s.cfg.NodeID
+	resp.ControllerID = c.s.controllerID()
 
 	all := mreq.Topics == nil || (mreq.Version == 0 && len(mreq.Topics) == 0)
 	if all {

@@ -13,6 +13,8 @@ import (
 //     replication factor of 1.
 //   - Configs are handed to the Storage, which refuses the ones it cannot honour.
 //   - ValidateOnly checks without creating. A topic named twice in one request is INVALID_REQUEST.
+//   - With a Fleet, a gateway that is not the controller answers NOT_CONTROLLER for every topic;
+//     clients then refresh Metadata and ask the controller.
 //
 // Not implemented:
 // * Topic IDs in the response (zero), the per-topic config listing of v5+.
@@ -35,6 +37,8 @@ func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 			partitions = int32(len(t.ReplicaAssignment))
 		}
 		switch {
+		case c.s.notController():
+			st.ErrorCode = kerr.NotController.Code
 		case reservedTopic(t.Topic):
 			st.ErrorCode = kerr.InvalidTopicException.Code
 			st.ErrorMessage = errMessage(errReserved(t.Topic))

@@ -9,6 +9,7 @@ import (
 //
 // Behavior:
 // * Deletes the Iggy topic, with its messages, at once.
+// * With a Fleet, a gateway that is not the controller answers NOT_CONTROLLER for every topic.
 //
 // Not implemented:
 // * Deletion by topic ID (v6): a topic named only by ID is UNKNOWN_TOPIC_ID.
@@ -35,7 +36,9 @@ func (c *conn) handleDeleteTopics(req *request) (kmsg.Response, error) {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic = t.name
 		st.TopicID = t.id
-		if t.name == nil {
+		if c.s.notController() {
+			st.ErrorCode = kerr.NotController.Code
+		} else if t.name == nil {
 			st.ErrorCode = kerr.UnknownTopicID.Code
 		} else if reservedTopic(*t.name) {
 			st.ErrorCode = kerr.InvalidTopicException.Code

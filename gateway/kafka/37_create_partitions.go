@@ -11,6 +11,7 @@ import (
 // * Grows a topic to Count partitions (the new total); fewer than it has is INVALID_PARTITIONS.
 // * Replica assignments are accepted and ignored, as replication is Iggy's business.
 // * ValidateOnly checks without changing. A topic named twice is INVALID_REQUEST.
+// * With a Fleet, a gateway that is not the controller answers NOT_CONTROLLER for every topic.
 func init() { regKey(createPartitionsKey, 0, 3) }
 
 func (c *conn) handleCreatePartitions(req *request) (kmsg.Response, error) {
@@ -24,6 +25,8 @@ func (c *conn) handleCreatePartitions(req *request) (kmsg.Response, error) {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = t.Topic
 		switch {
+		case c.s.notController():
+			st.ErrorCode = kerr.NotController.Code
 		case reservedTopic(t.Topic):
 			st.ErrorCode = kerr.InvalidTopicException.Code
 			st.ErrorMessage = errMessage(errReserved(t.Topic))

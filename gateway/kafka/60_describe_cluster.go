@@ -8,7 +8,7 @@ import (
 // DescribeCluster: v0-1
 //
 // Behavior:
-//   - Lists the same brokers and controller as Metadata.
+//   - Lists the same brokers and controller as Metadata (the live fleet, fleet.go).
 //   - EndpointType 2 (controllers, v1) is UNSUPPORTED_ENDPOINT_TYPE: gateways have no separate
 //     controller quorum.
 //
@@ -26,8 +26,8 @@ func (c *conn) handleDescribeCluster(req *request) (kmsg.Response, error) {
 	}
 	resp.EndpointType = 1
 	resp.ClusterID = c.s.cfg.ClusterID
-	resp.ControllerID = c.s.cfg.NodeID
-	for _, b := range c.s.brokers() {
+	resp.ControllerID = c.s.controllerID()
+	for _, b := range c.s.liveBrokers() {
 		sb := kmsg.NewDescribeClusterResponseBroker()
 		sb.NodeID, sb.Host, sb.Port = b.NodeID, b.Host, b.Port
 		resp.Brokers = append(resp.Brokers, sb)

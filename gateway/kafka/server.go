@@ -65,6 +65,9 @@ type Config struct {
 	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
 	// and are refused as unsupported.
 	Groups GroupCoordinator
+	// Fleet, when set, is the live view of the fleet (fleet.go); nil lists Brokers and makes
+	// this node the controller.
+	Fleet Fleet
 	// Observer, when set, is told about connections and requests (metrics).
 	Observer Observer
 	Logger   *slog.Logger

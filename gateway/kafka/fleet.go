@@ -1,0 +1,53 @@
+package kafka
+
+import "slices"
+
+// Fleet is a gateway's live view of its fleet, kept by the coordinator log: which gateways are
+// up and which one is the controller. With a Fleet, Metadata and DescribeCluster list only live
+// gateways, and topic changes are accepted by the controller alone, so one gateway orders them
+// as Kafka's controller does. Without one (Config.Fleet nil), every configured broker is listed
+// and this gateway names itself controller.
+type Fleet interface {
+	// LiveBrokers are the gateways that own coordinator log partitions or announced themselves
+	// recently. Order does not matter; an empty answer falls back to the configured brokers, so
+	// a gateway that has not yet heard of its fleet still names a leader for every partition.
+	LiveBrokers() []Broker
+	// Controller is the node id of the controller (the owner of coordinator log partition 0), or
+	// -1 while none is known.
+	Controller() int32
+	// IsController reports whether this gateway is the controller now.
+	IsController() bool
+}
+
+// liveBrokers is the brokers Metadata lists, sorted by node id: the fleet's live gateways, or
+// the configured brokers without a fleet (or while it knows none).
+//
+// Each partition's leader is leaderIndex over this list: FNV-1a 32 of the topic name plus the
+// partition index, modulo the number of live gateways. Every gateway of one view computes the
+// same leaders; when a gateway leaves the view, its partitions move to the others and those of
+// the others may move too, which costs a client nothing more than a metadata refresh, since any
+// gateway serves any partition.
+func (s *Server) liveBrokers() []Broker {
+	if s.cfg.Fleet == nil {
+		return s.brokers()
+	}
+	live := slices.Clone(s.cfg.Fleet.LiveBrokers())
+	if len(live) == 0 {
+		return s.brokers()
+	}
+	slices.SortFunc(live, func(a, b Broker) int { return int(a.NodeID) - int(b.NodeID) })
+	return slices.CompactFunc(live, func(a, b Broker) bool { return a.NodeID == b.NodeID })
+}
+
+// controllerID is what Metadata and DescribeCluster name as controller.
+func (s *Server) controllerID() int32 {
+	if s.cfg.Fleet == nil {
+		return s.cfg.NodeID
+	}
+	return s.cfg.Fleet.Controller()
+}
+
+// notController reports whether topic changes must be refused here with NOT_CONTROLLER (41).
+func (s *Server) notController() bool {
+	return s.cfg.Fleet != nil && !s.cfg.Fleet.IsController()
+}
