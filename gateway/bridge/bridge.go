@@ -16,6 +16,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // Config configures a Bridge.
@@ -32,6 +33,8 @@ type Config struct {
 	MaxMessageBytes int32
 	// Logger receives rare events (cache rebuilds, foreign writers). Default: discard.
 	Logger *slog.Logger
+	// Clock times Wait's re-poll and the topic config refresh; default the wall clock.
+	Clock clock.Clock
 }
 
 const (
@@ -50,6 +53,7 @@ type Bridge struct {
 	admin  iggyAPI
 	meta   string
 	log    *slog.Logger
+	clock  clock.Clock
 	ids    idGen
 	closed atomic.Bool
 
@@ -83,7 +87,7 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	b := &Bridge{cfg: cfg, admin: admin, meta: cfg.Stream + metaSuffix, log: cfg.Logger, parts: map[partKey]*partState{}}
+	b := &Bridge{cfg: cfg, admin: admin, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), parts: map[partKey]*partState{}}
 	b.conf.m = map[string]topicConf{}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {

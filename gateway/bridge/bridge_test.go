@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 func newMemBridge(t testing.TB, m *memStore) *Bridge {
@@ -244,40 +245,57 @@ func TestListOffset(t *testing.T) {
 	}
 }
 
+// TestWaitWakesOnProduce runs the bridge on a fake clock that never moves, so the re-poll timer
+// never fires: only the produce's wake-up can end the wait.
 func TestWaitWakesOnProduce(t *testing.T) {
-	ctx := context.Background()
-	m := newMemStore()
-	b := newMemBridge(t, m)
-	b.topicInfo(ctx, m, "w", true)
-	done := make(chan time.Duration)
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	started := make(chan struct{})
+	m := newMemStore()
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	b, err := newBridge(ctx, m, Config{AutoCreateTopics: true, DefaultPartitions: 2, Clock: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.topicInfo(ctx, m, "w", true); err != nil {
+		t.Fatal(err)
+	}
+
+	armed := fc.Added()
+	woke := make(chan struct{})
 	go func() {
-		close(started)
-		start := time.Now()
-		for {
-			b.Wait(wctx, "w", 0, 0)
-			if _, hw, _ := b.offsets(ctx, m, "w", 0); hw > 0 || wctx.Err() != nil {
-				done <- time.Since(start)
-				return
-			}
-		}
+		b.Wait(ctx, "w", 0, 0)
+		close(woke)
 	}()
-	<-started
+	// The re-poll timer is made after Wait took the partition's wake-up channel, so from here on
+	// a produce must wake it.
+	select {
+	case <-armed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait never armed its re-poll timer")
+	}
 	if _, err := b.produce(ctx, m, "w", 0, kafkaBatch(t, codecNone, valueRecs("w", 1), -1, -1, -1)); err != nil {
 		t.Fatal(err)
 	}
-	if d := <-done; wctx.Err() != nil {
-		t.Fatalf("waiter did not see the produce (%v)", d)
+	select {
+	case <-woke:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait was not woken by the produce")
 	}
-	// Data already there: Wait returns at once.
-	wctx2, cancel2 := context.WithTimeout(ctx, time.Hour)
-	defer cancel2()
-	start := time.Now()
-	b.Wait(wctx2, "w", 0, 0)
-	if time.Since(start) > rePoll/2 {
-		t.Errorf("Wait with data present took %v", time.Since(start))
+	if n := fc.Timers(); n != 0 {
+		t.Errorf("%d re-poll timers left pending after the wake-up", n)
+	}
+
+	// Data already there: Wait returns at once, without a timer.
+	done := make(chan struct{})
+	go func() {
+		b.Wait(ctx, "w", 0, 0)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait with data present did not return")
 	}
 }
 

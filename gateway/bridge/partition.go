@@ -86,7 +86,8 @@ func (st *partState) waitChan() <-chan struct{} {
 
 // Wait returns when new data may be available in (topic, partition) at or
 // past offset, or ctx ends. A produce through this bridge wakes it at once;
-// otherwise it returns after at most 100 ms so the caller polls Iggy again.
+// otherwise it returns after at most 100 ms (rePoll, on Config.Clock) so the
+// caller polls Iggy again.
 func (b *Bridge) Wait(ctx context.Context, topic string, partition int32, offset int64) {
 	if b.closed.Load() {
 		return
@@ -96,11 +97,11 @@ func (b *Bridge) Wait(ctx context.Context, topic string, partition int32, offset
 	if st.hw.Load() > offset {
 		return
 	}
-	t := time.NewTimer(rePoll)
+	t := b.clock.NewTimer(rePoll)
 	defer t.Stop()
 	select {
 	case <-ch:
-	case <-t.C:
+	case <-t.C():
 	case <-ctx.Done():
 	}
 }

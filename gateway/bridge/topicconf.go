@@ -81,7 +81,7 @@ func (b *Bridge) writeTopicConf(ctx context.Context, name string, conf topicConf
 func (b *Bridge) topicConf(ctx context.Context, name string) (topicConf, error) {
 	c := &b.conf
 	c.mu.Lock()
-	conf, stale, loaded := c.m[name], time.Since(c.loaded) >= confRefresh, !c.loaded.IsZero()
+	conf, stale, loaded := c.m[name], b.clock.Now().Sub(c.loaded) >= confRefresh, !c.loaded.IsZero()
 	c.mu.Unlock()
 	if !stale {
 		return conf, nil
@@ -93,7 +93,7 @@ func (b *Bridge) topicConf(ctx context.Context, name string) (topicConf, error) 
 	}
 	defer c.refresh.Unlock()
 	c.mu.Lock()
-	stale = time.Since(c.loaded) >= confRefresh
+	stale = b.clock.Now().Sub(c.loaded) >= confRefresh
 	c.mu.Unlock()
 	if stale {
 		if err := b.refreshConf(ctx); err != nil {
@@ -103,7 +103,7 @@ func (b *Bridge) topicConf(ctx context.Context, name string) (topicConf, error) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if stale {
-		c.loaded = time.Now()
+		c.loaded = b.clock.Now()
 	}
 	return c.m[name], nil
 }
