@@ -23,6 +23,11 @@ type fakeServer struct {
 	evictOn  wire.Command // answered with Eviction 13 (StaleClient)
 	onPing   func()
 	handle   func(h *wire.RequestHeader, body []byte) (reply []byte, status wire.Code, answer bool)
+	// observe, when set, sees every request before it is answered.
+	observe func(h *wire.RequestHeader, body []byte)
+	// register, when set, answers every login with its reply body instead
+	// of checking the credentials.
+	register func(body []byte) []byte
 
 	mu       sync.Mutex
 	conns    []net.Conn
@@ -106,9 +111,14 @@ func (f *fakeServer) serve(c net.Conn) {
 		}
 		f.requests.Add(1)
 		body := frame[wire.HeaderSize:]
+		if f.observe != nil {
+			f.observe(&h, body)
+		}
 		var reply []byte
 		status := wire.OK
 		switch {
+		case h.Operation == wire.OpRegister && f.register != nil:
+			reply = f.register(body)
 		case h.Operation == wire.OpRegister:
 			if !f.checkLogin(body) {
 				var out [wire.HeaderSize]byte
