@@ -30,13 +30,18 @@ const (
 // keeps a small compressed bomb from taking the gateway's memory.
 const maxDecompressed = 64 << 20
 
+// maxZstdWindow bounds the history a zstd frame may ask the decoder to keep: 8 MiB is what the
+// format asks every decoder to support, and what Kafka clients' default levels stay within.
+const maxZstdWindow = 8 << 20
+
 // The decoders are pooled: creating a zstd or gzip decoder costs far more than
 // decoding a typical batch.
 var (
 	gzipPool = sync.Pool{New: func() any { return new(gzip.Reader) }}
 	lz4Pool  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
 	zstdPool = sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed), zstd.WithDecoderLowmem(false))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed),
+			zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(false))
 		if err != nil {
 			panic(err) // only invalid options fail, and these are constant
 		}
@@ -84,21 +89,22 @@ func decompress(dst []byte, codec int, src []byte) ([]byte, error) {
 		r.Reset(bytes.NewReader(src))
 		return readAllBounded(dst, r, "lz4")
 	case codecZstd:
+		// Streamed, not DecodeAll: the bound then counts the bytes of every frame as they
+		// are decoded instead of trusting each frame's declared content size.
 		d := zstdPool.Get().(*zstd.Decoder)
 		defer zstdPool.Put(d)
-		out, err := d.DecodeAll(src, dst)
-		if err != nil {
+		if err := d.Reset(bytes.NewReader(src)); err != nil {
 			return dst, errCorrupt("zstd: %v", err)
 		}
-		if len(out)-len(dst) > maxDecompressed {
-			return dst, fmt.Errorf("%w: batch inflates beyond %d bytes", kerr.MessageTooLarge, maxDecompressed)
-		}
-		return out, nil
+		defer d.Reset(nil)
+		return readAllBounded(dst, d, "zstd")
 	default:
 		return dst, errCorrupt("unknown compression codec %d", codec)
 	}
 }
 
+// readAllBounded appends what r decodes to dst, reading at most one byte past the bound so that
+// output beyond it is never produced, whatever the input declares about its size.
 func readAllBounded(dst []byte, r io.Reader, name string) ([]byte, error) {
 	start := len(dst)
 	for {
@@ -106,9 +112,12 @@ func readAllBounded(dst []byte, r io.Reader, name string) ([]byte, error) {
 			return dst, fmt.Errorf("%w: batch inflates beyond %d bytes", kerr.MessageTooLarge, maxDecompressed)
 		}
 		if cap(dst)-len(dst) < 32<<10 {
-			dst = slices.Grow(dst, 64<<10)
+			// Doubling (append grows large slices by a quarter) keeps the bytes copied while
+			// growing within twice the output.
+			dst = slices.Grow(dst, min(max(64<<10, len(dst)-start), maxDecompressed+1-(len(dst)-start)))
 		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
+		room := min(cap(dst), start+maxDecompressed+1)
+		n, err := r.Read(dst[len(dst):room])
 		dst = dst[:len(dst)+n]
 		if err == io.EOF {
 			return dst, nil
@@ -119,13 +128,26 @@ func readAllBounded(dst []byte, r io.Reader, name string) ([]byte, error) {
 	}
 }
 
+// snappyMaxRatio bounds what one byte of a snappy block can decode to: the densest element, a
+// 3-byte copy, yields 64 bytes. A block that declares more than its size allows is corrupt, so
+// its declared length is never allocated.
+const snappyMaxRatio = 22
+
 func unsnappy(dst, src []byte) ([]byte, error) {
+	return unsnappyBounded(dst, src, maxDecompressed)
+}
+
+// unsnappyBounded decodes one raw snappy block whose output may take at most limit bytes.
+func unsnappyBounded(dst, src []byte, limit int) ([]byte, error) {
 	n, err := snappy.DecodedLen(src)
 	if err != nil {
 		return dst, errCorrupt("snappy: %v", err)
 	}
-	if n > maxDecompressed {
+	if n > limit {
 		return dst, fmt.Errorf("%w: batch inflates beyond %d bytes", kerr.MessageTooLarge, maxDecompressed)
+	}
+	if n > snappyMaxRatio*len(src) {
+		return dst, errCorrupt("snappy: block of %d bytes declares %d decoded", len(src), n)
 	}
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n] // every byte is written by Decode, no need to zero
@@ -152,7 +174,7 @@ func unxerial(dst, src []byte) ([]byte, error) {
 			return dst, errCorrupt("snappy: xerial chunk of %d bytes with %d left", n, len(src))
 		}
 		var err error
-		if dst, err = unsnappy(dst, src[:n]); err != nil {
+		if dst, err = unsnappyBounded(dst, src[:n], maxDecompressed-(len(dst)-start)); err != nil {
 			return dst, err
 		}
 		src = src[n:]

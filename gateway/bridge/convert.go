@@ -243,6 +243,10 @@ func (c *converter) decodeFrame(base uint64, origin uint64, f *message.Frame, ou
 		out.value = nil
 	}
 	out.headers = m.hdrs
+	if len(m.hdrs) > 0 && !validKafkaHeaders(m.hdrs) {
+		out.headers = nil
+		droppedHeaders.Add(1)
+	}
 }
 
 // appendKafka appends one Iggy batch record (as a poll returns it, possibly a

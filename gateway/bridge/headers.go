@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/binary"
 	"strconv"
+	"sync/atomic"
 )
 
 // Names of the Iggy user headers that carry what an Iggy message has no field
@@ -261,4 +262,36 @@ func (m *recMeta) item(key []byte, vk byte, val []byte) {
 			addChunk(&m.hdrs, &m.hdrBuf, &m.hdrParts, val)
 		}
 	}
+}
+
+// droppedHeaders counts kafka.h values that did not parse as a Kafka header section and were
+// left out of the record served; process-wide, as the decoders are.
+var droppedHeaders atomic.Uint64
+
+// DroppedHeaders is how many records were served without the kafka.h header section their Iggy
+// message carried because it did not parse (a native Iggy client wrote it).
+func DroppedHeaders() uint64 { return droppedHeaders.Load() }
+
+// validKafkaHeaders reports whether b is exactly one Kafka header section: a varint count, then
+// per header a varint key length, the key, a varint value length (-1 for null) and the value.
+// A Kafka client that meets anything else refuses or silently drops the whole record.
+func validKafkaHeaders(b []byte) bool {
+	r := reader{b: b}
+	n := r.varint()
+	if r.bad || n < 0 || int(n) > len(r.b)/2 {
+		// Every header takes at least two bytes, so a larger count cannot be true.
+		return false
+	}
+	for range n {
+		kl := r.varint()
+		if r.bad || kl < 0 {
+			return false
+		}
+		r.span(int(kl))
+		r.nullable()
+		if r.bad {
+			return false
+		}
+	}
+	return len(r.b) == 0
 }

@@ -13,8 +13,9 @@ import (
 
 // produce stores one partition's records (the Records bytes of a
 // ProduceRequest partition: one or more magic-2 batches, any codec) as one
-// Iggy batch per Kafka batch, all or nothing per Kafka batch, and returns the
-// base offset of the first. Idempotent batches are deduplicated (doc.go).
+// Iggy batch per Kafka batch, and returns the base offset of the first. Every
+// batch is checked before any is stored, so a refused partition stores
+// nothing. Idempotent batches are deduplicated (doc.go).
 func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partition int32, records []byte) (kafka.ProduceResult, error) {
 	res := kafka.ProduceResult{BaseOffset: -1, LogAppendTime: -1}
 	if partition < 0 {
@@ -37,19 +38,17 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 
 	c := getConverter()
 	defer putConverter(c)
-	first := true
-	for len(records) > 0 {
-		kb, rest, err := nextBatch(records)
+	checked, err := checkBatches(c, &b.ids, records, maxRecord)
+	if err != nil {
+		return res, err
+	}
+	for i := range checked {
+		base, err := b.produceBatch(ctx, as, st, topic, partition, &checked[i].kb, checked[i].batch)
 		if err != nil {
 			return res, err
 		}
-		records = rest
-		base, err := b.produceBatch(ctx, as, st, c, topic, partition, &kb, maxRecord)
-		if err != nil {
-			return res, err
-		}
-		if first {
-			res.BaseOffset, first = base, false
+		if i == 0 {
+			res.BaseOffset = base
 		}
 	}
 	return res, nil
@@ -57,7 +56,7 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 
 // produceBatch stores one Kafka batch with st.mu held and returns its base
 // offset (the original one for a duplicate).
-func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, c *converter, topic string, partition int32, kb *kbatch, maxRecord int32) (int64, error) {
+func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, kb *kbatch, batch []byte) (int64, error) {
 	if kb.ProducerID >= 0 {
 		if err := b.verifyFresh(ctx, as, st, topic, partition); err != nil {
 			return -1, err
@@ -80,13 +79,6 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, c 
 		if err != nil || dup >= 0 {
 			return dup, err
 		}
-	}
-	batch, err := c.toIggy(kb, &b.ids, maxRecord)
-	if err != nil {
-		return -1, err
-	}
-	if len(batch) > maxIggyBatch {
-		return -1, fmt.Errorf("%w: batch of %d bytes exceeds the %d an Iggy request carries", kerr.MessageTooLarge, len(batch), maxIggyBatch)
 	}
 	u, err := as.send(ctx, b.cfg.Stream, topic, uint32(partition), batch)
 	if err != nil {
