@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -47,8 +46,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", programName, err)
-	return exitCode(err)
+	code := exitCode(err)
+	writeError(stderr, err, code)
+	return code
 }
 
 func exitCode(err error) int {

@@ -58,6 +58,9 @@ defaults; every flag's environment variable is shown in its help.`,
 	root.AddCommand(
 		newServeCmd(a),
 		newStoreCmd(a),
+		newInspectCmd(a),
+		newClaimsCmd(a),
+		newReplayCmd(a),
 		newVersionCmd(),
 		newCompletionCmd(),
 	)

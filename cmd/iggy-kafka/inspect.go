@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
+)
+
+func newInspectCmd(a *app) *cobra.Command {
+	var (
+		partitions       []int
+		group, from, to  string
+		follow, doVerify bool
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect",
+		Short: "Decode the coordinator log",
+		Long: `Decode the coordinator log (Iggy stream <stream>.meta, topic coordinators) straight from Iggy:
+every record with its partition, offset, writer time, claim, whether it is valid or void (written
+under a claim that is not the newest at its place in the log), type and decoded fields.
+
+--verify checks the log like an fsck and exits 1 on any finding: void records of fenced owners,
+duplicate or decreasing claim numbers, offset gaps, undecodable records, checkpoints that
+disagree with the records they cover.
+
+--from and --to take an offset, an RFC 3339 time or a duration ago (10m); times are the writers'.
+Without --iggy the commands connect to 127.0.0.1:8090, where serve's embedded store listens.`,
+		Example: `  iggy-kafka inspect --partition 3 --from 10m
+  iggy-kafka inspect --group orders -o json
+  iggy-kafka inspect --follow
+  iggy-kafka inspect --verify`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := a.format()
+			q := inspect.Query{Partitions: partitions, Group: group, Follow: follow}
+			var err error
+			if q.From, err = inspect.ParsePosition(from, now()); err != nil {
+				return a.fail(usageError(fmt.Errorf("--from: %w", err)))
+			}
+			if q.To, err = inspect.ParsePosition(to, now()); err != nil {
+				return a.fail(usageError(fmt.Errorf("--to: %w", err)))
+			}
+			for _, p := range partitions {
+				if err := inspect.CheckPartition(p); err != nil {
+					return a.fail(usageError(err))
+				}
+			}
+			if doVerify && (follow || q.From.Set() || q.To.Set()) {
+				return a.fail(usageError(fmt.Errorf("--verify reads whole partitions: it takes no --follow, --from or --to")))
+			}
+			log, closeLog, err := a.openLog(cmd.Context())
+			if err != nil {
+				return a.fail(err)
+			}
+			defer closeLog()
+			w := cmd.OutOrStdout()
+			if doVerify {
+				if group != "" {
+					partitions = []int{inspect.GroupPartition(group)}
+				}
+				s := output.NewStream[inspect.Finding](w, f, "inspect.findings", false)
+				n, err := inspect.Verify(cmd.Context(), log, partitions, s.Add)
+				if cerr := s.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return a.fail(err)
+				}
+				if n > 0 {
+					return a.fail(&findingsError{fmt.Sprintf("verify: %d finding(s) in the coordinator log", n)})
+				}
+				return nil
+			}
+			s := output.NewStream[inspect.RecordRow](w, f, "inspect.records", follow)
+			err = inspect.Inspect(cmd.Context(), log, q, s.Add, func() { _ = s.Flush() })
+			if cerr := s.Close(); err == nil {
+				err = cerr
+			}
+			return a.fail(err)
+		},
+	}
+	operatorCmd(cmd, cobra.NoArgs)
+	fl := cmd.Flags()
+	fl.IntSliceVar(&partitions, "partition", nil, "log partitions to read, 0..15 (default all)")
+	fl.StringVar(&group, "group", "", "only the records of this consumer group (in its partition)")
+	fl.StringVar(&from, "from", "", "first record: an offset, an RFC 3339 time or a duration ago")
+	fl.StringVar(&to, "to", "", "last record: an offset, an RFC 3339 time or a duration ago")
+	fl.BoolVar(&follow, "follow", false, "keep printing records as they arrive (NDJSON with -o json)")
+	fl.BoolVar(&doVerify, "verify", false, "check the log and exit 1 on any finding")
+	return cmd
+}

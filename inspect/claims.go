@@ -1,0 +1,448 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+)
+
+// Announcement is what a gateway says of itself on coordinator_owners.
+type Announcement struct {
+	Node int32  `json:"node"`
+	Addr string `json:"addr"`
+	// Client is the gateway's Iggy client id in kafka-gateways, 0 when the announcement does
+	// not say; it maps Iggy's assignment to nodes.
+	Client uint32 `json:"client_id"`
+	// Applied maps a log partition to the next offset the gateway has applied, when it says.
+	Applied map[int]uint64 `json:"applied"`
+	// Draining is set while an operator drains the node.
+	Draining bool      `json:"draining"`
+	Time     time.Time `json:"time"`
+}
+
+// DecodeAnnouncement reads one coordinator_owners message: a coordinator record whose claim
+// body names the node and address, or a JSON object with the fields of Announcement.
+var DecodeAnnouncement = func(b []byte) (Announcement, error) {
+	if r, err := record.Decode(b); err == nil && r.ClaimInfo != nil {
+		return Announcement{Node: r.ClaimInfo.Node, Addr: r.ClaimInfo.Addr, Time: r.Time}, nil
+	}
+	var a Announcement
+	if err := json.Unmarshal(b, &a); err != nil {
+		return Announcement{}, fmt.Errorf("owners announcement of %d bytes: %w", len(b), err)
+	}
+	return a, nil
+}
+
+// Tenure is one claim of a partition and how long its owner held it.
+type Tenure struct {
+	Claim  uint64
+	Node   int32
+	Addr   string
+	Offset uint64
+	At     time.Time
+	// Until is the time of the next valid claim; zero while this one is the newest.
+	Until time.Time
+	// Records counts the valid records written under this claim (the claim included).
+	Records uint64
+}
+
+// Tracker follows one log partition: the fold, its claims, and what changed with each record.
+type Tracker struct {
+	Partition int
+	State     *record.State
+	Tenures   []Tenure
+	// End is the next offset after the last record seen.
+	End        uint64
+	LastRecord time.Time
+}
+
+// NewTracker starts a partition at its first offset.
+func NewTracker(p int) *Tracker { return &Tracker{Partition: p, State: record.NewState()} }
+
+// Handover is a partition changing owner.
+type Handover struct {
+	Partition int       `json:"partition"`
+	Claim     uint64    `json:"claim"`
+	From      *int32    `json:"from_node"` // nil for a first claim
+	To        int32     `json:"to_node"`
+	Addr      string    `json:"to_addr"`
+	At        time.Time `json:"at"`
+	// HeldSeconds is how long the previous owner held the partition.
+	HeldSeconds *float64 `json:"previous_held_seconds"`
+	// GapSeconds is the time from the previous owner's last valid record to the new claim: how
+	// long at least the partition's writes stood still.
+	GapSeconds *float64 `json:"gap_seconds"`
+}
+
+// Apply folds one entry and returns the handover it makes, if it is a valid claim.
+func (t *Tracker) Apply(e *Entry) (*Handover, bool) {
+	t.End = max(t.End, e.Offset+1)
+	if e.Err != nil {
+		return nil, false
+	}
+	valid := t.State.Apply(e.Offset, e.Record)
+	if !valid {
+		return nil, false
+	}
+	r := &e.Record
+	var h *Handover
+	if r.Type == record.TypeClaim {
+		h = &Handover{Partition: t.Partition, Claim: r.Claim, To: r.ClaimInfo.Node, Addr: r.ClaimInfo.Addr, At: r.Time}
+		if n := len(t.Tenures); n > 0 {
+			prev := &t.Tenures[n-1]
+			prev.Until = r.Time
+			from := prev.Node
+			held := r.Time.Sub(prev.At).Seconds()
+			gap := r.Time.Sub(t.LastRecord).Seconds()
+			h.From, h.HeldSeconds, h.GapSeconds = &from, &held, &gap
+		}
+		t.Tenures = append(t.Tenures, Tenure{Claim: r.Claim, Node: r.ClaimInfo.Node, Addr: r.ClaimInfo.Addr, Offset: e.Offset, At: r.Time})
+	}
+	if n := len(t.Tenures); n > 0 {
+		t.Tenures[n-1].Records++
+	}
+	t.LastRecord = r.Time
+	return h, true
+}
+
+// Fleet is everything `claims` knows: the 16 trackers, Iggy's assignment of kafka-gateways and
+// the newest announcement of each node.
+type Fleet struct {
+	Parts         []*Tracker
+	Ends          []uint64
+	Assignment    map[int]uint32
+	Announcements map[int32]Announcement
+}
+
+// NewFleet returns a fleet with empty trackers.
+func NewFleet() *Fleet {
+	f := &Fleet{Ends: make([]uint64, record.Partitions), Assignment: map[int]uint32{}, Announcements: map[int32]Announcement{}}
+	for p := range record.Partitions {
+		f.Parts = append(f.Parts, NewTracker(p))
+	}
+	return f
+}
+
+// LoadFleet reads the whole log, the assignment and the announcements.
+func LoadFleet(ctx context.Context, l *Log) (*Fleet, error) {
+	f := NewFleet()
+	ends, err := l.Ends(ctx)
+	if err != nil {
+		return nil, err
+	}
+	copy(f.Ends, ends)
+	for p := range record.Partitions {
+		t := f.Parts[p]
+		if err := l.Read(ctx, p, 0, ends[p], func(e *Entry) error { t.Apply(e); return nil }); err != nil {
+			return nil, err
+		}
+	}
+	return f, f.Refresh(ctx, l)
+}
+
+// Refresh re-reads what does not come through the log: the assignment and the announcements.
+func (f *Fleet) Refresh(ctx context.Context, l *Log) error {
+	a, err := l.Assignment(ctx)
+	if err != nil {
+		return err
+	}
+	f.Assignment = a
+	ann, err := l.Announcements(ctx)
+	if err != nil {
+		return err
+	}
+	f.Announcements = ann
+	return nil
+}
+
+// Announcements reads coordinator_owners and keeps each node's newest announcement. A missing
+// topic means no announcements; an undecodable message is skipped.
+func (l *Log) Announcements(ctx context.Context) (map[int32]Announcement, error) {
+	out := map[int32]Announcement{}
+	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(OwnersTopic))
+	if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("owners topic %s: %w", OwnersTopic, err)
+	}
+	owners := &Log{c: l.c, stream: l.stream, clock: l.clock}
+	for _, p := range td.Partitions {
+		if p.MessagesCount == 0 {
+			continue
+		}
+		err := owners.readTopic(ctx, OwnersTopic, int(p.ID), 0, p.CurrentOffset+1, false, func(e *Entry) error {
+			a, err := DecodeAnnouncement(e.Payload)
+			if err == nil && !a.Time.Before(out[a.Node].Time) {
+				out[a.Node] = a
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Flags of a ClaimRow: an interface, add, never rename.
+const (
+	FlagUnowned           = "unowned"             // no valid claim in the log
+	FlagUnassigned        = "unassigned"          // no kafka-gateways member holds it in Iggy
+	FlagAssignmentDiffers = "assignment-differs"  // Iggy gave it to another node than the claim's
+	FlagNotAnnounced      = "owner-not-announced" // the claiming node has no announcement
+	FlagAddrDiffers       = "addr-differs"        // the claim's address differs from the announcement's
+	FlagDraining          = "draining"            // the owner is being drained
+)
+
+// ClaimRow is one partition as `claims` shows it. JSON field names are an interface.
+type ClaimRow struct {
+	Partition    int        `json:"partition"`
+	OwnerNode    *int32     `json:"owner_node"`
+	OwnerAddr    string     `json:"owner_addr"`
+	Claim        uint64     `json:"claim"`
+	ClaimedAt    *time.Time `json:"claimed_at"`
+	HeldSeconds  *float64   `json:"held_seconds"`
+	Groups       int        `json:"groups"`
+	LogEndOffset uint64     `json:"log_end_offset"`
+	// Checkpoint fields are nil when the partition has no valid checkpoint yet.
+	CheckpointOffset     *uint64  `json:"checkpoint_offset"`
+	CheckpointAgeSeconds *float64 `json:"checkpoint_age_seconds"`
+	SinceCheckpoint      int      `json:"records_since_checkpoint"`
+	// OwnerLag is the log end offset minus what the owner announced it applied; nil when it did
+	// not say.
+	OwnerLag *uint64 `json:"owner_lag"`
+	// AssignedClient is the Iggy client id holding the partition in kafka-gateways, and
+	// AssignedNode its node when an announcement maps it.
+	AssignedClient *uint32 `json:"assigned_client"`
+	AssignedNode   *int32  `json:"assigned_node"`
+	// Controller is set on partition 0's row, whose owner is the fleet's controller.
+	Controller bool     `json:"controller"`
+	Flags      []string `json:"flags"`
+}
+
+func (ClaimRow) Columns() []string {
+	return []string{"PARTITION", "OWNER", "ADDRESS", "CLAIM", "CLAIMED-AT", "HELD", "GROUPS", "LOG-END-OFFSET", "CHECKPOINT", "CHECKPOINT-AGE", "SINCE-CHECKPOINT", "OWNER-LAG", "ASSIGNED", "FLAGS"}
+}
+
+func (r ClaimRow) Cells() []string {
+	owner, claim, at, held, cp, age, lag, assigned := "", "", "", "", "", "", "", ""
+	if r.OwnerNode != nil {
+		owner = strconv.Itoa(int(*r.OwnerNode))
+		if r.Controller {
+			owner += "*"
+		}
+		claim = strconv.FormatUint(r.Claim, 10)
+	}
+	if r.ClaimedAt != nil {
+		at = r.ClaimedAt.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	if r.HeldSeconds != nil {
+		held = Seconds(*r.HeldSeconds)
+	}
+	if r.CheckpointOffset != nil {
+		cp = strconv.FormatUint(*r.CheckpointOffset, 10)
+	}
+	if r.CheckpointAgeSeconds != nil {
+		age = Seconds(*r.CheckpointAgeSeconds)
+	}
+	if r.OwnerLag != nil {
+		lag = strconv.FormatUint(*r.OwnerLag, 10)
+	}
+	switch {
+	case r.AssignedNode != nil:
+		assigned = strconv.Itoa(int(*r.AssignedNode))
+	case r.AssignedClient != nil:
+		assigned = "client " + strconv.FormatUint(uint64(*r.AssignedClient), 10)
+	}
+	flags := ""
+	for i, f := range r.Flags {
+		if i > 0 {
+			flags += ","
+		}
+		flags += f
+	}
+	return []string{strconv.Itoa(r.Partition), owner, r.OwnerAddr, claim, at, held, strconv.Itoa(r.Groups), strconv.FormatUint(r.LogEndOffset, 10), cp, age, strconv.Itoa(r.SinceCheckpoint), lag, assigned, flags}
+}
+
+// Seconds shows a duration in seconds the way operators read it: 850ms, 12s, 3m4s, 2h5m.
+func Seconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+// Rows builds the 16 claim rows as of now.
+func (f *Fleet) Rows(now time.Time) []ClaimRow {
+	byClient := map[uint32]int32{}
+	for node, a := range f.Announcements {
+		if a.Client != 0 {
+			byClient[a.Client] = node
+		}
+	}
+	rows := make([]ClaimRow, 0, len(f.Parts))
+	for p, t := range f.Parts {
+		row := ClaimRow{Partition: p, LogEndOffset: max(f.Ends[p], t.End), Controller: p == 0, Flags: []string{}}
+		cl := t.State.Claim()
+		counts := t.State.Counts()
+		row.Groups = counts.Groups
+		if off, at, ok := t.State.LastCheckpoint(); ok {
+			row.CheckpointOffset = &off
+			age := now.Sub(at).Seconds()
+			row.CheckpointAgeSeconds = &age
+		}
+		row.SinceCheckpoint = counts.SinceCheckpoint
+		if cl.Number == 0 {
+			row.Flags = append(row.Flags, FlagUnowned)
+		} else {
+			node := cl.Node
+			row.OwnerNode, row.OwnerAddr, row.Claim = &node, cl.Addr, cl.Number
+			if n := len(t.Tenures); n > 0 {
+				at := t.Tenures[n-1].At
+				held := now.Sub(at).Seconds()
+				row.ClaimedAt, row.HeldSeconds = &at, &held
+			}
+			a, announced := f.Announcements[node]
+			switch {
+			case !announced && len(f.Announcements) > 0:
+				row.Flags = append(row.Flags, FlagNotAnnounced)
+			case announced && a.Addr != "" && a.Addr != cl.Addr:
+				row.Flags = append(row.Flags, FlagAddrDiffers)
+			}
+			if announced {
+				if applied, ok := a.Applied[p]; ok && applied <= row.LogEndOffset {
+					lag := row.LogEndOffset - applied
+					row.OwnerLag = &lag
+				}
+				if a.Draining {
+					row.Flags = append(row.Flags, FlagDraining)
+				}
+			}
+		}
+		if c, ok := f.Assignment[p]; ok {
+			row.AssignedClient = &c
+			if n, ok := byClient[c]; ok {
+				row.AssignedNode = &n
+				if row.OwnerNode != nil && n != *row.OwnerNode {
+					row.Flags = append(row.Flags, FlagAssignmentDiffers)
+				}
+			}
+		} else if len(f.Assignment) > 0 {
+			row.Flags = append(row.Flags, FlagUnassigned)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// TenureRow is one claim of `claims --history P`. JSON field names are an interface.
+type TenureRow struct {
+	Partition   int       `json:"partition"`
+	Claim       uint64    `json:"claim"`
+	Node        int32     `json:"node"`
+	Addr        string    `json:"addr"`
+	Offset      uint64    `json:"offset"`
+	ClaimedAt   time.Time `json:"claimed_at"`
+	HeldSeconds float64   `json:"held_seconds"`
+	Current     bool      `json:"current"`
+	Records     uint64    `json:"records"`
+}
+
+func (TenureRow) Columns() []string {
+	return []string{"PARTITION", "CLAIM", "NODE", "ADDRESS", "OFFSET", "CLAIMED-AT", "HELD", "RECORDS", "CURRENT"}
+}
+
+func (r TenureRow) Cells() []string {
+	cur := ""
+	if r.Current {
+		cur = "yes"
+	}
+	return []string{strconv.Itoa(r.Partition), strconv.FormatUint(r.Claim, 10), strconv.Itoa(int(r.Node)), r.Addr, strconv.FormatUint(r.Offset, 10), r.ClaimedAt.UTC().Format("2006-01-02T15:04:05.000Z"), Seconds(r.HeldSeconds), strconv.FormatUint(r.Records, 10), cur}
+}
+
+// History lists every valid claim of a tracker's partition, oldest first.
+func (t *Tracker) History(now time.Time) []TenureRow {
+	out := make([]TenureRow, 0, len(t.Tenures))
+	for i, te := range t.Tenures {
+		until := te.Until
+		if until.IsZero() {
+			until = now
+		}
+		out = append(out, TenureRow{Partition: t.Partition, Claim: te.Claim, Node: te.Node, Addr: te.Addr, Offset: te.Offset, ClaimedAt: te.At, HeldSeconds: until.Sub(te.At).Seconds(), Current: i == len(t.Tenures)-1, Records: te.Records})
+	}
+	return out
+}
+
+// GroupCoordinator is `claims --group G`: where the log puts a group and what the fleet says.
+type GroupCoordinator struct {
+	Group     string `json:"group"`
+	Partition int    `json:"partition"`
+	OwnerNode *int32 `json:"owner_node"`
+	OwnerAddr string `json:"owner_addr"`
+	Claim     uint64 `json:"claim"`
+	// InLog says whether the partition's state holds the group.
+	InLog bool `json:"in_log"`
+	// FindCoordinator is what the fleet answered: node and address, or the error.
+	FindCoordinatorNode  *int32 `json:"find_coordinator_node"`
+	FindCoordinatorAddr  string `json:"find_coordinator_addr"`
+	FindCoordinatorError string `json:"find_coordinator_error,omitempty"`
+	Agrees               bool   `json:"agrees"`
+}
+
+func (GroupCoordinator) Columns() []string {
+	return []string{"GROUP", "PARTITION", "OWNER", "ADDRESS", "CLAIM", "IN-LOG", "FIND-COORDINATOR", "AGREES"}
+}
+
+func (g GroupCoordinator) Cells() []string {
+	owner, claim, fc := "", "", g.FindCoordinatorError
+	if g.OwnerNode != nil {
+		owner, claim = strconv.Itoa(int(*g.OwnerNode)), strconv.FormatUint(g.Claim, 10)
+	}
+	if g.FindCoordinatorNode != nil {
+		fc = strconv.Itoa(int(*g.FindCoordinatorNode)) + " " + g.FindCoordinatorAddr
+	}
+	return []string{g.Group, strconv.Itoa(g.Partition), owner, g.OwnerAddr, claim, yesNo(g.InLog), fc, yesNo(g.Agrees)}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// CoordinatorOf builds the --group row from the fleet; node/addr/err are FindCoordinator's
+// answer (err non-nil when it failed).
+func (f *Fleet) CoordinatorOf(group string, node int32, addr string, fcErr error) GroupCoordinator {
+	p := record.Partition(group)
+	t := f.Parts[p]
+	g := GroupCoordinator{Group: group, Partition: p}
+	if cl := t.State.Claim(); cl.Number != 0 {
+		n := cl.Node
+		g.OwnerNode, g.OwnerAddr, g.Claim = &n, cl.Addr, cl.Number
+	}
+	g.InLog = slices.Contains(t.State.GroupNames(), group)
+	if fcErr != nil {
+		g.FindCoordinatorError = fcErr.Error()
+	} else {
+		g.FindCoordinatorNode, g.FindCoordinatorAddr = &node, addr
+		g.Agrees = g.OwnerNode != nil && *g.OwnerNode == node
+	}
+	return g
+}

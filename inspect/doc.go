@@ -1,0 +1,12 @@
+// Package inspect is the operator library behind `iggy-kafka inspect`, `claims`, `replay` and
+// `drain`: it reads the coordinator log straight from Iggy (never through a gateway), folds it
+// with record.State exactly as the coordinator does, checks it like an fsck, and asks gateways
+// through kadm where a command compares the log with what they serve. It talks to the network
+// and renders nothing: every result is a typed row (rows.go) that package output prints as a
+// table, JSON or YAML, and that package tui shows live.
+//
+// The two types to know are Log, the reader of `<stream>.meta` (the 16 partitions of
+// `coordinators`, the announcements on `coordinator_owners`, Iggy's `kafka-gateways`
+// assignment), and Entry, one log message decoded: its partition, offset, record or decode
+// error, and whether the fold found it valid. Verify, Replay, Claims and Watch are built on them.
+package inspect

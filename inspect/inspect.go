@@ -1,0 +1,114 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+)
+
+// Query says which records `inspect` shows.
+type Query struct {
+	// Partitions to read; empty means all 16. A Group overrides it with the group's partition.
+	Partitions []int
+	// Group keeps only the records about one consumer group.
+	Group    string
+	From, To Position
+	// Follow keeps reading as records arrive, until the context ends.
+	Follow bool
+}
+
+// AllPartitions lists the 16 log partitions.
+func AllPartitions() []int {
+	out := make([]int, record.Partitions)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// CheckPartition refuses a partition number outside the log.
+func CheckPartition(p int) error {
+	if p < 0 || p >= record.Partitions {
+		return fmt.Errorf("partition %d is not a coordinator log partition (0..%d)", p, record.Partitions-1)
+	}
+	return nil
+}
+
+func (q Query) partitions() ([]int, error) {
+	if q.Group != "" {
+		return []int{record.Partition(q.Group)}, nil
+	}
+	if len(q.Partitions) == 0 {
+		return AllPartitions(), nil
+	}
+	for _, p := range q.Partitions {
+		if err := CheckPartition(p); err != nil {
+			return nil, err
+		}
+	}
+	return q.Partitions, nil
+}
+
+// Inspect calls emit with the row of every record the query selects, partition by partition in
+// log order, then (with Follow) each new record as it arrives; caughtUp is called whenever the
+// reader has reached the end of the log. Validity comes from folding every partition from its
+// start with record.State, so a record outside the range still counts for the ones inside.
+func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, caughtUp func()) error {
+	parts, err := q.partitions()
+	if err != nil {
+		return err
+	}
+	ends, err := l.Ends(ctx)
+	if err != nil {
+		return err
+	}
+	states := make([]*record.State, record.Partitions)
+	done := make([]bool, record.Partitions)
+	handle := func(e *Entry) error {
+		st := states[e.Partition]
+		if st == nil {
+			st = record.NewState()
+			states[e.Partition] = st
+		}
+		valid := false
+		if e.Err == nil {
+			valid = st.Apply(e.Offset, e.Record)
+		}
+		if done[e.Partition] {
+			return nil
+		}
+		t := e.Record.Time
+		if q.To.after(e.Offset, t) {
+			done[e.Partition] = true
+			if !q.Follow {
+				return ErrStop
+			}
+			return nil
+		}
+		if q.From.before(e.Offset, t) {
+			return nil
+		}
+		if q.Group != "" && (e.Err != nil || RecordGroup(&e.Record) != q.Group) {
+			return nil
+		}
+		return emit(NewRecordRow(e, valid))
+	}
+	for _, p := range parts {
+		err := l.Read(ctx, p, 0, ends[p], handle)
+		if err != nil && !errors.Is(err, ErrStop) {
+			return err
+		}
+	}
+	if caughtUp != nil {
+		caughtUp()
+	}
+	if !q.Follow {
+		return nil
+	}
+	return l.Follow(ctx, parts, ends, handle, caughtUp)
+}
+
+// GroupPartition is the log partition of a consumer group.
+func GroupPartition(group string) int { return record.Partition(group) }

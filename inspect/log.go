@@ -1,0 +1,220 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
+)
+
+// Names of the coordinator log inside Iggy (ARCHITECTURE.md, "The coordinator log").
+const (
+	LogTopic     = "coordinators"
+	OwnersTopic  = "coordinator_owners"
+	GatewayGroup = "kafka-gateways"
+)
+
+// MetaStream is the Iggy stream holding the coordinator log of the gateways serving stream.
+func MetaStream(stream string) string { return stream + ".meta" }
+
+// pollCount is how many messages one poll asks for: large enough that reading a million records
+// is a few hundred round trips, small enough that a reply stays well under a megabyte or two.
+const pollCount = 4096
+
+// Iggy is what the reader needs of an Iggy client; *iggy.Client has it. Tests may pass a
+// client connected to an in-process store.
+type Iggy interface {
+	Poll(ctx context.Context, req iggy.PollRequest) (*iggy.Polled, error)
+	GetTopic(ctx context.Context, stream, topic wire.Identifier) (*wire.TopicDetails, error)
+	GetConsumerGroup(ctx context.Context, stream, topic, group wire.Identifier) (*wire.ConsumerGroupDetails, error)
+}
+
+// Log reads one gateway fleet's coordinator log.
+type Log struct {
+	c      Iggy
+	stream wire.Identifier
+	clock  clock.Clock
+	// FollowEvery is the pause between two end-offset checks of a follower that has caught up.
+	FollowEvery time.Duration
+}
+
+// NewLog reads the coordinator log of the gateways serving Kafka topics from stream.
+func NewLog(c Iggy, stream string, clk clock.Clock) *Log {
+	return &Log{c: c, stream: wire.NamedID(MetaStream(stream)), clock: clock.Or(clk), FollowEvery: 20 * time.Millisecond}
+}
+
+// Entry is one message of a log partition.
+type Entry struct {
+	Partition int
+	Offset    uint64
+	// Record is the decoded record when Err is nil.
+	Record record.Record
+	// Err is why the payload could not be decoded (a *record.DecodeError); the entry is shown
+	// and skipped, never fatal.
+	Err error
+	// Size is the payload's length in bytes.
+	Size int
+	// Payload is the message as stored; it aliases the poll buffer and is valid only during
+	// the callback.
+	Payload []byte
+}
+
+// Ends returns the next offset of every log partition (0 for an empty one), indexed by
+// partition, from one topic request.
+func (l *Log) Ends(ctx context.Context) ([]uint64, error) {
+	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(LogTopic))
+	if err != nil {
+		return nil, fmt.Errorf("coordinator log %s/%s: %w", l.stream, LogTopic, err)
+	}
+	ends := make([]uint64, record.Partitions)
+	if len(td.Partitions) != record.Partitions {
+		return nil, fmt.Errorf("coordinator log %s/%s has %d partitions, want %d", l.stream, LogTopic, len(td.Partitions), record.Partitions)
+	}
+	for _, p := range td.Partitions {
+		if int(p.ID) < record.Partitions && p.MessagesCount > 0 {
+			ends[p.ID] = p.CurrentOffset + 1
+		}
+	}
+	return ends, nil
+}
+
+// Read calls fn for every message of partition from offset from up to, not including, end, in
+// log order. It stops at the first error fn returns.
+func (l *Log) Read(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
+	return l.read(ctx, partition, from, end, true, fn)
+}
+
+// read is Read, decoding each payload only when decode is set (a header scan does not).
+func (l *Log) read(ctx context.Context, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
+	return l.readTopic(ctx, LogTopic, partition, from, end, decode, fn)
+}
+
+func (l *Log) readTopic(ctx context.Context, topic string, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
+	next := from
+	var e Entry
+	for next < end {
+		n := uint32(min(uint64(pollCount), end-next))
+		p, err := l.c.Poll(ctx, iggy.PollRequest{
+			Stream: l.stream, Topic: wire.NamedID(topic), Partition: uint32(partition),
+			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: n,
+		})
+		if err != nil {
+			return fmt.Errorf("coordinator log partition %d at offset %d: %w", partition, next, err)
+		}
+		if p.Count == 0 {
+			p.Release()
+			return nil
+		}
+		stop := false
+		recs := message.Records(p.Batches)
+		for !stop {
+			rec, ok := recs.Next()
+			if !ok {
+				break
+			}
+			h, _ := message.ParseBatchHeader(rec)
+			ferr := message.Each(rec, func(f message.Frame) bool {
+				off := h.BaseOffset + uint64(f.OffsetDelta)
+				if off < next {
+					return true
+				}
+				if off >= end {
+					stop = true
+					return false
+				}
+				e = Entry{Partition: partition, Offset: off, Size: len(f.Payload), Payload: f.Payload}
+				if decode {
+					e.Record, e.Err = record.Decode(f.Payload)
+				}
+				if err = fn(&e); err != nil {
+					stop = true
+					return false
+				}
+				next = off + 1
+				return true
+			})
+			if ferr != nil && err == nil {
+				err = fmt.Errorf("coordinator log partition %d: %w", partition, ferr)
+				stop = true
+			}
+		}
+		if err == nil && recs.Err() != nil {
+			err = fmt.Errorf("coordinator log partition %d: %w", partition, recs.Err())
+		}
+		p.Release()
+		if err != nil {
+			return err
+		}
+		if stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ErrStop ends a Follow or a Read from inside fn without an error.
+var ErrStop = errors.New("stop")
+
+// Follow reads partitions from the offsets in from (indexed by partition; a partition not in
+// partitions is skipped) and keeps reading as records arrive until ctx ends or fn returns an
+// error. It checks the end offsets of all 16 partitions with one request every FollowEvery
+// while idle and polls only the partitions that grew, so a quiet fleet costs one request per
+// interval. caughtUp is called each time every partition has been read to its end.
+func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn func(*Entry) error, caughtUp func()) error {
+	next := append([]uint64(nil), from...)
+	for {
+		ends, err := l.Ends(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range partitions {
+			if ends[p] > next[p] {
+				err := l.Read(ctx, p, next[p], ends[p], func(e *Entry) error {
+					next[p] = e.Offset + 1
+					return fn(e)
+				})
+				if errors.Is(err, ErrStop) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		if caughtUp != nil {
+			caughtUp()
+		}
+		t := l.clock.NewTimer(l.FollowEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// Assignment is Iggy's split of the log partitions over the members of kafka-gateways: log
+// partition -> Iggy client id of the member that holds it.
+func (l *Log) Assignment(ctx context.Context) (map[int]uint32, error) {
+	g, err := l.c.GetConsumerGroup(ctx, l.stream, wire.NamedID(LogTopic), wire.NamedID(GatewayGroup))
+	if errors.Is(err, wire.ConsumerGroupIDNotFound) || errors.Is(err, wire.ConsumerGroupNameNotFound) {
+		return map[int]uint32{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("iggy consumer group %s: %w", GatewayGroup, err)
+	}
+	out := make(map[int]uint32)
+	for _, m := range g.Members {
+		for _, p := range m.Partitions {
+			out[int(p)] = m.ID
+		}
+	}
+	return out, nil
+}

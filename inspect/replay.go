@@ -1,0 +1,221 @@
+package inspect
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+)
+
+// ReplayOptions says how far back `replay` starts and where it stops.
+type ReplayOptions struct {
+	// FromStart folds from offset 0 instead of the last valid checkpoint.
+	FromStart bool
+	// Until stops after the last record at or before it (time travel); unset means the end.
+	Until Position
+}
+
+// Replay is the state of one partition rebuilt from the log. JSON field names are an interface.
+type Replay struct {
+	Partition int `json:"partition"`
+	// From is the offset the fold started at (a checkpoint, or 0).
+	From uint64 `json:"from_offset"`
+	// Through is the last offset folded; nil when the partition had nothing in range.
+	Through *uint64 `json:"through_offset"`
+	Records uint64  `json:"records"`
+	Void    uint64  `json:"void_records"`
+	// Seconds is how long the fold took, reading included; Rate is Records/Seconds.
+	Seconds float64     `json:"seconds"`
+	Rate    float64     `json:"records_per_second"`
+	Claim   *ClaimInfo  `json:"claim"`
+	Groups  []GroupView `json:"groups"`
+
+	state *record.State
+}
+
+// ClaimInfo is a claim as the rows show it.
+type ClaimInfo struct {
+	Number uint64 `json:"number"`
+	Node   int32  `json:"node"`
+	Addr   string `json:"addr"`
+	Offset uint64 `json:"offset"`
+}
+
+// GroupView is one group of a replayed partition.
+type GroupView struct {
+	Group        string       `json:"group"`
+	State        string       `json:"state"`
+	Generation   int32        `json:"generation"`
+	ProtocolType string       `json:"protocol_type"`
+	Protocol     string       `json:"protocol"`
+	Leader       string       `json:"leader"`
+	Members      []MemberView `json:"members"`
+	Offsets      []OffsetView `json:"offsets"`
+}
+
+// MemberView is one member of a group.
+type MemberView struct {
+	MemberID           string `json:"member_id"`
+	InstanceID         string `json:"instance_id,omitempty"`
+	ClientID           string `json:"client_id"`
+	ClientHost         string `json:"client_host"`
+	SessionTimeoutMS   int64  `json:"session_timeout_ms"`
+	RebalanceTimeoutMS int64  `json:"rebalance_timeout_ms"`
+	// Assignment is the member's partitions ("topic[0,1] other[2]") for the consumer protocol,
+	// or the assignment's size for another protocol.
+	Assignment string `json:"assignment"`
+}
+
+// OffsetView is one committed offset.
+type OffsetView struct {
+	Topic       string     `json:"topic"`
+	Partition   int32      `json:"partition"`
+	Offset      int64      `json:"offset"`
+	LeaderEpoch int32      `json:"leader_epoch"`
+	Metadata    string     `json:"metadata"`
+	Expire      *time.Time `json:"expire"`
+}
+
+// State is the fold the replay ended with.
+func (r *Replay) State() *record.State { return r.state }
+
+// lastCheckpoint finds the offset of the last valid checkpoint of a partition below end by
+// reading only record headers (type and claim), which is all validity of a checkpoint needs.
+func lastCheckpoint(ctx context.Context, l *Log, partition int, end uint64) (uint64, bool, error) {
+	var newest, at uint64
+	found := false
+	err := l.read(ctx, partition, 0, end, false, func(e *Entry) error {
+		b := e.Payload
+		if len(b) < record.HeaderSize || b[0] != record.Version {
+			return nil
+		}
+		typ, claim := record.Type(b[1]), binary.LittleEndian.Uint64(b[2:10])
+		switch {
+		case typ == record.TypeClaim && claim > newest:
+			newest = claim
+		case typ == record.TypeCheckpoint && (claim == newest || newest == 0 && !found):
+			if newest == 0 {
+				newest = claim
+			}
+			at, found = e.Offset, true
+		}
+		return nil
+	})
+	return at, found, err
+}
+
+// RunReplay rebuilds one partition's state.
+func RunReplay(ctx context.Context, l *Log, partition int, opts ReplayOptions) (*Replay, error) {
+	if err := CheckPartition(partition); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	ends, err := l.Ends(ctx)
+	if err != nil {
+		return nil, err
+	}
+	end := ends[partition]
+	if opts.Until.HasOffset {
+		end = min(end, opts.Until.Offset+1)
+	}
+	res := &Replay{Partition: partition, state: record.NewState()}
+	if !opts.FromStart && !opts.Until.Set() {
+		at, ok, err := lastCheckpoint(ctx, l, partition, end)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res.From = at
+		}
+	}
+	err = l.Read(ctx, partition, res.From, end, func(e *Entry) error {
+		if e.Err != nil {
+			res.Void++
+			return nil
+		}
+		if !opts.Until.Time.IsZero() && e.Record.Time.After(opts.Until.Time) {
+			return ErrStop
+		}
+		res.state.Apply(e.Offset, e.Record)
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrStop) {
+		return nil, err
+	}
+	res.fill(time.Since(start))
+	return res, nil
+}
+
+func (r *Replay) fill(elapsed time.Duration) {
+	st := r.state
+	c := st.Counts()
+	r.Records, r.Void = c.Applied+r.Void, c.Void+r.Void
+	if last, ok := st.Last(); ok {
+		r.Through = &last
+	}
+	r.Seconds = elapsed.Seconds()
+	if r.Seconds > 0 {
+		r.Rate = float64(r.Records) / r.Seconds
+	}
+	if cl := st.Claim(); cl.Number != 0 {
+		r.Claim = &ClaimInfo{Number: cl.Number, Node: cl.Node, Addr: cl.Addr, Offset: st.ClaimOffset()}
+	}
+	r.Groups = GroupViews(st)
+}
+
+// GroupViews lists every group of a state with its members and offsets, sorted by name.
+func GroupViews(st *record.State) []GroupView {
+	out := []GroupView{}
+	for _, name := range st.GroupNames() {
+		v := GroupView{Group: name, State: "Empty", Members: []MemberView{}, Offsets: []OffsetView{}}
+		if g, ok := st.Group(name); ok {
+			v.State, v.Generation, v.ProtocolType, v.Protocol, v.Leader = g.State, g.Generation, g.ProtocolType, g.Protocol, g.Leader
+			for _, m := range g.Members {
+				v.Members = append(v.Members, MemberView{
+					MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost,
+					SessionTimeoutMS: m.SessionTimeout.Milliseconds(), RebalanceTimeoutMS: m.RebalanceTimeout.Milliseconds(),
+					Assignment: AssignmentText(g.ProtocolType, m.Assignment),
+				})
+			}
+		}
+		for _, o := range st.GroupOffsets(name) {
+			ov := OffsetView{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata}
+			if !o.Expire.IsZero() {
+				t := o.Expire.UTC()
+				ov.Expire = &t
+			}
+			v.Offsets = append(v.Offsets, ov)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// AssignmentText shows a member's assignment: its topics and partitions for the consumer
+// protocol, else its size.
+func AssignmentText(protocolType string, b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if protocolType == "consumer" {
+		var a kmsg.ConsumerMemberAssignment
+		if err := a.ReadFrom(b); err == nil {
+			var parts []string
+			for _, t := range a.Topics {
+				ps := make([]string, len(t.Partitions))
+				for i, p := range t.Partitions {
+					ps[i] = strconv.Itoa(int(p))
+				}
+				parts = append(parts, t.Topic+"["+strings.Join(ps, ",")+"]")
+			}
+			return strings.Join(parts, " ")
+		}
+	}
+	return strconv.Itoa(len(b)) + " bytes"
+}
