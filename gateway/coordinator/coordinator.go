@@ -137,6 +137,8 @@ type Coordinator struct {
 	router      kafka.GroupCoordinator
 	fleet       *Fleet
 	nolog       *group.Manager
+	// onSnapshot, when set, is called for every checkpoint snapshot taken (tests count them).
+	onSnapshot func()
 }
 
 // Start validates or creates the log's shape, joins `kafka-gateways` and starts the lease loop.

@@ -187,7 +187,7 @@ func (d directory) Manager(name string) (*group.Manager, int16) {
 	case stLoading:
 		return nil, kerr.CoordinatorLoadInProgress.Code
 	case stServing:
-		if !c.leaseFresh() {
+		if !pt.serving() || !c.leaseFresh() {
 			return nil, kerr.NotCoordinator.Code
 		}
 		pt.mu.Lock()

@@ -28,8 +28,9 @@ func (c *Coordinator) startNoLog() {
 
 // offsetJournal is the Journal without the log: a commit of Kafka offset k (the next record to
 // read) is stored as Iggy consumer offset k-1 (the last record consumed) of the Iggy consumer
-// group named like the Kafka group, created when missing; a commit of 0 deletes it. Group
-// snapshots and group deletions have no Iggy counterpart and stay in memory.
+// named like the Kafka group; a commit of 0 deletes it. A single consumer, not an Iggy consumer
+// group: Iggy lets only a member that owns the partition store a group's offset. Group snapshots
+// and group deletions have no Iggy counterpart and stay in memory.
 type offsetJournal struct {
 	c      *iggy.Client
 	stream wire.Identifier
@@ -58,45 +59,44 @@ func (j offsetJournal) store(ctx context.Context, groupName, topic string, parti
 		return fmt.Errorf("coordinator: partition %d: %w", partition, wire.PartitionNotFound)
 	}
 	tid := wire.NamedID(topic)
-	cons := wire.Consumer{Kind: wire.ConsumerKindGroup, ID: wire.NamedID(groupName)}
+	cons := offsetConsumer(groupName)
 	if offset <= 0 {
 		err := j.c.DeleteOffset(ctx, cons, j.stream, tid, uint32(partition))
-		if err == nil || errors.Is(err, wire.ConsumerOffsetNotFound) || errors.Is(err, wire.ResourceNotFound) {
+		if err == nil || errors.Is(err, wire.ConsumerOffsetNotFound) {
 			return nil
 		}
 		return err
 	}
-	err := j.c.StoreOffset(ctx, cons, j.stream, tid, uint32(partition), uint64(offset-1))
-	if errors.Is(err, wire.ResourceNotFound) || errors.Is(err, wire.ConsumerGroupIDNotFound) {
-		if _, cerr := j.c.CreateConsumerGroup(ctx, j.stream, tid, groupName); cerr != nil && !errors.Is(cerr, wire.ConsumerGroupNameAlreadyExists) {
-			return fmt.Errorf("coordinator: creating Iggy group %s on %s: %w", groupName, topic, cerr)
-		}
-		err = j.c.StoreOffset(ctx, cons, j.stream, tid, uint32(partition), uint64(offset-1))
-	}
-	return err
+	return j.c.StoreOffset(ctx, cons, j.stream, tid, uint32(partition), uint64(offset-1))
 }
 
-// IggyOffsets reads the offset an Iggy consumer group of the Kafka group's name stored for a
-// partition, as a Kafka committed offset (stored + 1): a Kafka group picks up where a native
-// Iggy group left off, and without the log it is where the offsets live.
+func offsetConsumer(group string) wire.Consumer {
+	return wire.Consumer{Kind: wire.ConsumerKindSingle, ID: wire.NamedID(group)}
+}
+
+// IggyOffsets reads the offset Iggy holds for a Kafka group's partition, as a Kafka committed
+// offset (stored + 1): first the consumer named like the group (where the gateway keeps offsets
+// without the log), then the Iggy consumer group of that name, so a Kafka group picks up where a
+// native Iggy group left off.
 func IggyOffsets(c *iggy.Client, stream string) func(ctx context.Context, id kafka.Identity, group, topic string, partition int32) (int64, bool, error) {
 	sid := wire.NamedID(stream)
 	return func(ctx context.Context, _ kafka.Identity, groupName, topic string, partition int32) (int64, bool, error) {
 		if partition < 0 {
 			return 0, false, nil
 		}
-		cons := wire.Consumer{Kind: wire.ConsumerKindGroup, ID: wire.NamedID(groupName)}
-		off, ok, err := c.GetOffset(ctx, cons, sid, wire.NamedID(topic), uint32(partition))
-		if err != nil {
-			if errors.Is(err, wire.ResourceNotFound) || errors.Is(err, wire.ConsumerGroupIDNotFound) ||
-				errors.Is(err, wire.TopicIDNotFound) || errors.Is(err, wire.StreamIDNotFound) || errors.Is(err, wire.PartitionNotFound) {
-				return 0, false, nil
+		for _, cons := range []wire.Consumer{offsetConsumer(groupName), {Kind: wire.ConsumerKindGroup, ID: wire.NamedID(groupName)}} {
+			off, ok, err := c.GetOffset(ctx, cons, sid, wire.NamedID(topic), uint32(partition))
+			if err != nil {
+				if errors.Is(err, wire.ResourceNotFound) || errors.Is(err, wire.ConsumerGroupIDNotFound) ||
+					errors.Is(err, wire.TopicIDNotFound) || errors.Is(err, wire.StreamIDNotFound) || errors.Is(err, wire.PartitionNotFound) {
+					continue
+				}
+				return 0, false, err
 			}
-			return 0, false, err
+			if ok {
+				return int64(off.StoredOffset) + 1, true, nil
+			}
 		}
-		if !ok {
-			return 0, false, nil
-		}
-		return int64(off.StoredOffset) + 1, true, nil
+		return 0, false, nil
 	}
 }

@@ -27,6 +27,7 @@ type partition struct {
 	id     int
 	src    source
 	status atomic.Int32
+	fence  atomic.Bool // an append found the partition taken over
 	claim  atomic.Uint64
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -44,7 +45,7 @@ func newPartition(c *Coordinator, p int) *partition {
 	return pt
 }
 
-func (pt *partition) serving() bool { return pt.status.Load() == stServing }
+func (pt *partition) serving() bool { return pt.status.Load() == stServing && !pt.fence.Load() }
 
 func (pt *partition) stop(why string) {
 	if pt.status.Swap(stStopped) == stStopped {
@@ -154,6 +155,8 @@ func (pt *partition) bad(off uint64, err error) {
 
 // fenced is the error of an append that found the partition taken over.
 func (pt *partition) fenced(why string) error {
+	// Stop serving now, in this request; the manager is closed outside its own call into Append.
+	pt.fence.Store(true)
 	go func() {
 		pt.stop(why)
 		pt.c.forget(pt)
@@ -222,6 +225,9 @@ func (pt *partition) appendLocked(ctx context.Context, recs []record.Record, cla
 // checkpoint's offset for the next owner. A failure is logged: the next append retries.
 func (pt *partition) checkpointLocked(ctx context.Context) {
 	through, _ := pt.st.Last()
+	if pt.c.onSnapshot != nil {
+		pt.c.onSnapshot()
+	}
 	cp := pt.st.Snapshot(through)
 	rec := record.Record{Type: record.TypeCheckpoint, Claim: pt.claim.Load(), Time: pt.c.clk.Now(), Checkpoint: &cp}
 	b, err := record.Encode(rec)

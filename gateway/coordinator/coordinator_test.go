@@ -1,0 +1,476 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// The log's shape is created when missing, accepted when right, and refused with a message that
+// names the topic and both counts when a topic has another partition count.
+func TestShapeCreatedAndRefused(t *testing.T) {
+	s := newStore(t)
+	cl := s.client(t)
+	ctx := ctxT(t)
+	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]uint32{logTopic: 16, ownersTopic: 1} {
+		td, err := cl.GetTopic(ctx, wire.NamedID("kafka.meta"), wire.NamedID(name))
+		if err != nil || td.PartitionsCount != want {
+			t.Fatalf("topic %s: %v partitions, err %v", name, td, err)
+		}
+	}
+	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
+		t.Fatalf("second start on the right shape: %v", err)
+	}
+
+	st, err := cl.CreateStream(ctx, "other.meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CreateTopic(ctx, wire.NumericID(st.ID), logTopic, 3, iggy.TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Start(ctx, Config{Client: cl, Stream: "other", NodeID: 1, Log: true})
+	var se *shapeError
+	if !errors.As(err, &se) || se.have != 3 || se.want != 16 || !strings.Contains(err.Error(), "other.meta/coordinators has 3 partitions") {
+		t.Fatalf("Start on a 3-partition log: %v", err)
+	}
+}
+
+// A lease bound at or above the store's eviction time is refused with the arithmetic.
+func TestLeaseBoundRefused(t *testing.T) {
+	s := newStore(t)
+	_, err := Start(ctxT(t), Config{Client: s.client(t), Log: true, HeartbeatInterval: 5 * time.Second, LeaseBound: 6 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "below 1.2 x heartbeat interval 5s = 6s") {
+		t.Fatalf("Start with a 6 s bound and a 5 s heartbeat: %v", err)
+	}
+}
+
+func member(id string) record.Member {
+	return record.Member{
+		MemberID: id, InstanceID: "static-" + id, ClientID: "kgo", ClientHost: "10.1.2.3",
+		SessionTimeout: 45 * time.Second, RebalanceTimeout: time.Minute,
+		Protocols: []record.Protocol{
+			{Name: "cooperative-sticky", Metadata: []byte{0, 3, 0, 0, 0, 1, 0, 1, 't', 0xff}},
+			{Name: "range", Metadata: []byte{}},
+			{Name: "roundrobin", Metadata: []byte{9}},
+		},
+		Assignment: []byte{0, 3, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0},
+	}
+}
+
+func stableGroup(name string, gen int32) record.Group {
+	return record.Group{Name: name, Generation: gen, ProtocolType: "consumer", Protocol: "cooperative-sticky",
+		Leader: "m-1", State: "Stable", Members: []record.Member{member("m-1"), member("m-2")}}
+}
+
+func commit(g, topic string, p int32, off int64) record.Record {
+	return record.Record{Type: record.TypeOffsetCommit, OffsetCommit: &record.OffsetCommit{
+		Group: g, Topic: topic, Partition: p, Offset: off, LeaderEpoch: 3, Metadata: "m" + fmt.Sprint(off)}}
+}
+
+// Two coordinators on one store split the 16 partitions; when one's lease session closes, the
+// other takes its partitions over with the groups (every member field, byte for byte),
+// generations and offsets that the records hold, without anything being rejoined.
+func TestTwoCoordinatorsSplitAndTakeOver(t *testing.T) {
+	s := newStore(t)
+	a := start(t, s, 1, nil)
+	b := start(t, s, 2, nil)
+	waitServing(t, "16 partitions split over two gateways", func() error {
+		sa, sb := serving(a), serving(b)
+		for p := range sa {
+			if sb[p] {
+				return fmt.Errorf("partition %d served by both", p)
+			}
+		}
+		return checkfor.True(len(sa)+len(sb) == 16 && len(sa) > 0 && len(sb) > 0, "a serves %d, b serves %d", len(sa), len(sb))
+	})
+	// Each sees the other's partitions through the announcements.
+	waitServing(t, "owners known everywhere", func() error {
+		return checkfor.True(len(a.Owners()) == 16 && len(b.Owners()) == 16, "a knows %d owners, b %d", len(a.Owners()), len(b.Owners()))
+	})
+	if ac, bc := a.Fleet().Controller(), b.Fleet().Controller(); ac != bc || ac < 1 {
+		t.Fatalf("controllers %d and %d", ac, bc)
+	}
+	if live := a.Fleet().LiveBrokers(); len(live) != 2 {
+		t.Fatalf("live brokers %v", live)
+	}
+
+	// Groups in a's partitions, written through a's journals.
+	ctx := ctxT(t)
+	want := map[string]record.Group{}
+	for p := range serving(a) {
+		g := groupIn(p, "g")
+		rg := stableGroup(g, int32(10+p))
+		j := journal{part(a, p)}
+		if err := j.Append(ctx, record.Record{Type: record.TypeGroup, Group: &rg}, commit(g, "orders", 0, 100), commit(g, "orders", 1, 200)); err != nil {
+			t.Fatal(err)
+		}
+		want[g] = rg
+		if node, _, _, code := (directory{b}).Coordinator(g, 0); code != 0 || node != 1 {
+			checkfor.Eventually(t, 5*time.Second, "b names a as coordinator", func() error {
+				node, _, _, code := (directory{b}).Coordinator(g, 0)
+				return checkfor.True(code == 0 && node == 1, "b names %d (code %d)", node, code)
+			})
+		}
+		if _, code := (directory{b}).Manager(g); code != kerr.NotCoordinator.Code {
+			t.Fatalf("b answers %d for a group of a", code)
+		}
+	}
+	gained := serving(a)
+	if err := a.sess.Load().Close(); err != nil {
+		t.Fatal(err)
+	}
+	for p := range gained {
+		if _, code := (directory{a}).Manager(groupIn(p, "g")); code != kerr.NotCoordinator.Code {
+			t.Fatalf("a still answers %d right after its lease session closed", code)
+		}
+	}
+	waitServing(t, "b serves a's partitions", func() error {
+		sb := serving(b)
+		for p := range gained {
+			if !sb[p] {
+				return fmt.Errorf("b does not serve %d yet", p)
+			}
+		}
+		return nil
+	})
+	for g, rg := range want {
+		m, code := (directory{b}).Manager(g)
+		if code != 0 {
+			t.Fatalf("b answers %d for %s", code, g)
+		}
+		groups, offsets := m.State()
+		var got *record.Group
+		for i := range groups {
+			if groups[i].Name == g {
+				got = &groups[i]
+			}
+		}
+		if got == nil || !reflect.DeepEqual(got.Members, rg.Members) || got.Generation != rg.Generation || got.Leader != rg.Leader || got.Protocol != rg.Protocol {
+			t.Fatalf("restored %s:\n%+v\nwant\n%+v", g, got, rg)
+		}
+		n := 0
+		for _, o := range offsets {
+			if o.Group == g {
+				n++
+				if o.Offset != int64(100*(o.Partition+1)) || o.LeaderEpoch != 3 || o.Metadata != fmt.Sprint("m", o.Offset) {
+					t.Fatalf("restored offset %+v", o)
+				}
+			}
+		}
+		if n != 2 {
+			t.Fatalf("%s restored with %d offsets", g, n)
+		}
+	}
+}
+
+// A writer whose claim was overtaken gets ErrNotCoordinator, stops serving the partition in the
+// same call, and its record is void for every reader.
+func TestFencedWriter(t *testing.T) {
+	s := newStore(t)
+	a := start(t, s, 1, nil)
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	ctx := ctxT(t)
+	pt := part(a, 3)
+	g := groupIn(3, "fenced")
+	if err := (journal{pt}).Append(ctx, commit(g, "t", 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// Another gateway claims partition 3 (the lease moved while a was unaware).
+	newer := pt.claim.Load() + 1
+	b, _ := record.Encode(record.Record{Type: record.TypeClaim, Claim: newer, ClaimInfo: &record.Claim{Number: newer, Node: 2, Addr: "x:1"}})
+	if _, err := a.cfg.Client.SendMessages(ctx, a.meta, a.topic, 3, []iggy.Message{{Payload: b}}); err != nil {
+		t.Fatal(err)
+	}
+	err := (journal{pt}).Append(ctx, commit(g, "t", 0, 2))
+	if !errors.Is(err, group.ErrNotCoordinator) {
+		t.Fatalf("append after a newer claim: %v", err)
+	}
+	if _, code := (directory{a}).Manager(g); code == 0 {
+		t.Fatal("a still serves the fenced partition")
+	}
+	st := fullReplay(t, a.cfg.Client, a, 3)
+	if o, ok := st.Offset(g, "t", 0); !ok || o.Offset != 1 {
+		t.Fatalf("a reader sees offset %+v, want the one before the newer claim", o)
+	}
+	if st.Counts().Void != 1 || st.Claim().Node != 2 {
+		t.Fatalf("reader counts %+v claim %+v", st.Counts(), st.Claim())
+	}
+}
+
+// Checkpoints come every CheckpointEvery records, the last one is found through the checkpoint
+// consumer offset, and a takeover from it equals a full replay. Deletion markers and checkpoint
+// size follow the live state, not the history.
+func TestCheckpointReplayEqualsFullReplayAndMarkersBounded(t *testing.T) {
+	s := newStore(t)
+	a := start(t, s, 1, func(c *Config) { c.CheckpointEvery = 50 })
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	ctx := ctxT(t)
+	const p = 5
+	pt := part(a, p)
+	j := journal{pt}
+	keep := groupIn(p, "keep")
+	rg := stableGroup(keep, 4)
+	if err := j.Append(ctx, record.Record{Type: record.TypeGroup, Group: &rg}); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for round := range 6 {
+		for i := range 40 {
+			g := groupIn(p, fmt.Sprintf("tmp%d-%d", round, i))
+			if err := j.Append(ctx, commit(g, "t", 0, int64(i))); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Append(ctx, record.Record{Type: record.TypeGroupDeleted, GroupDeleted: &record.GroupDeleted{Group: g}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := j.Append(ctx, commit(keep, "t", int32(round), int64(round))); err != nil {
+			t.Fatal(err)
+		}
+		pt.mu.Lock()
+		c := pt.st.Counts()
+		pt.mu.Unlock()
+		if c.Markers > 50 {
+			t.Fatalf("round %d: %d deletion markers, more than one checkpoint interval", round, c.Markers)
+		}
+		off, ok, err := a.cfg.Client.GetOffset(ctx, checkpointConsumer, a.meta, a.topic, p)
+		if err != nil || !ok {
+			t.Fatalf("checkpoint offset: %v %v", ok, err)
+		}
+		cp, ok := pt.readCheckpoint(ctx, off.StoredOffset)
+		if !ok {
+			t.Fatalf("no checkpoint at the stored offset %d", off.StoredOffset)
+		}
+		raw, _ := record.Encode(cp)
+		sizes = append(sizes, len(raw))
+		if len(cp.Checkpoint.Groups) != 1 {
+			t.Fatalf("checkpoint holds %d groups, want only the live one", len(cp.Checkpoint.Groups))
+		}
+	}
+	if sizes[len(sizes)-1] > 2*sizes[0] {
+		t.Fatalf("checkpoint sizes grew with history: %v", sizes)
+	}
+
+	full := fullReplay(t, a.cfg.Client, a, p)
+	b := newPartition(a, p)
+	if err := b.rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.st.Counts().Applied >= full.Counts().Applied {
+		t.Fatalf("rebuild applied %d records, a full replay %d: the checkpoint was not used", b.st.Counts().Applied, full.Counts().Applied)
+	}
+	if got, want := b.st.Snapshot(0), full.Snapshot(0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("replay from checkpoint\n%+v\nwant\n%+v", got, want)
+	}
+	if got, _ := b.st.Group(keep); !reflect.DeepEqual(got, rg) {
+		t.Fatalf("group through a checkpoint\n%+v\nwant\n%+v", got, rg)
+	}
+}
+
+// Deciding whether a checkpoint is due reads counters only: appends to a partition holding
+// 100,000 offsets take no snapshot until the record count is reached, and the decision
+// allocates nothing.
+func TestCheckpointDecisionIsNotAScan(t *testing.T) {
+	st := record.NewState()
+	st.Apply(0, record.Record{Type: record.TypeClaim, Claim: 1, ClaimInfo: &record.Claim{Number: 1}})
+	for i := range 100000 {
+		r := commit(fmt.Sprintf("g%d", i/10), "t", int32(i%10), 1)
+		r.Claim = 1
+		st.Apply(uint64(i+1), r)
+	}
+	now := time.Now()
+	if n := testing.AllocsPerRun(100, func() { st.CheckpointDue(1<<30, 24*time.Hour, now, now) }); n != 0 {
+		t.Fatalf("CheckpointDue allocates %v times", n)
+	}
+
+	s := newStore(t)
+	var snaps atomic.Int64
+	a := start(t, s, 1, func(c *Config) { c.CheckpointEvery = 30 })
+	a.onSnapshot = func() { snaps.Add(1) }
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	j := journal{part(a, 0)}
+	for i := range 28 { // the claim is the first of the 30 records
+		if err := j.Append(ctxT(t), commit(groupIn(0, "x"), "t", int32(i), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := snaps.Load(); n != 0 {
+		t.Fatalf("%d snapshots before the checkpoint interval", n)
+	}
+	if err := j.Append(ctxT(t), commit(groupIn(0, "x"), "t", 99, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := snaps.Load(); n != 1 {
+		t.Fatalf("%d snapshots at the checkpoint interval, want 1", n)
+	}
+}
+
+// lagSource is a log whose reader falls behind retention: the messages in [gapFrom, gapTo) are
+// gone.
+type lagSource struct {
+	msgs           []logMsg
+	gapFrom, gapTo uint64
+}
+
+func (l *lagSource) read(_ context.Context, from uint64, count uint32) ([]logMsg, error) {
+	var out []logMsg
+	for _, m := range l.msgs {
+		if m.offset >= from && (m.offset < l.gapFrom || m.offset >= l.gapTo) && len(out) < int(count) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// A reader that falls behind never skips what it missed: a group deletion inside the gap is not
+// silently lost (the group would come back to life); the replay reports the gap instead, and a
+// rebuild from a checkpoint after the gap gives the true state.
+func TestGapIsNeverSkipped(t *testing.T) {
+	enc := func(r record.Record) []byte { b, _ := record.Encode(r); return b }
+	g := "doomed"
+	log := []record.Record{
+		{Type: record.TypeClaim, Claim: 1, ClaimInfo: &record.Claim{Number: 1}},
+		commit(g, "t", 0, 5),
+		{Type: record.TypeGroupDeleted, GroupDeleted: &record.GroupDeleted{Group: g}},
+		commit("other", "t", 0, 1),
+	}
+	src := &lagSource{gapFrom: 2, gapTo: 3}
+	for i, r := range log {
+		if i > 0 {
+			r.Claim = 1
+		}
+		src.msgs = append(src.msgs, logMsg{offset: uint64(i), payload: enc(r)})
+	}
+	st := record.NewState()
+	_, err := replay(context.Background(), src, st, 0, -1, nil, nil)
+	if !errors.Is(err, errGap) {
+		t.Fatalf("replay across a gap: %v", err)
+	}
+	if _, ok := st.Offset("other", "t", 0); ok {
+		t.Fatal("records after the gap were applied")
+	}
+	// A checkpoint written after the deletion covers the gap.
+	cpState := record.NewState()
+	for i, r := range log {
+		if i > 0 {
+			r.Claim = 1
+		}
+		cpState.Apply(uint64(i), r)
+	}
+	cp := cpState.Snapshot(3)
+	src.msgs = append(src.msgs, logMsg{offset: 4, payload: enc(record.Record{Type: record.TypeCheckpoint, Claim: 1, Checkpoint: &cp})})
+	st = record.NewState()
+	if _, err := replay(context.Background(), src, st, 4, -1, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Offset(g, "t", 0); ok {
+		t.Fatal("the deleted group's offset came back")
+	}
+	if _, ok := st.Offset("other", "t", 0); !ok {
+		t.Fatal("state after the checkpoint is missing")
+	}
+}
+
+// A gateway whose last lease confirmation is older than the bound stops answering as
+// coordinator before its next lease read, and its journal refuses to write; the next
+// confirmation brings it back.
+func TestStaleLeaseStopsServing(t *testing.T) {
+	s := newStore(t)
+	clk := clock.NewFake(time.Now())
+	a := start(t, s, 1, func(c *Config) {
+		c.Clock = clk
+		c.LeasePoll = time.Hour // only the first read, then the test moves the clock
+		c.LeaseBound = 10 * time.Second
+		c.AnnounceInterval, c.FollowInterval = time.Hour, time.Hour
+	})
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	g := groupIn(7, "frozen")
+	if _, code := (directory{a}).Manager(g); code != 0 {
+		t.Fatalf("fresh lease answers %d", code)
+	}
+	clk.Advance(10 * time.Second)
+	if _, code := (directory{a}).Manager(g); code != kerr.NotCoordinator.Code {
+		t.Fatalf("lease past its bound answers %d", code)
+	}
+	if err := (journal{part(a, 7)}).Append(ctxT(t), commit(g, "t", 0, 1)); !errors.Is(err, group.ErrNotCoordinator) {
+		t.Fatalf("append on a stale lease: %v", err)
+	}
+}
+
+// Without the log, the lowest node id coordinates every group, the others answer 16 and name
+// it, and offsets are Iggy consumer offsets another gateway can read.
+func TestLogOff(t *testing.T) {
+	s := newStore(t)
+	cl := s.client(t)
+	ctx := ctxT(t)
+	st, err := cl.CreateStream(ctx, "kafka")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CreateTopic(ctx, wire.NumericID(st.ID), "orders", 2, iggy.TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	off := func(c *Config) { c.Log = false; c.Brokers = append(c.Brokers, brokerOf(1), brokerOf(2)) }
+	a := start(t, s, 1, off)
+	b := start(t, s, 2, off)
+	if _, code := (directory{a}).Manager("g"); code != 0 {
+		t.Fatalf("lowest node answers %d", code)
+	}
+	if _, code := (directory{b}).Manager("g"); code != kerr.NotCoordinator.Code {
+		t.Fatalf("other node answers %d", code)
+	}
+	if node, _, port, code := (directory{b}).Coordinator("g", 0); node != 1 || port != 9001 || code != 0 {
+		t.Fatalf("FindCoordinator at b: %d %d %d", node, port, code)
+	}
+	if !a.Fleet().IsController() || b.Fleet().IsController() {
+		t.Fatal("controller is not the lowest node")
+	}
+	for range 50 {
+		if _, err := cl.SendMessages(ctx, wire.NamedID("kafka"), wire.NamedID("orders"), 1, []iggy.Message{{Payload: []byte("x")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := offsetJournal{c: cl, stream: wire.NamedID("kafka")}
+	if err := j.Append(ctx, commit("g", "orders", 1, 42)); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := IggyOffsets(cl, "kafka")(ctx, kafkaIdentity(), "g", "orders", 1)
+	if err != nil || !ok || got != 42 {
+		t.Fatalf("offset read back %d %v %v", got, ok, err)
+	}
+	if _, ok, _ := IggyOffsets(cl, "kafka")(ctx, kafkaIdentity(), "g", "orders", 0); ok {
+		t.Fatal("an offset for a partition never committed")
+	}
+}
+
+func FuzzAnnouncement(f *testing.F) {
+	f.Add(encodeAnnouncement(Announcement{Node: 3, Addr: "h:9092", Time: time.Unix(1, 2), Claims: map[int]uint64{0: 4, 15: 9}}))
+	f.Add(encodeAnnouncement(Announcement{Node: -1, Leaving: true, Time: time.Unix(0, 1)}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := decodeAnnouncement(b)
+		if err != nil {
+			return
+		}
+		back, err := decodeAnnouncement(encodeAnnouncement(a))
+		if err != nil || !reflect.DeepEqual(a, back) {
+			t.Fatalf("round trip: %+v %+v %v", a, back, err)
+		}
+	})
+}

@@ -1,0 +1,120 @@
+package coordinator
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// testStore is an embedded store on a temporary directory, reached in memory.
+type testStore struct {
+	srv *store.Server
+}
+
+func newStore(t *testing.T) *testStore {
+	t.Helper()
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	return &testStore{srv: srv}
+}
+
+func (s *testStore) client(t *testing.T) *iggy.Client {
+	t.Helper()
+	c, err := iggy.Dial(ctxT(t), iggy.Config{Addrs: []string{"memory"}, PoolSize: 4,
+		Dial: func(ctx context.Context, _ string) (net.Conn, error) { return s.srv.Dial(ctx) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// start runs a coordinator of node id on s with the given overrides.
+func start(t *testing.T, s *testStore, node int32, mod func(*Config)) *Coordinator {
+	t.Helper()
+	cfg := Config{
+		Client: s.client(t), Stream: "kafka", NodeID: node, Host: "127.0.0.1", Port: 9000 + node,
+		Log: true, Logger: slog.New(slog.DiscardHandler),
+		AnnounceInterval: 50 * time.Millisecond, FollowInterval: 20 * time.Millisecond, LeasePoll: 20 * time.Millisecond,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := Start(ctxT(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// serving is the set of partitions c serves now.
+func serving(c *Coordinator) map[int]bool {
+	out := map[int]bool{}
+	for p, o := range c.Owners() {
+		if o.Node == c.cfg.NodeID && o.Serving {
+			out[p] = true
+		}
+	}
+	return out
+}
+
+func waitServing(t *testing.T, what string, check func() error) {
+	t.Helper()
+	checkfor.Eventually(t, 10*time.Second, what, check)
+}
+
+// part returns the serving partition entry of c for p.
+func part(c *Coordinator, p int) *partition {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.parts[p]
+}
+
+// groupIn finds a group id that lives in log partition p.
+func groupIn(p int, prefix string) string {
+	for i := 0; ; i++ {
+		g := prefix + "-" + strconv.Itoa(i)
+		if record.Partition(g) == p {
+			return g
+		}
+	}
+}
+
+// fullReplay folds log partition p from its first record.
+func fullReplay(t *testing.T, cl *iggy.Client, c *Coordinator, p int) *record.State {
+	t.Helper()
+	st := record.NewState()
+	src := pollSource{c: cl, stream: c.meta, topic: c.topic, partition: uint32(p)}
+	if _, err := replay(ctxT(t), src, st, 0, -1, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+
+func brokerOf(node int32) kafka.Broker {
+	return kafka.Broker{NodeID: node, Host: "127.0.0.1", Port: 9000 + node}
+}
+
+func kafkaIdentity() kafka.Identity { return kafka.Identity{ClientID: "test"} }
