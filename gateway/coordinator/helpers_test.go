@@ -112,7 +112,6 @@ func fullReplay(t *testing.T, cl *iggy.Client, c *Coordinator, p int) *record.St
 	return st
 }
 
-
 func brokerOf(node int32) kafka.Broker {
 	return kafka.Broker{NodeID: node, Host: "127.0.0.1", Port: 9000 + node}
 }
