@@ -21,6 +21,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 func startGateway(t testing.TB, mod func(*Config)) *Gateway {
@@ -192,18 +193,13 @@ func TestRunStopsOnCancel(t *testing.T) {
 	go func() {
 		done <- Run(ctx, Config{Bind: addr, Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	checkfor.Eventually(t, 20*time.Second, "the gateway listens", func() error {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway never listened: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 	cancel()
 	select {
 	case err := <-done:
@@ -213,6 +209,53 @@ func TestRunStopsOnCancel(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
+}
+
+// TestReadyzFollowsIggy points a gateway at a store of its own, stops the store and starts it
+// again on the same address: /readyz answers 200, then 503, then 200.
+func TestReadyzFollowsIggy(t *testing.T) {
+	dir := t.TempDir()
+	startStore := func(listen string) (*store.Server, <-chan error) {
+		t.Helper()
+		st, err := store.New(store.Config{Listen: listen, DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- st.Serve(context.Background()) }()
+		return st, served
+	}
+	st, served := startStore("127.0.0.1:0")
+	addr := st.Addr().String()
+	g := startGateway(t, func(c *Config) {
+		c.IggyAddrs = []string{addr}
+		c.IggyUsername, c.IggyPassword = "iggy", "iggy"
+	})
+	readyz := func(want int) func() error {
+		return func() error {
+			resp, err := http.Get("http://" + g.MetricsAddr().String() + "/readyz")
+			if err != nil {
+				return err
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return checkfor.True(resp.StatusCode == want, "/readyz answered %d %q, want %d", resp.StatusCode, body, want)
+		}
+	}
+	checkfor.Eventually(t, 10*time.Second, "ready while Iggy answers", readyz(http.StatusOK))
+
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-served
+	checkfor.Eventually(t, 10*time.Second, "not ready once Iggy is gone", readyz(http.StatusServiceUnavailable))
+
+	st, served = startStore(addr)
+	t.Cleanup(func() {
+		st.Close()
+		<-served
+	})
+	checkfor.Eventually(t, 20*time.Second, "ready again once Iggy is back", readyz(http.StatusOK))
 }
 
 func TestAdvertised(t *testing.T) {
