@@ -16,6 +16,17 @@
 // either topic exists with another partition count, naming the topic, the count found and the
 // count needed.
 //
+// # Owners and the fleet
+//
+// Every gateway appends an Announcement (node, address, the partitions it serves with their
+// claims, time, leaving) to `coordinator_owners` every AnnounceInterval (1 s) and at once when its
+// partitions change, and reads the topic every FollowInterval (100 ms). The owner of a partition
+// is this gateway while it holds it, else the gateway whose live announcement lists it with the
+// highest claim; none known means FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A
+// gateway is live when it announced within Live (5 s) and is not leaving; the controller is the
+// owner of log partition 0. Announcement times are the writers' clocks, so the fleet's clocks
+// must agree to well within Live.
+//
 // # Record format, version 1
 //
 // One record per Iggy message payload. All integers are little-endian. "uvarint" and "varint"
@@ -72,49 +83,55 @@
 // The owner writes a checkpoint (record.State.Snapshot) after 10,000 valid records and at least
 // once every 24 h; State counts the records since the last one, so deciding is O(1) per append.
 // To find the last checkpoint without scanning, the owner stores the checkpoint record's log
-// offset as the Iggy consumer offset of the single consumer numbered 1000+partition on
-// `coordinators`, partition p (consumer offsets are per partition, so the consumer id only
-// needs to be fixed). A gaining owner reads that consumer offset (one request), polls the record
-// there and, if it is a valid-looking checkpoint, starts its State at it; when the offset is
-// missing, or the record there is not a checkpoint, it replays from the start of the partition.
-// The stored offset is a hint: a stale one (an older checkpoint) only costs a longer replay,
-// since records after it are replayed in order. Replay never skips records: if a poll returns
-// messages starting after the expected offset (retention removed a segment), the replay starts
-// over from the stored checkpoint, and fails when that does not cover the gap, rather than
-// lose a deletion.
+// offset as the Iggy consumer offset of the single consumer named `kafka-checkpoints` on
+// `coordinators`, partition p (consumer offsets are kept per partition, so one name serves all
+// 16). A gaining owner reads that consumer offset (one request), polls the record there and, if
+// it is a valid checkpoint, starts its State at it; when the offset is missing, or the record
+// there is not a checkpoint, it replays from the start of the partition. The stored offset is a
+// hint written after the checkpoint was read back valid: a stale one (an older checkpoint) only
+// costs a longer replay, since everything after it is replayed in order. Replay never skips
+// records: if a poll returns messages starting after the expected offset (retention removed a
+// segment), the reader stops with a gap error; the journal then rebuilds the partition from the
+// stored checkpoint and gives the partition up, so a deletion inside the gap is never lost.
 //
 // # Lease and the split-brain bound
 //
 // The lease is the caller's own assignment in `kafka-gateways`, read with SyncConsumerGroup
-// (code 606) on a dedicated iggy.Session every LeasePoll (default HeartbeatInterval/10). A
-// partition is served only while (a) the Session is unbroken and (b) the last sync that listed
-// it is younger than LeaseBound. On a session error the manager of every owned partition is
-// closed at once.
+// (code 606) on a dedicated iggy.Session every LeasePoll (default 100 ms, so a partition another
+// gateway gave up is picked up within about that). A partition is served only while (a) the
+// Session is unbroken and (b) the last sync that succeeded was sent less than LeaseBound ago.
+// Both are checked on every Directory answer and before every journal append; a failed sync
+// drops every partition at once and a new session joins again.
 //
 // Embedded store: a closed connection ends the Iggy session at once and hands its partitions to
-// the others immediately; that is the case (a), checked on every sync and every journal append.
-// A gateway that is alive but stalled (SIGSTOP, a long GC pause) keeps its connection open; the
-// store evicts a silent group member after 1.2 x its heartbeat interval H
-// (gateway/store/groups.go, sweepStale), counted from the member's last request. Our last
-// confirming sync is itself a request, so the earliest moment another gateway can be given the
-// partition is last_sync + 1.2 H. LeaseBound defaults to 1.2 H - 2 x LeasePoll - 100 ms
-// (for H = 5 s: 6 s - 1 s - 0.1 s = 4.9 s), leaving a margin for clock reading and a request in
-// flight; Start refuses a LeaseBound at or above 1.2 H.
+// the others immediately, so a crashed or stopped gateway's partitions move within one LeasePoll
+// of the others; a gateway whose own connection broke stops at (a). A gateway that is alive but
+// stalled (SIGSTOP, a long pause) keeps its connection open; the store evicts a silent group
+// member after 1.2 x its heartbeat interval H (gateway/store/server.go sweepStale, the limit
+// HeartbeatInterval*6/5), counted from the member's last request. Our last confirming sync is
+// itself a request sent at time s, so the earliest moment another gateway can be given the
+// partition is s + 1.2 H. LeaseBound defaults to 1.2 H - 2 x LeasePoll - 100 ms; for the default
+// H = 30 s that is 36 s - 0.2 s - 0.1 s = 35.7 s, for H = 5 s it is 6 s - 0.3 s = 5.7 s. The
+// margin covers one sync in flight and reading the clock. Start refuses a LeaseBound at or above
+// 1.2 H with that arithmetic in the message. Config.HeartbeatInterval must be the store's H.
 //
-// Iggy cluster: a session outlives its connection until the server's session timeout T
-// (1.2 x the server's heartbeat.interval, 36 s by default); a gateway cut off from the cluster
-// cannot learn that it lost the partition, and Iggy may hand the partition over T after the
-// gateway's last request reached the leader. The same rule holds with H = the server's
-// heartbeat.interval: LeaseBound below 1.2 H measured from our last sync, which is after the
-// server saw it, so the gateway stops before another can be assigned. The cluster must use the
-// same H as Config.HeartbeatInterval (Start cannot read it); a smaller server H breaks the bound.
-// A gateway frozen past its bound checks the age of its lease before every answer, so on waking
-// it answers NOT_COORDINATOR before its next sync.
+// Iggy cluster: a session outlives its connection until the server's session timeout, 1.2 x
+// the server's heartbeat.interval H (36 s by default), measured on the leader from the last
+// request it received; a gateway cut off from the cluster cannot learn that it lost the
+// partition. Our sync was sent before the leader received it, so stopping at s + LeaseBound with
+// LeaseBound < 1.2 H still stops before the leader can hand the partition over. The cluster's H
+// must be at least Config.HeartbeatInterval (Start cannot read it); a smaller server H breaks the
+// bound. Crash takeover with a cluster is bounded by 1.2 H + LeasePoll + replay time. A gateway
+// frozen past its bound checks the age of its lease before every answer, so on waking it answers
+// NOT_COORDINATOR before its next sync, and its appends are refused; any record it still had in
+// flight is void behind the new owner's claim.
 //
 // # Without the log
 //
 // With Config.Log false there is no lease: the gateway with the lowest node id in Brokers
 // coordinates every group, holds them in one group.Manager, and keeps offsets as Iggy consumer
-// offsets of a consumer group named like the Kafka group (a Journal over StoreOffset); group
-// membership is then lost when that gateway restarts, as in the original.
+// offsets of a single consumer named like the Kafka group (a Journal over StoreOffset: Iggy lets
+// only a member owning a partition store an Iggy group's offset); OffsetFetch falls back to those
+// and then to an Iggy consumer group of the same name (IggyOffsets). Group membership is then
+// lost when that gateway restarts, as in the original.
 package coordinator
