@@ -1,0 +1,261 @@
+package inspect_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// A clean history: node 1 claims, commits, hands over to node 2, which commits on.
+func writeHistory(e *logEnv, p int, g string) {
+	e.put(p,
+		claim(1, 1, e.at(0)),
+		commit(1, g, "orders", 0, 10, e.at(1)),
+		claim(2, 2, e.at(5)),
+		commit(2, g, "orders", 0, 20, e.at(6)),
+	)
+}
+
+func verify(t *testing.T, e *logEnv) []inspect.Finding {
+	t.Helper()
+	var got []inspect.Finding
+	n, err := inspect.Verify(e.ctx, e.log, nil, func(f inspect.Finding) error { got = append(got, f); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(got) {
+		t.Fatalf("Verify counted %d, emitted %d", n, len(got))
+	}
+	return got
+}
+
+func TestVerifyCleanLogAndPlantedVoidRecord(t *testing.T) {
+	e := newLogEnv(t)
+	g := groupIn(3, "g")
+	writeHistory(e, 3, g)
+	writeHistory(e, 9, groupIn(9, "h"))
+	if got := verify(t, e); len(got) != 0 {
+		t.Fatalf("clean log: findings %+v", got)
+	}
+	// Node 1, fenced by claim 2, writes on.
+	off := e.put(3, commit(1, g, "orders", 0, 99, e.at(7)))
+	got := verify(t, e)
+	if len(got) != 1 || got[0].Kind != inspect.FindingVoidFenced || got[0].Partition != 3 || got[0].Offset != off {
+		t.Fatalf("findings %+v, want one %s at 3/%d", got, inspect.FindingVoidFenced, off)
+	}
+}
+
+func TestVerifyFindsEveryKind(t *testing.T) {
+	e := newLogEnv(t)
+	g := groupIn(0, "g")
+	e.put(0, claim(5, 1, e.at(0)), commit(5, g, "t", 0, 1, e.at(1)))
+	e.put(0, claim(5, 2, e.at(2)))                                // duplicate
+	e.put(0, claim(4, 2, e.at(3)))                                // decreasing
+	e.put(0, commit(9, g, "t", 0, 2, e.at(4)))                    // unclaimed
+	e.putRaw(0, iggy.Message{Payload: []byte{record.Version, 2}}) // undecodable
+	bad := record.Record{Type: record.TypeCheckpoint, Claim: 5, Time: e.at(5), Checkpoint: &record.Checkpoint{Through: 5, Offsets: []record.OffsetCommit{{Group: g, Topic: "t", Partition: 0, Offset: 77, LeaderEpoch: -1}}}}
+	e.put(0, bad)
+	want := []string{inspect.FindingClaimDuplicate, inspect.FindingClaimDecreasing, inspect.FindingVoidUnclaimed, inspect.FindingUndecodable, inspect.FindingCheckpointDiff}
+	got := verify(t, e)
+	if len(got) != len(want) {
+		t.Fatalf("findings %+v, want kinds %v", got, want)
+	}
+	for i, f := range got {
+		if f.Kind != want[i] {
+			t.Errorf("finding %d: %+v, want %s", i, f, want[i])
+		}
+	}
+}
+
+func TestReplayKnownState(t *testing.T) {
+	e := newLogEnv(t)
+	p := 7
+	g, gone := groupIn(p, "orders"), groupIn(p, "gone")
+	e.put(p,
+		claim(1, 1, e.at(0)),                     // 0
+		groupSnap(1, g, 3, e.at(1)),              // 1
+		commit(1, g, "orders", 0, 40, e.at(2)),   // 2
+		commit(1, gone, "x", 0, 1, e.at(3)),      // 3
+		claim(2, 3, e.at(10)),                    // 4
+		commit(2, g, "orders", 0, 42, e.at(11)),  // 5
+		commit(2, g, "orders", 1, 7, e.at(12)),   // 6
+		commit(1, g, "orders", 1, 999, e.at(13)), // 7: void, fenced
+		record.Record{Type: record.TypeGroupDeleted, Claim: 2, Time: e.at(14), GroupDeleted: &record.GroupDeleted{Group: gone}}, // 8
+	)
+	res, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{FromStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Records != 9 || res.Void != 1 || res.Through == nil || *res.Through != 8 {
+		t.Fatalf("records %d void %d through %v", res.Records, res.Void, res.Through)
+	}
+	if res.Claim == nil || res.Claim.Number != 2 || res.Claim.Node != 3 || res.Claim.Offset != 4 {
+		t.Fatalf("claim %+v", res.Claim)
+	}
+	if len(res.Groups) != 1 {
+		t.Fatalf("groups %+v", res.Groups)
+	}
+	gv := res.Groups[0]
+	if gv.Group != g || gv.State != "Stable" || gv.Generation != 3 || gv.Protocol != "range" || gv.Leader != "m-1" || len(gv.Members) != 2 {
+		t.Fatalf("group %+v", gv)
+	}
+	if m := gv.Members[1]; m.MemberID != "m-2" || m.InstanceID != "static-b" || m.ClientHost != "/10.0.0.2" || m.Assignment != "orders[2]" || m.SessionTimeoutMS != 45000 {
+		t.Fatalf("member %+v", m)
+	}
+	if len(gv.Offsets) != 2 || gv.Offsets[0].Offset != 42 || gv.Offsets[1].Offset != 7 {
+		t.Fatalf("offsets %+v", gv.Offsets)
+	}
+
+	// Time travel: up to offset 3 the old owner's state stands, and the deleted group exists.
+	old, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{Until: inspect.Position{Offset: 3, HasOffset: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(old.Groups) != 2 || old.Claim.Node != 1 || old.Groups[1].Offsets[0].Offset != 40 {
+		t.Fatalf("until 3: claim %+v groups %+v", old.Claim, old.Groups)
+	}
+	byTime, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{Until: inspect.Position{Time: e.at(11)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *byTime.Through != 5 {
+		t.Fatalf("until %v: through %d", e.at(11), *byTime.Through)
+	}
+
+	// From the last checkpoint: the state is the same, read from fewer records.
+	st := res.State()
+	cp := st.Snapshot(8)
+	cpOff := e.put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(20), Checkpoint: &cp})
+	e.put(p, commit(2, g, "orders", 1, 8, e.at(21)))
+	fromCP, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromCP.From != cpOff || fromCP.Records != 2 || fromCP.Groups[0].Offsets[1].Offset != 8 || len(fromCP.Groups[0].Members) != 2 {
+		t.Fatalf("from checkpoint: from %d records %d groups %+v", fromCP.From, fromCP.Records, fromCP.Groups)
+	}
+	if got := verify(t, e); len(got) != 1 || got[0].Kind != inspect.FindingVoidFenced {
+		t.Fatalf("findings %+v, want only the fenced commit", got)
+	}
+}
+
+func TestClaimsListsSixteenPartitions(t *testing.T) {
+	e := newLogEnv(t)
+	for p := range record.Partitions {
+		if p == 5 {
+			continue // no gateway ever claimed it
+		}
+		e.put(p, claim(1, int32(1+p%3), e.at(p)))
+	}
+	e.put(2, claim(2, 1, e.at(30)))
+	f, err := inspect.LoadFleet(e.ctx, e.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := f.Rows(e.at(60))
+	if len(rows) != record.Partitions {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		switch {
+		case r.Partition == 5:
+			if r.OwnerNode != nil || len(r.Flags) != 1 || r.Flags[0] != inspect.FlagUnowned {
+				t.Errorf("partition 5: %+v", r)
+			}
+		case r.Partition == 2:
+			if *r.OwnerNode != 1 || r.Claim != 2 || *r.HeldSeconds != 30 || r.LogEndOffset != 2 {
+				t.Errorf("partition 2: owner %d claim %d held %v end %d", *r.OwnerNode, r.Claim, *r.HeldSeconds, r.LogEndOffset)
+			}
+		default:
+			if r.OwnerNode == nil || *r.OwnerNode != int32(1+r.Partition%3) || r.Claim != 1 {
+				t.Errorf("partition %d: %+v", r.Partition, r)
+			}
+		}
+		if r.Controller != (r.Partition == 0) {
+			t.Errorf("partition %d controller %v", r.Partition, r.Controller)
+		}
+	}
+	hist := f.Parts[2].History(e.at(60))
+	if len(hist) != 2 || hist[0].Node != 3 || hist[0].HeldSeconds != 28 || hist[1].Node != 1 || !hist[1].Current {
+		t.Fatalf("history %+v", hist)
+	}
+}
+
+func TestInspectRowsAndGroupFilter(t *testing.T) {
+	e := newLogEnv(t)
+	g := groupIn(4, "g")
+	other := groupIn(4, "other")
+	e.put(4, claim(1, 1, e.at(0)), commit(1, g, "t", 0, 1, e.at(1)), commit(1, other, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(1, g, "t", 0, 2, e.at(4)))
+	var rows []inspect.RecordRow
+	q := inspect.Query{Group: g}
+	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !rows[0].Valid || rows[1].Valid || rows[1].Offset != 4 || rows[0].Fields != "topic=t partition=0 offset=1 leader_epoch=-1" {
+		t.Fatalf("rows %+v", rows)
+	}
+	rows = nil
+	q = inspect.Query{Partitions: []int{4}, From: inspect.Position{Offset: 1, HasOffset: true}, To: inspect.Position{Time: e.at(3)}}
+	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Offset != 1 || rows[2].Type != "claim" {
+		t.Fatalf("range rows %+v", rows)
+	}
+}
+
+// A watcher reports a handover once its claim record is in the log, without waiting for any
+// timer of its own beyond the follow poll.
+func TestWatchSeesHandover(t *testing.T) {
+	e := newLogEnv(t)
+	e.put(6, claim(1, 1, e.at(0)))
+	f, err := inspect.LoadFleet(e.ctx, e.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	updates := make(chan inspect.Update, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- inspect.Watch(ctx, e.log, f, func(u inspect.Update) error { updates <- u; return nil })
+	}()
+	e.put(6, claim(2, 2, e.at(9)))
+	var got inspect.Update
+	checkfor.Eventually(t, 10*time.Second, "handover update", func() error {
+		select {
+		case got = <-updates:
+			if len(got.Handovers) == 0 {
+				return fmt.Errorf("update without handover: %+v", got.Changes)
+			}
+			return nil
+		default:
+			return errors.New("no update yet")
+		}
+	})
+	h := got.Handovers[0]
+	if h.Partition != 6 || h.To != 2 || h.From == nil || *h.From != 1 || *h.HeldSeconds != 9 {
+		t.Fatalf("handover %+v", h)
+	}
+	if *got.Rows[6].OwnerNode != 2 {
+		t.Fatalf("row 6 %+v", got.Rows[6])
+	}
+	owner := false
+	for _, c := range got.Changes {
+		owner = owner || (c.Partition == 6 && c.Field == "owner" && c.Old == "1" && c.New == "2")
+	}
+	if !owner {
+		t.Fatalf("changes %+v", got.Changes)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

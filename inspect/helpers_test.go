@@ -1,0 +1,127 @@
+package inspect_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+)
+
+// logEnv is a real store on a temporary directory holding an empty coordinator log, and a client
+// to write records into it the way gateways do: record.Encode, one record per message.
+type logEnv struct {
+	t      *testing.T
+	ctx    context.Context
+	srv    *store.Server
+	c      *iggy.Client
+	stream wire.Identifier
+	log    *inspect.Log
+	base   time.Time
+}
+
+func newLogEnv(t *testing.T) *logEnv {
+	t.Helper()
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	c, err := iggy.Dial(ctx, iggy.Config{PoolSize: 2, Dial: func(ctx context.Context, _ string) (net.Conn, error) { return srv.Dial(ctx) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	st, err := c.CreateStream(ctx, inspect.MetaStream("kafka"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := wire.NumericID(st.ID)
+	if _, err := c.CreateTopic(ctx, sid, inspect.LogTopic, record.Partitions, iggy.TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return &logEnv{t: t, ctx: ctx, srv: srv, c: c, stream: sid, log: inspect.NewLog(c, "kafka", nil), base: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+}
+
+// put appends records to a partition and returns the offset of the first.
+func (e *logEnv) put(partition int, recs ...record.Record) uint64 {
+	e.t.Helper()
+	msgs := make([]iggy.Message, len(recs))
+	for i, r := range recs {
+		b, err := record.Encode(r)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		msgs[i] = iggy.Message{Payload: b}
+	}
+	return e.putRaw(partition, msgs...)
+}
+
+func (e *logEnv) putRaw(partition int, msgs ...iggy.Message) uint64 {
+	e.t.Helper()
+	off, err := e.c.SendMessages(e.ctx, e.stream, wire.NamedID(inspect.LogTopic), uint32(partition), msgs)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return off
+}
+
+func (e *logEnv) at(sec int) time.Time { return e.base.Add(time.Duration(sec) * time.Second) }
+
+func claim(n uint64, node int32, at time.Time) record.Record {
+	return record.Record{Type: record.TypeClaim, Claim: n, Time: at, ClaimInfo: &record.Claim{Number: n, Node: node, Addr: "localhost:" + itoa(9091+int(node))}}
+}
+
+func commit(claimNo uint64, group, topic string, p int32, off int64, at time.Time) record.Record {
+	return record.Record{Type: record.TypeOffsetCommit, Claim: claimNo, Time: at, OffsetCommit: &record.OffsetCommit{Group: group, Topic: topic, Partition: p, Offset: off, LeaderEpoch: -1}}
+}
+
+func assignment(topic string, parts ...int32) []byte {
+	a := kmsg.NewConsumerMemberAssignment()
+	a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: topic, Partitions: parts})
+	return a.AppendTo(nil)
+}
+
+func groupSnap(claimNo uint64, name string, gen int32, at time.Time) record.Record {
+	return record.Record{Type: record.TypeGroup, Claim: claimNo, Time: at, Group: &record.Group{
+		Name: name, Generation: gen, ProtocolType: "consumer", Protocol: "range", Leader: "m-1", State: "Stable",
+		Members: []record.Member{
+			{MemberID: "m-1", ClientID: "worker-a", ClientHost: "/10.0.0.1", SessionTimeout: 45 * time.Second, RebalanceTimeout: time.Minute, Protocols: []record.Protocol{{Name: "range", Metadata: []byte{0, 1}}}, Assignment: assignment("orders", 0, 1)},
+			{MemberID: "m-2", InstanceID: "static-b", ClientID: "worker-b", ClientHost: "/10.0.0.2", SessionTimeout: 45 * time.Second, RebalanceTimeout: time.Minute, Protocols: []record.Protocol{{Name: "range", Metadata: []byte{0, 1}}}, Assignment: assignment("orders", 2)},
+		},
+	}}
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// groupIn finds a group name that lands in log partition p.
+func groupIn(p int, prefix string) string {
+	for i := 0; ; i++ {
+		g := prefix + "-" + itoa(i)
+		if record.Partition(g) == p {
+			return g
+		}
+	}
+}
