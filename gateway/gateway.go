@@ -40,6 +40,11 @@ type Config struct {
 	AutoCreateTopics  bool
 	DefaultPartitions int32 // default 1
 	MaxRequestBytes   int32 // default 100 MiB
+	// Limits of the Kafka listener (kafka.Config): requests still arriving share BufferBudget
+	// (default 256 MiB); a request must arrive within ReadTimeout of its first byte (5s); a
+	// connection is closed when silent for IdleTimeout (10m), AuthTimeout before SASL (10s).
+	BufferBudget                          int64
+	ReadTimeout, IdleTimeout, AuthTimeout time.Duration
 
 	TLS         *tls.Config // Kafka listener TLS
 	SASL        bool        // require SASL PLAIN, checked against Iggy users
@@ -158,6 +163,10 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		AdvertisedPort:   port,
 		Brokers:          cfg.Brokers,
 		MaxRequestBytes:  cfg.MaxRequestBytes,
+		BufferBudget:     cfg.BufferBudget,
+		ReadTimeout:      cfg.ReadTimeout,
+		IdleTimeout:      cfg.IdleTimeout,
+		AuthIdleTimeout:  cfg.AuthTimeout,
 		AutoCreateTopics: cfg.AutoCreateTopics,
 		TLS:              cfg.TLS,
 		SASL:             cfg.SASL,

@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 )
 
 // metrics implements kafka.Observer with Prometheus collectors on a registry of its own, so
@@ -56,7 +58,11 @@ func newMetrics() *metrics {
 			Help: "Kafka client connections accepted.",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted,
+	droppedHeaders := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_dropped_headers_total",
+		Help: "Records served without the kafka.h headers a native Iggy client wrote, which did not parse (process-wide).",
+	}, func() float64 { return float64(bridge.DroppedHeaders()) })
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -87,6 +87,14 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 	} else {
 		cfg.MaxRequestBytes = int32(n)
 	}
+	if err := checkLimits(v, int(cfg.MaxRequestBytes), "--max-request-bytes"); err != nil {
+		return cfg, err
+	}
+	if cfg.IdleTimeout = v.Duration("idle-timeout"); cfg.IdleTimeout <= 0 {
+		return cfg, v.Invalid("idle-timeout", "must be above zero")
+	}
+	cfg.BufferBudget = v.Bytes("buffer-budget")
+	cfg.ReadTimeout, cfg.AuthTimeout = v.Duration("read-timeout"), v.Duration("auth-timeout")
 	if cfg.Stream == "" || len(cfg.Stream) > 250 {
 		return cfg, v.Invalid("stream", "must be 1..250 bytes")
 	}

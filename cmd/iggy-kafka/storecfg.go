@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/iggy-kafka/iggy-kafka/config"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
@@ -28,6 +29,12 @@ func (a *app) storeConfig(listen string, withTLS bool) (store.Config, error) {
 		RootUsername:      v.String("root-username"),
 		RootPassword:      v.String("root-password"),
 		HeartbeatInterval: v.Duration("heartbeat-interval"),
+		BufferBudget:      v.Bytes("buffer-budget"),
+		ReadTimeout:       v.Duration("read-timeout"),
+		LoginTimeout:      v.Duration("auth-timeout"),
+	}
+	if err := checkLimits(v, wire.MaxFrameSize, "the 64MiB Iggy frame limit"); err != nil {
+		return cfg, err
 	}
 	if cfg.DataDir == "" {
 		return cfg, v.Invalid("data", "must name a directory")
