@@ -102,11 +102,13 @@ func (c *Coordinator) followOwners() {
 	}
 }
 
-// Fleet is the gateway's view of the fleet: live gateways and the controller.
+// Fleet is the gateway's view of the fleet: live gateways and the controller (a kafka.Fleet).
 type Fleet struct{ c *Coordinator }
 
+var _ kafka.Fleet = (*Fleet)(nil)
+
 // Fleet returns the fleet view.
-func (c *Coordinator) Fleet() *Fleet { return c.fleet }
+func (c *Coordinator) Fleet() kafka.Fleet { return c.fleet }
 
 // LiveBrokers lists this gateway, every gateway that owns log partitions, and every gateway
 // that announced itself within Config.Live and is not leaving, sorted by node id. Without the
