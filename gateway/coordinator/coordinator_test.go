@@ -474,3 +474,25 @@ func FuzzAnnouncement(f *testing.F) {
 		}
 	})
 }
+
+// Leave stops serving and leaves kafka-gateways: the other gateway serves all 16 partitions and
+// no longer lists the leaver as live.
+func TestLeaveHandsOver(t *testing.T) {
+	s := newStore(t)
+	a := start(t, s, 1, nil)
+	b := start(t, s, 2, nil)
+	waitServing(t, "split", func() error {
+		return checkfor.True(len(serving(a))+len(serving(b)) == 16 && len(serving(a)) > 0, "a %d b %d", len(serving(a)), len(serving(b)))
+	})
+	waitServing(t, "b sees a live", func() error { return checkfor.True(len(b.Fleet().LiveBrokers()) == 2, "%v", b.Fleet().LiveBrokers()) })
+	if err := a.Leave(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(serving(a)); n != 0 {
+		t.Fatalf("a serves %d partitions after Leave", n)
+	}
+	waitServing(t, "b serves all and a is gone", func() error {
+		live := b.Fleet().LiveBrokers()
+		return checkfor.True(len(serving(b)) == 16 && len(live) == 1 && b.Fleet().IsController(), "b serves %d, live %v", len(serving(b)), live)
+	})
+}

@@ -47,17 +47,21 @@ func newPartition(c *Coordinator, p int) *partition {
 
 func (pt *partition) serving() bool { return pt.status.Load() == stServing && !pt.fence.Load() }
 
+// stop ends serving at once; the manager is closed in the background, since an append in flight
+// holds the partition's lock until its request ends and the lease loop must not wait for it.
 func (pt *partition) stop(why string) {
 	if pt.status.Swap(stStopped) == stStopped {
 		return
 	}
 	pt.cancel()
-	pt.mu.Lock()
-	mgr := pt.mgr
-	pt.mu.Unlock()
-	if mgr != nil {
-		mgr.Close()
-	}
+	go func() {
+		pt.mu.Lock()
+		mgr := pt.mgr
+		pt.mu.Unlock()
+		if mgr != nil {
+			mgr.Close()
+		}
+	}()
 	pt.c.log.Info("partition stopped", "partition", pt.id, "why", why)
 }
 
@@ -157,10 +161,8 @@ func (pt *partition) bad(off uint64, err error) {
 func (pt *partition) fenced(why string) error {
 	// Stop serving now, in this request; the manager is closed outside its own call into Append.
 	pt.fence.Store(true)
-	go func() {
-		pt.stop(why)
-		pt.c.forget(pt)
-	}()
+	pt.stop(why)
+	pt.c.forget(pt)
 	return fmt.Errorf("coordinator: log partition %d: %s: %w", pt.id, why, group.ErrNotCoordinator)
 }
 
