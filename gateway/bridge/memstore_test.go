@@ -15,36 +15,36 @@ import (
 // to play several gateways.
 type memStore struct {
 	mu       sync.Mutex
-	streams  map[string]map[string]*memTopic
+	streams  map[string]map[string]*storeTopic
 	nextID   uint32
 	sendErr  error // returned (once) by the next send, after storing when sendLost
 	sendLost bool
 	sends    int
 }
 
-type memTopic struct {
+type storeTopic struct {
 	id    uint32
 	opts  topicOptions
-	parts []*memPart
+	parts []*storePart
 }
 
-type memPart struct {
+type storePart struct {
 	batches [][]byte
 	next    uint64
 }
 
-func newMemStore() *memStore { return &memStore{streams: map[string]map[string]*memTopic{}} }
+func newMemStore() *memStore { return &memStore{streams: map[string]map[string]*storeTopic{}} }
 
 func (m *memStore) ensureStream(_ context.Context, s string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.streams[s] == nil {
-		m.streams[s] = map[string]*memTopic{}
+		m.streams[s] = map[string]*storeTopic{}
 	}
 	return nil
 }
 
-func (m *memStore) find(stream, name string) (*memTopic, error) {
+func (m *memStore) find(stream, name string) (*storeTopic, error) {
 	s := m.streams[stream]
 	if s == nil {
 		return nil, wire.StreamIDNotFound
@@ -56,7 +56,7 @@ func (m *memStore) find(stream, name string) (*memTopic, error) {
 	return t, nil
 }
 
-func (t *memTopic) meta(name string) topicMeta {
+func (t *storeTopic) meta(name string) topicMeta {
 	tm := topicMeta{ID: t.id, Name: name, Options: t.opts}
 	for _, p := range t.parts {
 		pm := partMeta{}
@@ -98,10 +98,10 @@ func (m *memStore) createTopic(_ context.Context, stream, name string, partition
 	if s[name] != nil {
 		return wire.TopicNameAlreadyExists
 	}
-	t := &memTopic{id: m.nextID, opts: opts}
+	t := &storeTopic{id: m.nextID, opts: opts}
 	m.nextID++
 	for range partitions {
-		t.parts = append(t.parts, &memPart{})
+		t.parts = append(t.parts, &storePart{})
 	}
 	s[name] = t
 	return nil
@@ -125,7 +125,7 @@ func (m *memStore) createPartitions(_ context.Context, stream, name string, coun
 		return err
 	}
 	for range count {
-		t.parts = append(t.parts, &memPart{})
+		t.parts = append(t.parts, &storePart{})
 	}
 	return nil
 }
