@@ -329,6 +329,7 @@ func (m *Manager) prepareRebalance(g *group) {
 		for _, mem := range g.members {
 			mem.rec.Assignment = nil
 		}
+		g.pendingSync = nil
 	}
 	if g.state == stPreparing {
 		if !g.initial {
@@ -428,8 +429,9 @@ func (m *Manager) completeJoin(g *group) {
 	}
 	gen := g.generation
 	m.groupTimer(g, g.maxRebalanceTimeout(), func() {
-		// Members that never sent SyncGroup are gone; the others rebalance without them.
-		if g.state != stCompleting || g.generation != gen || len(g.pendingSync) == 0 {
+		// Members that never sent SyncGroup are gone, also when the leader's assignment made
+		// the group Stable meanwhile; the others rebalance without them.
+		if (g.state != stCompleting && g.state != stStable) || g.generation != gen || len(g.pendingSync) == 0 {
 			return
 		}
 		for id := range g.pendingSync {
@@ -608,6 +610,10 @@ func (m *Manager) Sync(ctx context.Context, id kafka.Identity, req *kmsg.SyncGro
 	case stPreparing:
 		return fail(kerr.RebalanceInProgress.Code)
 	case stStable:
+		delete(g.pendingSync, req.MemberID)
+		if len(g.pendingSync) == 0 {
+			g.stopTimer()
+		}
 		m.heartbeat(g, mem)
 		m.fillSync(g, mem, resp)
 		m.mu.Unlock()
@@ -687,8 +693,9 @@ func (m *Manager) storeAssignment(ctx context.Context, g *group, req *kmsg.SyncG
 		return
 	}
 	g.lastSnap = &snap
-	g.stopTimer()
-	g.pendingSync = nil
+	if len(g.pendingSync) == 0 {
+		g.stopTimer()
+	}
 	g.state = stStable
 	for id, mem := range g.members {
 		mem.rec.Assignment = assign[id]
