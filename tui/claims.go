@@ -151,7 +151,7 @@ func (m Claims) Visible() []inspect.ClaimRow {
 var columns = []struct {
 	title string
 	width int
-}{{"", 1}, {"PART", 4}, {"OWNER", 5}, {"ADDRESS", 21}, {"CLAIM", 6}, {"CLAIMED", 8}, {"GROUPS", 6}, {"END", 7}, {"FLAGS", 14}}
+}{{"", 1}, {"PART", 4}, {"OWNER", 5}, {"ADDRESS", 18}, {"CLAIM", 6}, {"CLAIMED", 8}, {"GROUPS", 6}, {"END", 6}, {"FLAGS", 18}}
 
 func fit(s string, w int) string {
 	if len(s) > w {

@@ -12,13 +12,24 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with the output seen")
+// The -update flag is shared with charmbracelet's golden package (teatest uses it), which
+// declares it unconditionally and is initialised first; declare it only where it is missing.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/ with the output seen")
+	}
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // Assert compares got with testdata/<name>.golden, or writes it there under -update.
 func Assert(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", strings.ReplaceAll(name, "/", "_")+".golden")
-	if *update {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
