@@ -761,4 +761,3 @@ func assertAllSet(t *testing.T, v reflect.Value, path string) {
 		}
 	}
 }
-
