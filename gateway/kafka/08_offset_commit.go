@@ -1,0 +1,33 @@
+package kafka
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// OffsetCommit: v0-10
+//
+// Behavior:
+//   - Served by Config.Groups. A member commits with its generation and member id (v1+); a
+//     commit with generation -1 and no member id to a group without members is the
+//     simple-consumer pattern and creates the group. v6+ keeps the leader epoch, every version
+//     the metadata; v2-4's retention time sets when an empty group's offset may expire.
+//   - v7+ group.instance.id fences a stale member of a static instance (FENCED_INSTANCE_ID).
+//   - Acknowledged only once the coordinator log holds the commit.
+//   - Topics the connection's identity cannot see, and partitions past the topic's count, are
+//     UNKNOWN_TOPIC_OR_PARTITION per partition.
+//
+// Not implemented:
+//   - v10 topic ids: the gateway hands out none, so every v10 partition is UNKNOWN_TOPIC_ID
+//     (franz-go falls back to v9 when a topic has no id).
+//   - v1's per-partition commit timestamp is ignored.
+func init() { regGroupKey(offsetCommitKey, 0, 10) }
+
+func (c *conn) handleOffsetCommit(req *request) (kmsg.Response, error) {
+	resp, err := c.s.cfg.Groups.OffsetCommit(req.ctx, c.identity(req), req.kreq.(*kmsg.OffsetCommitRequest))
+	if err == nil {
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				req.setErr(p.ErrorCode)
+			}
+		}
+	}
+	return resp, err
+}

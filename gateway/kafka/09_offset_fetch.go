@@ -1,0 +1,30 @@
+package kafka
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// OffsetFetch: v0-10
+//
+// Behavior:
+//   - Served by Config.Groups: one group (v0-7) or several (v8+, each answered by the gateway
+//     owning it here, or with its own error code). Null topics (v2+) return every committed
+//     offset of the group. A partition without a committed offset answers -1, or the offset an
+//     Iggy consumer group of the same name stored, when the coordinator log never held one.
+//   - v5+ returns the committed leader epoch; metadata always.
+//   - require_stable (v7+) is accepted and needs no wait: without transactions no committed
+//     offset is ever pending.
+//
+// Not implemented:
+// * v9 member id and epoch (KIP-848 consumer groups): ignored, as for classic groups.
+// * v10 topic ids: the gateway hands out none, so a topic given by id is UNKNOWN_TOPIC_ID.
+func init() { regGroupKey(offsetFetchKey, 0, 10) }
+
+func (c *conn) handleOffsetFetch(req *request) (kmsg.Response, error) {
+	resp, err := c.s.cfg.Groups.OffsetFetch(req.ctx, c.identity(req), req.kreq.(*kmsg.OffsetFetchRequest))
+	if err == nil {
+		req.setErr(resp.ErrorCode)
+		for _, g := range resp.Groups {
+			req.setErr(g.ErrorCode)
+		}
+	}
+	return resp, err
+}
