@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The project's tests: every package's Go tests, then real Kafka clients against a gateway that
-# each script starts itself: franz-go's own kgo integration tests and librdkafka through kcat
-# (installed from Debian's packages when missing).
+# The project's tests: every package's Go tests (under the race detector, except the packages
+# that drive the binary as child processes, whose concurrency lives in those processes), then
+# real Kafka clients against gateways that each script starts itself: franz-go's own kgo
+# integration tests and librdkafka through kcat (installed from Debian's packages when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -count=1 -timeout 15m ./...
+process_pkgs='/(crashtest|fleettest|bench)$'
+go test -race -count=1 -timeout 15m $(go list ./... | grep -Ev "$process_pkgs")
+go test -count=1 -timeout 15m $(go list ./... | grep -E "$process_pkgs")
 bash scripts/kgo-integration.sh
 bash scripts/kcat-interop.sh
