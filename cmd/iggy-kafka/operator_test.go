@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
+)
+
+// operatorStore is a store on loopback holding a coordinator log: every partition claimed by
+// one of three nodes at a fixed time, and one commit per partition.
+func operatorStore(t *testing.T) (addr string, put func(p int, r record.Record)) {
+	t.Helper()
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	st, err := c.CreateStream(ctx, inspect.MetaStream("kafka"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := wire.NumericID(st.ID)
+	if _, err := c.CreateTopic(ctx, sid, inspect.LogTopic, record.Partitions, iggy.TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put = func(p int, r record.Record) {
+		t.Helper()
+		b, err := record.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SendMessages(ctx, sid, wire.NamedID(inspect.LogTopic), uint32(p), []iggy.Message{{Payload: b}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for p := range record.Partitions {
+		node := int32(1 + p%3)
+		put(p, record.Record{Type: record.TypeClaim, Claim: 1, Time: base, ClaimInfo: &record.Claim{Number: 1, Node: node, Addr: "localhost:909" + string(rune('1'+p%3))}})
+		put(p, record.Record{Type: record.TypeOffsetCommit, Claim: 1, Time: base.Add(time.Second), OffsetCommit: &record.OffsetCommit{Group: "g", Topic: "t", Partition: int32(p), Offset: 5, LeaderEpoch: -1}})
+	}
+	return srv.Addr().String(), put
+}
+
+func TestOperatorCommandsEndToEnd(t *testing.T) {
+	addr, put := operatorStore(t)
+	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	now = func() time.Time { return time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC) }
+	t.Cleanup(func() { now = time.Now })
+
+	code, out, stderr := runCLI(t, env, "inspect", "--verify")
+	if code != exitOK || stderr != "" || strings.TrimSpace(out) != "PARTITION  OFFSET  FINDING  DETAIL" {
+		t.Fatalf("clean verify: exit %d out %q stderr %q", code, out, stderr)
+	}
+
+	code, out, _ = runCLI(t, env, "claims")
+	if code != exitOK {
+		t.Fatalf("claims exit %d", code)
+	}
+	golden.Assert(t, "claims.text", []byte(out))
+
+	code, out, _ = runCLI(t, env, "claims", "-o", "json")
+	var doc struct {
+		Version int                `json:"version"`
+		Kind    string             `json:"kind"`
+		Data    []inspect.ClaimRow `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
+		t.Fatalf("claims -o json: exit %d %v\n%s", code, err, out)
+	}
+	if doc.Kind != "claims" || len(doc.Data) != 16 {
+		t.Fatalf("claims -o json: kind %q, %d rows", doc.Kind, len(doc.Data))
+	}
+	for _, r := range doc.Data {
+		if r.OwnerNode == nil || *r.OwnerNode != int32(1+r.Partition%3) {
+			t.Fatalf("row %+v", r)
+		}
+	}
+
+	code, out, _ = runCLI(t, env, "inspect", "--partition", "2")
+	if code != exitOK {
+		t.Fatalf("inspect exit %d", code)
+	}
+	golden.Assert(t, "inspect.text", []byte(out))
+
+	// A fenced writer's record: verify fails with exit 1, as JSON on stderr under -o json.
+	put(2, record.Record{Type: record.TypeClaim, Claim: 2, Time: now(), ClaimInfo: &record.Claim{Number: 2, Node: 1, Addr: "localhost:9091"}})
+	put(2, record.Record{Type: record.TypeOffsetCommit, Claim: 1, Time: now(), OffsetCommit: &record.OffsetCommit{Group: "g", Topic: "t", Partition: 2, Offset: 9, LeaderEpoch: -1}})
+	code, out, stderr = runCLI(t, env, "inspect", "--verify", "-o", "json")
+	if code != exitFailed {
+		t.Fatalf("verify with a void record: exit %d out %s", code, out)
+	}
+	var findings struct {
+		Data []inspect.Finding `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &findings); err != nil || len(findings.Data) != 1 || findings.Data[0].Kind != inspect.FindingVoidFenced || findings.Data[0].Offset != 3 {
+		t.Fatalf("findings %s: %v", out, err)
+	}
+	var e struct {
+		Kind  string `json:"kind"`
+		Error struct {
+			Message  string `json:"message"`
+			ExitCode int    `json:"exit_code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(stderr), &e); err != nil || e.Kind != "error" || e.Error.ExitCode != 1 {
+		t.Fatalf("stderr %q: %v", stderr, err)
+	}
+
+	code, out, _ = runCLI(t, env, "replay", "partition", "2", "-o", "yaml")
+	if code != exitOK || !strings.Contains(out, "kind: replay") || !strings.Contains(out, "node: 1") || !strings.Contains(out, "offset: 5") {
+		t.Fatalf("replay: exit %d\n%s", code, out)
+	}
+
+	for _, args := range [][]string{
+		{"replay", "partition", "16"},
+		{"replay", "node", "2"},
+		{"inspect", "--partition", "99"},
+		{"inspect", "--from", "yesterday"},
+		{"claims", "--history", "-1"},
+		{"inspect", "-o", "xml"},
+	} {
+		if code, _, stderr := runCLI(t, env, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, stderr)
+		}
+	}
+}
