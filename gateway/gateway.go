@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
@@ -50,6 +51,44 @@ type Config struct {
 	SASL        bool        // require SASL PLAIN, checked against Iggy users
 	MetricsAddr string      // /metrics, /healthz, /readyz; empty: no HTTP listener
 	Logger      *slog.Logger
+
+	// CoordinatorLog keeps consumer groups on the coordinator log, so any gateway of the fleet
+	// takes another's groups over with their members, generations and offsets (the serve
+	// command turns it on by default). Off, the lowest node id coordinates every group and
+	// offsets are Iggy consumer offsets.
+	CoordinatorLog bool
+	// HeartbeatInterval is Iggy's heartbeat interval H (the embedded store's own when IggyAddrs
+	// is empty): Iggy ends the session of a group member silent for 1.2 H, and the gateway's
+	// lease on its coordinator partitions lives in such a session. Default: Embedded's, else
+	// 30 s. CheckHeartbeat says which values are refused.
+	HeartbeatInterval time.Duration
+	// DrainTimeout bounds Shutdown's wait for Kafka connections to finish their requests after
+	// the gateway left the fleet's coordinator group; default 30 s.
+	DrainTimeout time.Duration
+}
+
+// LeasePoll is how often a gateway reads its coordinator lease from Iggy (and so speaks on the
+// lease session); the margin is what the gateway keeps between giving its partitions up and the
+// earliest moment Iggy could hand them to another gateway.
+const (
+	LeasePoll   = 100 * time.Millisecond
+	leaseMargin = 100 * time.Millisecond
+)
+
+// CheckHeartbeat refuses an Iggy heartbeat interval h that would let Iggy evict a live gateway:
+// Iggy ends a silent member's session after 1.2 h, while the gateway speaks on its lease session
+// every LeasePoll and stops answering as coordinator two reads plus a margin before that moment,
+// so 1.2 h must exceed 2 x LeasePoll + the margin.
+func CheckHeartbeat(h time.Duration) error {
+	evict := h * 6 / 5
+	need := 2*LeasePoll + leaseMargin
+	if evict > need {
+		return nil
+	}
+	return fmt.Errorf("heartbeat interval %v lets Iggy evict a live gateway: Iggy ends the session of a member silent "+
+		"for 1.2 x %v = %v; a gateway reads its lease every %v and gives its partitions up once its last read is older "+
+		"than that minus 2 x %v + %v = %v, which leaves it no time to serve: use an interval above %v",
+		h, h, evict, LeasePoll, LeasePoll, leaseMargin, need, need*5/6)
 }
 
 // Gateway is a running gateway: the Kafka listener, its bridge to Iggy, and (without IggyAddrs)
@@ -64,6 +103,7 @@ type Gateway struct {
 	storeDone chan error
 	admin     *iggy.Client
 	bridge    *bridge.Bridge
+	coord     *coordinator.Coordinator
 	users     *userClients
 	metrics   *metrics
 	httpSrv   *http.Server
@@ -86,6 +126,18 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	}
 	if cfg.DefaultPartitions <= 0 {
 		cfg.DefaultPartitions = 1
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = 30 * time.Second
+		if len(cfg.IggyAddrs) == 0 && cfg.Embedded.HeartbeatInterval > 0 {
+			cfg.HeartbeatInterval = cfg.Embedded.HeartbeatInterval
+		}
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 30 * time.Second
+	}
+	if err := CheckHeartbeat(cfg.HeartbeatInterval); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g := &Gateway{cfg: cfg, log: cfg.Logger, metrics: newMetrics()}
 	if err := g.start(ctx); err != nil {
@@ -157,6 +209,20 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if g.coord, err = coordinator.Start(ctx, coordinator.Config{
+		Client:            g.admin,
+		Stream:            cfg.Stream,
+		NodeID:            cfg.NodeID,
+		Host:              host,
+		Port:              port,
+		Brokers:           cfg.Brokers,
+		Logger:            cfg.Logger,
+		Log:               cfg.CoordinatorLog,
+		HeartbeatInterval: cfg.HeartbeatInterval,
+		LeasePoll:         LeasePoll,
+	}); err != nil {
+		return fmt.Errorf("gateway: starting the group coordinator: %w", err)
+	}
 	kcfg := kafka.Config{
 		NodeID:           cfg.NodeID,
 		AdvertisedHost:   host,
@@ -171,6 +237,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		TLS:              cfg.TLS,
 		SASL:             cfg.SASL,
 		Storage:          g.bridge.As(g.admin),
+		Groups:           g.coord.Groups(),
+		Fleet:            g.coord.Fleet(),
 		Observer:         g.metrics,
 		Logger:           cfg.Logger.With("component", "kafka"),
 	}
@@ -249,11 +317,21 @@ func (g *Gateway) ready(ctx context.Context) error {
 	return nil
 }
 
-// Shutdown stops accepting Kafka connections, lets every connection finish and answer the
-// requests it already read (long polls answer at once), then releases Iggy and stops the
-// embedded store. When ctx ends first, in-flight requests are abandoned; ctx's error is returned.
+// Shutdown hands this gateway's consumer groups to the rest of the fleet first (it leaves the
+// coordinator's Iggy group, so the others take its partitions over at once and members keep
+// their generations), then stops accepting Kafka connections and lets every connection finish
+// and answer the requests it already read (long polls answer at once) within DrainTimeout, then
+// releases Iggy and stops the embedded store. When ctx or the drain timeout ends first,
+// in-flight requests are abandoned and that error is returned.
 func (g *Gateway) Shutdown(ctx context.Context) error {
-	err := g.kafka.Shutdown(ctx)
+	lctx, lcancel := context.WithTimeout(ctx, g.cfg.DrainTimeout)
+	if err := g.coord.Leave(lctx); err != nil {
+		g.log.Warn("leaving the coordinator group", "err", err)
+	}
+	lcancel()
+	dctx, cancel := context.WithTimeout(ctx, g.cfg.DrainTimeout)
+	defer cancel()
+	err := g.kafka.Shutdown(dctx)
 	if serr := <-g.serveDone; serr != nil && !errors.Is(serr, kafka.ErrServerClosed) && err == nil {
 		err = serr
 	}
@@ -273,6 +351,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 // server must be stopped first.
 func (g *Gateway) close() error {
 	var errs []error
+	if g.coord != nil {
+		errs = append(errs, g.coord.Close())
+	}
 	if g.users != nil {
 		g.users.close()
 	}
@@ -292,14 +373,12 @@ func (g *Gateway) close() error {
 }
 
 // Run starts a gateway, serves until ctx ends, then shuts it down, giving in-flight requests up
-// to 30 seconds.
+// to DrainTimeout.
 func Run(ctx context.Context, cfg Config) error {
 	g, err := Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	return g.Shutdown(sctx)
+	return g.Shutdown(context.WithoutCancel(ctx))
 }

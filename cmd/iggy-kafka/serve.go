@@ -95,6 +95,14 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 	}
 	cfg.BufferBudget = v.Bytes("buffer-budget")
 	cfg.ReadTimeout, cfg.AuthTimeout = v.Duration("read-timeout"), v.Duration("auth-timeout")
+	cfg.CoordinatorLog = v.Bool("coordinator-log")
+	if cfg.DrainTimeout = v.Duration("drain-timeout"); cfg.DrainTimeout <= 0 {
+		return cfg, v.Invalid("drain-timeout", "must be above zero")
+	}
+	cfg.HeartbeatInterval = v.Duration("heartbeat-interval")
+	if err := gateway.CheckHeartbeat(cfg.HeartbeatInterval); err != nil {
+		return cfg, v.Invalid("heartbeat-interval", "%v", err)
+	}
 	if cfg.Stream == "" || len(cfg.Stream) > 250 {
 		return cfg, v.Invalid("stream", "must be 1..250 bytes")
 	}

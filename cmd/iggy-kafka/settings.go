@@ -34,6 +34,8 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "buffer-budget", Kind: config.Bytes, Default: "256MiB", Usage: "memory for requests still arriving, shared by a listener's connections; past it reading waits", Commands: []string{"serve", "store"}},
 	config.Setting{Name: "sasl", Kind: config.Bool, Default: "false", Usage: "require SASL PLAIN; credentials are checked against Iggy users", Commands: []string{"serve"}},
 	config.Setting{Name: "metrics-addr", Kind: config.HostPort, Usage: "address for Prometheus /metrics, /healthz and /readyz (default: off)", Commands: []string{"serve"}},
+	config.Setting{Name: "coordinator-log", Kind: config.Bool, Default: "true", Usage: "keep consumer groups on the coordinator log in Iggy, so any gateway takes another's groups over (off: the lowest node id coordinates, offsets are Iggy consumer offsets)", Commands: []string{"serve"}},
+	config.Setting{Name: "drain-timeout", Kind: config.Duration, Default: "30s", Usage: "on SIGTERM, how long Kafka connections may finish their requests after the gateway handed its groups on", Commands: []string{"serve"}},
 	config.Setting{Name: "store-listen", Kind: config.HostPort, Default: "127.0.0.1:8090", Usage: "address of the embedded store, for native Iggy clients (serve without --iggy)", Commands: []string{"serve"}},
 
 	// TLS of the command's own listener: Kafka for serve, Iggy for store.
@@ -48,7 +50,7 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "segment-size", Kind: config.Bytes, Default: "1GiB", Usage: "size at which a partition's segment file is rolled", Commands: []string{"serve", "store"}},
 	config.Setting{Name: "root-username", Default: "iggy", Usage: "root user created in a new store (a development default: change it)", Commands: []string{"serve", "store"}},
 	config.Setting{Name: "root-password", Default: "iggy", Secret: true, Usage: "password of the root user created in a new store", Commands: []string{"serve", "store"}},
-	config.Setting{Name: "heartbeat-interval", Kind: config.Duration, Default: "30s", Usage: "consumer-group members silent for 1.2x this are evicted", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "heartbeat-interval", Kind: config.Duration, Default: "30s", Usage: "consumer-group members silent for 1.2x this are evicted (serve --iggy: the Iggy server's heartbeat.interval)", Commands: []string{"serve", "store"}},
 
 	// Operator commands: how they reach Kafka and print (Iggy settings above are shared).
 	config.Setting{Name: "kafka-bootstrap", Kind: config.List, Default: "localhost:9092", Usage: "Kafka addresses of gateways the operator commands ask, host:port,...", Commands: []string{"inspect", "claims", "replay", "drain"}},

@@ -145,6 +145,12 @@ func (pr *probe) join(group string) (probeMember, error) {
 		case err == kerr.MemberIDRequired:
 			memberID = resp.MemberID
 			continue
+		case err == kerr.UnknownMemberID:
+			// The pending member id is gone (the group moved meanwhile): start over, as
+			// Kafka's clients do.
+			memberID = ""
+			last = fmt.Errorf("JoinGroup of %s: %w", group, err)
+			continue
 		case err != nil:
 			last = fmt.Errorf("JoinGroup of %s: %w", group, err)
 			continue
@@ -279,8 +285,12 @@ func splitBrain(rounds []round) []string {
 		for p := range LogPartitions {
 			for what, answered := range map[string]map[int32]time.Time{"Heartbeat": r.heartbeat[p], "DescribeGroups": r.describe[p]} {
 				if len(answered) > 1 {
-					out = append(out, fmt.Sprintf("round at %s: gateways %v all answered 0 to %s of the group of log partition %d",
-						r.at.Format("15:04:05.000"), ids(answered), what, p))
+					var when []string
+					for _, id := range ids(answered) {
+						when = append(when, fmt.Sprintf("%d at +%v", id, answered[id].Sub(r.at).Round(time.Microsecond)))
+					}
+					out = append(out, fmt.Sprintf("round at %s: gateways %v all answered 0 to %s of the group of log partition %d (%s)",
+						r.at.Format("15:04:05.000"), ids(answered), what, p, strings.Join(when, ", ")))
 				}
 			}
 		}

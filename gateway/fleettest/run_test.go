@@ -156,6 +156,13 @@ func (r *run) finish() {
 	t := r.t
 	t.Helper()
 	l := r.l
+	// The issue asks for at least minRounds probe rounds per scenario; the load goes on until then.
+	checkfor.Eventually(t, 2*minRounds*probeInterval+recovery, fmt.Sprintf("%d probe rounds", minRounds), func() error {
+		if n := r.pr.roundsSeen(); n < minRounds {
+			return fmt.Errorf("%d rounds", n)
+		}
+		return nil
+	})
 	l.stopProducers()
 	r.finished = true
 	ends := endOffsets(t, r.f, r.tp)
@@ -288,11 +295,15 @@ func (r *run) checkOffsetFetch(commits map[int32]int64) {
 		t.Errorf("OffsetFetch of %s: %v", group, err)
 		return
 	}
+	var got []string
+	fetched.Each(func(o kadm.OffsetResponse) {
+		got = append(got, fmt.Sprintf("%s/%d=%d (%v)", o.Topic, o.Partition, o.At, o.Err))
+	})
 	for p := range int32(partitions) {
 		o, ok := fetched.Lookup(topic, p)
 		switch {
 		case !ok:
-			t.Errorf("OffsetFetch has no offset for partition %d (last commit %d)", p, commits[p])
+			t.Errorf("OffsetFetch has no offset for partition %d (last commit %d); it answered %v", p, commits[p], got)
 		case o.At != commits[p]:
 			t.Errorf("OffsetFetch of partition %d is %d, the last commit was %d", p, o.At, commits[p])
 		}
