@@ -19,7 +19,7 @@ import (
 // logEnv is a real store on a temporary directory holding an empty coordinator log, and a client
 // to write records into it the way gateways do: record.Encode, one record per message.
 type logEnv struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	srv    *store.Server
 	c      *iggy.Client
@@ -28,7 +28,7 @@ type logEnv struct {
 	base   time.Time
 }
 
-func newLogEnv(t *testing.T) *logEnv {
+func newLogEnv(t testing.TB) *logEnv {
 	t.Helper()
 	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
