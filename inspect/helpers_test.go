@@ -2,6 +2,7 @@ package inspect_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"testing"
@@ -125,3 +126,5 @@ func groupIn(p int, prefix string) string {
 		}
 	}
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
