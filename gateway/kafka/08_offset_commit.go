@@ -2,7 +2,7 @@ package kafka
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// OffsetCommit: v0-10
+// OffsetCommit: v0-9
 //
 // Behavior:
 //   - Served by Config.Groups. A member commits with its generation and member id (v1+); a
@@ -15,10 +15,10 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     UNKNOWN_TOPIC_OR_PARTITION per partition.
 //
 // Not implemented:
-//   - v10 topic ids: the gateway hands out none, so every v10 partition is UNKNOWN_TOPIC_ID
-//     (franz-go falls back to v9 when a topic has no id).
+//   - v10 (topics by id only): the gateway hands out no topic ids, so v10 could name no topic;
+//     clients use v9, as franz-go does for topics without an id.
 //   - v1's per-partition commit timestamp is ignored.
-func init() { regGroupKey(offsetCommitKey, 0, 10) }
+func init() { regGroupKey(offsetCommitKey, 0, 9) }
 
 func (c *conn) handleOffsetCommit(req *request) (kmsg.Response, error) {
 	resp, err := c.s.cfg.Groups.OffsetCommit(req.ctx, c.identity(req), req.kreq.(*kmsg.OffsetCommitRequest))

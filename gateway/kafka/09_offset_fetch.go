@@ -2,7 +2,7 @@ package kafka
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// OffsetFetch: v0-10
+// OffsetFetch: v0-9
 //
 // Behavior:
 //   - Served by Config.Groups: one group (v0-7) or several (v8+, each answered by the gateway
@@ -14,9 +14,10 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     offset is ever pending.
 //
 // Not implemented:
-// * v9 member id and epoch (KIP-848 consumer groups): ignored, as for classic groups.
-// * v10 topic ids: the gateway hands out none, so a topic given by id is UNKNOWN_TOPIC_ID.
-func init() { regGroupKey(offsetFetchKey, 0, 10) }
+//   - v9 member id and epoch (KIP-848 consumer groups): ignored, as for classic groups.
+//   - v10 (topics by id only): the gateway hands out no topic ids, so a v10 answer could name no
+//     topic; clients use v9, as franz-go does for topics without an id.
+func init() { regGroupKey(offsetFetchKey, 0, 9) }
 
 func (c *conn) handleOffsetFetch(req *request) (kmsg.Response, error) {
 	resp, err := c.s.cfg.Groups.OffsetFetch(req.ctx, c.identity(req), req.kreq.(*kmsg.OffsetFetchRequest))
