@@ -52,7 +52,7 @@ func BenchmarkInspectJSON(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		s := output.NewStream[inspect.RecordRow](io.Discard, output.JSON, "inspect.records", false)
+		s := output.NewStream[inspect.RecordRow](io.Discard, output.JSON, "inspect.records", false).WithJSON(inspect.RecordRow.AppendJSON)
 		if err := inspect.Inspect(e.ctx, e.log, inspect.Query{Partitions: []int{0}}, s.Add, nil); err != nil {
 			b.Fatal(err)
 		}

@@ -1,9 +1,7 @@
 package inspect
 
 import (
-	"encoding/base64"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -156,77 +154,102 @@ func RecordGroup(r *record.Record) string {
 }
 
 // Fields is a record's body as space-separated key=value pairs, values quoted where they hold
-// blanks; assignments and protocol metadata are bytes and shown as their length.
+// blanks, quotes or non-printable bytes.
 func Fields(r *record.Record) string {
-	var f fieldList
+	var buf [160]byte
+	return string(AppendFields(buf[:0], r))
+}
+
+// AppendFields appends what Fields returns to dst.
+func AppendFields(dst []byte, r *record.Record) []byte {
+	f := fieldList{b: dst, start: len(dst)}
 	switch r.Type {
 	case record.TypeClaim:
 		if c := r.ClaimInfo; c != nil {
-			f.add("number", strconv.FormatUint(c.Number, 10))
-			f.add("node", strconv.Itoa(int(c.Node)))
-			f.add("addr", c.Addr)
+			f.uint("number", c.Number)
+			f.int("node", int64(c.Node))
+			f.str("addr", c.Addr)
 		}
 	case record.TypeGroup:
 		if g := r.Group; g != nil {
-			f.add("generation", strconv.Itoa(int(g.Generation)))
-			f.add("state", g.State)
-			f.add("protocol_type", g.ProtocolType)
-			f.add("protocol", g.Protocol)
-			f.add("leader", g.Leader)
-			f.add("members", strconv.Itoa(len(g.Members)))
+			f.int("generation", int64(g.Generation))
+			f.str("state", g.State)
+			f.str("protocol_type", g.ProtocolType)
+			f.str("protocol", g.Protocol)
+			f.str("leader", g.Leader)
+			f.int("members", int64(len(g.Members)))
 		}
 	case record.TypeOffsetCommit:
 		if o := r.OffsetCommit; o != nil {
-			f.add("topic", o.Topic)
-			f.add("partition", strconv.Itoa(int(o.Partition)))
-			f.add("offset", strconv.FormatInt(o.Offset, 10))
-			f.add("leader_epoch", strconv.Itoa(int(o.LeaderEpoch)))
+			f.str("topic", o.Topic)
+			f.int("partition", int64(o.Partition))
+			f.int("offset", o.Offset)
+			f.int("leader_epoch", int64(o.LeaderEpoch))
 			if o.Metadata != "" {
-				f.add("metadata", o.Metadata)
+				f.str("metadata", o.Metadata)
 			}
 			if !o.Expire.IsZero() {
-				f.add("expire", o.Expire.UTC().Format(time.RFC3339))
+				f.str("expire", o.Expire.UTC().Format(time.RFC3339))
 			}
 		}
 	case record.TypeOffsetDeleted:
 		if o := r.OffsetDeleted; o != nil {
-			f.add("topic", o.Topic)
-			f.add("partition", strconv.Itoa(int(o.Partition)))
+			f.str("topic", o.Topic)
+			f.int("partition", int64(o.Partition))
 		}
 	case record.TypeCheckpoint:
 		if c := r.Checkpoint; c != nil {
-			f.add("through", strconv.FormatUint(c.Through, 10))
-			f.add("groups", strconv.Itoa(len(c.Groups)))
-			f.add("offsets", strconv.Itoa(len(c.Offsets)))
+			f.uint("through", c.Through)
+			f.int("groups", int64(len(c.Groups)))
+			f.int("offsets", int64(len(c.Offsets)))
 		}
 	}
-	return f.String()
+	return f.b
 }
 
-type fieldList struct{ b strings.Builder }
+type fieldList struct {
+	b     []byte
+	start int
+}
 
-func (f *fieldList) add(k, v string) {
-	if f.b.Len() > 0 {
-		f.b.WriteByte(' ')
+func (f *fieldList) key(k string) {
+	if len(f.b) > f.start {
+		f.b = append(f.b, ' ')
 	}
-	f.b.WriteString(k)
-	f.b.WriteByte('=')
-	if v == "" || strings.ContainsAny(v, " \t\n\"=") || !strconv.CanBackquote(v) {
-		f.b.WriteString(strconv.Quote(v))
+	f.b = append(f.b, k...)
+	f.b = append(f.b, '=')
+}
+
+func (f *fieldList) int(k string, v int64) {
+	f.key(k)
+	f.b = strconv.AppendInt(f.b, v, 10)
+}
+
+func (f *fieldList) uint(k string, v uint64) {
+	f.key(k)
+	f.b = strconv.AppendUint(f.b, v, 10)
+}
+
+func (f *fieldList) str(k, v string) {
+	f.key(k)
+	if needsQuote(v) {
+		f.b = strconv.AppendQuote(f.b, v)
 	} else {
-		f.b.WriteString(v)
+		f.b = append(f.b, v...)
 	}
 }
 
-func (f *fieldList) String() string { return f.b.String() }
-
-// bytesText shows opaque bytes (assignments, protocol metadata) compactly.
-func bytesText(b []byte) string {
-	if len(b) == 0 {
-		return ""
+// needsQuote reports whether a value would be ambiguous bare: empty, or holding a blank, a quote,
+// an equals sign or anything outside printable ASCII.
+func needsQuote(v string) bool {
+	if v == "" {
+		return true
 	}
-	if len(b) > 24 {
-		return strconv.Itoa(len(b)) + " bytes"
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '=' {
+			return true
+		}
 	}
-	return base64.StdEncoding.EncodeToString(b)
+	return false
 }

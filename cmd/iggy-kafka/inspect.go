@@ -73,7 +73,7 @@ Without --iggy the commands connect to 127.0.0.1:8090, where serve's embedded st
 				}
 				return nil
 			}
-			s := output.NewStream[inspect.RecordRow](w, f, "inspect.records", follow)
+			s := output.NewStream[inspect.RecordRow](w, f, "inspect.records", follow).WithJSON(inspect.RecordRow.AppendJSON)
 			err = inspect.Inspect(cmd.Context(), log, q, s.Add, func() { _ = s.Flush() })
 			if cerr := s.Close(); err == nil {
 				err = cerr

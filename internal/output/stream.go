@@ -10,12 +10,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// JSONAppender is a row that encodes itself; Stream uses it in place of encoding/json where
-// millions of rows go out (inspect over a whole log).
-type JSONAppender interface {
-	AppendJSON(dst []byte) []byte
-}
-
 // textBatch is how many rows a text stream holds to size its columns before the first line.
 const textBatch = 64
 
@@ -31,6 +25,7 @@ type Stream[R Row] struct {
 
 	n       int
 	buf     []byte
+	encode  func(R, []byte) []byte
 	pending [][]string
 	width   []int
 	started bool
@@ -39,6 +34,14 @@ type Stream[R Row] struct {
 // NewStream starts a stream on w.
 func NewStream[R Row](w io.Writer, f Format, kind string, lines bool) *Stream[R] {
 	return &Stream[R]{w: bufio.NewWriterSize(w, 64<<10), f: f, kind: kind, lines: lines}
+}
+
+// WithJSON makes the stream encode rows with fn (a row type's own encoder, such as
+// RecordRow.AppendJSON) instead of encoding/json, where millions of rows go out. fn must write
+// what encoding/json would.
+func (s *Stream[R]) WithJSON(fn func(R, []byte) []byte) *Stream[R] {
+	s.encode = fn
+	return s
 }
 
 // Add writes one row (text rows are held until textBatch of them size the columns, or Flush).
@@ -60,8 +63,8 @@ func (s *Stream[R]) Add(r R) error {
 			}
 		}
 		var err error
-		if a, ok := any(r).(JSONAppender); ok {
-			s.buf = a.AppendJSON(s.buf[:0])
+		if s.encode != nil {
+			s.buf = s.encode(r, s.buf[:0])
 		} else if s.buf, err = json.Marshal(r); err != nil {
 			return err
 		}
