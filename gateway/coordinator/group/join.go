@@ -649,7 +649,7 @@ func (m *Manager) storeAssignment(ctx context.Context, g *group, req *kmsg.SyncG
 	assign := make(map[string][]byte, len(g.members))
 	for _, a := range req.GroupAssignment {
 		if g.members[a.MemberID] != nil {
-			assign[a.MemberID] = a.MemberAssignment
+			assign[a.MemberID] = clone(a.MemberAssignment) // the request buffer is reused
 		}
 	}
 	for id := range g.members {

@@ -761,3 +761,25 @@ func assertAllSet(t *testing.T, v reflect.Value, path string) {
 		}
 	}
 }
+
+// The connection reuses request buffers: what a member sent must be kept as a copy.
+func TestRequestBytesAreCopied(t *testing.T) {
+	e := newEnv(t, nil)
+	req := joinReq("g", "", withVersion(3))
+	j := e.join(req)
+	req.Protocols[0].Metadata[0] = 0xee
+	sreq := kmsg.NewPtrSyncGroupRequest()
+	sreq.Version, sreq.Group, sreq.MemberID, sreq.Generation = 5, "g", j.MemberID, j.Generation
+	sreq.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: j.MemberID, MemberAssignment: []byte("mine")}}
+	if r, err := e.m.Sync(ctx(t), testID, sreq); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("sync: %v %+v", err, r)
+	}
+	copy(sreq.GroupAssignment[0].MemberAssignment, "xxxx")
+	d := e.mustDescribe("g")
+	if string(d.Members[0].MemberAssignment) != "mine" || !reflect.DeepEqual(d.Members[0].ProtocolMetadata, consumerMeta("t1")) {
+		t.Fatalf("stored bytes changed with the request's: %q %v", d.Members[0].MemberAssignment, d.Members[0].ProtocolMetadata)
+	}
+	if s := e.j.lastGroup("g"); string(s.Members[0].Assignment) != "mine" {
+		t.Fatalf("journaled assignment changed: %q", s.Members[0].Assignment)
+	}
+}
