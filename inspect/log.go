@@ -111,7 +111,7 @@ func (l *Log) readTopic(ctx context.Context, topic string, partition int, from, 
 			p.Release()
 			return nil
 		}
-		stop := false
+		stop, before := false, next
 		recs := message.Records(p.Batches)
 		for !stop {
 			rec, ok := recs.Next()
@@ -151,7 +151,8 @@ func (l *Log) readTopic(ctx context.Context, topic string, partition int, from, 
 		if err != nil {
 			return err
 		}
-		if stop {
+		if stop || next == before {
+			// A reply that does not advance (only offsets already read) would poll forever.
 			return nil
 		}
 	}

@@ -78,6 +78,14 @@ func (r RecordRow) AppendJSON(b []byte) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe marks the ASCII bytes a JSON string holds as they are (encoding/json's HTML-safe set).
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString quotes s as JSON, escaping what JSON requires and <, >, & as encoding/json
 // does.
 func appendJSONString(b []byte, s string) []byte {
@@ -85,7 +93,7 @@ func appendJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < 0x80 {
+		if jsonSafe[c] {
 			continue
 		}
 		if c >= 0x80 {

@@ -2,12 +2,17 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
+
+// inspectMemoryLimit is the heap inspect lets grow before it collects; its resident size stays
+// under the 64 MiB the README promises.
+const inspectMemoryLimit = 40 << 20
 
 func newInspectCmd(a *app) *cobra.Command {
 	var (
@@ -73,6 +78,10 @@ Without --iggy the commands connect to 127.0.0.1:8090, where serve's embedded st
 				}
 				return nil
 			}
+			// inspect holds almost nothing live while it streams millions of short-lived rows:
+			// collect when the heap nears a fixed budget instead of every few megabytes.
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(inspectMemoryLimit))
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			s := output.NewStream[inspect.RecordRow](w, f, "inspect.records", follow).WithJSON(inspect.RecordRow.AppendJSON)
 			err = inspect.Inspect(cmd.Context(), log, q, s.Add, func() { _ = s.Flush() })
 			if cerr := s.Close(); err == nil {
