@@ -3,6 +3,7 @@ package group
 import (
 	"bytes"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -671,6 +672,10 @@ func (m *Manager) storeAssignment(ctx context.Context, g *group, req *kmsg.SyncG
 	err := m.append(ctx, wait, []record.Record{groupRecord(snap)})
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if errors.Is(err, ErrNotCoordinator) {
+		m.journalCode(err)
+		return
+	}
 	if m.closed || m.groups[g.name] != g || g.generation != gen || g.state != stCompleting || !g.storing {
 		// The group moved on (a member joined or left) while the log was written: the members
 		// were answered by that change.
@@ -678,9 +683,6 @@ func (m *Manager) storeAssignment(ctx context.Context, g *group, req *kmsg.SyncG
 	}
 	g.storing = false
 	if code := m.journalCode(err); code != 0 {
-		if code == kerr.NotCoordinator.Code {
-			return
-		}
 		for _, mem := range g.members {
 			if mem.syncWait != nil {
 				r := mem.syncResp

@@ -242,6 +242,19 @@ func TestNotCoordinator(t *testing.T) {
 		t.Fatalf("heartbeat after loss: %d", c)
 	}
 
+	// The same from a snapshot append: the leader's SyncGroup answers NOT_COORDINATOR.
+	e3 := newEnv(t, nil)
+	j3 := e3.join(joinReq("g3", "", withVersion(3)))
+	e3.j.mu.Lock()
+	e3.j.fail = fmt.Errorf("fenced: %w", ErrNotCoordinator)
+	e3.j.mu.Unlock()
+	if s := recv(t, e3.syncAsync("g3", j3.MemberID, j3.Generation, nil), "sync"); s.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("sync on a lost partition: %+v", s)
+	}
+	if e3.m.Serving() {
+		t.Fatal("still serving after the snapshot found the partition lost")
+	}
+
 	e2 := newEnv(t, nil)
 	_, j := e2.joinNew("g2")
 	recv(t, j, "first")
@@ -704,6 +717,15 @@ func TestRestoreRoundTrip(t *testing.T) {
 
 	e := newEnv(t, nil)
 	e.m.Restore(groups, offsets)
+	// The live members, not a copy of the input, make the snapshot.
+	e.m.mu.Lock()
+	e.m.groups["g"].lastSnap = nil
+	live := e.m.snapshot(e.m.groups["g"], nil)
+	e.m.groups["g"].lastSnap = &live
+	e.m.mu.Unlock()
+	if !reflect.DeepEqual(live, groups[1]) {
+		t.Fatalf("live snapshot after restore:\n%+v\nwant\n%+v", live, groups[1])
+	}
 	gotG, gotO := e.m.State()
 	if !reflect.DeepEqual(gotG, groups) {
 		t.Fatalf("groups after restore:\n%+v\nwant\n%+v", gotG, groups)
