@@ -2,43 +2,32 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
-// Announcement is what a gateway says of itself on coordinator_owners.
-type Announcement struct {
-	Node int32  `json:"node"`
-	Addr string `json:"addr"`
-	// Client is the gateway's Iggy client id in kafka-gateways, 0 when the announcement does
-	// not say; it maps Iggy's assignment to nodes.
-	Client uint32 `json:"client_id"`
-	// Applied maps a log partition to the next offset the gateway has applied, when it says.
-	Applied map[int]uint64 `json:"applied"`
-	// Draining is set while an operator drains the node.
-	Draining bool      `json:"draining"`
-	Time     time.Time `json:"time"`
-}
+// Announcement is a gateway's statement on coordinator_owners: node, address, time, whether it
+// is leaving, and the log partitions it coordinates with their claims. The coordinator owns the
+// type and its encoding.
+type Announcement = coordinator.Announcement
 
-// DecodeAnnouncement reads one coordinator_owners message: a coordinator record whose claim
-// body names the node and address, or a JSON object with the fields of Announcement.
-var DecodeAnnouncement = func(b []byte) (Announcement, error) {
-	if r, err := record.Decode(b); err == nil && r.ClaimInfo != nil {
-		return Announcement{Node: r.ClaimInfo.Node, Addr: r.ClaimInfo.Addr, Time: r.Time}, nil
-	}
-	var a Announcement
-	if err := json.Unmarshal(b, &a); err != nil {
-		return Announcement{}, fmt.Errorf("owners announcement of %d bytes: %w", len(b), err)
-	}
-	return a, nil
-}
+// DecodeAnnouncement reads one coordinator_owners message.
+func DecodeAnnouncement(b []byte) (Announcement, error) { return coordinator.DecodeAnnouncement(b) }
+
+// LiveWindow is how long an announcement keeps a gateway live, as the gateways' default
+// (5 announce intervals of 1 s); an owner silent for longer is flagged stale.
+var LiveWindow = 5 * time.Second
+
+// recentAnnouncements is how many of the newest messages of each owners partition are read:
+// every gateway announces each second, so this covers every live node many times over.
+const recentAnnouncements = 1024
 
 // Tenure is one claim of a partition and how long its owner held it.
 type Tenure struct {
@@ -178,7 +167,9 @@ func (l *Log) Announcements(ctx context.Context) (map[int32]Announcement, error)
 		if p.MessagesCount == 0 {
 			continue
 		}
-		err := owners.readTopic(ctx, OwnersTopic, int(p.ID), 0, p.CurrentOffset+1, false, func(e *Entry) error {
+		end := p.CurrentOffset + 1
+		from := end - min(end, recentAnnouncements)
+		err := owners.readTopic(ctx, OwnersTopic, int(p.ID), from, end, false, func(e *Entry) error {
 			a, err := DecodeAnnouncement(e.Payload)
 			if err == nil && !a.Time.Before(out[a.Node].Time) {
 				out[a.Node] = a
@@ -194,12 +185,14 @@ func (l *Log) Announcements(ctx context.Context) (map[int32]Announcement, error)
 
 // Flags of a ClaimRow: an interface, add, never rename.
 const (
-	FlagUnowned           = "unowned"             // no valid claim in the log
-	FlagUnassigned        = "unassigned"          // no kafka-gateways member holds it in Iggy
-	FlagAssignmentDiffers = "assignment-differs"  // Iggy gave it to another node than the claim's
-	FlagNotAnnounced      = "owner-not-announced" // the claiming node has no announcement
-	FlagAddrDiffers       = "addr-differs"        // the claim's address differs from the announcement's
-	FlagDraining          = "draining"            // the owner is being drained
+	FlagUnowned           = "unowned"              // no valid claim in the log
+	FlagUnassigned        = "unassigned"           // no kafka-gateways member holds it in Iggy
+	FlagAssignmentDiffers = "assignment-differs"   // Iggy gave it to another node than the claim's
+	FlagNotAnnounced      = "owner-not-announced"  // the claiming node has no announcement
+	FlagOwnersDiffer      = "owners-topic-differs" // the announcements name another owner or claim
+	FlagAddrDiffers       = "addr-differs"         // the claim's address differs from the announcement's
+	FlagStale             = "owner-stale"          // the owner's last announcement is older than LiveWindow
+	FlagLeaving           = "owner-leaving"        // the owner announced that it is leaving
 )
 
 // ClaimRow is one partition as `claims` shows it. JSON field names are an interface.
@@ -216,11 +209,14 @@ type ClaimRow struct {
 	CheckpointOffset     *uint64  `json:"checkpoint_offset"`
 	CheckpointAgeSeconds *float64 `json:"checkpoint_age_seconds"`
 	SinceCheckpoint      int      `json:"records_since_checkpoint"`
-	// OwnerLag is the log end offset minus what the owner announced it applied; nil when it did
-	// not say.
-	OwnerLag *uint64 `json:"owner_lag"`
+	// OwnerLagSeconds is how long ago the owner last announced itself; nil when it never did.
+	// A gateway that stalls (stopped, partitioned) shows here before Iggy moves its lease.
+	OwnerLagSeconds *float64 `json:"owner_lag_seconds"`
+	// AnnouncedNode is the node whose newest announcement lists the partition.
+	AnnouncedNode *int32 `json:"announced_node"`
 	// AssignedClient is the Iggy client id holding the partition in kafka-gateways, and
-	// AssignedNode its node when an announcement maps it.
+	// AssignedNode the node that client is (the node whose announced partitions overlap the
+	// client's assignment most).
 	AssignedClient *uint32 `json:"assigned_client"`
 	AssignedNode   *int32  `json:"assigned_node"`
 	// Controller is set on partition 0's row, whose owner is the fleet's controller.
@@ -253,8 +249,8 @@ func (r ClaimRow) Cells() []string {
 	if r.CheckpointAgeSeconds != nil {
 		age = Seconds(*r.CheckpointAgeSeconds)
 	}
-	if r.OwnerLag != nil {
-		lag = strconv.FormatUint(*r.OwnerLag, 10)
+	if r.OwnerLagSeconds != nil {
+		lag = Seconds(*r.OwnerLagSeconds)
 	}
 	switch {
 	case r.AssignedNode != nil:
@@ -288,14 +284,49 @@ func Seconds(s float64) string {
 	return d.Round(time.Minute).String()
 }
 
-// Rows builds the 16 claim rows as of now.
-func (f *Fleet) Rows(now time.Time) []ClaimRow {
-	byClient := map[uint32]int32{}
-	for node, a := range f.Announcements {
-		if a.Client != 0 {
-			byClient[a.Client] = node
+// clientNodes maps each kafka-gateways member (Iggy client id) to the node it most likely is:
+// the node whose announced partitions overlap the member's assignment most. Iggy does not know
+// node ids and announcements do not carry client ids, so this is a best match, documented as
+// such.
+func (f *Fleet) clientNodes() map[uint32]int32 {
+	overlap := map[uint32]map[int32]int{}
+	for p, c := range f.Assignment {
+		for node, a := range f.Announcements {
+			if _, ok := a.Claims[p]; ok {
+				if overlap[c] == nil {
+					overlap[c] = map[int32]int{}
+				}
+				overlap[c][node]++
+			}
 		}
 	}
+	out := map[uint32]int32{}
+	for c, nodes := range overlap {
+		best, bestN := int32(0), 0
+		for node, n := range nodes {
+			if n > bestN || n == bestN && node < best {
+				best, bestN = node, n
+			}
+		}
+		out[c] = best
+	}
+	return out
+}
+
+// announcedOwner is the node whose newest announcement lists partition p, newest first.
+func (f *Fleet) announcedOwner(p int) (node int32, claim uint64, ok bool) {
+	var at time.Time
+	for n, a := range f.Announcements {
+		if c, has := a.Claims[p]; has && (!ok || a.Time.After(at)) {
+			node, claim, at, ok = n, c, a.Time, true
+		}
+	}
+	return node, claim, ok
+}
+
+// Rows builds the 16 claim rows as of now.
+func (f *Fleet) Rows(now time.Time) []ClaimRow {
+	byClient := f.clientNodes()
 	rows := make([]ClaimRow, 0, len(f.Parts))
 	for p, t := range f.Parts {
 		row := ClaimRow{Partition: p, LogEndOffset: max(f.Ends[p], t.End), Controller: p == 0, Flags: []string{}}
@@ -308,6 +339,10 @@ func (f *Fleet) Rows(now time.Time) []ClaimRow {
 			row.CheckpointAgeSeconds = &age
 		}
 		row.SinceCheckpoint = counts.SinceCheckpoint
+		an, aclaim, announced := f.announcedOwner(p)
+		if announced {
+			row.AnnouncedNode = &an
+		}
 		if cl.Number == 0 {
 			row.Flags = append(row.Flags, FlagUnowned)
 		} else {
@@ -318,21 +353,25 @@ func (f *Fleet) Rows(now time.Time) []ClaimRow {
 				held := now.Sub(at).Seconds()
 				row.ClaimedAt, row.HeldSeconds = &at, &held
 			}
-			a, announced := f.Announcements[node]
+			a, ok := f.Announcements[node]
 			switch {
-			case !announced && len(f.Announcements) > 0:
+			case !ok && len(f.Announcements) > 0:
 				row.Flags = append(row.Flags, FlagNotAnnounced)
-			case announced && a.Addr != "" && a.Addr != cl.Addr:
-				row.Flags = append(row.Flags, FlagAddrDiffers)
+			case ok:
+				lag := now.Sub(a.Time).Seconds()
+				row.OwnerLagSeconds = &lag
+				if a.Addr != "" && a.Addr != cl.Addr {
+					row.Flags = append(row.Flags, FlagAddrDiffers)
+				}
+				if now.Sub(a.Time) > LiveWindow {
+					row.Flags = append(row.Flags, FlagStale)
+				}
+				if a.Leaving {
+					row.Flags = append(row.Flags, FlagLeaving)
+				}
 			}
-			if announced {
-				if applied, ok := a.Applied[p]; ok && applied <= row.LogEndOffset {
-					lag := row.LogEndOffset - applied
-					row.OwnerLag = &lag
-				}
-				if a.Draining {
-					row.Flags = append(row.Flags, FlagDraining)
-				}
+			if len(f.Announcements) > 0 && (!announced || an != node || aclaim != cl.Number) {
+				row.Flags = append(row.Flags, FlagOwnersDiffer)
 			}
 		}
 		if c, ok := f.Assignment[p]; ok {

@@ -20,13 +20,14 @@ func TestClaimRowFlags(t *testing.T) {
 		cells      map[int]string // column index -> text
 	}{
 		{"unowned", 0, "", nil, nil, []string{inspect.FlagUnowned}, map[int]string{1: ""}},
-		{"agrees", 1, "h:1", map[int]uint32{0: 7}, map[int32]inspect.Announcement{1: {Node: 1, Addr: "h:1", Client: 7}}, []string{}, map[int]string{1: "1*", 12: "1"}},
-		{"assignment differs", 1, "h:1", map[int]uint32{0: 8}, map[int32]inspect.Announcement{1: {Node: 1, Addr: "h:1", Client: 7}, 2: {Node: 2, Client: 8}}, []string{inspect.FlagAssignmentDiffers}, map[int]string{12: "2"}},
-		{"not announced", 3, "h:3", nil, map[int32]inspect.Announcement{1: {Node: 1}}, []string{inspect.FlagNotAnnounced}, nil},
-		{"address differs", 1, "h:1", nil, map[int32]inspect.Announcement{1: {Node: 1, Addr: "h:9"}}, []string{inspect.FlagAddrDiffers}, nil},
+		{"agrees", 1, "h:1", map[int]uint32{0: 7}, map[int32]inspect.Announcement{1: ann(1, "h:1", 55, 0)}, []string{}, map[int]string{1: "1*", 11: "5s", 12: "1"}},
+		{"assignment differs", 1, "h:1", map[int]uint32{0: 8, 1: 8, 2: 8}, map[int32]inspect.Announcement{1: ann(1, "h:1", 55, 0), 2: ann(2, "h:2", 55, 1, 2)}, []string{inspect.FlagAssignmentDiffers}, map[int]string{12: "2"}},
+		{"not announced", 3, "h:3", nil, map[int32]inspect.Announcement{1: ann(1, "h:1", 55, 0)}, []string{inspect.FlagNotAnnounced, inspect.FlagOwnersDiffer}, map[int]string{11: ""}},
+		{"announced by another", 1, "h:1", nil, map[int32]inspect.Announcement{1: ann(1, "h:1", 55), 2: ann(2, "h:2", 55, 0)}, []string{inspect.FlagOwnersDiffer}, nil},
+		{"address differs", 1, "h:1", nil, map[int32]inspect.Announcement{1: ann(1, "h:9", 55, 0)}, []string{inspect.FlagAddrDiffers}, nil},
+		{"stale and leaving", 1, "h:1", nil, map[int32]inspect.Announcement{1: leaving(ann(1, "h:1", 30, 0))}, []string{inspect.FlagStale, inspect.FlagLeaving}, map[int]string{11: "30s"}},
 		{"unassigned", 1, "h:1", map[int]uint32{1: 7}, nil, []string{inspect.FlagUnassigned}, map[int]string{12: ""}},
 		{"unknown client", 1, "h:1", map[int]uint32{0: 9}, nil, []string{}, map[int]string{12: "client 9"}},
-		{"draining with lag", 1, "h:1", nil, map[int32]inspect.Announcement{1: {Node: 1, Addr: "h:1", Draining: true, Applied: map[int]uint64{0: 1}}}, []string{inspect.FlagDraining}, map[int]string{11: "1"}},
 	}
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	for _, c := range cases {
@@ -73,3 +74,14 @@ func TestRecordRowJSONMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// ann is node's announcement at second sec of the test minute, listing partitions under claim 1.
+func ann(node int32, addr string, sec int, parts ...int) inspect.Announcement {
+	a := inspect.Announcement{Node: node, Addr: addr, Time: time.Date(2026, 12, 1, 9, 0, sec, 0, time.UTC), Claims: map[int]uint64{}}
+	for _, p := range parts {
+		a.Claims[p] = 1
+	}
+	return a
+}
+
+func leaving(a inspect.Announcement) inspect.Announcement { a.Leaving = true; return a }
