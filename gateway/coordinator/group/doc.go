@@ -30,4 +30,18 @@
 //
 // An Append error that wraps ErrNotCoordinator means the log partition now belongs to another
 // gateway: the request is answered NOT_COORDINATOR and the manager stops serving, as after Close.
+// Appends of one group go to the log one at a time, in the order of the changes they record, so
+// a reader folding the log ends where this manager's memory is.
+//
+// Kafka's rules kept as Kafka has them: KIP-394 member ids, KIP-345 static members (a restart
+// without a rebalance when the group is Stable and its selected protocol stays the same, whatever
+// the new metadata), the initial rebalance delay extended while members keep coming, members
+// removed that did not rejoin within the rebalance timeout or did not send SyncGroup within it,
+// members kept alive while they wait in JoinGroup or SyncGroup, KIP-211 offset expiry (offsets of
+// an empty group expire a retention after it became empty, those of a group that never had a
+// protocol a retention after their commit).
+//
+// Not implemented: group size limits (GROUP_MAX_SIZE_REACHED), the KIP-848 consumer protocol,
+// share groups, transactional offset commits (so require_stable never waits), and topic ids
+// (no topic has one here).
 package group

@@ -805,3 +805,53 @@ func TestRequestBytesAreCopied(t *testing.T) {
 		t.Fatalf("journaled assignment changed: %q", s.Members[0].Assignment)
 	}
 }
+
+// Appends of one group reach the log one at a time, in the order of their changes, and the
+// group's memory follows the log's order.
+func TestGroupAppendsInOrder(t *testing.T) {
+	e := newEnv(t, nil)
+	gate := make(chan struct{})
+	e.j.mu.Lock()
+	e.j.gate = gate
+	e.j.mu.Unlock()
+	done := make(chan int64, 2)
+	commit := func(off int64) {
+		r := e.m.CommitOffsets(ctx(t), testID, commitReq("g", "", -1, "t1", 0, off))
+		if c := r.Topics[0].Partitions[0].ErrorCode; c != 0 {
+			t.Errorf("commit %d: %d", off, c)
+		}
+		done <- off
+	}
+	go commit(1)
+	checkfor.Eventually(t, 5*time.Second, "first append", func() error {
+		return checkfor.True(e.j.waiting() == 1, "%d appending", e.j.waiting())
+	})
+	go commit(2)
+	// The second commit waits for the first before it appends; another group does not.
+	other := make(chan struct{})
+	go func() {
+		e.m.CommitOffsets(ctx(t), testID, commitReq("h", "", -1, "t1", 0, 9))
+		close(other)
+	}()
+	checkfor.Eventually(t, 5*time.Second, "other group's append", func() error {
+		return checkfor.True(e.j.waiting() == 2, "%d appending", e.j.waiting())
+	})
+	gate <- struct{}{}
+	gate <- struct{}{}
+	first := recv(t, done, "first commit")
+	gate <- struct{}{}
+	second := recv(t, done, "second commit")
+	<-other
+	var order []int64
+	for _, r := range e.j.records() {
+		if r.OffsetCommit.Group == "g" {
+			order = append(order, r.OffsetCommit.Offset)
+		}
+	}
+	if first != 1 || second != 2 || !reflect.DeepEqual(order, []int64{1, 2}) {
+		t.Fatalf("answers %d then %d, log %v", first, second, order)
+	}
+	if got := e.fetch("g", "t1", 0); got[0].Offset != 2 {
+		t.Fatalf("fetch: %+v", got)
+	}
+}
