@@ -1,0 +1,170 @@
+package inspect_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// liveFleet is a store and two gateways with the coordinator log, as `serve --iggy` runs them.
+func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway.Gateway) {
+	t.Helper()
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	ports := []int{freePort(t), freePort(t)}
+	var brokers []kafka.Broker
+	for i, p := range ports {
+		brokers = append(brokers, kafka.Broker{NodeID: int32(i + 1), Host: "127.0.0.1", Port: int32(p)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	for i, p := range ports {
+		g, err := gateway.Start(ctx, gateway.Config{
+			Bind: fmt.Sprintf("127.0.0.1:%d", p), AdvertisedAddr: fmt.Sprintf("127.0.0.1:%d", p), NodeID: int32(i + 1), Brokers: brokers,
+			IggyAddrs: []string{srv.Addr().String()}, IggyUsername: "iggy", IggyPassword: "iggy",
+			AutoCreateTopics: true, CoordinatorLog: true, HeartbeatInterval: 2 * time.Second,
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = g.Shutdown(ctx)
+		})
+		gws = append(gws, g)
+	}
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(gws[0].Addr().String(), gws[1].Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return inspect.NewLog(c, "kafka", nil), kadm.NewClient(cl), gws
+}
+
+func TestLiveFleetClaimsAndDiff(t *testing.T) {
+	log, adm, _ := liveFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	var rows []inspect.ClaimRow
+	checkfor.Eventually(t, 20*time.Second, "16 partitions owned", func() error {
+		f, err := inspect.LoadFleet(ctx, log)
+		if err != nil {
+			return err
+		}
+		rows = f.Rows(time.Now())
+		for _, r := range rows {
+			if r.OwnerNode == nil {
+				return fmt.Errorf("partition %d unowned", r.Partition)
+			}
+		}
+		return nil
+	})
+	owners := map[int32]int{}
+	for _, r := range rows {
+		owners[*r.OwnerNode]++
+	}
+	t.Logf("owners per node: %v", owners)
+
+	g := "orders-app"
+	p := inspect.GroupPartition(g)
+	if r, err := adm.CreateTopic(ctx, 2, 1, nil, "orders"); err != nil || r.Err != nil {
+		t.Fatalf("create topic: %v %v", err, r.Err)
+	}
+	commit := func(at int64) {
+		t.Helper()
+		offs := kadm.Offsets{}
+		offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: at, LeaderEpoch: -1})
+		offs.Add(kadm.Offset{Topic: "orders", Partition: 1, At: at + 1, LeaderEpoch: -1})
+		checkfor.Eventually(t, 10*time.Second, "commit", func() error {
+			r, err := adm.CommitOffsets(ctx, g, offs)
+			if err != nil {
+				return err
+			}
+			return r.Error()
+		})
+	}
+	commit(5)
+
+	f, err := inspect.LoadFleet(ctx, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := adm.FindGroupCoordinators(ctx, g)[g]
+	if fc.Err != nil {
+		t.Fatal(fc.Err)
+	}
+	gc := f.CoordinatorOf(g, fc.NodeID, fmt.Sprintf("%s:%d", fc.Host, fc.Port), nil)
+	if !gc.Agrees || !gc.InLog || gc.Partition != p {
+		t.Fatalf("claims --group: %+v", gc)
+	}
+
+	res, err := inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs, err := inspect.DiffLive(ctx, adm, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) != 0 {
+		t.Fatalf("live fleet differs from its log: %+v", diffs)
+	}
+
+	// The fleet moves on; a replay that stops before the new commits differs, offset by offset.
+	old := *res.Through
+	commit(9)
+	stale, err := inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{Until: inspect.Position{Offset: old, HasOffset: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs, err = inspect.DiffLive(ctx, adm, stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) != 2 || diffs[0].What != "offset orders[0]" || diffs[0].Log != "5 epoch -1" || diffs[0].Live != "9 epoch -1" {
+		t.Fatalf("diffs %+v", diffs)
+	}
+
+	// And verify finds the live log clean.
+	n, err := inspect.Verify(ctx, log, nil, func(f inspect.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
+	if err != nil || n != 0 {
+		t.Fatalf("verify of the live log: %d findings, %v", n, err)
+	}
+}
