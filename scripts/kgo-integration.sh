@@ -1,30 +1,55 @@
 #!/usr/bin/env bash
-# Runs franz-go's own kgo integration tests against an iggy-kafka gateway with the embedded
-# store: build, start `serve` on a free loopback port with a temporary data directory, wait until
-# it accepts, run the tests, stop the gateway, and exit with go test's status.
+# Runs franz-go's own kgo integration tests against iggy-kafka: build, start the gateways on free
+# loopback ports with a temporary data directory, wait until they accept, run the tests, stop
+# everything, and exit with go test's status.
 #
-# Usage: scripts/kgo-integration.sh [extra go test flags]
+# Two modes:
+#   scripts/kgo-integration.sh [go test flags]          one `serve` with the embedded store
+#   scripts/kgo-integration.sh --fleet [go test flags]  `store` plus three `serve --iggy` sharing
+#                                                      it (a fleet on the coordinator log); the
+#                                                      tests get all three as seeds
+# Both run the data-path tests and the consumer-group tests (TestGroupSimple, TestGroupETL,
+# TestIssue523, TestIssue1034, TestUnknownGroupOffsetFetchPinned).
 #   KGO_TESTS overrides the test selection (a go test -run pattern).
+#   KGO_INTEGRATION_KEEP=1 keeps the temporary directory (binary, data, every process's log).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-tests='^(TestPing|TestAddRemovePartitions|TestConsumeMaxDecompressBatchBytes|TestConsumeRegex|TestConsumeTopicRetrieval|TestConsumeTopicRetrieval_Many|TestDirectPartitionPurge|TestHookPollStart|TestIssue325|TestIssue337|TestIssue434|TestIssue648|TestIssue810|TestIssue865|TestIssueFetchLargerThanBrokerMaxReadBytes|TestPauseIssue489|TestPauseIssueOct2023|TestPooling|TestClient_Produce|TestClient_ProduceLargeMessages|TestIssue769|TestIssue831|TestIssueProduceBrokerTooOldFailsRecords|TestIssueProduceSyncManualPartitionNegativeDoesNotPanic)$'
-tests="${KGO_TESTS:-$tests}"
+fleet=0
+if [[ "${1:-}" == "--fleet" ]]; then
+	fleet=1
+	shift
+fi
+
+data_tests='TestPing|TestAddRemovePartitions|TestConsumeMaxDecompressBatchBytes|TestConsumeRegex|TestConsumeTopicRetrieval|TestConsumeTopicRetrieval_Many|TestDirectPartitionPurge|TestHookPollStart|TestIssue325|TestIssue337|TestIssue434|TestIssue648|TestIssue810|TestIssue865|TestIssueFetchLargerThanBrokerMaxReadBytes|TestPauseIssue489|TestPauseIssueOct2023|TestPooling|TestClient_Produce|TestClient_ProduceLargeMessages|TestIssue769|TestIssue831|TestIssueProduceBrokerTooOldFailsRecords|TestIssueProduceSyncManualPartitionNegativeDoesNotPanic'
+group_tests='TestGroupSimple|TestGroupETL|TestIssue523|TestIssue1034|TestUnknownGroupOffsetFetchPinned'
+tests="${KGO_TESTS:-^($data_tests|$group_tests)\$}"
 
 work="$(mktemp -d)"
-pid=""
-cleanup() {
-	if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+pids=()
+logs=()
+stop() {
+	local pid=$1
+	if kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null || true
 		for _ in $(seq 1 100); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
 		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
 	fi
-	rm -rf "$work"
+	wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+	local i
+	# Gateways first, the store they use last.
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop "${pids[$i]}"; done
+	if [[ "${KGO_INTEGRATION_KEEP:-}" == 1 ]]; then
+		echo "kept $work" >&2
+	else
+		rm -rf "$work"
+	fi
 }
 trap cleanup EXIT
 
@@ -36,44 +61,109 @@ free_port() {
 	fi
 }
 
+# wait_port NAME PID PORT LOG: until PORT accepts, failing when PID exits or after 60 s.
+wait_port() {
+	local name=$1 pid=$2 port=$3 log=$4 i
+	for i in $(seq 1 600); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "$name exited before accepting connections:" >&2
+			cat "$log" >&2
+			exit 1
+		fi
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "$name did not accept connections on 127.0.0.1:$port within 60s" >&2
+	cat "$log" >&2
+	exit 1
+}
+
 echo "building ./cmd/iggy-kafka"
 go build -o "$work/iggy-kafka" ./cmd/iggy-kafka
 
-port="$(free_port)"
-"$work/iggy-kafka" serve \
-	--bind "127.0.0.1:$port" \
-	--store-listen 127.0.0.1:0 \
-	--data "$work/data" \
-	--fsync never \
-	--auto-create-topics \
-	--log-level warn \
-	>"$work/gateway.log" 2>&1 &
-pid=$!
-
-echo "waiting for the gateway on 127.0.0.1:$port"
-for i in $(seq 1 600); do
-	if ! kill -0 "$pid" 2>/dev/null; then
-		echo "gateway exited before accepting connections:" >&2
-		cat "$work/gateway.log" >&2
-		exit 1
-	fi
-	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-		break
-	fi
-	if [[ $i -eq 600 ]]; then
-		echo "gateway did not accept connections within 60s" >&2
-		cat "$work/gateway.log" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
+seeds=()
+if [[ $fleet -eq 0 ]]; then
+	port="$(free_port)"
+	logs+=("$work/gateway.log")
+	"$work/iggy-kafka" serve \
+		--bind "127.0.0.1:$port" \
+		--store-listen 127.0.0.1:0 \
+		--data "$work/data" \
+		--fsync never \
+		--auto-create-topics \
+		--log-level warn \
+		>"$work/gateway.log" 2>&1 &
+	pids+=($!)
+	echo "waiting for the gateway on 127.0.0.1:$port"
+	wait_port gateway "${pids[0]}" "$port" "$work/gateway.log"
+	seeds+=("127.0.0.1:$port")
+else
+	store_port="$(free_port)"
+	logs+=("$work/store.log")
+	"$work/iggy-kafka" store \
+		--listen "127.0.0.1:$store_port" \
+		--data "$work/data" \
+		--fsync never \
+		--log-level warn \
+		>"$work/store.log" 2>&1 &
+	pids+=($!)
+	wait_port store "${pids[0]}" "$store_port" "$work/store.log"
+	ports=()
+	brokers=()
+	for n in 1 2 3; do
+		p="$(free_port)"
+		while [[ " ${ports[*]} $store_port " == *" $p "* ]]; do p="$(free_port)"; done
+		ports+=("$p")
+		brokers+=("$n@127.0.0.1:$p")
+	done
+	list="$(IFS=,; echo "${brokers[*]}")"
+	for n in 1 2 3; do
+		p="${ports[$((n - 1))]}"
+		logs+=("$work/gateway-$n.log")
+		"$work/iggy-kafka" serve \
+			--iggy "127.0.0.1:$store_port" \
+			--node-id "$n" \
+			--bind "127.0.0.1:$p" \
+			--brokers "$list" \
+			--auto-create-topics \
+			--log-level info \
+			>"$work/gateway-$n.log" 2>&1 &
+		pids+=($!)
+	done
+	echo "waiting for the fleet: store on 127.0.0.1:$store_port, gateways $list"
+	for n in 1 2 3; do
+		wait_port "gateway $n" "${pids[$n]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log"
+		seeds+=("127.0.0.1:${ports[$((n - 1))]}")
+	done
+	# While the gateways join one after another, Iggy moves coordinator partitions between
+	# them, and a group formed meanwhile loses its pending members with the move. Wait until
+	# no partition has changed hands for 3 s (the gateways log each one they serve or stop).
+	quiet=0
+	last=""
+	for _ in $(seq 1 240); do
+		now="$(cat "$work"/gateway-*.log | grep -c 'msg="partition \(serving\|stopped\)"' || true)"
+		if [[ "$now" == "$last" && "$now" != 0 ]]; then
+			quiet=$((quiet + 1))
+			[[ $quiet -ge 12 ]] && break
+		else
+			quiet=0
+		fi
+		last="$now"
+		sleep 0.25
+	done
+	echo "coordinator partitions settled ($last changes logged)"
+fi
 
 status=0
-KGO_TEST_RF=1 KGO_TEST_RECORDS=20000 KGO_SEEDS="127.0.0.1:$port" \
+KGO_TEST_RF=1 KGO_TEST_RECORDS=20000 KGO_SEEDS="$(IFS=,; echo "${seeds[*]}")" \
 	go test github.com/twmb/franz-go/pkg/kgo -count=1 -run "$tests" -v "$@" || status=$?
 
 if [[ $status -ne 0 ]]; then
-	echo "--- gateway log (last 100 lines) ---" >&2
-	tail -n 100 "$work/gateway.log" >&2
+	for log in "${logs[@]}"; do
+		echo "--- $(basename "$log") (last 100 lines) ---" >&2
+		tail -n 100 "$log" >&2
+	done
 fi
 exit "$status"
