@@ -14,8 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
@@ -488,5 +490,48 @@ func TestRealClientAdmin(t *testing.T) {
 	}
 	if back, err := adm.FetchOffsets(tctx(t), "live"); err != nil || len(back["events"]) != 0 {
 		t.Fatalf("offsets after delete: %+v %v", back, err)
+	}
+}
+
+// Old protocol versions (Kafka 0.10.0: JoinGroup v0, OffsetCommit v2, OffsetFetch v1) form a
+// group, commit and resume as well.
+func TestRealClientOldVersions(t *testing.T) {
+	s := startStack(t)
+	s.produce(t, 5)
+	old := kgo.MaxVersions(kversion.V0_10_0())
+	cl := s.client(t, groupOpts("old", old)...)
+	got := 0
+	for got < 20 {
+		fs := cl.PollFetches(tctx(t))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+	if err := cl.CommitUncommittedOffsets(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	adm := kadm.NewClient(s.client(t))
+	offs, err := adm.FetchOffsets(tctx(t), "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(4) {
+		if o, ok := offs.Lookup("events", p); !ok || o.At != 5 {
+			t.Fatalf("partition %d committed %+v", p, o)
+		}
+	}
+	var stable *record.Group
+	for _, r := range s.j.records() {
+		if r.Type == record.TypeGroup && r.Group.Name == "old" && r.Group.State == "Stable" {
+			stable = r.Group
+		}
+	}
+	if stable == nil || len(stable.Members) != 1 || stable.Members[0].RebalanceTimeout != stable.Members[0].SessionTimeout {
+		t.Fatalf("v0 member: %+v", stable)
+	}
+	if last := s.j.lastGroup("old"); last.State != "Empty" || len(last.Members) != 0 || last.Generation != stable.Generation+1 {
+		t.Fatalf("after the v0 leave: %+v", last)
 	}
 }
