@@ -185,19 +185,16 @@ func (m *Manager) supportsProtocols(g *group, req *kmsg.JoinGroupRequest) bool {
 		return false
 	}
 	for _, p := range req.Protocols {
-		if g.supportedByAll(p.Name, "") {
+		if g.supportedByAll(p.Name) {
 			return true
 		}
 	}
 	return false
 }
 
-// supportedByAll reports whether every member except skip lists protocol name.
-func (g *group) supportedByAll(name, skip string) bool {
-	for id, mem := range g.members {
-		if id == skip {
-			continue
-		}
+// supportedByAll reports whether every member lists protocol name.
+func (g *group) supportedByAll(name string) bool {
+	for _, mem := range g.members {
 		found := false
 		for _, p := range mem.rec.Protocols {
 			if p.Name == name {
@@ -449,7 +446,7 @@ func (g *group) selectProtocol() string {
 	var order []string
 	for _, id := range g.order {
 		for _, p := range g.members[id].rec.Protocols {
-			if g.supportedByAll(p.Name, "") {
+			if g.supportedByAll(p.Name) {
 				if _, ok := votes[p.Name]; !ok {
 					order = append(order, p.Name)
 				}
