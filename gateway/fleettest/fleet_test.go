@@ -17,8 +17,10 @@ const (
 	iggyHeartbeat = 2 * time.Second
 	// startLimit bounds a process's start until it listens.
 	startLimit = 20 * time.Second
-	// exitLimit bounds a gateway's exit after SIGTERM: leaving, the drain and the sign-out.
-	exitLimit = 15 * time.Second
+	// drainTimeout is the gateways' --drain-timeout; exitLimit bounds a gateway's exit after
+	// SIGTERM: leaving, the drain and the sign-out.
+	drainTimeout = 5 * time.Second
+	exitLimit    = drainTimeout + 10*time.Second
 )
 
 // fleet is the store and the gateways of one test, with their logs in the test's directory.
@@ -58,7 +60,7 @@ func startFleet(t *testing.T, extra ...string) *fleet {
 		id := int32(i + 1)
 		args := []string{"serve", "--iggy", addrs[0], "--node-id", fmt.Sprint(id), "--bind", addrs[1+i],
 			"--brokers", strings.Join(brokers, ","), "--heartbeat-interval", iggyHeartbeat.String(),
-			"--auto-create-topics=false", "--log-level", "info"}
+			"--auto-create-topics=false", "--drain-timeout", drainTimeout.String(), "--log-level", "info"}
 		f.gws = append(f.gws, &gw{id: id, proc: &proc{
 			name:    fmt.Sprintf("gateway-%d", id),
 			addr:    addrs[1+i],
