@@ -108,11 +108,13 @@ type Fleet struct {
 	Ends          []uint64
 	Assignment    map[int]uint32
 	Announcements map[int32]Announcement
+	// Drains is each node's latest operator drain request.
+	Drains map[int32]DrainRequest
 }
 
 // NewFleet returns a fleet with empty trackers.
 func NewFleet() *Fleet {
-	f := &Fleet{Ends: make([]uint64, record.Partitions), Assignment: map[int]uint32{}, Announcements: map[int32]Announcement{}}
+	f := &Fleet{Ends: make([]uint64, record.Partitions), Assignment: map[int]uint32{}, Announcements: map[int32]Announcement{}, Drains: map[int32]DrainRequest{}}
 	for p := range record.Partitions {
 		f.Parts = append(f.Parts, NewTracker(p))
 	}
@@ -148,6 +150,11 @@ func (f *Fleet) Refresh(ctx context.Context, l *Log) error {
 		return err
 	}
 	f.Announcements = ann
+	drains, err := l.DrainRequests(ctx)
+	if err != nil {
+		return err
+	}
+	f.Drains = drains
 	return nil
 }
 
@@ -193,6 +200,7 @@ const (
 	FlagAddrDiffers       = "addr-differs"         // the claim's address differs from the announcement's
 	FlagStale             = "owner-stale"          // the owner's last announcement is older than LiveWindow
 	FlagLeaving           = "owner-leaving"        // the owner announced that it is leaving
+	FlagDraining          = "owner-draining"       // an operator asked the owner to drain
 )
 
 // ClaimRow is one partition as `claims` shows it. JSON field names are an interface.
@@ -369,6 +377,9 @@ func (f *Fleet) Rows(now time.Time) []ClaimRow {
 				if a.Leaving {
 					row.Flags = append(row.Flags, FlagLeaving)
 				}
+			}
+			if f.Draining(node) {
+				row.Flags = append(row.Flags, FlagDraining)
 			}
 			if len(f.Announcements) > 0 && (!announced || an != node || aclaim != cl.Number) {
 				row.Flags = append(row.Flags, FlagOwnersDiffer)

@@ -1,6 +1,7 @@
 package inspect_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,14 +54,46 @@ func TestPlanDrain(t *testing.T) {
 			}
 		})
 	}
-	f := fleetOf(t, map[int]int32{0: 1, 1: 2})
-	plan, _ := inspect.PlanDrain(f, 2, false)
-	if inspect.Drained(f, plan) {
-		t.Fatal("drained before any handover")
+}
+
+func TestDrainProgress(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC)
+	f := fleetOf(t, map[int]int32{0: 1, 1: 2, 2: 2})
+	f.Announcements = map[int32]inspect.Announcement{1: ann(1, "h:1", 55, 0), 2: ann(2, "h:2", 55, 1, 2)}
+	plan, err := inspect.PlanDrain(f, 2, false)
+	if err != nil || len(plan) != 2 {
+		t.Fatalf("plan %+v %v", plan, err)
 	}
-	e := inspect.Entry{Partition: 1, Offset: 1, Record: record.Record{Type: record.TypeClaim, Claim: 2, ClaimInfo: &record.Claim{Number: 2, Node: 1}}}
-	f.Parts[1].Apply(&e)
-	if !inspect.Drained(f, plan) {
-		t.Fatal("not drained after node 1 claimed partition 1")
+	d := inspect.NewDrainProgress(2, plan)
+	if ev := d.Observe(f, now); len(ev) != 0 || d.Done() {
+		t.Fatalf("before anything: %+v", ev)
 	}
+	// Node 2 stops announcing partition 1; node 1 claims it but does not announce it yet.
+	f.Announcements[2] = ann(2, "h:2", 56, 2)
+	claimBy(f, 1, 1, 2)
+	ev := d.Observe(f, now)
+	if len(ev) != 2 || ev[0].Sentence() != "partition 1: released by node 2" || ev[1].Sentence() != "partition 1: claimed by node 1 (claim 2)" || d.Done() {
+		t.Fatalf("events %+v", ev)
+	}
+	// Node 1 announces 1; partition 2 goes straight to served by node 1.
+	claimBy(f, 2, 1, 2)
+	f.Announcements[1] = ann(1, "h:1", 57, 0)
+	f.Announcements[1].Claims[1], f.Announcements[1].Claims[2] = 2, 2
+	ev = d.Observe(f, now)
+	var got []string
+	for _, e := range ev {
+		got = append(got, e.Sentence())
+	}
+	want := []string{"partition 1: served by node 1 (claim 2)", "partition 2: released by node 2", "partition 2: claimed by node 1 (claim 2)", "partition 2: served by node 1 (claim 2)"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") || !d.Done() {
+		t.Fatalf("events %q, want %q (done %v)", got, want, d.Done())
+	}
+	if ev := d.Observe(f, now); len(ev) != 0 {
+		t.Fatalf("repeated events %+v", ev)
+	}
+}
+
+func claimBy(f *inspect.Fleet, p int, node int32, n uint64) {
+	e := inspect.Entry{Partition: p, Offset: n, Record: record.Record{Type: record.TypeClaim, Claim: n, ClaimInfo: &record.Claim{Number: n, Node: node}}}
+	f.Parts[p].Apply(&e)
 }

@@ -103,7 +103,12 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 	if !q.Follow {
 		return nil
 	}
-	return l.Follow(ctx, parts, ends, handle, caughtUp)
+	return l.Follow(ctx, parts, ends, handle, func() error {
+		if caughtUp != nil {
+			caughtUp()
+		}
+		return nil
+	})
 }
 
 // GroupPartition is the log partition of a consumer group.

@@ -166,8 +166,9 @@ var ErrStop = errors.New("stop")
 // partitions is skipped) and keeps reading as records arrive until ctx ends or fn returns an
 // error. It checks the end offsets of all 16 partitions with one request every FollowEvery
 // while idle and polls only the partitions that grew, so a quiet fleet costs one request per
-// interval. caughtUp is called each time every partition has been read to its end.
-func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn func(*Entry) error, caughtUp func()) error {
+// interval. caughtUp is called each time every partition has been read to its end; an error it
+// returns ends the follow (ErrStop without an error).
+func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn func(*Entry) error, caughtUp func() error) error {
 	next := append([]uint64(nil), from...)
 	for {
 		ends, err := l.Ends(ctx)
@@ -189,7 +190,11 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 			}
 		}
 		if caughtUp != nil {
-			caughtUp()
+			if err := caughtUp(); errors.Is(err, ErrStop) {
+				return nil
+			} else if err != nil {
+				return err
+			}
 		}
 		t := l.clock.NewTimer(l.FollowEvery)
 		select {

@@ -69,11 +69,11 @@ func ChangedPartitions(cs []Change) []int {
 // assignment and the announcements).
 var RefreshEvery = time.Second
 
-// Watch follows the log from where f was loaded and calls emit after each round that changed
-// something: as soon as the records that change a row are read, not on a redraw timer. It
-// returns when ctx ends or emit fails.
-func Watch(ctx context.Context, l *Log, f *Fleet, emit func(Update) error) error {
-	prev := f.Rows(l.clock.Now())
+// FollowFleet keeps f current: it follows the log from where f was loaded, re-reads the
+// assignment, announcements and drain requests every RefreshEvery, and calls round with the
+// handovers read since the last call after each round that applied a record or refreshed. It
+// returns when ctx ends or round fails (ErrStop ends it without an error).
+func FollowFleet(ctx context.Context, l *Log, f *Fleet, round func(handovers []Handover) error) error {
 	var handovers []Handover
 	dirty := false
 	lastRefresh := l.clock.Now()
@@ -86,28 +86,35 @@ func Watch(ctx context.Context, l *Log, f *Fleet, emit func(Update) error) error
 		}
 		f.Ends[e.Partition] = max(f.Ends[e.Partition], e.Offset+1)
 		return nil
-	}, func() {
-		now := l.clock.Now()
-		if now.Sub(lastRefresh) >= RefreshEvery {
+	}, func() error {
+		if now := l.clock.Now(); now.Sub(lastRefresh) >= RefreshEvery {
 			lastRefresh = now
-			if err := f.Refresh(ctx, l); err == nil {
-				dirty = true // Diff below decides whether the rows changed
+			if err := f.Refresh(ctx, l); err != nil {
+				return err
 			}
+			dirty = true
 		}
 		if !dirty {
-			return
+			return nil
 		}
-		rows := f.Rows(now)
-		changes := Diff(prev, rows, now)
+		h := handovers
+		handovers, dirty = nil, false
+		return round(h)
+	})
+}
+
+// Watch follows the fleet and calls emit after each round that changed a row or brought a
+// handover: as soon as the records that change a row are read, not on a redraw timer.
+func Watch(ctx context.Context, l *Log, f *Fleet, emit func(Update) error) error {
+	prev := f.Rows(l.clock.Now())
+	return FollowFleet(ctx, l, f, func(handovers []Handover) error {
+		rows := f.Rows(l.clock.Now())
+		changes := Diff(prev, rows, l.clock.Now())
+		prev = rows
 		if len(changes) == 0 && len(handovers) == 0 {
-			dirty = false
-			prev = rows
-			return
+			return nil
 		}
-		if err := emit(Update{Rows: rows, Handovers: handovers, Changes: changes}); err != nil {
-			return
-		}
-		prev, handovers, dirty = rows, nil, false
+		return emit(Update{Rows: rows, Handovers: handovers, Changes: changes})
 	})
 }
 

@@ -141,8 +141,9 @@ func (a *app) kafkaAdmin() (*kadm.Client, func(), error) {
 	return kadm.NewClient(cl), cl.Close, nil
 }
 
-// isTerminal reports whether w is a terminal, where views draw instead of printing lines.
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w (stdout or stdin) is a terminal, where views draw instead of
+// printing lines.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

@@ -61,6 +61,7 @@ defaults; every flag's environment variable is shown in its help.`,
 		newInspectCmd(a),
 		newClaimsCmd(a),
 		newReplayCmd(a),
+		newDrainCmd(a),
 		newVersionCmd(),
 		newCompletionCmd(),
 	)

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// announcement encodes a coordinator_owners message as the coordinator documents it (version 1).
+func announcement(node int32, addr string, at time.Time, claims map[int]uint64) []byte {
+	b := []byte{1}
+	b = binary.AppendVarint(b, int64(node))
+	b = binary.AppendUvarint(b, uint64(len(addr)))
+	b = append(b, addr...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(at.UnixNano()))
+	b = append(b, 0)
+	b = binary.AppendUvarint(b, uint64(len(claims)))
+	for p := range record.Partitions {
+		if c, ok := claims[p]; ok {
+			b = binary.AppendUvarint(b, uint64(p))
+			b = binary.AppendUvarint(b, c)
+		}
+	}
+	return b
+}
+
+// A drain end to end against a store, with the test in the coordinator's place: it answers the
+// drain request by claiming node 2's partitions on node 1 and announcing them.
+func TestDrainEndToEnd(t *testing.T) {
+	addr, put := operatorStore(t)
+	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	meta := wire.NamedID(inspect.MetaStream("kafka"))
+	if _, err := c.CreateTopic(ctx, meta, inspect.OwnersTopic, 1, iggy.TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owned := map[int32]map[int]uint64{1: {}, 2: {}, 3: {}}
+	for p := range record.Partitions {
+		owned[int32(1+p%3)][p] = 1
+	}
+	announce := func() {
+		t.Helper()
+		for node, claims := range owned {
+			msg := iggy.Message{Payload: announcement(node, "localhost:909"+string(rune('0'+node)), time.Now(), claims)}
+			if _, err := c.SendMessages(ctx, meta, wire.NamedID(inspect.OwnersTopic), 0, []iggy.Message{msg}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	announce()
+
+	if code, _, stderr := runCLI(t, env, "drain", "node", "9", "--yes"); code != exitFailed || !strings.Contains(stderr, "node 9 is not alive") {
+		t.Fatalf("dead node: exit %d stderr %q", code, stderr)
+	}
+	code, out, _ := runCLI(t, env, "drain", "node", "2", "--dry-run", "-o", "json")
+	var plan struct {
+		Data []inspect.DrainStep `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || code != exitOK || len(plan.Data) != 5 || plan.Data[0].Partition != 1 || plan.Data[0].Groups[0] != "g" {
+		t.Fatalf("dry run: exit %d %v\n%s", code, err, out)
+	}
+	if code, _, stderr := runCLI(t, env, "drain", "node", "2"); code != exitUsage || !strings.Contains(stderr, "--yes") {
+		t.Fatalf("without --yes and no terminal: exit %d %q", code, stderr)
+	}
+
+	type result struct {
+		code        int
+		out, stderr string
+	}
+	res := make(chan result, 1)
+	go func() {
+		var o, e bytes.Buffer
+		code := run(ctx, []string{"drain", "node", "2", "--yes", "--wait", "--timeout", "30s"}, env, &o, &e)
+		res <- result{code, o.String(), e.String()}
+	}()
+	log := inspect.NewLog(c, "kafka", nil)
+	checkfor.Eventually(t, 20*time.Second, "the drain request", func() error {
+		reqs, err := log.DrainRequests(ctx)
+		if err != nil {
+			return err
+		}
+		if r, ok := reqs[2]; !ok || r.Undo {
+			return errors.New("no drain request for node 2 yet")
+		}
+		return nil
+	})
+	for p := range owned[2] {
+		put(p, record.Record{Type: record.TypeClaim, Claim: 2, Time: time.Now(), ClaimInfo: &record.Claim{Number: 2, Node: 1, Addr: "localhost:9091"}})
+		owned[1][p] = 2
+	}
+	owned[2] = map[int]uint64{}
+	announce()
+	var r result
+	select {
+	case r = <-res:
+	case <-ctx.Done():
+		t.Fatal("drain did not finish")
+	}
+	if r.code != exitOK || !strings.Contains(r.stderr, "node 2 drained") {
+		t.Fatalf("drain: exit %d\nstdout %s\nstderr %s", r.code, r.out, r.stderr)
+	}
+	for _, want := range []string{"partition 1: released by node 2", "partition 1: claimed by node 1 (claim 2)", "partition 13: served by node 1 (claim 2)"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.out)
+		}
+	}
+
+	code, out, _ = runCLI(t, env, "claims", "-o", "json")
+	var claims struct {
+		Data []inspect.ClaimRow `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &claims); err != nil || code != exitOK {
+		t.Fatalf("claims: %d %v", code, err)
+	}
+	for _, row := range claims.Data {
+		if *row.OwnerNode == 2 {
+			t.Fatalf("node 2 still owns %+v", row)
+		}
+	}
+	if code, _, stderr := runCLI(t, env, "drain", "node", "2", "--undo"); code != exitOK || !strings.Contains(stderr, "come back") {
+		t.Fatalf("undo: exit %d %q", code, stderr)
+	}
+	reqs, err := log.DrainRequests(ctx)
+	if err != nil || !reqs[2].Undo {
+		t.Fatalf("after undo: %+v %v", reqs, err)
+	}
+
+	// A drain someone undoes while it is followed fails instead of waiting for its timeout.
+	announce()
+	go func() {
+		var o, e bytes.Buffer
+		code := run(ctx, []string{"drain", "node", "3", "--yes", "--wait", "--timeout", "30s"}, env, &o, &e)
+		res <- result{code, o.String(), e.String()}
+	}()
+	checkfor.Eventually(t, 20*time.Second, "the drain request of node 3", func() error {
+		reqs, err := log.DrainRequests(ctx)
+		if err != nil {
+			return err
+		}
+		if r, ok := reqs[3]; !ok || r.Undo {
+			return errors.New("no drain request for node 3 yet")
+		}
+		return nil
+	})
+	if code, _, stderr := runCLI(t, env, "drain", "node", "3", "--undo"); code != exitOK {
+		t.Fatalf("undo: exit %d %q", code, stderr)
+	}
+	select {
+	case r = <-res:
+	case <-ctx.Done():
+		t.Fatal("undone drain did not finish")
+	}
+	if r.code != exitFailed || !strings.Contains(r.stderr, "undone meanwhile") {
+		t.Fatalf("undone drain: exit %d stderr %s", r.code, r.stderr)
+	}
+}
