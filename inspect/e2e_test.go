@@ -259,3 +259,53 @@ func TestWatchSeesHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// inspect --follow prints a record once it is appended, after the ones already there.
+func TestInspectFollow(t *testing.T) {
+	e := newLogEnv(t)
+	g := groupIn(11, "g")
+	e.put(11, claim(1, 1, e.at(0)))
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	rows := make(chan inspect.RecordRow, 16)
+	caught := make(chan struct{}, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- inspect.Inspect(ctx, e.log, inspect.Query{Group: g, Follow: true}, func(r inspect.RecordRow) error { rows <- r; return nil }, func() {
+			select {
+			case caught <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	checkfor.Eventually(t, 10*time.Second, "caught up", func() error {
+		select {
+		case <-caught:
+			return nil
+		default:
+			return errors.New("not yet")
+		}
+	})
+	e.put(11, commit(1, groupIn(11, "other"), "t", 0, 1, e.at(1)), commit(1, g, "t", 0, 3, e.at(2)), commit(2, g, "t", 0, 4, e.at(3)))
+	var got []inspect.RecordRow
+	checkfor.Eventually(t, 10*time.Second, "followed rows", func() error {
+		for {
+			select {
+			case r := <-rows:
+				got = append(got, r)
+			default:
+				if len(got) < 2 {
+					return fmt.Errorf("%d rows", len(got))
+				}
+				return nil
+			}
+		}
+	})
+	if len(got) != 2 || got[0].Offset != 2 || !got[0].Valid || got[1].Offset != 3 || got[1].Valid {
+		t.Fatalf("rows %+v", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

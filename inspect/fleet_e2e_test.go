@@ -30,7 +30,7 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// liveFleet is a store and two gateways with the coordinator log, as `serve --iggy` runs them.
+// liveFleet is a store and three gateways with the coordinator log, as `serve --iggy` runs them.
 func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway.Gateway) {
 	t.Helper()
 	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
@@ -40,7 +40,7 @@ func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background()) }()
 	t.Cleanup(func() { _ = srv.Close(); <-done })
-	ports := []int{freePort(t), freePort(t)}
+	ports := []int{freePort(t), freePort(t), freePort(t)}
 	var brokers []kafka.Broker
 	for i, p := range ports {
 		brokers = append(brokers, kafka.Broker{NodeID: int32(i + 1), Host: "127.0.0.1", Port: int32(p)})
@@ -69,7 +69,7 @@ func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	cl, err := kgo.NewClient(kgo.SeedBrokers(gws[0].Addr().String(), gws[1].Addr().String()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(gws[0].Addr().String(), gws[1].Addr().String(), gws[2].Addr().String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +101,32 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 		owners[*r.OwnerNode]++
 	}
 	t.Logf("owners per node: %v", owners)
+
+	// Every partition's owner is what FindCoordinator names for a group of that partition.
+	names := make([]string, 0, len(rows))
+	for _, r := range rows {
+		names = append(names, groupIn(r.Partition, "probe"))
+	}
+	checkfor.Eventually(t, 10*time.Second, "FindCoordinator agrees with the log", func() error {
+		f, err := inspect.LoadFleet(ctx, log)
+		if err != nil {
+			return err
+		}
+		for _, r := range f.Rows(time.Now()) {
+			if len(r.Flags) != 0 || r.AssignedNode == nil || *r.AssignedNode != *r.OwnerNode || r.AnnouncedNode == nil || *r.AnnouncedNode != *r.OwnerNode {
+				return fmt.Errorf("partition %d: owner %v assigned %v announced %v flags %v", r.Partition, r.OwnerNode, r.AssignedNode, r.AnnouncedNode, r.Flags)
+			}
+		}
+		fcs := adm.FindGroupCoordinators(ctx, names...)
+		for _, name := range names {
+			fc := fcs[name]
+			gc := f.CoordinatorOf(name, fc.NodeID, "", fc.Err)
+			if !gc.Agrees {
+				return fmt.Errorf("group %s (partition %d): log owner %v, FindCoordinator %d %v", name, gc.Partition, gc.OwnerNode, fc.NodeID, fc.Err)
+			}
+		}
+		return nil
+	})
 
 	g := "orders-app"
 	p := inspect.GroupPartition(g)
