@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,13 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(stderr), &e); err != nil || e.Kind != "error" || e.Error.ExitCode != 1 {
 		t.Fatalf("stderr %q: %v", stderr, err)
 	}
+
+	code, out, _ = runCLI(t, env, "replay", "partition", "2")
+	if code != exitOK {
+		t.Fatalf("replay exit %d", code)
+	}
+	// The rate line is a measurement; everything else is fixed.
+	golden.Assert(t, "replay.text", []byte(regexp.MustCompile(`replayed in .*`).ReplaceAllString(out, "replayed in <elapsed>")))
 
 	code, out, _ = runCLI(t, env, "replay", "partition", "2", "-o", "yaml")
 	if code != exitOK || !strings.Contains(out, "kind: replay") || !strings.Contains(out, "node: 1") || !strings.Contains(out, "offset: 5") {
