@@ -131,7 +131,13 @@ func LoadFleet(ctx context.Context, l *Log) (*Fleet, error) {
 	copy(f.Ends, ends)
 	for p := range record.Partitions {
 		t := f.Parts[p]
-		if err := l.Read(ctx, p, 0, ends[p], func(e *Entry) error { t.Apply(e); return nil }); err != nil {
+		err := l.ReadBatches(ctx, p, 0, ends[p], func(batch []Entry) error {
+			for i := range batch {
+				t.Apply(&batch[i])
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -134,15 +134,18 @@ func RunReplay(ctx context.Context, l *Log, partition int, opts ReplayOptions) (
 			res.From = at
 		}
 	}
-	err = l.Read(ctx, partition, res.From, end, func(e *Entry) error {
-		if e.Err != nil {
-			res.Void++
-			return nil
+	err = l.ReadBatches(ctx, partition, res.From, end, func(batch []Entry) error {
+		for i := range batch {
+			e := &batch[i]
+			if e.Err != nil {
+				res.Void++
+				continue
+			}
+			if !opts.Until.Time.IsZero() && e.Record.Time.After(opts.Until.Time) {
+				return ErrStop
+			}
+			res.state.Apply(e.Offset, e.Record)
 		}
-		if !opts.Until.Time.IsZero() && e.Record.Time.After(opts.Until.Time) {
-			return ErrStop
-		}
-		res.state.Apply(e.Offset, e.Record)
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrStop) {
