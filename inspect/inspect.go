@@ -92,7 +92,14 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 		return emit(NewRecordRow(e, valid))
 	}
 	for _, p := range parts {
-		err := l.Read(ctx, p, 0, ends[p], handle)
+		err := l.ReadBatches(ctx, p, 0, ends[p], func(batch []Entry) error {
+			for i := range batch {
+				if err := handle(&batch[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil && !errors.Is(err, ErrStop) {
 			return err
 		}
