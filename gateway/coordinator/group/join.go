@@ -788,7 +788,7 @@ func (m *Manager) Leave(ctx context.Context, id kafka.Identity, req *kmsg.LeaveG
 	}
 	if removed {
 		m.prepareRebalance(g)
-	} else if g.state == stPreparing {
+	} else if g != nil && g.state == stPreparing {
 		m.tryCompleteJoin(g)
 	}
 	if req.Version < 3 {

@@ -470,6 +470,25 @@ func TestLeaveBatch(t *testing.T) {
 	e.checkState("g", "Empty")
 }
 
+// A batched leave of a group this manager never knew answers each member, not a panic.
+func TestLeaveUnknownGroup(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, v := range []int16{3, 5} {
+		req := kmsg.NewPtrLeaveGroupRequest()
+		req.Version, req.Group = v, "never-seen"
+		req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "a"}, {MemberID: "b", InstanceID: kmsg.StringPtr("i")}}
+		r := e.m.Leave(ctx(t), testID, req)
+		if r.ErrorCode != 0 || len(r.Members) != 2 {
+			t.Fatalf("v%d: %+v", v, r)
+		}
+		for _, m := range r.Members {
+			if m.ErrorCode != kerr.UnknownMemberID.Code {
+				t.Fatalf("v%d member %s: code %d", v, m.MemberID, m.ErrorCode)
+			}
+		}
+	}
+}
+
 func commitReq(group, member string, gen int32, topic string, part int32, off int64) *kmsg.OffsetCommitRequest {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = 9
