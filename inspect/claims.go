@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -130,18 +131,88 @@ func LoadFleet(ctx context.Context, l *Log) (*Fleet, error) {
 	}
 	copy(f.Ends, ends)
 	for p := range record.Partitions {
-		t := f.Parts[p]
-		err := l.ReadBatches(ctx, p, 0, ends[p], func(batch []Entry) error {
-			for i := range batch {
-				t.Apply(&batch[i])
-			}
-			return nil
-		})
-		if err != nil {
+		if err := f.Parts[p].load(ctx, l, ends[p]); err != nil {
 			return nil, err
 		}
 	}
 	return f, f.Refresh(ctx, l)
+}
+
+// load reads a partition up to end. Records before the last valid checkpoint are read by their
+// headers only (claims decoded for the history), and the fold starts at the checkpoint, as a
+// gateway's does: a long log costs a scan, not a decode of every record, and memory follows
+// the live state.
+func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
+	var (
+		newest uint64
+		claims []Tenure // valid claims in log order; Records counts the valid records under each
+		last   time.Time
+		// At the last valid checkpoint: its offset, how many claims came before it, how many
+		// records the then newest claim had, and the time of the record before it.
+		cp, cpRecords uint64
+		cpClaims      int
+		cpLast        time.Time
+		found         bool
+	)
+	err := l.read(ctx, t.Partition, 0, end, false, func(e *Entry) error {
+		b := e.Payload
+		if len(b) < record.HeaderSize || b[0] != record.Version {
+			return nil
+		}
+		typ, claim := record.Type(b[1]), binary.LittleEndian.Uint64(b[2:10])
+		at := time.Unix(0, int64(binary.LittleEndian.Uint64(b[10:18]))).UTC()
+		switch {
+		case typ == record.TypeClaim:
+			if claim <= newest {
+				return nil
+			}
+			r, err := record.Decode(b)
+			if err != nil || r.ClaimInfo == nil {
+				return nil
+			}
+			newest = claim
+			claims = append(claims, Tenure{Claim: claim, Node: r.ClaimInfo.Node, Addr: r.ClaimInfo.Addr, Offset: e.Offset, At: r.Time})
+		case typ == record.TypeCheckpoint && (claim == newest || newest == 0 && !found):
+			newest = claim
+			cp, cpClaims, cpLast, found = e.Offset, len(claims), last, true
+			cpRecords = 0
+			if n := len(claims); n > 0 {
+				cpRecords = claims[n-1].Records
+			}
+		case claim != newest:
+			return nil
+		}
+		if n := len(claims); n > 0 {
+			claims[n-1].Records++
+		}
+		last = at
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	from := uint64(0)
+	if found {
+		// The history before the checkpoint comes from the scan; the fold starts at it.
+		t.Tenures = append(t.Tenures[:0], claims[:cpClaims]...)
+		for i := range t.Tenures {
+			if i+1 < len(claims) {
+				t.Tenures[i].Until = claims[i+1].At
+			}
+		}
+		if n := len(t.Tenures); n > 0 {
+			t.Tenures[n-1].Records = cpRecords
+			t.Tenures[n-1].Until = time.Time{}
+		}
+		t.LastRecord, from = cpLast, cp
+	}
+	t.End = max(t.End, from)
+	return l.ReadBatches(ctx, t.Partition, from, end, func(batch []Entry) error {
+		for i := range batch {
+			t.Apply(&batch[i])
+		}
+		return nil
+	})
 }
 
 // Refresh re-reads what does not come through the log: the assignment and the announcements.
