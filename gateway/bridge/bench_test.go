@@ -1,11 +1,26 @@
 package bridge
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
 
 // BenchmarkKafkaToIggy converts one produced Kafka batch of 1000 records into
@@ -70,4 +85,212 @@ func benchBatch(b *testing.B, codec, size int) []byte {
 		recs[i] = trec{Value: bytes.Repeat([]byte{byte('a' + i%26)}, size), TS: 1_700_000_000_000 + int64(i)}
 	}
 	return kafkaBatch(b, codec, recs, 1, 0, 0)
+}
+
+// BenchmarkGateway drives the whole gateway data path in one process: a raw
+// Kafka client (requests encoded once, answers only framed, so the client
+// adds little to the profile) against the Kafka listener, the bridge and the
+// embedded store reached through memory, as `serve` wires them. One op is one
+// Produce or Fetch of about 1 MB of values; cpu-s/GB is the process's CPU
+// time per GB of values, the figure the side-by-side runner reports.
+func BenchmarkGateway(b *testing.B) {
+	for _, size := range []int{1024, 100} {
+		for _, phase := range []string{"produce", "fetch"} {
+			b.Run(fmt.Sprintf("%s/%dB/snappy", phase, size), func(b *testing.B) {
+				g := startGateway(b)
+				n := (1 << 20) / (size + 8)
+				batch := randomBatch(b, n, size)
+				if phase == "produce" {
+					b.SetBytes(int64(n * size))
+					b.ReportAllocs()
+					cpu := cpuTime()
+					for b.Loop() {
+						g.produce(b, batch)
+					}
+					b.ReportMetric((cpuTime()-cpu).Seconds()/(float64(b.N*n*size)/1e9), "cpu-s/GB")
+					return
+				}
+				const stored = 32
+				for range stored {
+					g.produce(b, batch)
+				}
+				b.SetBytes(int64(n * size))
+				b.ReportAllocs()
+				cpu := cpuTime()
+				offset, moved := int64(0), 0
+				for b.Loop() {
+					var got int
+					offset, got = g.fetch(b, offset)
+					moved += got
+					if offset >= int64(stored*n) {
+						offset = 0
+					}
+				}
+				b.ReportMetric((cpuTime()-cpu).Seconds()/(float64(moved*size)/1e9), "cpu-s/GB")
+			})
+		}
+	}
+}
+
+type benchGateway struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	f    *kmsg.RequestFormatter
+	corr int32
+	buf  []byte
+}
+
+func startGateway(b *testing.B) *benchGateway {
+	b.Helper()
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Fsync: partlog.FsyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	b.Cleanup(func() { cancel(); srv.Close(); <-done })
+	ic, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()},
+		Dial: func(ctx context.Context, _ string) (net.Conn, error) { return srv.Dial(ctx) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ic.Close() })
+	br, err := New(ctx, ic, Config{AutoCreateTopics: true, DefaultPartitions: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { br.Close() })
+	ks, err := kafka.NewServer(kafka.Config{NodeID: 1, Storage: br.As(ic), AutoCreateTopics: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go ks.Serve(ln)
+	b.Cleanup(func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		ks.Shutdown(sctx)
+	})
+	if _, err := br.As(ic).Topic(ctx, "bench", true); err != nil {
+		b.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { nc.Close() })
+	return &benchGateway{nc: nc, br: bufio.NewReaderSize(nc, 1<<20), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench"))}
+}
+
+// roundTrip sends req and returns the answer's body after the correlation id.
+func (g *benchGateway) roundTrip(b *testing.B, req kmsg.Request) []byte {
+	g.corr++
+	g.buf = g.f.AppendRequest(g.buf[:0], req, g.corr)
+	if _, err := g.nc.Write(g.buf); err != nil {
+		b.Fatal(err)
+	}
+	var hdr [8]byte
+	if _, err := io.ReadFull(g.br, hdr[:]); err != nil {
+		b.Fatal(err)
+	}
+	size := int(binary.BigEndian.Uint32(hdr[:]))
+	if corr := int32(binary.BigEndian.Uint32(hdr[4:])); corr != g.corr {
+		b.Fatalf("answer %d to request %d", corr, g.corr)
+	}
+	g.buf = slices.Grow(g.buf[:0], size-4)[:size-4]
+	if _, err := io.ReadFull(g.br, g.buf); err != nil {
+		b.Fatal(err)
+	}
+	if req.IsFlexible() {
+		return g.buf[1:] // empty header tag section
+	}
+	return g.buf
+}
+
+func (g *benchGateway) produce(b *testing.B, batch []byte) {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 9
+	req.Acks = -1
+	req.TimeoutMillis = 30_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "bench"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	if err := resp.ReadFrom(g.roundTrip(b, req)); err != nil {
+		b.Fatal(err)
+	}
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		b.Fatalf("produce: error %d", code)
+	}
+}
+
+// fetch reads from offset and returns the offset after the last record and
+// the number of records.
+func (g *benchGateway) fetch(b *testing.B, offset int64) (int64, int) {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = -1
+	req.MaxWaitMillis = 500
+	req.MinBytes = 1
+	req.MaxBytes = 50 << 20
+	req.SessionEpoch = -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "bench"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset = offset
+	rp.PartitionMaxBytes = 1 << 20
+	rp.LogStartOffset = -1
+	rp.CurrentLeaderEpoch = -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if err := resp.ReadFrom(g.roundTrip(b, req)); err != nil {
+		b.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		b.Fatalf("fetch at %d: error %d", offset, p.ErrorCode)
+	}
+	next, n := offset, 0
+	for recs := p.RecordBatches; len(recs) >= kbHeaderLen; {
+		kb, rest, err := nextBatch(recs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		next = kb.BaseOffset + int64(kb.LastOffsetDelta) + 1
+		n += int(kb.NumRecords)
+		recs = rest
+	}
+	if n == 0 {
+		b.Fatalf("fetch at %d: no records", offset)
+	}
+	return next, n
+}
+
+// randomBatch is one snappy batch of n incompressible values, as franz-go
+// sends it with its defaults.
+func randomBatch(b *testing.B, n, size int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	recs := make([]trec, n)
+	for i := range recs {
+		v := make([]byte, size)
+		for j := range v {
+			v[j] = byte(rng.Uint32())
+		}
+		recs[i] = trec{Value: v, TS: 1_700_000_000_000 + int64(i)}
+	}
+	return kafkaBatch(b, codecSnappy, recs, -1, -1, -1)
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
