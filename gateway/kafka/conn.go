@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,6 +35,9 @@ type conn struct {
 	saslMech string // set by SaslHandshake
 	saslRaw  bool   // SaslHandshake v0: the next frame is a bare token
 	user     string // the SASL user, once authenticated
+	// authUser is user as Server.CloseUser reads it, from another goroutine; the reader
+	// publishes it after every authentication attempt (noteUser).
+	authUser atomic.Pointer[string]
 
 	out chan *slot
 	sem chan struct{}
@@ -157,6 +161,7 @@ func (c *conn) readLoop() {
 		}
 		if c.saslRaw {
 			ok := c.rawSASL(body)
+			c.noteUser()
 			putBuf(body)
 			if !ok {
 				return
@@ -185,6 +190,12 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// noteUser publishes the connection's SASL user for Server.CloseUser.
+func (c *conn) noteUser() {
+	u := c.user
+	c.authUser.Store(&u)
 }
 
 func preAuthKey(key int16) bool {
@@ -216,6 +227,9 @@ func (c *conn) dispatch(req *request, body []byte) bool {
 	}
 	if inline {
 		run()
+		if req.key == saslAuthenticateKey {
+			c.noteUser()
+		}
 		return !sl.closeAfter
 	}
 	go run()

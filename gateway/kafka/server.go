@@ -282,6 +282,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// CloseUser closes every connection authenticated as the SASL user user at once, abandoning
+// its in-flight requests, and reports how many it closed. The gateway calls it when Iggy stops
+// accepting that user (deleted, deactivated, password changed): a connection must not go on
+// acting on credentials its owner no longer has. A client that reconnects authenticates again.
+func (s *Server) CloseUser(user string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		if u := c.authUser.Load(); u != nil && *u == user {
+			c.cancel()
+			c.nc.Close()
+			n++
+		}
+	}
+	return n
+}
+
 // Listening reports whether Serve is accepting on at least one listener.
 func (s *Server) Listening() bool {
 	s.mu.Lock()
