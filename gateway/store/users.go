@@ -213,6 +213,14 @@ func (c *conn) changePassword(sess *session, body []byte) error {
 			return wire.ResourceNotFound
 		}
 		u.salt, u.hash = salt, hash
+		// The user's other sessions were opened with the old password and end with it, so a
+		// client holding them (a gateway's pool, say) learns that the password is gone; the
+		// caller's own session stays.
+		for other := range s.conns {
+			if other != c && other.sess != nil && other.sess.userID == u.id {
+				s.endSessionLocked(other)
+			}
+		}
 		return nil
 	})
 }
