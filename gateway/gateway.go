@@ -36,6 +36,10 @@ type Config struct {
 	IggyUsername, IggyPassword string
 	IggyTLS                    *tls.Config
 	Embedded                   store.Config
+	// Store, when set with IggyAddrs empty, is an embedded store already running in this
+	// process (StartFleet's): the gateway reaches it through memory instead of starting its
+	// own from Embedded, and leaves it running on Shutdown.
+	Store *store.Server
 
 	Stream            string // default "kafka"
 	AutoCreateTopics  bool
@@ -160,12 +164,16 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	iggyTLS := cfg.IggyTLS
 	var iggyDial func(context.Context, string) (net.Conn, error)
 	if len(addrs) == 0 {
-		if g.store, err = store.New(cfg.Embedded); err != nil {
-			return fmt.Errorf("gateway: starting the embedded store: %w", err)
+		srv := cfg.Store
+		if srv == nil {
+			if g.store, err = store.New(cfg.Embedded); err != nil {
+				return fmt.Errorf("gateway: starting the embedded store: %w", err)
+			}
+			g.storeDone = make(chan error, 1)
+			go func() { g.storeDone <- g.store.Serve(context.Background()) }()
+			srv = g.store
 		}
-		g.storeDone = make(chan error, 1)
-		go func() { g.storeDone <- g.store.Serve(context.Background()) }()
-		addrs = []string{g.store.Addr().String()}
+		addrs = []string{srv.Addr().String()}
 		if user == "" {
 			user, pass = cfg.Embedded.RootUsername, cfg.Embedded.RootPassword
 		}
@@ -173,8 +181,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		// costs two kernel copies per batch each way, and TLS would protect
 		// nothing that leaves the process. The TCP listener stays for native
 		// Iggy clients.
-		store := g.store
-		iggyDial = func(ctx context.Context, _ string) (net.Conn, error) { return store.Dial(ctx) }
+		iggyDial = func(ctx context.Context, _ string) (net.Conn, error) { return srv.Dial(ctx) }
 		iggyTLS = nil
 	}
 	dial := func(ctx context.Context, user, password string, pool int) (*iggy.Client, error) {
@@ -195,8 +202,9 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}
 	g.users = &userClients{
-		bridge: g.bridge,
-		users:  make(map[string]*userClient),
+		bridge:  g.bridge,
+		users:   make(map[string]*userClient),
+		retired: make(map[string][]*iggy.Client),
 		dial: func(ctx context.Context, user, password string) (*iggy.Client, error) {
 			return dial(ctx, user, password, 2)
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iggy-kafka/iggy-kafka/config"
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
@@ -26,13 +27,21 @@ same offset.
 
 Without --iggy the gateway starts the embedded store in-process (data in --data, reachable by
 native Iggy clients on --store-listen) and logs in as its root user. With --iggy it connects to
-an Iggy server or cluster that a fleet of gateways shares.`,
+an Iggy server or cluster that a fleet of gateways shares.
+
+--fleet N runs N gateways in this one process, node ids 1..N with Kafka on consecutive ports
+from --bind's, sharing the embedded store (or --iggy) and every other setting; SIGTERM stops
+them in node order, each handing its groups on and draining as a lone gateway does, then the
+store. The fleet chooses --node-id, --brokers and --advertised-addr itself.`,
 		Example: `  # a Kafka endpoint on localhost:9092, data in ./data
   iggy-kafka serve
 
   # gateway 1 of a fleet of two sharing one Iggy server
   iggy-kafka serve --iggy 127.0.0.1:8090 --node-id 1 --bind :9092 \
       --brokers 1@localhost:9092,2@localhost:9093
+
+  # a local fleet: the embedded store on 127.0.0.1:8090 and gateways 1, 2 and 3 on :9092..:9094
+  iggy-kafka serve --fleet 3
 
   # TLS for Kafka clients, SASL PLAIN checked against Iggy users, metrics on :9644
   iggy-kafka serve --tls-cert cert.pem --tls-key key.pem --sasl --metrics-addr :9644`,
@@ -51,7 +60,11 @@ an Iggy server or cluster that a fleet of gateways shares.`,
 			}
 			cfg.Logger = log
 			cfg.Embedded.Logger = log.With("component", "store")
-			err = gateway.Run(cmd.Context(), cfg)
+			if n := int(a.values.Int("fleet")); n > 0 {
+				err = gateway.RunFleet(cmd.Context(), cfg, n)
+			} else {
+				err = gateway.Run(cmd.Context(), cfg)
+			}
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fmt.Errorf("%w\n(another process holds that address: choose another --bind or --store-listen, or point --iggy at a store that is already running)", err)
 			}
@@ -73,6 +86,10 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		SASL:              v.Bool("sasl"),
 		MetricsAddr:       v.String("metrics-addr"),
 		DefaultPartitions: int32(v.Int("default-partitions")),
+	}
+	fleet, err := fleetSize(v)
+	if err != nil {
+		return cfg, err
 	}
 	node := v.Int("node-id")
 	if node < 0 || node > 1<<31-1 {
@@ -106,7 +123,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 	if cfg.Stream == "" || len(cfg.Stream) > 250 {
 		return cfg, v.Invalid("stream", "must be 1..250 bytes")
 	}
-	if cfg.AdvertisedAddr == "" {
+	if cfg.AdvertisedAddr == "" && fleet == 0 {
 		host, port, _ := net.SplitHostPort(cfg.Bind)
 		if host == "" || host == "0.0.0.0" || host == "::" {
 			host = "localhost"
@@ -145,6 +162,27 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		cfg.IggyUsername, cfg.IggyPassword = cfg.Embedded.RootUsername, cfg.Embedded.RootPassword
 	}
 	return cfg, nil
+}
+
+// fleetSize reads --fleet, refusing the settings a fleet chooses itself for each gateway.
+func fleetSize(v *config.Values) (int, error) {
+	n := v.Int("fleet")
+	if n == 0 {
+		return 0, nil
+	}
+	if n < 0 || n > gateway.MaxFleet {
+		return 0, v.Invalid("fleet", "must be in 0..%d", gateway.MaxFleet)
+	}
+	if _, port, err := net.SplitHostPort(v.String("bind")); err == nil && port == "0" {
+		return 0, v.Invalid("bind", "--fleet needs a port: gateway i listens on it plus i-1")
+	}
+	for _, name := range []string{"node-id", "brokers", "advertised-addr"} {
+		if src := v.Source(name); src.Kind != "default" {
+			return 0, usageError(fmt.Errorf("--fleet chooses each gateway's node id (1..%d), --brokers and --advertised-addr itself; "+
+				"%s is set (from %s): unset it, or run one gateway per process without --fleet", n, name, src))
+		}
+	}
+	return int(n), nil
 }
 
 // parseBrokers reads the fleet, id@host:port each.

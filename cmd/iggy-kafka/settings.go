@@ -18,6 +18,7 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "advertised-addr", Kind: config.HostPort, Usage: "host:port Kafka clients are told to connect to (default: the bind address, localhost when it has no host)", Commands: []string{"serve"}},
 	config.Setting{Name: "node-id", Kind: config.Int, Default: "0", Usage: "this gateway's Kafka broker id in the fleet", Commands: []string{"serve"}},
 	config.Setting{Name: "brokers", Kind: config.List, Usage: "the fleet as id@host:port,... (default: this gateway alone)", Commands: []string{"serve"}},
+	config.Setting{Name: "fleet", Kind: config.Int, Default: "0", Usage: "run N gateways in this process (node ids 1..N, Kafka on consecutive ports from --bind's) sharing the embedded store or --iggy; 0: one gateway", Commands: []string{"serve"}},
 	config.Setting{Name: "iggy", Kind: config.List, Usage: "Iggy server addresses host:port,... (default: run the embedded store in-process)", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
 	config.Setting{Name: "iggy-username", Default: "iggy", Usage: "Iggy user the gateway logs in as", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
 	config.Setting{Name: "iggy-password", Default: "iggy", Secret: true, Usage: "password of --iggy-username", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
