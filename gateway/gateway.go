@@ -202,9 +202,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}
 	g.users = &userClients{
-		bridge:  g.bridge,
-		users:   make(map[string]*userClient),
-		retired: make(map[string][]*iggy.Client),
+		bridge: g.bridge,
+		users:  make(map[string]*userClient),
 		dial: func(ctx context.Context, user, password string) (*iggy.Client, error) {
 			return dial(ctx, user, password, 2)
 		},
