@@ -16,6 +16,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // Config configures a gateway.
@@ -109,6 +110,7 @@ type Gateway struct {
 	bridge    *bridge.Bridge
 	coord     *coordinator.Coordinator
 	users     *userClients
+	watch     *userWatch
 	metrics   *metrics
 	httpSrv   *http.Server
 	httpLn    net.Listener
@@ -257,6 +259,9 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	}
 	g.serveDone = make(chan error, 1)
 	go func() { g.serveDone <- g.kafka.Serve(g.ln) }()
+	if cfg.SASL {
+		g.watch = startUserWatch(g.users, g.kafka, clock.Real, cfg.Logger.With("component", "users"))
+	}
 
 	if cfg.MetricsAddr != "" {
 		if g.httpLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
@@ -360,6 +365,9 @@ func (g *Gateway) close() error {
 	var errs []error
 	if g.coord != nil {
 		errs = append(errs, g.coord.Close())
+	}
+	if g.watch != nil {
+		g.watch.close()
 	}
 	if g.users != nil {
 		g.users.close()

@@ -15,15 +15,18 @@ import (
 
 // userClients logs SASL users in to Iggy and keeps one client per user, so a user's many Kafka
 // connections share a small Iggy pool. A cached login is trusted for recheckAfter; after that
-// the next authentication logs in again, so a changed or revoked Iggy password stops working
-// here within that time.
+// the next authentication logs in again. The user watcher (userwatch.go) drops a user's client
+// within a second of Iggy refusing it; recheckAfter bounds the rest, such as an Iggy server that
+// keeps a user's sessions alive across a password change.
 type userClients struct {
 	dial   func(ctx context.Context, user, password string) (*iggy.Client, error)
 	bridge *bridge.Bridge
 
-	mu      sync.Mutex
-	users   map[string]*userClient
-	retired []*iggy.Client
+	mu    sync.Mutex
+	users map[string]*userClient
+	// retired are clients replaced by a login with a new password, by user; connections
+	// authenticated earlier may still use them until the user is dropped or the gateway closes.
+	retired map[string][]*iggy.Client
 	closed  bool
 }
 
@@ -69,10 +72,54 @@ func (u *userClients) authenticate(ctx context.Context, user, password string) (
 		}
 		// The password changed. The old client may still serve connections authenticated
 		// earlier; it is closed with the gateway rather than under them.
-		u.retired = append(u.retired, old.client)
+		if u.retired == nil {
+			u.retired = make(map[string][]*iggy.Client)
+		}
+		u.retired[user] = append(u.retired[user], old.client)
 	}
 	u.users[user] = &userClient{secret: secret, verified: time.Now(), client: client}
 	return u.bridge.As(client), nil
+}
+
+// watched is one cached user and the client its connections use.
+type watched struct {
+	user   string
+	client *iggy.Client
+}
+
+// cached lists the users with a cached client.
+func (u *userClients) cached() []watched {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]watched, 0, len(u.users))
+	for name, c := range u.users {
+		out = append(out, watched{user: name, client: c.client})
+	}
+	return out
+}
+
+// has reports whether user has a cached client.
+func (u *userClients) has(user string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.users[user]
+	return ok
+}
+
+// drop forgets user if its cached client is still client, so the next authentication logs in
+// again, and returns the clients to close once the user's connections are gone (nil when a new
+// login replaced client meanwhile).
+func (u *userClients) drop(user string, client *iggy.Client) []*iggy.Client {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c, ok := u.users[user]
+	if !ok || c.client != client {
+		return nil
+	}
+	delete(u.users, user)
+	out := append(u.retired[user], client)
+	delete(u.retired, user)
+	return out
 }
 
 func (u *userClients) close() {
@@ -82,8 +129,10 @@ func (u *userClients) close() {
 	for _, c := range u.users {
 		c.client.Close()
 	}
-	for _, c := range u.retired {
-		c.Close()
+	for _, cs := range u.retired {
+		for _, c := range cs {
+			c.Close()
+		}
 	}
 	u.users = nil
 	u.retired = nil
