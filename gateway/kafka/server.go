@@ -291,7 +291,8 @@ func (s *Server) CloseUser(user string) int {
 	defer s.mu.Unlock()
 	n := 0
 	for c := range s.conns {
-		if u := c.authUser.Load(); u != nil && *u == user {
+		// A cancelled connection is already on its way out.
+		if u := c.authUser.Load(); u != nil && *u == user && c.ctx.Err() == nil {
 			c.cancel()
 			c.nc.Close()
 			n++
