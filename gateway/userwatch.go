@@ -13,11 +13,11 @@ import (
 )
 
 // Permissions follow Iggy. With SASL every Kafka connection acts through its user's Iggy client,
-// so Iggy checks each request against that user's permissions as they are at that moment: both
-// the embedded store and Iggy itself read a session's permissions from the user at every request,
-// so a permission change applies to live sessions without the gateway doing anything. What Iggy
-// does not do is close the Kafka connection of a user it no longer accepts; the user watcher
-// does.
+// so Iggy checks each request against that user's permissions. The embedded store reads them
+// from the user, not from the session, at every request (Iggy's server keeps them per user
+// too), so a permission change applies to live sessions without the gateway doing anything.
+// What Iggy does not do is close the Kafka connection of a user it no longer accepts; the user
+// watcher does.
 //
 // Iggy has no change feed for users, so the watcher polls: every userWatchInterval it asks Iggy,
 // through each cached user's own client, for that user (get_user of oneself needs no permission
@@ -25,9 +25,11 @@ import (
 // connections, none when there are none). The answer shows what the gateway must act on:
 //   - the user was deleted: its sessions are gone (Unauthenticated) or it is not found;
 //   - the user was deactivated: its status is inactive;
-//   - its password changed: the store ends the user's other sessions then, so the session the
-//     gateway holds answers Unauthenticated, and the client's fresh login with the old password
-//     is refused;
+//   - its password changed: the embedded store ends the user's other sessions then, so the
+//     session the gateway holds answers Unauthenticated, and the client's fresh login with the
+//     old password is refused (an Iggy server that keeps those sessions shows nothing here: the
+//     gateway's connections of that user then last until they close, and new ones are checked
+//     again after recheckAfter);
 //   - its permissions changed: logged; Iggy already applies them.
 //
 // For the first three the watcher drops the cached client (the next authentication logs in
