@@ -12,3 +12,4 @@ go test -count=1 -timeout 15m $(go list ./... | grep -E "$process_pkgs")
 bash scripts/kgo-integration.sh
 bash scripts/kgo-integration.sh --fleet
 bash scripts/kcat-interop.sh
+bash scripts/clients-interop.sh

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Checks that consumer groups of three more Kafka clients work against `iggy-kafka serve` with
+# the embedded store: sarama (Go), kafkajs (Node) and kafka-python (franz-go and librdkafka have
+# scripts of their own). It builds the binary into a temporary directory, starts a gateway on
+# free loopback ports, waits until it accepts, and runs each client program of scripts/clients/:
+# a fresh 3-partition topic, two members of one group sharing its partitions, N numbered records
+# read exactly once between them, commit and leave, M more records, and a third run of the group
+# that reads exactly those M; then the group's committed offsets equal the end offsets.
+# sarama runs at several Config.Version levels (V0_10_2_0 and V2_1_0_0 among them) and
+# kafka-python also with api_version 0.10.2, so that old request versions are exercised; each
+# run prints the request versions its client sent.
+#
+# Every check prints PASS or FAIL; the last line is "clients-interop: N passed, M failed" and the
+# exit status is 1 when a check failed. The gateway is stopped on exit.
+#
+# Usage: scripts/clients-interop.sh
+#   CLIENTS_INTEROP_KEEP=1 keeps the temporary directory (binaries, node_modules, gateway.log,
+#   each client's stderr).
+#
+# Installs: sarama through the Go module proxy (scripts/clients/sarama/go.sum), kafkajs with
+# `npm ci` from scripts/clients/kafkajs/package-lock.json into the temporary directory, and
+# kafka-python from the Debian package python3-kafka with apt-get when no python3 imports
+# `kafka`. A client that cannot be installed is a FAIL, never a skip.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+root="$PWD"
+started=$SECONDS
+work="$(mktemp -d)"
+gateway_pid=""
+cleanup() {
+	if [[ -n "$gateway_pid" ]] && kill -0 "$gateway_pid" 2>/dev/null; then
+		kill -TERM "$gateway_pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do
+			kill -0 "$gateway_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$gateway_pid" 2>/dev/null || true
+	fi
+	[[ -n "$gateway_pid" ]] && wait "$gateway_pid" 2>/dev/null
+	if [[ "${CLIENTS_INTEROP_KEEP:-}" == 1 ]]; then
+		echo "kept $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() {
+	passed=$((passed + 1))
+	printf 'PASS  %s\n' "$1"
+}
+# fail NAME [DETAIL...]
+fail() {
+	failed=$((failed + 1))
+	printf 'FAIL  %s\n' "$1"
+	shift
+	local line
+	for line in "$@"; do
+		printf '%s\n' "$line" | head -c 3000 | sed 's/^/      /'
+	done
+}
+
+sudo=""
+if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
+	sudo="sudo -n"
+fi
+apt_updated=0
+# apt_install PACKAGE...: installs Debian packages quietly; false when that is impossible.
+apt_install() {
+	command -v apt-get >/dev/null 2>&1 || return 1
+	if [[ $apt_updated -eq 0 ]]; then
+		$sudo apt-get update -qq >"$work/apt.log" 2>&1 || return 1
+		apt_updated=1
+	fi
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >>"$work/apt.log" 2>&1
+}
+
+# --- builds and installs --------------------------------------------------------------------
+echo "building ./cmd/iggy-kafka and scripts/clients/sarama"
+if ! go build -o "$work/iggy-kafka" ./cmd/iggy-kafka; then
+	echo "clients-interop: 0 passed, 1 failed (build of ./cmd/iggy-kafka)"
+	exit 1
+fi
+have_sarama=0
+if (cd scripts/clients/sarama && GOFLAGS=-mod=readonly go build -o "$work/sarama" .) 2>"$work/sarama-build.err"; then
+	have_sarama=1
+else
+	fail "sarama: build scripts/clients/sarama (Go module proxy)" "$(tail -n 20 "$work/sarama-build.err")"
+fi
+
+have_kafkajs=0
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+	echo "node or npm not found: installing the Debian packages nodejs and npm"
+	apt_install nodejs npm || true
+fi
+if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+	mkdir -p "$work/kafkajs"
+	cp scripts/clients/kafkajs/package.json scripts/clients/kafkajs/package-lock.json scripts/clients/kafkajs/index.js "$work/kafkajs/"
+	echo "installing kafkajs (npm ci, node $(node --version))"
+	if (cd "$work/kafkajs" && npm ci --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1; then
+		have_kafkajs=1
+	else
+		fail "kafkajs: npm ci" "$(tail -n 20 "$work/npm.log")"
+	fi
+else
+	fail "kafkajs: node and npm are not installed and could not be installed with apt-get (no apt-get, no root, or no network)"
+fi
+
+# kafka_python: the first python3 that imports kafka; Debian's python3-kafka is for the system
+# interpreter, which need not be the first python3 on PATH.
+kafka_python() {
+	local py
+	for py in python3 /usr/bin/python3; do
+		if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import kafka' >/dev/null 2>&1; then
+			echo "$py"
+			return 0
+		fi
+	done
+	return 1
+}
+py=""
+if ! py="$(kafka_python)"; then
+	echo "kafka-python not found: installing the Debian package python3-kafka"
+	apt_install python3-kafka || true
+	py="$(kafka_python)" || py=""
+fi
+if [[ -z "$py" ]]; then
+	fail "kafka-python: no python3 imports kafka, and the Debian package python3-kafka could not be installed (no apt-get, no root, or no network)" \
+		"$(tail -n 5 "$work/apt.log" 2>/dev/null)"
+fi
+
+# --- the gateway ----------------------------------------------------------------------------
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
+		echo $((20000 + RANDOM % 40000))
+}
+port="$(free_port)"
+broker="127.0.0.1:$port"
+"$work/iggy-kafka" serve \
+	--bind "$broker" \
+	--store-listen 127.0.0.1:0 \
+	--data "$work/data" \
+	--fsync never \
+	--log-level info \
+	>"$work/gateway.log" 2>&1 &
+gateway_pid=$!
+echo "waiting for the gateway on $broker"
+up=0
+for _ in $(seq 1 300); do
+	if ! kill -0 "$gateway_pid" 2>/dev/null; then
+		break
+	fi
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		up=1
+		break
+	fi
+	sleep 0.1
+done
+if [[ $up -ne 1 ]]; then
+	fail "the gateway did not accept connections on $broker within 30 s" "$(tail -n 40 "$work/gateway.log")"
+	echo "clients-interop: $passed passed, $failed failed"
+	exit 1
+fi
+
+# --- the clients ----------------------------------------------------------------------------
+# client NAME COMMAND...: runs a client program (at most 120 s), shows its lines, and counts
+# its PASS and FAIL lines; a program that fails without saying so, or says nothing, is a FAIL.
+client() {
+	local name=$1 rc p f
+	shift
+	echo "--- $name"
+	timeout 120 "$@" 2>"$work/$name.err" | tee "$work/$name.out"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -c '^PASS' "$work/$name.out")
+	f=$(grep -c '^FAIL' "$work/$name.out")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [[ $rc -eq 124 ]]; then
+		fail "$name: did not finish within 120 s" "$(tail -n 20 "$work/$name.err")"
+	elif [[ $rc -ne 0 && $f -eq 0 ]]; then
+		fail "$name: exit status $rc" "$(tail -n 20 "$work/$name.err")"
+	elif [[ $rc -eq 0 && $p -eq 0 ]]; then
+		fail "$name: no check ran" "$(tail -n 20 "$work/$name.err")"
+	fi
+	if [[ $f -gt 0 && -s "$work/$name.err" ]]; then
+		echo "      $name stderr (last 20 lines):"
+		tail -n 20 "$work/$name.err" | sed 's/^/        /'
+	fi
+}
+
+if [[ $have_sarama -eq 1 ]]; then
+	for v in 0.10.2.0 2.1.0 2.8.0 4.3.1; do
+		client "sarama-$v" "$work/sarama" -broker "$broker" -version "$v" -topic "sarama-${v//./_}"
+	done
+fi
+if [[ $have_kafkajs -eq 1 ]]; then
+	client kafkajs node "$work/kafkajs/index.js" "$broker" kafkajs
+fi
+if [[ -n "$py" ]]; then
+	client kafka-python "$py" "$root/scripts/clients/kafka-python/check.py" "$broker" kafka-python
+	client kafka-python-0.10.2 "$py" "$root/scripts/clients/kafka-python/check.py" "$broker" kafka-python-0_10_2 300 60 0.10.2
+fi
+
+if ! kill -0 "$gateway_pid" 2>/dev/null; then
+	fail "gateway still running at the end" "$(tail -n 50 "$work/gateway.log")"
+fi
+if grep -q 'level=ERROR' "$work/gateway.log"; then
+	echo "--- gateway errors ---"
+	grep 'level=ERROR' "$work/gateway.log" | head -n 20
+fi
+if [[ $failed -gt 0 ]]; then
+	echo "--- gateway.log (last 40 lines) ---"
+	tail -n 40 "$work/gateway.log"
+fi
+echo "clients-interop: $((SECONDS - started))s"
+echo "clients-interop: $passed passed, $failed failed"
+exit $((failed > 0))
