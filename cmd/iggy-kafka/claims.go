@@ -80,6 +80,9 @@ one line per change (NDJSON with -o json).`,
 				return a.fail(watchView(ctx, log, fleet))
 			case watch:
 				s := output.NewStream[inspect.Change](w, f, "claims.change", true)
+				if watchLoaded != nil {
+					watchLoaded()
+				}
 				err := inspect.Watch(ctx, log, fleet, func(u inspect.Update) error {
 					for _, c := range u.Changes {
 						if err := s.Add(c); err != nil {
@@ -129,3 +132,7 @@ func watchView(ctx context.Context, log *inspect.Log, fleet *inspect.Fleet) erro
 	}
 	return err
 }
+
+// watchLoaded, when set by a test, is called once claims --watch has read the fleet and starts
+// following the log, so the test writes the record it expects as a change only after that.
+var watchLoaded func()

@@ -41,6 +41,9 @@ func TestFollowersPrintNDJSON(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var watchOut, followOut, errs syncBuffer
+	loaded := make(chan struct{})
+	watchLoaded = func() { close(loaded) }
+	defer func() { watchLoaded = nil }()
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
 	for i, args := range [][]string{{"claims", "--watch", "-o", "json"}, {"inspect", "--follow", "--partition", "6", "-o", "json"}} {
@@ -61,6 +64,11 @@ func TestFollowersPrintNDJSON(t *testing.T) {
 		}
 		return nil
 	})
+	select {
+	case <-loaded:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("claims --watch did not start following: %s", errs.String())
+	}
 	put(6, record.Record{Type: record.TypeClaim, Claim: 2, Time: time.Now(), ClaimInfo: &record.Claim{Number: 2, Node: 2, Addr: "localhost:9092"}})
 	checkfor.Eventually(t, 10*time.Second, "the change lines", func() error {
 		for _, line := range strings.Split(strings.TrimSpace(watchOut.String()), "\n") {
