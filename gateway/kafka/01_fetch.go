@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"sync"
 	"time"
@@ -202,4 +203,127 @@ func (c *conn) waitAny(ctx context.Context, b Storage, points []waitPoint, deadl
 	cancel()
 	wg.Wait()
 	return ok
+}
+
+// inlineRecords is the size below which a partition's record batches are copied into the
+// response's own buffer: an iovec of its own costs more than copying a few kilobytes.
+const inlineRecords = 16 << 10
+
+// appendFetchResponse encodes resp after dst (the frame header) the way kmsg does, except that
+// record batches of inlineRecords or more are not copied: they are returned in order as bufs,
+// to be written after the pieces of dst between them, so a fetch answer reaches the socket
+// straight from the buffers the Storage filled. cuts[i] is where bufs[i] goes in dst. ok is
+// false when resp carries something this encoder leaves to kmsg (tagged fields, v13+).
+func appendFetchResponse(dst []byte, resp *kmsg.FetchResponse) (out []byte, cuts []int, bufs [][]byte, ok bool) {
+	v := resp.Version
+	if v > 12 || !plainFetchResponse(resp) {
+		return dst, nil, nil, false
+	}
+	flex := v >= 12
+	be := binary.BigEndian
+	if v >= 1 {
+		dst = be.AppendUint32(dst, uint32(resp.ThrottleMillis))
+	}
+	if v >= 7 {
+		dst = be.AppendUint16(dst, uint16(resp.ErrorCode))
+		dst = be.AppendUint32(dst, uint32(resp.SessionID))
+	}
+	dst = appendLen(dst, len(resp.Topics), false, flex)
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		if flex {
+			dst = binary.AppendUvarint(dst, uint64(len(t.Topic))+1)
+		} else {
+			dst = be.AppendUint16(dst, uint16(len(t.Topic)))
+		}
+		dst = append(dst, t.Topic...)
+		dst = appendLen(dst, len(t.Partitions), false, flex)
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			dst = be.AppendUint32(dst, uint32(p.Partition))
+			dst = be.AppendUint16(dst, uint16(p.ErrorCode))
+			dst = be.AppendUint64(dst, uint64(p.HighWatermark))
+			if v >= 4 {
+				dst = be.AppendUint64(dst, uint64(p.LastStableOffset))
+			}
+			if v >= 5 {
+				dst = be.AppendUint64(dst, uint64(p.LogStartOffset))
+			}
+			if v >= 4 {
+				dst = appendLen(dst, len(p.AbortedTransactions), p.AbortedTransactions == nil, flex)
+				for _, a := range p.AbortedTransactions {
+					dst = be.AppendUint64(dst, uint64(a.ProducerID))
+					dst = be.AppendUint64(dst, uint64(a.FirstOffset))
+					if flex {
+						dst = append(dst, 0)
+					}
+				}
+			}
+			if v >= 11 {
+				dst = be.AppendUint32(dst, uint32(p.PreferredReadReplica))
+			}
+			recs := p.RecordBatches
+			dst = appendLen(dst, len(recs), recs == nil, flex)
+			if len(recs) < inlineRecords {
+				dst = append(dst, recs...)
+			} else {
+				cuts = append(cuts, len(dst))
+				bufs = append(bufs, recs)
+			}
+			if flex {
+				dst = append(dst, 0) // partition tags
+			}
+		}
+		if flex {
+			dst = append(dst, 0) // topic tags
+		}
+	}
+	if flex {
+		dst = append(dst, 0) // response tags
+	}
+	return dst, cuts, bufs, true
+}
+
+// plainFetchResponse reports whether resp holds nothing but what the handler sets: no tagged
+// fields, which appendFetchResponse does not write.
+func plainFetchResponse(resp *kmsg.FetchResponse) bool {
+	if resp.UnknownTags.Len() > 0 || len(resp.Brokers) > 0 {
+		return false
+	}
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		if t.UnknownTags.Len() > 0 {
+			return false
+		}
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if p.UnknownTags.Len() > 0 || p.DivergingEpoch.Epoch != -1 || p.DivergingEpoch.EndOffset != -1 ||
+				p.DivergingEpoch.UnknownTags.Len() > 0 || p.CurrentLeader.LeaderID != -1 || p.CurrentLeader.LeaderEpoch != -1 ||
+				p.CurrentLeader.UnknownTags.Len() > 0 || p.SnapshotID.EndOffset != -1 || p.SnapshotID.Epoch != -1 ||
+				p.SnapshotID.UnknownTags.Len() > 0 {
+				return false
+			}
+			for _, a := range p.AbortedTransactions {
+				if a.UnknownTags.Len() > 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// appendLen writes an array or bytes length: int32 before the flexible versions, else an
+// unsigned varint of length+1; null is -1 or 0.
+func appendLen(dst []byte, n int, null, flex bool) []byte {
+	switch {
+	case flex && null:
+		return append(dst, 0)
+	case flex:
+		return binary.AppendUvarint(dst, uint64(n)+1)
+	case null:
+		return binary.BigEndian.AppendUint32(dst, math.MaxUint32)
+	default:
+		return binary.BigEndian.AppendUint32(dst, uint32(n))
+	}
 }

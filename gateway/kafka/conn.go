@@ -63,6 +63,11 @@ type slot struct {
 	done       chan struct{}
 	frame      []byte // nil: nothing to write (acks=0)
 	closeAfter bool
+	// A fetch answer's large record batches are not copied into frame: bufs[i] is written
+	// where cuts[i] falls in frame, and release hands their buffers back once they are out.
+	cuts    []int
+	bufs    [][]byte
+	release []func()
 }
 
 // request is one decoded request with what the handler needs to answer it.
@@ -292,15 +297,78 @@ func (c *conn) process(req *request, sl *slot) {
 		return
 	}
 	if resp != nil {
-		sl.frame = c.encode(req, resp)
+		sl.frame = c.encodeSlot(req, resp, sl)
 	}
 	// A SaslAuthenticate that did not authenticate closes the connection once its answer is out.
 	if req.key == saslAuthenticateKey && !c.authed {
 		sl.closeAfter = true
 	}
 	if o := c.s.cfg.Observer; o != nil {
-		o.Request(req.key, req.errCode, req.size+4, len(sl.frame))
+		o.Request(req.key, req.errCode, req.size+4, sl.size())
 	}
+}
+
+// encodeSlot encodes resp for sl. A fetch answer keeps its record batches where the Storage
+// left them (sl.bufs), and the buffers are released once the writer has sent them.
+func (c *conn) encodeSlot(req *request, resp kmsg.Response, sl *slot) []byte {
+	fr, ok := resp.(*kmsg.FetchResponse)
+	if !ok {
+		return c.encode(req, resp)
+	}
+	buf := getBuf(256)[:8]
+	binary.BigEndian.PutUint32(buf[4:], uint32(req.corr))
+	if fr.IsFlexible() {
+		buf = append(buf, 0)
+	}
+	buf, cuts, bufs, ok := appendFetchResponse(buf, fr)
+	if !ok {
+		putBuf(buf)
+		return c.encode(req, resp)
+	}
+	size := len(buf) - 4
+	for _, b := range bufs {
+		size += len(b)
+	}
+	binary.BigEndian.PutUint32(buf, uint32(size))
+	if len(bufs) > 0 {
+		sl.cuts, sl.bufs, sl.release, req.release = cuts, bufs, req.release, nil
+	}
+	return buf
+}
+
+// size is the number of bytes sl puts on the wire.
+func (sl *slot) size() int {
+	n := len(sl.frame)
+	for _, b := range sl.bufs {
+		n += len(b)
+	}
+	return n
+}
+
+// writeSlot writes a slot whose frame is interleaved with bufs, in one vectored write once what
+// is buffered is out.
+func (c *conn) writeSlot(bw *bufio.Writer, sl *slot) error {
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	iov := make(net.Buffers, 0, 2*len(sl.bufs)+1)
+	at := 0
+	for i, b := range sl.bufs {
+		iov = append(iov, sl.frame[at:sl.cuts[i]], b)
+		at = sl.cuts[i]
+	}
+	if at < len(sl.frame) {
+		iov = append(iov, sl.frame[at:])
+	}
+	_, err := iov.WriteTo(c.nc)
+	return err
+}
+
+func (sl *slot) releaseBufs() {
+	for _, f := range sl.release {
+		f()
+	}
+	sl.cuts, sl.bufs, sl.release = nil, nil, nil
 }
 
 func (c *conn) encode(req *request, resp kmsg.Response) []byte {
@@ -352,15 +420,23 @@ func (c *conn) writeLoop() {
 			<-sl.done
 		}
 		if dead {
+			sl.releaseBufs()
 			continue
 		}
 		if sl.frame != nil {
-			if _, err := bw.Write(sl.frame); err != nil {
+			var err error
+			if len(sl.bufs) > 0 {
+				err = c.writeSlot(bw, sl)
+			} else {
+				_, err = bw.Write(sl.frame)
+			}
+			if err != nil {
 				dead = true
 			}
 			putBuf(sl.frame)
 			sl.frame = nil
 		}
+		sl.releaseBufs()
 		// Flush when nothing else is ready, so pipelined answers share writes.
 		if !dead && (len(c.out) == 0 || sl.closeAfter) {
 			if err := bw.Flush(); err != nil {
