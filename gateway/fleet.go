@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,7 +91,7 @@ func StartFleet(ctx context.Context, cfg Config, n int) (*Fleet, error) {
 		if mport != 0 {
 			gc.MetricsAddr = net.JoinHostPort(mhost, strconv.Itoa(mport+i))
 		}
-		gc.Logger = cfg.Logger.With("node", gc.NodeID)
+		gc.Logger = slog.New(&nodeHandler{h: cfg.Logger.Handler(), node: gc.NodeID})
 		g, err := Start(ctx, gc)
 		if err != nil {
 			err = fmt.Errorf("gateway: node %d of the fleet: %w", gc.NodeID, err)
@@ -110,6 +111,38 @@ func StartFleet(ctx context.Context, cfg Config, n int) (*Fleet, error) {
 	}
 	f.log.Info("fleet up", attrs...)
 	return f, nil
+}
+
+// nodeHandler tags a fleet gateway's log records with its node id, unless a logger derived
+// from it names the node already (the coordinator does, for a gateway on its own too): a key
+// twice on one line would make JSON logs ambiguous.
+type nodeHandler struct {
+	h      slog.Handler
+	node   int32
+	tagged bool
+}
+
+func (n *nodeHandler) Enabled(ctx context.Context, l slog.Level) bool { return n.h.Enabled(ctx, l) }
+
+func (n *nodeHandler) Handle(ctx context.Context, r slog.Record) error {
+	if !n.tagged {
+		r = r.Clone()
+		r.AddAttrs(slog.Int("node", int(n.node)))
+	}
+	return n.h.Handle(ctx, r)
+}
+
+func (n *nodeHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	tagged := n.tagged || slices.ContainsFunc(attrs, func(a slog.Attr) bool { return a.Key == "node" })
+	return &nodeHandler{h: n.h.WithAttrs(attrs), node: n.node, tagged: tagged}
+}
+
+func (n *nodeHandler) WithGroup(name string) slog.Handler {
+	if !n.tagged {
+		// Attributes after a group belong to it; the node goes on before.
+		return &nodeHandler{h: n.h.WithAttrs([]slog.Attr{slog.Int("node", int(n.node))}).WithGroup(name), node: n.node, tagged: true}
+	}
+	return &nodeHandler{h: n.h.WithGroup(name), node: n.node, tagged: true}
 }
 
 // fleetPorts splits addr and checks that its port and the n-1 after it are ports.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
@@ -49,6 +50,26 @@ func consecutiveFreePorts(t *testing.T, n int) int {
 	}
 	t.Fatalf("no %d consecutive free ports", n)
 	return 0
+}
+
+// metadataBrokers asks the gateway at addr for Metadata (uncached, unlike kadm's) and returns
+// its brokers as id@host:port, sorted.
+func metadataBrokers(ctx context.Context, addr string) ([]string, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, b := range resp.Brokers {
+		out = append(out, fmt.Sprintf("%d@%s:%d", b.NodeID, b.Host, b.Port))
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // serve --fleet 3 is a fleet: three brokers in Metadata, groups coordinated by more than one of
@@ -89,7 +110,7 @@ func TestServeFleetEndToEnd(t *testing.T) {
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("serve --fleet output:\n%s", lastLines(logs.String(), 40))
+			t.Logf("serve --fleet output:\n%s", lastLines(logs.String(), 60))
 		}
 	})
 	for _, addr := range kafkaAddrs {
@@ -103,21 +124,23 @@ func TestServeFleetEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	adm := kadm.NewClient(cl)
-	meta, err := adm.BrokerMetadata(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var brokers []string
-	for _, b := range meta.Brokers {
-		brokers = append(brokers, fmt.Sprintf("%d@%s:%d", b.NodeID, b.Host, b.Port))
-	}
-	slices.Sort(brokers)
 	want := []string{}
 	for i := range n {
 		want = append(want, fmt.Sprintf("%d@127.0.0.1:%d", i+1, base+i))
 	}
-	if !slices.Equal(brokers, want) {
-		t.Fatalf("Metadata brokers %v, want %v", brokers, want)
+	// Metadata names the gateways the fleet has heard from: all three once each announced
+	// itself, whichever gateway answers.
+	for _, addr := range kafkaAddrs {
+		checkfor.Eventually(t, 30*time.Second, "Metadata from "+addr+" lists the 3 gateways", func() error {
+			brokers, err := metadataBrokers(ctx, addr)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(brokers, want) {
+				return fmt.Errorf("Metadata brokers %v, want %v", brokers, want)
+			}
+			return nil
+		})
 	}
 
 	// One group on each coordinator log partition.
@@ -196,14 +219,21 @@ func TestServeFleetEndToEnd(t *testing.T) {
 		t.Fatalf("still running %v after SIGTERM", drainTimeout)
 	}
 	t.Logf("fleet of %d stopped %v after SIGTERM", n, time.Since(signalled).Round(time.Millisecond))
-	out := logs.String()
+	// Each gateway stopped cleanly, in node order.
+	last := -1
 	for i := 1; i <= n; i++ {
-		if !strings.Contains(out, fmt.Sprintf(`msg="gateway stopped" node=%d err=<nil>`, i)) {
-			t.Errorf("no clean stop of node %d in the log", i)
+		at := -1
+		for j, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `msg="gateway stopped"`) && strings.Contains(line, "err=<nil>") && strings.HasSuffix(line, " node="+strconv.Itoa(i)) {
+				at = j
+			}
 		}
-	}
-	if first, last := strings.Index(out, `msg="gateway stopped" node=1`), strings.Index(out, `msg="gateway stopped" node=3`); first < 0 || last < first {
-		t.Errorf("gateways did not stop in node order")
+		if at < 0 {
+			t.Errorf("no clean stop of node %d in the log", i)
+		} else if at < last {
+			t.Errorf("node %d stopped before node %d", i, i-1)
+		}
+		last = at
 	}
 }
 
