@@ -44,8 +44,9 @@ type Config struct {
 
 	Stream            string // default "kafka"
 	AutoCreateTopics  bool
-	DefaultPartitions int32 // default 1
-	MaxRequestBytes   int32 // default 100 MiB
+	DefaultPartitions int32  // default 1
+	MaxRequestBytes   int32  // default 100 MiB
+	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
 	// Limits of the Kafka listener (kafka.Config): requests still arriving share BufferBudget
 	// (default 256 MiB); a request must arrive within ReadTimeout of its first byte (5s); a
 	// connection is closed when silent for IdleTimeout (10m), AuthTimeout before SASL (10s).
@@ -199,6 +200,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Stream:            cfg.Stream,
 		AutoCreateTopics:  cfg.AutoCreateTopics,
 		DefaultPartitions: cfg.DefaultPartitions,
+		FetchCodec:        cfg.FetchCodec,
 		Logger:            cfg.Logger.With("component", "bridge"),
 	}); err != nil {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)

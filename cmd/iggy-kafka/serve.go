@@ -86,6 +86,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		SASL:              v.Bool("sasl"),
 		MetricsAddr:       v.String("metrics-addr"),
 		DefaultPartitions: int32(v.Int("default-partitions")),
+		FetchCodec:        v.String("fetch-codec"),
 	}
 	fleet, err := fleetSize(v)
 	if err != nil {

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/iggy-kafka/iggy-kafka/config"
+import (
+	"github.com/iggy-kafka/iggy-kafka/config"
+	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
+)
 
 // settings is the one list of every setting: each has a flag (--name), an environment variable
 // (IGGY_KAFKA_NAME) and a config file key (name). The README's configuration table follows it.
@@ -28,6 +31,7 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
 	config.Setting{Name: "auto-create-topics", Kind: config.Bool, Default: "true", Usage: "create unknown topics on Metadata and Produce, as Kafka does", Commands: []string{"serve"}},
 	config.Setting{Name: "default-partitions", Kind: config.Int, Default: "1", Usage: "partitions of an auto-created topic", Commands: []string{"serve"}},
+	config.Setting{Name: "fetch-codec", Kind: config.Enum, Default: "producer", Enum: bridge.FetchCodecs, Usage: "codec of the batches Fetch answers with: producer keeps each batch's own, none saves both sides compressing on a fast network", Commands: []string{"serve"}},
 	config.Setting{Name: "max-request-bytes", Kind: config.Bytes, Default: "100MiB", Usage: "largest Kafka request accepted", Commands: []string{"serve"}},
 	config.Setting{Name: "idle-timeout", Kind: config.Duration, Default: "10m", Usage: "a Kafka connection silent this long is closed (Kafka's connections.max.idle.ms)", Commands: []string{"serve"}},
 	config.Setting{Name: "auth-timeout", Kind: config.Duration, Default: "10s", Usage: "a connection silent this long before it authenticates (SASL, Iggy login) is closed", Commands: []string{"serve", "store"}},

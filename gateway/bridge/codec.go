@@ -16,6 +16,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// fetchCodec is the codec fetched batches go out with. The zero value keeps
+// the codec each batch was produced with.
+type fetchCodec struct {
+	set   bool
+	codec int
+}
+
+// FetchCodecs are the values Config.FetchCodec takes.
+var FetchCodecs = []string{"producer", "none", "gzip", "snappy", "lz4", "zstd"}
+
+func parseFetchCodec(name string) (fetchCodec, error) {
+	switch name {
+	case "", "producer":
+		return fetchCodec{}, nil
+	case "none":
+		return fetchCodec{true, codecNone}, nil
+	case "gzip":
+		return fetchCodec{true, codecGzip}, nil
+	case "snappy":
+		return fetchCodec{true, codecSnappy}, nil
+	case "lz4":
+		return fetchCodec{true, codecLZ4}, nil
+	case "zstd":
+		return fetchCodec{true, codecZstd}, nil
+	}
+	return fetchCodec{}, fmt.Errorf("bridge: fetch codec %q is none of %v", name, FetchCodecs)
+}
+
 // Kafka compression codecs (the low three bits of the batch attributes).
 const (
 	codecNone   = 0

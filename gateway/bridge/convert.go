@@ -42,6 +42,8 @@ type converter struct {
 	recs    []krecord
 	builder message.Builder
 	meta    recMeta
+	// out, when set, is the codec appendKafka writes every batch with.
+	out fetchCodec
 }
 
 // Converters are kept in a small fixed cache in front of a sync.Pool: a
@@ -72,6 +74,7 @@ func putConverter(c *converter) {
 		c.builder = message.Builder{}
 	}
 	c.recs = c.recs[:0]
+	c.out = fetchCodec{}
 	select {
 	case converterCache <- c:
 	default:
@@ -284,6 +287,9 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		if n == 0 {
 			dst = w.begin(dst)
 			kb = kbatch{BaseOffset: out.offset, LeaderEpoch: 0, FirstTimestamp: out.ts, MaxTimestamp: out.ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+			if c.out.set {
+				codec = c.out.codec
+			}
 			// The codec is known by now: it rides on the batch's first
 			// frame, which comes first. A compressed batch gathers its
 			// records aside and is compressed straight into dst, so the
@@ -314,10 +320,11 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 	}
 	kb.NumRecords = int32(n)
 	if aside {
-		// Hand the batch back the way it was produced: clients tune their
-		// decompression limits and pools on it. A slice that starts past
-		// the batch's first message does not know the codec and goes out
-		// uncompressed, which every client reads as well.
+		// By default the batch goes back the way it was produced: clients
+		// tune their decompression limits and pools on it. A slice that
+		// starts past the batch's first message does not know the codec and
+		// goes out uncompressed, which every client reads as well. A
+		// FetchCodec setting overrides both.
 		dst, err = compress(dst, codec, c.plain)
 		if err != nil {
 			return dst[:start], 0, 0, err

@@ -73,6 +73,7 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	buf := getBuffer()
 	c := getConverter()
 	defer putConverter(c)
+	c.out = b.fetchC
 	out := buf.b
 	recs := p.Records
 	n, total := 0, 0
