@@ -14,19 +14,30 @@ import (
 //
 // Encoding (version 1): u8 version, varint node, string addr (uvarint length + bytes), i64 LE
 // time (Unix ns), u8 leaving (0 or 1), uvarint count, then count pairs of uvarint partition
-// (below 16) and uvarint claim.
+// (below 16) and uvarint claim. Version 2 is version 1 followed by the released partitions in
+// the same form (uvarint count, at least 1, then pairs of partition and claim); it is written
+// only when Released is not empty, so a reader that knows version 1 alone skips exactly the
+// announcements that carry releases.
 type Announcement struct {
 	Node    int32
 	Addr    string
 	Time    time.Time
 	Leaving bool
 	Claims  map[int]uint64 // log partition -> claim number
+	// Released lists log partitions this gateway stopped serving for good, with the highest
+	// claim it stopped under: a gateway that gains one of them after a claim listed here
+	// serves as soon as its own claim is read back.
+	Released map[int]uint64
 }
 
 var errAnnouncement = errors.New("coordinator: corrupt owner announcement")
 
 func encodeAnnouncement(a Announcement) []byte {
-	b := []byte{1}
+	version := byte(1)
+	if len(a.Released) > 0 {
+		version = 2
+	}
+	b := []byte{version}
 	b = binary.AppendVarint(b, int64(a.Node))
 	b = binary.AppendUvarint(b, uint64(len(a.Addr)))
 	b = append(b, a.Addr...)
@@ -36,9 +47,23 @@ func encodeAnnouncement(a Announcement) []byte {
 		leaving = 1
 	}
 	b = append(b, leaving)
-	b = binary.AppendUvarint(b, uint64(len(a.Claims)))
+	b = appendPartitionClaims(b, a.Claims)
+	if version == 2 {
+		b = appendPartitionClaims(b, a.Released)
+	}
+	return b
+}
+
+func appendPartitionClaims(b []byte, m map[int]uint64) []byte {
+	n := 0
 	for p := range record.Partitions {
-		if c, ok := a.Claims[p]; ok {
+		if _, ok := m[p]; ok {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	for p := range record.Partitions {
+		if c, ok := m[p]; ok {
 			b = binary.AppendUvarint(b, uint64(p))
 			b = binary.AppendUvarint(b, c)
 		}
@@ -48,7 +73,7 @@ func encodeAnnouncement(a Announcement) []byte {
 
 func decodeAnnouncement(b []byte) (Announcement, error) {
 	var a Announcement
-	if len(b) < 1 || b[0] != 1 {
+	if len(b) < 1 || (b[0] != 1 && b[0] != 2) {
 		return a, errAnnouncement
 	}
 	pos := 1
@@ -82,18 +107,29 @@ func decodeAnnouncement(b []byte) (Announcement, error) {
 	}
 	a.Leaving = b[pos] == 1
 	pos++
-	count, ok := uv()
-	if !ok || count > record.Partitions {
-		return a, errAnnouncement
+	claims := func() (map[int]uint64, bool) {
+		count, ok := uv()
+		if !ok || count > record.Partitions {
+			return nil, false
+		}
+		m := make(map[int]uint64, count)
+		for range count {
+			p, ok1 := uv()
+			c, ok2 := uv()
+			if !ok1 || !ok2 || p >= record.Partitions {
+				return nil, false
+			}
+			m[int(p)] = c
+		}
+		return m, true
 	}
-	a.Claims = make(map[int]uint64, count)
-	for range count {
-		p, ok1 := uv()
-		c, ok2 := uv()
-		if !ok1 || !ok2 || p >= record.Partitions {
+	if a.Claims, ok = claims(); !ok {
+		return Announcement{}, errAnnouncement
+	}
+	if b[0] == 2 {
+		if a.Released, ok = claims(); !ok || len(a.Released) == 0 {
 			return Announcement{}, errAnnouncement
 		}
-		a.Claims[int(p)] = c
 	}
 	if pos != len(b) {
 		return Announcement{}, errAnnouncement

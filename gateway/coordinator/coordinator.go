@@ -45,6 +45,14 @@ type Config struct {
 	// LeaseBound is the age of the last lease confirmation past which the gateway stops
 	// answering as coordinator. Default 1.2 H - 2 LeasePoll - 100 ms; must be below 1.2 H.
 	LeaseBound time.Duration
+	// HandoverBound is the age of the last lease confirmation past which an owner stops
+	// answering, and how long a gaining gateway waits after the sync answer that showed the
+	// gain before it serves (unless the previous owner announced its release). Default
+	// 3 x LeasePoll; never above LeaseBound.
+	HandoverBound time.Duration
+	// TailPoll is how often every owned partition is read from its last applied offset, so an
+	// owner that finds a newer claim by another gateway stops at once. Default LeasePoll / 2.
+	TailPoll time.Duration
 	// AnnounceInterval is how often an owner announces itself; Live is how long an
 	// announcement keeps a gateway live in the fleet view. Defaults 1 s and 5 s.
 	AnnounceInterval, Live time.Duration
@@ -89,6 +97,15 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("coordinator: lease bound %v must be above 0 and below 1.2 x heartbeat interval %v = %v, "+
 			"when Iggy may hand a silent gateway's partitions to another", c.LeaseBound, c.HeartbeatInterval, evict)
 	}
+	if c.HandoverBound <= 0 {
+		c.HandoverBound = min(3*c.LeasePoll, c.LeaseBound)
+	}
+	if c.HandoverBound > c.LeaseBound {
+		return fmt.Errorf("coordinator: handover bound %v must not be above the lease bound %v", c.HandoverBound, c.LeaseBound)
+	}
+	if c.TailPoll <= 0 {
+		c.TailPoll = c.LeasePoll / 2
+	}
 	if c.AnnounceInterval <= 0 {
 		c.AnnounceInterval = time.Second
 	}
@@ -132,8 +149,26 @@ type Coordinator struct {
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
 	view  map[int32]Announcement // latest announcement per node, from coordinator_owners
+	// released is, per log partition, the highest claim under which this process stopped
+	// serving it for good (0: none); every announcement carries it.
+	released [record.Partitions]uint64
+	// forgotAt is, per log partition, when a failed load or a newer claim removed it; a lease
+	// answer to a sync sent before then does not load it again.
+	forgotAt [record.Partitions]time.Time
+
+	// ownersMu orders the reads of coordinator_owners (the follower and every loading
+	// partition read from ownersNext on).
+	ownersMu      sync.Mutex
+	ownersNext    uint64
+	ownersStarted bool
+
+	// nologMu guards nologLoads: without the log, a group's Iggy offsets are loaded into the
+	// manager before its first request.
+	nologMu    sync.Mutex
+	nologLoads map[string]*nologLoad
 
 	announceNow chan struct{}
+	leaseNow    chan struct{}
 	router      kafka.GroupCoordinator
 	fleet       *Fleet
 	nolog       *group.Manager
@@ -152,7 +187,8 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		cfg: cfg, clk: cfg.Clock, log: cfg.Logger.With("component", "coordinator", "node", cfg.NodeID),
 		addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port),
 		meta: wire.NamedID(cfg.Stream + ".meta"), topic: wire.NamedID(logTopic), owners: wire.NamedID(ownersTopic),
-		view: make(map[int32]Announcement), announceNow: make(chan struct{}, 1),
+		view: make(map[int32]Announcement), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
+		nologLoads: make(map[string]*nologLoad),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.fleet = &Fleet{c: c}
@@ -170,10 +206,11 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.cancel()
 		return nil, err
 	}
-	c.wg.Add(3)
+	c.wg.Add(4)
 	go c.leaseLoop(sess)
 	go c.followOwners()
 	go c.announceLoop()
+	go c.tailLoop()
 	return c, nil
 }
 
@@ -186,13 +223,29 @@ func (c *Coordinator) Leave(ctx context.Context) error {
 	if !c.cfg.Log || c.leaving.Swap(true) {
 		return nil
 	}
-	c.dropAll("leaving")
+	// Stop serving, wait (within HandoverBound) until each manager is closed and its appends in
+	// flight ended, announce the releases, and only then leave: the gateway that gains a
+	// partition reads coordinator_owners after Iggy gave it the partition, finds the release
+	// and serves as soon as its claim is read back.
+	lost := c.dropAll("leaving")
+	t := c.clk.NewTimer(c.cfg.HandoverBound)
+	defer t.Stop()
+wait:
+	for _, pt := range lost {
+		select {
+		case <-pt.done:
+		case <-t.C():
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	c.announce(ctx)
 	sess := c.sess.Load()
 	var err error
 	if sess != nil {
 		err = sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(leaseGroup))
 	}
-	c.announce(ctx)
 	return err
 }
 
@@ -236,6 +289,12 @@ func (c *Coordinator) owner(p int) (Owner, bool) {
 		return Owner{Node: c.lowestNode(), Serving: c.lowestNode() == c.cfg.NodeID}, true
 	}
 	c.mu.Lock()
+	pt := c.parts[p]
+	c.mu.Unlock()
+	if pt != nil {
+		pt.promote()
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	if pt := c.parts[p]; pt != nil {
 		return Owner{Node: c.cfg.NodeID, Claim: pt.claim.Load(), Serving: pt.serving() && c.leaseFresh()}, true
@@ -254,14 +313,14 @@ func (c *Coordinator) owner(p int) (Owner, bool) {
 	return best, found
 }
 
-// leaseFresh reports whether the lease session is unbroken and its last confirmation is younger
-// than LeaseBound (the split-brain bound of the package doc).
+// leaseFresh reports whether the lease session is unbroken and its last confirmation was sent
+// less than HandoverBound ago (the split-brain bound of the package doc).
 func (c *Coordinator) leaseFresh() bool {
 	s := c.sess.Load()
 	if s == nil || s.Err() != nil || c.leaving.Load() {
 		return false
 	}
-	return c.clk.Now().Sub(time.Unix(0, c.confirmed.Load())) < c.cfg.LeaseBound
+	return c.clk.Now().Sub(time.Unix(0, c.confirmed.Load())) < c.cfg.HandoverBound
 }
 
 func (c *Coordinator) join(ctx context.Context) (*iggy.Session, error) {
@@ -294,6 +353,7 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 		case <-c.ctx.Done():
 			return
 		case <-t.C():
+		case <-c.leaseNow:
 		}
 		if c.leaving.Load() {
 			return
@@ -314,8 +374,7 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 		cancel()
 		switch {
 		case err == nil:
-			c.confirmed.Store(sent.UnixNano())
-			c.assign(a.Partitions)
+			c.assign(a.Partitions, sent, c.clk.Now())
 		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil:
 			// Iggy dropped the membership while the connection lives: rejoin.
 			c.dropAll("lease: no longer a member")
@@ -336,10 +395,19 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	}
 }
 
-// assign starts replaying gained partitions and closes lost ones.
-func (c *Coordinator) assign(parts []uint32) {
-	var lost []*partition
-	changed := false
+// kickLease makes the lease loop read the assignment now (a partition was found taken over).
+func (c *Coordinator) kickLease() {
+	select {
+	case c.leaseNow <- struct{}{}:
+	default:
+	}
+}
+
+// assign closes lost partitions, then takes the sync (sent at sent) as the lease confirmation,
+// then starts loading the gained ones; received is when the answer arrived, the moment a
+// gained partition's HandoverBound wait counts from.
+func (c *Coordinator) assign(parts []uint32, sent, received time.Time) {
+	var lost, gained []*partition
 	c.mu.Lock()
 	if c.leaving.Load() {
 		c.mu.Unlock()
@@ -349,29 +417,57 @@ func (c *Coordinator) assign(parts []uint32) {
 		want := slices.Contains(parts, uint32(p))
 		cur := c.parts[p]
 		switch {
+		case want && cur == nil && sent.Before(c.forgotAt[p]):
+			// The answer was asked for before this gateway found the partition taken over;
+			// the next read tells.
 		case want && cur == nil:
-			pt := newPartition(c, p)
+			pt := newPartition(c, p, received)
 			c.parts[p] = pt
-			changed = true
+			gained = append(gained, pt)
 			c.wg.Add(1)
-			go pt.load()
 		case !want && cur != nil:
 			c.parts[p] = nil
 			lost = append(lost, cur)
-			changed = true
 		}
 	}
 	c.mu.Unlock()
 	for _, pt := range lost {
 		pt.stop("lease lost")
 	}
-	if changed {
+	c.confirmed.Store(sent.UnixNano())
+	for _, pt := range gained {
+		go pt.load()
+	}
+	if len(lost)+len(gained) > 0 {
 		c.kickAnnounce()
 	}
 }
 
-// dropAll stops serving every partition at once (session broke, leaving, closing).
-func (c *Coordinator) dropAll(why string) {
+// noteReleased records that this process stopped serving p under claim for good.
+func (c *Coordinator) noteReleased(p int, claim uint64) {
+	c.mu.Lock()
+	c.released[p] = max(c.released[p], claim)
+	c.mu.Unlock()
+	c.kickAnnounce()
+}
+
+// releasedLocked reports whether the owner of claim prev is known to have stopped serving p:
+// no claim at all, a claim of this process that it stopped, or a claim whose node's newest
+// announcement lists it as released.
+func (c *Coordinator) releasedLocked(p int, prev record.Claim) bool {
+	if prev.Number == 0 {
+		return true
+	}
+	if prev.Node == c.cfg.NodeID && c.released[p] == prev.Number {
+		return true
+	}
+	a, ok := c.view[prev.Node]
+	return ok && a.Released[p] == prev.Number
+}
+
+// dropAll stops serving every partition at once (session broke, leaving, closing) and returns
+// them.
+func (c *Coordinator) dropAll(why string) []*partition {
 	c.mu.Lock()
 	var lost []*partition
 	for p, pt := range c.parts {
@@ -387,6 +483,7 @@ func (c *Coordinator) dropAll(why string) {
 	if len(lost) > 0 {
 		c.kickAnnounce()
 	}
+	return lost
 }
 
 // forget removes pt if it is still the partition's entry (a failed load or a fenced append), so
@@ -396,6 +493,7 @@ func (c *Coordinator) forget(pt *partition) {
 	if c.parts[pt.id] == pt {
 		c.parts[pt.id] = nil
 	}
+	c.forgotAt[pt.id] = c.clk.Now()
 	c.mu.Unlock()
 	c.kickAnnounce()
 }

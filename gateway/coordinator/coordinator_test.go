@@ -98,7 +98,7 @@ func TestTwoCoordinatorsSplitAndTakeOver(t *testing.T) {
 				return fmt.Errorf("partition %d served by both", p)
 			}
 		}
-		return checkfor.True(len(sa)+len(sb) == 16 && len(sa) > 0 && len(sb) > 0, "a serves %d, b serves %d", len(sa), len(sb))
+		return checkfor.True(len(sa)+len(sb) == 16 && len(sa) > 0 && len(sb) > 0 && settled(a) && settled(b), "a serves %d, b serves %d", len(sa), len(sb))
 	})
 	// Each sees the other's partitions through the announcements.
 	waitServing(t, "owners known everywhere", func() error {
@@ -269,7 +269,7 @@ func TestCheckpointReplayEqualsFullReplayAndMarkersBounded(t *testing.T) {
 	}
 
 	full := fullReplay(t, a.cfg.Client, a, p)
-	b := newPartition(a, p)
+	b := newPartition(a, p, time.Now())
 	if err := b.rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,14 @@ func (c *Coordinator) announce(ctx context.Context) {
 			a.Claims[p] = pt.claim.Load()
 		}
 	}
+	for p, cl := range c.released {
+		if cl != 0 {
+			if a.Released == nil {
+				a.Released = map[int]uint64{}
+			}
+			a.Released[p] = cl
+		}
+	}
 	c.mu.Unlock()
 	if _, err := c.cfg.Client.SendMessages(ctx, c.meta, c.owners, 0, []iggy.Message{{Payload: encodeAnnouncement(a)}}); err != nil && ctx.Err() == nil {
 		c.log.Warn("owner announcement failed", "err", err)
@@ -62,43 +70,87 @@ func (c *Coordinator) followOwners() {
 	defer c.wg.Done()
 	t := c.clk.NewTimer(0)
 	defer t.Stop()
-	next, started := uint64(0), false
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-t.C():
 		}
-		for {
-			strategy := wire.PollingStrategy{Kind: wire.PollOffset, Value: next}
-			if !started {
-				strategy = wire.PollingStrategy{Kind: wire.PollLast}
-			}
-			msgs, err := pollMsgs(c.ctx, c.cfg.Client, iggy.PollRequest{Stream: c.meta, Topic: c.owners, Strategy: strategy, Count: 512})
+		if err := c.readOwners(c.ctx); err != nil && c.ctx.Err() == nil {
+			c.log.Debug("reading owner announcements", "err", err)
+		}
+		c.promoteAll()
+		t.Reset(c.cfg.FollowInterval)
+	}
+}
+
+// readOwners reads `coordinator_owners` up to its end as of the call into the view.
+func (c *Coordinator) readOwners(ctx context.Context) error {
+	c.ownersMu.Lock()
+	defer c.ownersMu.Unlock()
+	for {
+		strategy := wire.PollingStrategy{Kind: wire.PollOffset, Value: c.ownersNext}
+		if !c.ownersStarted {
+			strategy = wire.PollingStrategy{Kind: wire.PollLast}
+		}
+		msgs, err := pollMsgs(ctx, c.cfg.Client, iggy.PollRequest{Stream: c.meta, Topic: c.owners, Strategy: strategy, Count: 512})
+		if err != nil {
+			return err
+		}
+		c.ownersStarted = true
+		c.mu.Lock()
+		for _, m := range msgs {
+			c.ownersNext = max(c.ownersNext, m.offset+1)
+			a, err := decodeAnnouncement(m.payload)
 			if err != nil {
-				if c.ctx.Err() == nil {
-					c.log.Debug("reading owner announcements", "err", err)
-				}
-				break
+				continue
 			}
-			started = true
-			c.mu.Lock()
-			for _, m := range msgs {
-				next = max(next, m.offset+1)
-				a, err := decodeAnnouncement(m.payload)
-				if err != nil {
-					continue
-				}
-				if old, ok := c.view[a.Node]; !ok || !a.Time.Before(old.Time) {
-					c.view[a.Node] = a
-				}
-			}
-			c.mu.Unlock()
-			if len(msgs) < 512 {
-				break
+			if old, ok := c.view[a.Node]; !ok || !a.Time.Before(old.Time) {
+				c.view[a.Node] = a
 			}
 		}
-		t.Reset(c.cfg.FollowInterval)
+		c.mu.Unlock()
+		if len(msgs) < 512 {
+			return nil
+		}
+	}
+}
+
+// promoteAll lets every waiting partition whose wait is over, or whose previous owner released
+// it, serve.
+func (c *Coordinator) promoteAll() {
+	c.mu.Lock()
+	parts := c.parts
+	c.mu.Unlock()
+	for _, pt := range parts {
+		if pt != nil {
+			pt.promote()
+		}
+	}
+}
+
+// tailLoop reads every owned partition's new records every TailPoll (Iggy has no waiting read,
+// so this is the tail) and lets waiting partitions serve when their time comes.
+func (c *Coordinator) tailLoop() {
+	defer c.wg.Done()
+	t := c.clk.NewTimer(c.cfg.TailPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C():
+		}
+		c.mu.Lock()
+		parts := c.parts
+		c.mu.Unlock()
+		for _, pt := range parts {
+			if pt != nil {
+				pt.promote()
+				pt.tail()
+			}
+		}
+		t.Reset(c.cfg.TailPoll)
 	}
 }
 
@@ -176,6 +228,10 @@ func (d directory) Manager(name string) (*group.Manager, int16) {
 		if c.nolog == nil {
 			return nil, kerr.NotCoordinator.Code
 		}
+		if err := c.nologRestore(name); err != nil {
+			c.log.Warn("loading a group's Iggy offsets", "group", name, "err", err)
+			return nil, kerr.CoordinatorLoadInProgress.Code
+		}
 		return c.nolog, 0
 	}
 	p := record.Partition(name)
@@ -185,8 +241,9 @@ func (d directory) Manager(name string) (*group.Manager, int16) {
 	if pt == nil {
 		return nil, kerr.NotCoordinator.Code
 	}
+	pt.promote()
 	switch pt.status.Load() {
-	case stLoading:
+	case stLoading, stWaiting:
 		return nil, kerr.CoordinatorLoadInProgress.Code
 	case stServing:
 		if !pt.serving() || !c.leaseFresh() {

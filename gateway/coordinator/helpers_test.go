@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func start(t *testing.T, s *testStore, node int32, mod func(*Config)) *Coordinat
 	t.Helper()
 	cfg := Config{
 		Client: s.client(t), Stream: "kafka", NodeID: node, Host: "127.0.0.1", Port: 9000 + node,
-		Log: true, Logger: slog.New(slog.DiscardHandler),
+		Log: true, Logger: testLogger(),
 		AnnounceInterval: 50 * time.Millisecond, FollowInterval: 20 * time.Millisecond, LeasePoll: 20 * time.Millisecond,
 	}
 	if mod != nil {
@@ -68,6 +69,14 @@ func start(t *testing.T, s *testStore, node int32, mod func(*Config)) *Coordinat
 	return c
 }
 
+// testLogger discards, or with COORDINATOR_TEST_LOG=1 writes to stderr (to follow a failure).
+func testLogger() *slog.Logger {
+	if os.Getenv("COORDINATOR_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
 // serving is the set of partitions c serves now.
 func serving(c *Coordinator) map[int]bool {
 	out := map[int]bool{}
@@ -77,6 +86,19 @@ func serving(c *Coordinator) map[int]bool {
 		}
 	}
 	return out
+}
+
+// settled reports whether every partition c holds is served (none loading or waiting).
+func settled(c *Coordinator) bool {
+	c.mu.Lock()
+	parts := c.parts
+	c.mu.Unlock()
+	for _, pt := range parts {
+		if pt != nil && !pt.serving() {
+			return false
+		}
+	}
+	return true
 }
 
 func waitServing(t *testing.T, what string, check func() error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
@@ -24,6 +26,55 @@ func (c *Coordinator) startNoLog() {
 	gcfg.Logger = c.log
 	c.nolog = group.NewManager(gcfg)
 	c.nolog.Restore(nil, nil)
+}
+
+// nologLoad is the loading of one group's Iggy offsets into the manager without the log.
+type nologLoad struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// nologRestore loads, before a group's first request, every offset Iggy holds for it (the
+// consumer named like the group, then the Iggy consumer group of that name, on every partition
+// of every topic of the stream) into the manager, so an OffsetFetch of every topic answers
+// after a restart what was committed before it. No request of the group reaches the manager
+// before this ends, so nothing newer is overwritten.
+func (c *Coordinator) nologRestore(name string) error {
+	c.nologMu.Lock()
+	l := c.nologLoads[name]
+	if l == nil {
+		l = &nologLoad{}
+		c.nologLoads[name] = l
+	}
+	c.nologMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	topics, err := c.cfg.Client.GetTopics(ctx, wire.NamedID(c.cfg.Stream))
+	if err != nil && !errors.Is(err, wire.StreamIDNotFound) {
+		return err
+	}
+	var offsets []record.OffsetCommit
+	for _, t := range topics {
+		for p := range int32(t.PartitionsCount) {
+			off, ok, err := c.cfg.Groups.FallbackOffset(ctx, kafka.Identity{}, name, t.Name, p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				offsets = append(offsets, record.OffsetCommit{Group: name, Topic: t.Name, Partition: p, Offset: off, LeaderEpoch: -1})
+			}
+		}
+	}
+	if len(offsets) > 0 {
+		c.nolog.Restore(nil, offsets)
+	}
+	l.done = true
+	return nil
 }
 
 // offsetJournal is the Journal without the log: a commit of Kafka offset k (the next record to

@@ -15,6 +15,9 @@ import (
 
 const (
 	stLoading int32 = iota
+	// stWaiting: claimed and restored, waiting out HandoverBound (or the previous owner's
+	// release) before it answers.
+	stWaiting
 	stServing
 	stStopped
 )
@@ -31,6 +34,13 @@ type partition struct {
 	claim  atomic.Uint64
 	ctx    context.Context
 	cancel context.CancelFunc
+	// gained is when the sync answer that showed the gain arrived; prev (the newest claim
+	// before ours) and serveAt are set before the status becomes stWaiting.
+	gained  time.Time
+	prev    record.Claim
+	serveAt time.Time
+	// done is closed once a stopped partition's manager is closed and no append is in flight.
+	done chan struct{}
 
 	mu        sync.Mutex
 	st        *record.State
@@ -39,27 +49,53 @@ type partition struct {
 	mgr       *group.Manager
 }
 
-func newPartition(c *Coordinator, p int) *partition {
-	pt := &partition{c: c, id: p, src: pollSource{c: c.cfg.Client, stream: c.meta, topic: c.topic, partition: uint32(p)}}
+func newPartition(c *Coordinator, p int, gained time.Time) *partition {
+	pt := &partition{c: c, id: p, gained: gained, done: make(chan struct{}),
+		src: pollSource{c: c.cfg.Client, stream: c.meta, topic: c.topic, partition: uint32(p)}}
 	pt.ctx, pt.cancel = context.WithCancel(c.ctx)
 	return pt
 }
 
 func (pt *partition) serving() bool { return pt.status.Load() == stServing && !pt.fence.Load() }
 
+// promote starts serving a waiting partition once HandoverBound has passed since the gain, or
+// at once when the previous owner released its claim.
+func (pt *partition) promote() {
+	if pt.status.Load() != stWaiting {
+		return
+	}
+	if pt.c.clk.Now().Before(pt.serveAt) {
+		pt.c.mu.Lock()
+		released := pt.c.releasedLocked(pt.id, pt.prev)
+		pt.c.mu.Unlock()
+		if !released {
+			return
+		}
+	}
+	if pt.status.CompareAndSwap(stWaiting, stServing) {
+		pt.c.log.Info("partition serving", "partition", pt.id, "claim", pt.claim.Load(), "after_gain", pt.c.clk.Now().Sub(pt.gained))
+		pt.c.kickAnnounce()
+	}
+}
+
 // stop ends serving at once; the manager is closed in the background, since an append in flight
 // holds the partition's lock until its request ends and the lease loop must not wait for it.
+// Once the manager is closed and no append is in flight, the claim is recorded as released.
 func (pt *partition) stop(why string) {
 	if pt.status.Swap(stStopped) == stStopped {
 		return
 	}
 	pt.cancel()
 	go func() {
+		defer close(pt.done)
 		pt.mu.Lock()
 		mgr := pt.mgr
 		pt.mu.Unlock()
 		if mgr != nil {
 			mgr.Close()
+		}
+		if cl := pt.claim.Load(); cl != 0 {
+			pt.c.noteReleased(pt.id, cl)
 		}
 	}()
 	pt.c.log.Info("partition stopped", "partition", pt.id, "why", why)
@@ -79,8 +115,8 @@ func (pt *partition) load() {
 		pt.c.forget(pt)
 		return
 	}
-	pt.c.log.Info("partition serving", "partition", pt.id, "claim", pt.claim.Load(), "took", pt.c.clk.Now().Sub(start))
-	pt.c.kickAnnounce()
+	pt.c.log.Info("partition claimed", "partition", pt.id, "claim", pt.claim.Load(), "took", pt.c.clk.Now().Sub(start))
+	pt.promote()
 }
 
 func (pt *partition) loadErr() error {
@@ -90,7 +126,13 @@ func (pt *partition) loadErr() error {
 	if err := pt.rebuild(ctx); err != nil {
 		return err
 	}
-	n := pt.st.Claim().Number + 1
+	// The previous owner is the node of the newest claim; its release, if any, was announced
+	// before Iggy moved the partition, so a read of coordinator_owners now finds it.
+	prev := pt.st.Claim()
+	if err := pt.c.readOwners(ctx); err != nil && ctx.Err() == nil {
+		pt.c.log.Debug("reading owner announcements before a claim", "partition", pt.id, "err", err)
+	}
+	n := prev.Number + 1
 	rec := record.Record{Type: record.TypeClaim, Claim: n, ClaimInfo: &record.Claim{Number: n, Node: pt.c.cfg.NodeID, Addr: pt.c.addr}}
 	if err := pt.appendLocked(ctx, []record.Record{rec}, true); err != nil {
 		return err
@@ -112,7 +154,14 @@ func (pt *partition) loadErr() error {
 	}
 	mgr.Restore(groups, offsets)
 	pt.mgr = mgr
-	if !pt.status.CompareAndSwap(stLoading, stServing) {
+	pt.prev = prev
+	// Never before HandoverBound after the gain, nor before an owner that missed the move in
+	// Iggy had two tail reads to find our claim (see the package doc).
+	pt.serveAt = pt.gained.Add(pt.c.cfg.HandoverBound)
+	if at := pt.claimedAt.Add(2 * pt.c.cfg.TailPoll); at.After(pt.serveAt) {
+		pt.serveAt = at
+	}
+	if !pt.status.CompareAndSwap(stLoading, stWaiting) {
 		mgr.Close()
 		return errors.New("stopped while loading")
 	}
@@ -267,6 +316,36 @@ func (pt *partition) maybeCheckpoint() {
 	if pt.st.CheckpointDue(pt.c.cfg.CheckpointEvery, pt.c.cfg.CheckpointAge, pt.claimedAt, pt.c.clk.Now()) && pt.c.leaseFresh() {
 		pt.checkpointLocked(pt.ctx)
 	}
+}
+
+// tail reads the partition from the last applied offset to its end; a newer claim than ours
+// (another gateway gained the partition while our lease reads did not show it) stops the
+// partition at once, and the next lease read that lists it loads it again from the log.
+func (pt *partition) tail() {
+	if st := pt.status.Load(); st != stWaiting && st != stServing {
+		return
+	}
+	if !pt.mu.TryLock() {
+		return // an append in flight reads the partition back itself
+	}
+	defer pt.mu.Unlock()
+	if pt.st == nil {
+		return
+	}
+	next, err := replay(pt.ctx, pt.src, pt.st, pt.next, -1, pt.bad, nil)
+	pt.next = next
+	switch {
+	case errors.Is(err, errGap):
+		pt.stop("the log has a gap; reloaded at the next lease read")
+	case err != nil:
+		return
+	case pt.st.Claim().Number != pt.claim.Load():
+		pt.stop(fmt.Sprintf("newer claim %d by node %d", pt.st.Claim().Number, pt.st.Claim().Node))
+	default:
+		return
+	}
+	pt.c.forget(pt)
+	pt.c.kickLease()
 }
 
 // journal is the group.Journal of one partition.

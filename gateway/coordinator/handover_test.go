@@ -1,0 +1,248 @@
+package coordinator
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// answers reports whether c answers as coordinator of group g now.
+func answers(c *Coordinator, g string) bool {
+	_, code := (directory{c}).Manager(g)
+	return code == 0
+}
+
+// When a gateway joins kafka-gateways, Iggy moves partitions away from a live owner at once,
+// and the owner learns it only at its next lease read. The gaining gateway waits (HandoverBound
+// after the sync answer, or the owner's release) so that at no moment do both answer for one
+// partition: a sampler asks a, then b, then a again, and a partition answered by all three
+// is a moment when both served it. The old owner's tail is off, so only the lease and the wait
+// keep them apart.
+func TestRebalanceNeverServesTwice(t *testing.T) {
+	s := newStore(t)
+	slow := func(c *Config) { c.LeasePoll = 200 * time.Millisecond }
+	a := start(t, s, 1, func(c *Config) { slow(c); c.TailPoll = time.Hour })
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	groups := make([]string, record.Partitions)
+	for p := range groups {
+		groups[p] = groupIn(p, "rebalance")
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var both []string
+	var b atomic.Pointer[Coordinator]
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			bc := b.Load()
+			if bc == nil {
+				continue
+			}
+			for p, g := range groups {
+				if answers(a, g) && answers(bc, g) && answers(a, g) {
+					mu.Lock()
+					both = append(both, fmt.Sprintf("partition %d at %s", p, time.Now().Format("15:04:05.000000")))
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	bc := start(t, s, 2, slow)
+	b.Store(bc)
+	waitServing(t, "b serves its share, a the rest", func() error {
+		sa, sb := serving(a), serving(bc)
+		return checkfor.True(len(sb) > 0 && len(sa)+len(sb) == 16, "a %d b %d", len(sa), len(sb))
+	})
+	stop.Store(true)
+	wg.Wait()
+	if len(both) > 0 {
+		t.Fatalf("both gateways answered as coordinator %d times: %s", len(both), strings.Join(both[:min(5, len(both))], ", "))
+	}
+}
+
+// A gateway that wins back a partition another gateway claimed in between serves what the
+// interim owner wrote: a loses p to b without a lease read showing it (a reads its lease only
+// when told), its tail finds b's claim and stops p, b writes a new generation and a commit,
+// b leaves, and a regains p by replaying the log. b announced the release on leaving, so a
+// serves at once instead of after its 20 s HandoverBound.
+func TestRegainServesInterimOwnersState(t *testing.T) {
+	s := newStore(t)
+	a := start(t, s, 1, func(c *Config) {
+		c.LeasePoll = time.Hour // one read at start, then only kickLease
+		c.LeaseBound, c.HandoverBound = 30*time.Second, 20*time.Second
+		c.TailPoll = 10 * time.Millisecond
+	})
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	ctx := ctxT(t)
+	for p := range record.Partitions {
+		g := stableGroup(groupIn(p, "regain"), 1)
+		if err := (journal{part(a, p)}).Append(ctx, record.Record{Type: record.TypeGroup, Group: &g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := start(t, s, 2, nil)
+	var p int
+	waitServing(t, "b serves a partition", func() error {
+		for q := range serving(b) {
+			p = q
+			return nil
+		}
+		return fmt.Errorf("b serves none")
+	})
+	g := groupIn(p, "regain")
+	waitServing(t, "a stops serving the partition b claimed", func() error {
+		return checkfor.True(!answers(a, g), "a still answers for %s (partition %d)", g, p)
+	})
+	rg := stableGroup(g, 2)
+	rg.Members = rg.Members[:1]
+	if err := (journal{part(b, p)}).Append(ctx, record.Record{Type: record.TypeGroup, Group: &rg}, commit(g, "orders", 4, 77)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.kickLease()
+	checkfor.Eventually(t, 10*time.Second, "a serves b's state of "+g, func() error {
+		m, code := (directory{a}).Manager(g)
+		if code != 0 {
+			a.kickLease()
+			return fmt.Errorf("a answers %d", code)
+		}
+		groups, offsets := m.State()
+		for _, got := range groups {
+			if got.Name == g && (got.Generation != 2 || len(got.Members) != 1) {
+				return fmt.Errorf("a serves generation %d with %d members", got.Generation, len(got.Members))
+			}
+		}
+		for _, o := range offsets {
+			if o.Group == g && o.Topic == "orders" && o.Partition == 4 && o.Offset == 77 {
+				return nil
+			}
+		}
+		return fmt.Errorf("a has not b's commit: %+v", offsets)
+	})
+	// a's next append lands: its claim is the newest.
+	if err := (journal{part(a, p)}).Append(ctx, commit(g, "orders", 4, 78)); err != nil {
+		t.Fatalf("append after the regain: %v", err)
+	}
+}
+
+// A HandoverBound above LeaseBound is refused.
+func TestHandoverBoundRefused(t *testing.T) {
+	s := newStore(t)
+	_, err := Start(ctxT(t), Config{Client: s.client(t), Log: true, LeaseBound: time.Second, HandoverBound: 2 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "handover bound 2s must not be above the lease bound 1s") {
+		t.Fatalf("Start with a 2 s handover bound and a 1 s lease bound: %v", err)
+	}
+}
+
+// An announcement with releases round-trips as version 2; one without stays version 1 byte for
+// byte, so readers that know version 1 alone read every announcement that carries no release.
+func TestAnnouncementReleased(t *testing.T) {
+	plain := Announcement{Node: 3, Addr: "h:9092", Time: time.Unix(1, 2).UTC(), Claims: map[int]uint64{0: 4}}
+	b := encodeAnnouncement(plain)
+	if want := []byte{1, 6, 6, 'h', ':', '9', '0', '9', '2', 0x02, 0xca, 0x9a, 0x3b, 0, 0, 0, 0, 0, 1, 0, 4}; string(b) != string(want) {
+		t.Fatalf("version 1 bytes %v, want %v", b, want)
+	}
+	rel := plain
+	rel.Leaving, rel.Released = true, map[int]uint64{5: 9, 15: 300}
+	b = encodeAnnouncement(rel)
+	if b[0] != 2 {
+		t.Fatalf("version %d", b[0])
+	}
+	got, err := decodeAnnouncement(b)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(rel) {
+		t.Fatalf("decoded %+v %v, want %+v", got, err, rel)
+	}
+	if _, err := decodeAnnouncement(append([]byte{2}, encodeAnnouncement(plain)[1:]...)); err == nil {
+		t.Fatal("a version 2 announcement without its released list decoded")
+	}
+}
+
+// Without the log, an OffsetFetch of every topic (null topics) answers after a restart every
+// offset committed before it.
+func TestLogOffFetchAllAfterRestart(t *testing.T) {
+	s := newStore(t)
+	cl := s.client(t)
+	ctx := ctxT(t)
+	st, err := cl.CreateStream(ctx, "kafka")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"orders", "payments"} {
+		if _, err := cl.CreateTopic(ctx, wire.NumericID(st.ID), name, 3, iggy.TopicOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for p := range uint32(3) {
+			for range 20 {
+				if _, err := cl.SendMessages(ctx, wire.NamedID("kafka"), wire.NamedID(name), p, []iggy.Message{{Payload: []byte("x")}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	off := func(c *Config) { c.Log = false }
+	before := start(t, s, 1, off)
+	commitReq := kmsg.NewPtrOffsetCommitRequest()
+	commitReq.Version, commitReq.Group, commitReq.Generation = 2, "g", -1
+	for _, c := range []struct {
+		topic string
+		p     int32
+		off   int64
+	}{{"orders", 0, 5}, {"orders", 2, 11}, {"payments", 1, 17}} {
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = c.topic
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset = c.p, c.off
+		rt.Partitions = append(rt.Partitions, rp)
+		commitReq.Topics = append(commitReq.Topics, rt)
+	}
+	resp, err := before.Groups().OffsetCommit(ctx, kafkaIdentity(), commitReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("commit %s/%d: code %d", rt.Topic, rp.Partition, rp.ErrorCode)
+			}
+		}
+	}
+	fetchAll := func(c *Coordinator) string {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group = 7, "g"
+		resp, err := c.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("fetch all: %v code %d", err, resp.ErrorCode)
+		}
+		var got []string
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				got = append(got, fmt.Sprintf("%s/%d=%d", rt.Topic, rp.Partition, rp.Offset))
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	const want = "orders/0=5 orders/2=11 payments/1=17"
+	if got := fetchAll(before); got != want {
+		t.Fatalf("fetch all before the restart: %q, want %q", got, want)
+	}
+	if err := before.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := start(t, s, 1, off)
+	if got := fetchAll(after); got != want {
+		t.Fatalf("fetch all after the restart: %q, want %q", got, want)
+	}
+}
