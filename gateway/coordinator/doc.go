@@ -22,7 +22,8 @@
 // claims, time, leaving) to `coordinator_owners` every AnnounceInterval (1 s) and at once when its
 // partitions change, and reads the topic every FollowInterval (100 ms). The owner of a partition
 // is this gateway while it holds it, else the gateway whose live announcement lists it with the
-// highest claim; none known means FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A
+// highest claim (announcements of version 2 also list the partitions the gateway released, see
+// the split-brain bound); none known means FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A
 // gateway is live when it announced within Live (5 s) and is not leaving; the controller is the
 // owner of log partition 0. Announcement times are the writers' clocks, so the fleet's clocks
 // must agree to well within Live.
@@ -97,11 +98,44 @@
 // # Lease and the split-brain bound
 //
 // The lease is the caller's own assignment in `kafka-gateways`, read with SyncConsumerGroup
-// (code 606) on a dedicated iggy.Session every LeasePoll (default 100 ms, so a partition another
-// gateway gave up is picked up within about that). A partition is served only while (a) the
-// Session is unbroken and (b) the last sync that succeeded was sent less than LeaseBound ago.
-// Both are checked on every Directory answer and before every journal append; a failed sync
-// drops every partition at once and a new session joins again.
+// (code 606) on a dedicated iggy.Session every LeasePoll (default 100 ms). A partition is served
+// only while (a) the Session is unbroken and (b) the last sync that succeeded was sent less than
+// HandoverBound ago (default 3 x LeasePoll = 300 ms, never above LeaseBound). Both are checked
+// on every Directory answer and before every journal append; a failed sync drops every
+// partition at once and a new session joins again.
+//
+// Handover. Iggy may move a partition from a live owner O to a gateway N at any moment R (N
+// joins and takes its share at once). O's last sync that still showed the partition was
+// answered before R, so it was sent at s < R; O stops by s + HandoverBound at the latest, and
+// earlier when its next sync (within LeasePoll) shows the loss or its tail finds N's claim. N
+// learns of the gain from a sync answer it received at a > R, loads and claims, and serves only
+// from max(a + HandoverBound, c + 2 x TailPoll), c being when its claim was read back. Since
+// s < R < a, s + HandoverBound < a + HandoverBound: O has stopped before N starts, by a margin
+// of a - s, which is at least the time from O's last sync to the move. Every gateway of a fleet
+// must use the same HandoverBound. With the defaults, a rebalance therefore leaves a partition
+// unserved for at most about 300 ms.
+//
+// Release. A gateway that stops serving a partition for good (lease lost, tail, fenced append,
+// SIGTERM) records, once its manager is closed and no append is in flight, the claim it stopped
+// under, and every announcement carries these releases (Announcement.Released, version 2). On
+// SIGTERM Leave stops serving, waits for that (within HandoverBound), appends the announcement
+// and only then leaves `kafka-gateways`. N reads `coordinator_owners` to its end after the sync
+// answer that showed the gain, so it finds a release announced before the move; when the newest
+// claim before its own is listed as released by that claim's node, N serves as soon as its claim
+// is read back. A SIGTERM handover is thus one lease read (up to LeasePoll) plus the load.
+//
+// Tail. Every TailPoll (default LeasePoll / 2) each owned partition is read from its last
+// applied offset to its end. A newer claim stops the partition at once, and a lease answer to a
+// sync sent before that moment does not load it again. This covers a move and a move back
+// between two lease reads of O (O's syncs show the partition all along): N's claim is in the log
+// by c, O's tail finds it within TailPoll plus one read, and N waits until c + 2 x TailPoll. Any
+// loss closes the partition's manager; every gain replays the log from the last checkpoint, so
+// it serves what an interim owner wrote, and appends a fresh claim.
+//
+// LeaseBound (below) still bounds the lease against Iggy's eviction; HandoverBound is the
+// tighter of the two. Crash takeover is eviction (or, with the embedded store, the closed
+// connection) + LeasePoll + load + HandoverBound: for the fleet test's H = 2 s, 2.4 s + 0.1 s +
+// 0.3 s + the replay, below the session timeout + 1 s.
 //
 // Embedded store: a closed connection ends the Iggy session at once and hands its partitions to
 // the others immediately, so a crashed or stopped gateway's partitions move within one LeasePoll
@@ -132,6 +166,8 @@
 // coordinates every group, holds them in one group.Manager, and keeps offsets as Iggy consumer
 // offsets of a single consumer named like the Kafka group (a Journal over StoreOffset: Iggy lets
 // only a member owning a partition store an Iggy group's offset); OffsetFetch falls back to those
-// and then to an Iggy consumer group of the same name (IggyOffsets). Group membership is then
-// lost when that gateway restarts, as in the original.
+// and then to an Iggy consumer group of the same name (IggyOffsets). Before a group's first
+// request the gateway loads those offsets for every partition of every topic of the stream, so
+// an OffsetFetch of all topics answers them after a restart. Group membership is then lost when
+// that gateway restarts, as in the original.
 package coordinator
