@@ -92,12 +92,18 @@ func benchBatch(b *testing.B, codec, size int) []byte {
 // adds little to the profile) against the Kafka listener, the bridge and the
 // embedded store reached through memory, as `serve` wires them. One op is one
 // Produce or Fetch of about 1 MB of values; cpu-s/GB is the process's CPU
-// time per GB of values, the figure the side-by-side runner reports.
+// time per GB of values, the figure the side-by-side runner reports. Values
+// are produced with snappy, franz-go's default; fetch answers with the
+// producer's codec, fetch-none with FetchCodec "none".
 func BenchmarkGateway(b *testing.B) {
 	for _, size := range []int{1024, 100} {
-		for _, phase := range []string{"produce", "fetch"} {
+		for _, phase := range []string{"produce", "fetch", "fetch-none"} {
 			b.Run(fmt.Sprintf("%s/%dB/snappy", phase, size), func(b *testing.B) {
-				g := startGateway(b)
+				codec := "producer"
+				if phase == "fetch-none" {
+					codec = "none"
+				}
+				g := startGateway(b, codec)
 				n := (1 << 20) / (size + 8)
 				batch := randomBatch(b, n, size)
 				if phase == "produce" {
@@ -140,7 +146,7 @@ type benchGateway struct {
 	buf  []byte
 }
 
-func startGateway(b *testing.B) *benchGateway {
+func startGateway(b *testing.B, fetchCodec string) *benchGateway {
 	b.Helper()
 	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Fsync: partlog.FsyncNever})
 	if err != nil {
@@ -156,7 +162,7 @@ func startGateway(b *testing.B) *benchGateway {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ic.Close() })
-	br, err := New(ctx, ic, Config{AutoCreateTopics: true, DefaultPartitions: 1})
+	br, err := New(ctx, ic, Config{AutoCreateTopics: true, DefaultPartitions: 1, FetchCodec: fetchCodec})
 	if err != nil {
 		b.Fatal(err)
 	}

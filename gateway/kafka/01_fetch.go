@@ -212,9 +212,10 @@ const inlineRecords = 16 << 10
 // appendFetchResponse encodes resp after dst (the frame header) the way kmsg does, except that
 // record batches of inlineRecords or more are not copied: they are returned in order as bufs,
 // to be written after the pieces of dst between them, so a fetch answer reaches the socket
-// straight from the buffers the Storage filled. cuts[i] is where bufs[i] goes in dst. ok is
-// false when resp carries something this encoder leaves to kmsg (tagged fields, v13+).
-func appendFetchResponse(dst []byte, resp *kmsg.FetchResponse) (out []byte, cuts []int, bufs [][]byte, ok bool) {
+// straight from the buffers the Storage filled. cuts[i] is where bufs[i] goes in dst; both are
+// appended to the slices passed in. ok is false when resp carries something this encoder leaves
+// to kmsg (tagged fields, v13+).
+func appendFetchResponse(dst []byte, cuts []int, bufs [][]byte, resp *kmsg.FetchResponse) (out []byte, _ []int, _ [][]byte, ok bool) {
 	v := resp.Version
 	if v > 12 || !plainFetchResponse(resp) {
 		return dst, nil, nil, false

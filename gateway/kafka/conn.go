@@ -68,6 +68,9 @@ type slot struct {
 	cuts    []int
 	bufs    [][]byte
 	release []func()
+	// Room for the pieces of a fetch of a few partitions, so that it allocates none.
+	cutsA [4]int
+	bufsA [4][]byte
 }
 
 // request is one decoded request with what the handler needs to answer it.
@@ -320,7 +323,7 @@ func (c *conn) encodeSlot(req *request, resp kmsg.Response, sl *slot) []byte {
 	if fr.IsFlexible() {
 		buf = append(buf, 0)
 	}
-	buf, cuts, bufs, ok := appendFetchResponse(buf, fr)
+	buf, cuts, bufs, ok := appendFetchResponse(buf, sl.cutsA[:0], sl.bufsA[:0], fr)
 	if !ok {
 		putBuf(buf)
 		return c.encode(req, resp)
@@ -346,12 +349,12 @@ func (sl *slot) size() int {
 }
 
 // writeSlot writes a slot whose frame is interleaved with bufs, in one vectored write once what
-// is buffered is out.
-func (c *conn) writeSlot(bw *bufio.Writer, sl *slot) error {
+// is buffered is out. vecs is the writer's to reuse, so a write allocates nothing.
+func (c *conn) writeSlot(bw *bufio.Writer, sl *slot, vecs *net.Buffers) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	iov := make(net.Buffers, 0, 2*len(sl.bufs)+1)
+	iov := (*vecs)[:0]
 	at := 0
 	for i, b := range sl.bufs {
 		iov = append(iov, sl.frame[at:sl.cuts[i]], b)
@@ -360,7 +363,9 @@ func (c *conn) writeSlot(bw *bufio.Writer, sl *slot) error {
 	if at < len(sl.frame) {
 		iov = append(iov, sl.frame[at:])
 	}
+	*vecs = iov
 	_, err := iov.WriteTo(c.nc)
+	clear(*vecs) // WriteTo consumed iov, not the backing array: drop the references
 	return err
 }
 
@@ -368,6 +373,7 @@ func (sl *slot) releaseBufs() {
 	for _, f := range sl.release {
 		f()
 	}
+	clear(sl.bufsA[:])
 	sl.cuts, sl.bufs, sl.release = nil, nil, nil
 }
 
@@ -405,6 +411,7 @@ func encodedSizeHint(resp kmsg.Response) int {
 
 func (c *conn) writeLoop() {
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	var vecs net.Buffers
 	dead := false
 	for sl := range c.out {
 		select {
@@ -426,7 +433,7 @@ func (c *conn) writeLoop() {
 		if sl.frame != nil {
 			var err error
 			if len(sl.bufs) > 0 {
-				err = c.writeSlot(bw, sl)
+				err = c.writeSlot(bw, sl, &vecs)
 			} else {
 				_, err = bw.Write(sl.frame)
 			}

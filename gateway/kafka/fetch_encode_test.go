@@ -60,7 +60,7 @@ func TestFetchResponseEncodingMatchesKmsg(t *testing.T) {
 	for v := int16(0); v <= 12; v++ {
 		resp := sampleFetchResponse(v)
 		want := resp.AppendTo([]byte("hdr"))
-		frame, cuts, bufs, ok := appendFetchResponse([]byte("hdr"), resp)
+		frame, cuts, bufs, ok := appendFetchResponse([]byte("hdr"), nil, nil, resp)
 		if !ok {
 			t.Fatalf("v%d: encoder declined a plain response", v)
 		}
@@ -86,16 +86,16 @@ func TestFetchResponseEncodingMatchesKmsg(t *testing.T) {
 func TestFetchResponseEncodingDeclinesTags(t *testing.T) {
 	resp := sampleFetchResponse(12)
 	resp.Topics[1].Partitions[2].CurrentLeader.LeaderID = 4
-	if _, _, _, ok := appendFetchResponse(nil, resp); ok {
+	if _, _, _, ok := appendFetchResponse(nil, nil, nil, resp); ok {
 		t.Fatal("encoder took a response with a tagged field it does not write")
 	}
 	resp = sampleFetchResponse(12)
 	resp.Brokers = append(resp.Brokers, kmsg.NewFetchResponseBroker())
-	if _, _, _, ok := appendFetchResponse(nil, resp); ok {
+	if _, _, _, ok := appendFetchResponse(nil, nil, nil, resp); ok {
 		t.Fatal("encoder took a response with brokers")
 	}
 	resp = sampleFetchResponse(13)
-	if _, _, _, ok := appendFetchResponse(nil, resp); ok {
+	if _, _, _, ok := appendFetchResponse(nil, nil, nil, resp); ok {
 		t.Fatal("encoder took v13")
 	}
 }
