@@ -276,3 +276,23 @@ func TestConvertAllocs(t *testing.T) {
 		t.Errorf("%v allocations per 1000-record round trip, want 0", a)
 	}
 }
+
+// TestConvertTimestampOrders covers the orders in which the produce path meets a batch's
+// smallest timestamp: first, after other records (converted again), and after a first record
+// whose timestamp cannot be an origin timestamp.
+func TestConvertTimestampOrders(t *testing.T) {
+	for name, ts := range map[string][]int64{
+		"in order":      {1_700_000_000_000, 1_700_000_000_001, 1_700_000_000_002},
+		"smallest last": {1_700_000_000_005, 1_700_000_000_009, 1_700_000_000_001},
+		"first invalid": {-1, 1_700_000_000_003, 1_700_000_000_002},
+		"wide span":     {1_700_000_000_000, 1_700_000_000_000 + 10_000_000_000, 1_600_000_000_000},
+	} {
+		t.Run(name, func(t *testing.T) {
+			recs := make([]trec, len(ts))
+			for i := range recs {
+				recs[i] = trec{Value: []byte{byte('a' + i)}, TS: ts[i]}
+			}
+			checkRecords(t, convertRoundTrip(t, kafkaBatch(t, codecSnappy, recs, -1, -1, -1), 7), recs, 7)
+		})
+	}
+}
