@@ -17,7 +17,10 @@ import (
 // (below 16) and uvarint claim. Version 2 is version 1 followed by the released partitions in
 // the same form (uvarint count, at least 1, then pairs of partition and claim); it is written
 // only when Released is not empty, so a reader that knows version 1 alone skips exactly the
-// announcements that carry releases.
+// announcements that carry releases. Version 3 is version 1, then the released partitions in the
+// same form but with a count that may be 0, then u8 draining (always 1); it is written only when
+// Draining is true, so a reader of versions 1 and 2 skips exactly the announcements of drained
+// gateways (it then holds them not live, which is what they are for coordination).
 type Announcement struct {
 	Node    int32
 	Addr    string
@@ -28,13 +31,19 @@ type Announcement struct {
 	// claim it stopped under: a gateway that gains one of them after a claim listed here
 	// serves as soon as its own claim is read back.
 	Released map[int]uint64
+	// Draining says an operator drained this gateway: it serves no coordinator partition and
+	// leads no partition in Metadata, but is live and serves produce and fetch.
+	Draining bool
 }
 
 var errAnnouncement = errors.New("coordinator: corrupt owner announcement")
 
 func encodeAnnouncement(a Announcement) []byte {
 	version := byte(1)
-	if len(a.Released) > 0 {
+	switch {
+	case a.Draining:
+		version = 3
+	case len(a.Released) > 0:
 		version = 2
 	}
 	b := []byte{version}
@@ -48,8 +57,11 @@ func encodeAnnouncement(a Announcement) []byte {
 	}
 	b = append(b, leaving)
 	b = appendPartitionClaims(b, a.Claims)
-	if version == 2 {
+	if version >= 2 {
 		b = appendPartitionClaims(b, a.Released)
+	}
+	if version == 3 {
+		b = append(b, 1)
 	}
 	return b
 }
@@ -73,7 +85,7 @@ func appendPartitionClaims(b []byte, m map[int]uint64) []byte {
 
 func decodeAnnouncement(b []byte) (Announcement, error) {
 	var a Announcement
-	if len(b) < 1 || (b[0] != 1 && b[0] != 2) {
+	if len(b) < 1 || b[0] < 1 || b[0] > 3 {
 		return a, errAnnouncement
 	}
 	pos := 1
@@ -126,10 +138,23 @@ func decodeAnnouncement(b []byte) (Announcement, error) {
 	if a.Claims, ok = claims(); !ok {
 		return Announcement{}, errAnnouncement
 	}
-	if b[0] == 2 {
+	switch b[0] {
+	case 2:
 		if a.Released, ok = claims(); !ok || len(a.Released) == 0 {
 			return Announcement{}, errAnnouncement
 		}
+	case 3:
+		if a.Released, ok = claims(); !ok {
+			return Announcement{}, errAnnouncement
+		}
+		if len(a.Released) == 0 {
+			a.Released = nil
+		}
+		if pos >= len(b) || b[pos] != 1 {
+			return Announcement{}, errAnnouncement
+		}
+		a.Draining = true
+		pos++
 	}
 	if pos != len(b) {
 		return Announcement{}, errAnnouncement

@@ -135,8 +135,8 @@ type Coordinator struct {
 	log  *slog.Logger
 	addr string
 
-	meta          wire.Identifier
-	topic, owners wire.Identifier
+	meta                  wire.Identifier
+	topic, owners, drains wire.Identifier
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -167,6 +167,9 @@ type Coordinator struct {
 	nologMu    sync.Mutex
 	nologLoads map[string]*nologLoad
 
+	// dr is what the gateway knows of coordinator_drains (drain.go).
+	dr drainState
+
 	announceNow chan struct{}
 	leaseNow    chan struct{}
 	router      kafka.GroupCoordinator
@@ -188,8 +191,9 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port),
 		meta: wire.NamedID(cfg.Stream + ".meta"), topic: wire.NamedID(logTopic), owners: wire.NamedID(ownersTopic),
 		view: make(map[int32]Announcement), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
-		nologLoads: make(map[string]*nologLoad),
+		nologLoads: make(map[string]*nologLoad), drains: wire.NamedID(drainsTopic),
 	}
+	c.dr.nodes = make(map[int32]bool)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.fleet = &Fleet{c: c}
 	c.router = group.NewRouter(directory{c})
@@ -201,14 +205,22 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.cancel()
 		return nil, err
 	}
-	sess, err := c.join(ctx)
+	drained, err := c.startDrained(ctx)
 	if err != nil {
 		c.cancel()
 		return nil, err
 	}
-	c.wg.Add(4)
+	var sess *iggy.Session
+	if drained {
+		c.log.Info("drained by an operator: not joining " + leaseGroup + " until the drain is undone")
+	} else if sess, err = c.join(ctx); err != nil {
+		c.cancel()
+		return nil, err
+	}
+	c.wg.Add(5)
 	go c.leaseLoop(sess)
 	go c.followOwners()
+	go c.followDrains()
 	go c.announceLoop()
 	go c.tailLoop()
 	return c, nil
@@ -223,24 +235,10 @@ func (c *Coordinator) Leave(ctx context.Context) error {
 	if !c.cfg.Log || c.leaving.Swap(true) {
 		return nil
 	}
-	// Stop serving, wait (within HandoverBound) until each manager is closed and its appends in
-	// flight ended, announce the releases, and only then leave: the gateway that gains a
-	// partition reads coordinator_owners after Iggy gave it the partition, finds the release
-	// and serves as soon as its claim is read back.
-	lost := c.dropAll("leaving")
-	t := c.clk.NewTimer(c.cfg.HandoverBound)
-	defer t.Stop()
-wait:
-	for _, pt := range lost {
-		select {
-		case <-pt.done:
-		case <-t.C():
-			break wait
-		case <-ctx.Done():
-			break wait
-		}
-	}
-	c.announce(ctx)
+	// Release and announce before leaving (releaseAll); a drained gateway has left already.
+	c.dr.leaveMu.Lock()
+	defer c.dr.leaveMu.Unlock()
+	c.releaseAll(ctx, "leaving")
 	sess := c.sess.Load()
 	var err error
 	if sess != nil {
@@ -358,6 +356,14 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 		if c.leaving.Load() {
 			return
 		}
+		if c.dr.self.Load() {
+			if sess != nil {
+				c.drainSelf(sess)
+				sess = nil
+			}
+			t.Reset(c.cfg.LeasePoll)
+			continue
+		}
 		if sess == nil {
 			var err error
 			if sess, err = c.join(c.ctx); err != nil {
@@ -409,7 +415,7 @@ func (c *Coordinator) kickLease() {
 func (c *Coordinator) assign(parts []uint32, sent, received time.Time) {
 	var lost, gained []*partition
 	c.mu.Lock()
-	if c.leaving.Load() {
+	if c.leaving.Load() || c.dr.self.Load() {
 		c.mu.Unlock()
 		return
 	}

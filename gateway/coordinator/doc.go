@@ -12,9 +12,9 @@
 //
 // Stream `<stream>.meta`, topic `coordinators` with exactly 16 partitions (group g lives in
 // partition record.Partition(g) = FNV-1a 32 over the UTF-8 id, mod 16), topic
-// `coordinator_owners` with 1 partition. Start creates what is missing and refuses to start when
-// either topic exists with another partition count, naming the topic, the count found and the
-// count needed.
+// `coordinator_owners` with 1 partition, topic `coordinator_drains` with 1 partition. Start
+// creates what is missing and refuses to start when a topic exists with another partition count,
+// naming the topic, the count found and the count needed.
 //
 // # Owners and the fleet
 //
@@ -23,7 +23,7 @@
 // partitions change, and reads the topic every FollowInterval (100 ms). The owner of a partition
 // is this gateway while it holds it, else the gateway whose live announcement lists it with the
 // highest claim (announcements of version 2 also list the partitions the gateway released, see
-// the split-brain bound); none known means FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A
+// the split-brain bound; version 3 says the gateway is drained, see Drain); none known means FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A
 // gateway is live when it announced within Live (5 s) and is not leaving; the controller is the
 // owner of log partition 0. Announcement times are the writers' clocks, so the fleet's clocks
 // must agree to well within Live.
@@ -159,6 +159,36 @@
 // frozen past its bound checks the age of its lease before every answer, so on waking it answers
 // NOT_COORDINATOR before its next sync, and its appends are refused; any record it still had in
 // flight is void behind the new owner's claim.
+//
+// # Drain
+//
+// `iggy-kafka drain node N` appends {"node": N, "undo": false, "time": ...} to
+// `coordinator_drains`, `--undo` the same with "undo": true. Every gateway reads the topic from
+// its start before it joins `kafka-gateways`, then every FollowInterval; for each node the
+// request latest in log order wins (the writers' clocks do not matter), a message without a
+// numeric "node" is skipped with a warning, other fields are ignored. The drained set is the
+// nodes whose latest request is not an undo.
+//
+// A drained gateway does what Leave does on SIGTERM (stop serving, wait for the releases within
+// HandoverBound, announce them, leave `kafka-gateways`) and closes its lease session, but keeps
+// running: it answers produce, fetch and metadata for its clients, announces itself every
+// AnnounceInterval with Draining set (so it stays live and listed as a broker) and claims no
+// partition. While drained it does not join again, also after a restart, since Start reads the
+// drains first. On undo the lease loop joins again and Iggy spreads the partitions over the
+// fleet, each move going through the usual handover. The other gateways gain the drained
+// gateway's partitions from Iggy as on SIGTERM and find its releases, so each serves as soon as
+// its claim is read back, without the HandoverBound wait; the groups move with their members,
+// generations and offsets, and nothing rebalances. Metadata names no drained gateway as a
+// partition leader (Fleet.Draining, kafka.DrainingFleet) unless every listed gateway is drained.
+// Refusing to drain the last live gateway is the command's job (--force overrides it): a drained
+// last gateway still leaves, and FindCoordinator answers COORDINATOR_NOT_AVAILABLE until an
+// undo.
+//
+// Authorization is Iggy's: a drain request is a message on `<stream>.meta`, so only an Iggy user
+// allowed to send messages to that stream (stream or global permission to send, or to manage it)
+// can append to `coordinator_drains`; a gateway acts on every well-formed request it reads there
+// and asks nothing else. Kafka clients cannot reach the topic: the gateways serve `<stream>`, not
+// `<stream>.meta`.
 //
 // # Without the log
 //

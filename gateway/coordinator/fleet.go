@@ -16,7 +16,8 @@ import (
 
 // announce appends this gateway's announcement to `coordinator_owners`.
 func (c *Coordinator) announce(ctx context.Context) {
-	a := Announcement{Node: c.cfg.NodeID, Addr: c.addr, Time: c.clk.Now(), Leaving: c.leaving.Load(), Claims: map[int]uint64{}}
+	a := Announcement{Node: c.cfg.NodeID, Addr: c.addr, Time: c.clk.Now(), Leaving: c.leaving.Load(),
+		Draining: c.dr.self.Load(), Claims: map[int]uint64{}}
 	c.mu.Lock()
 	for p, pt := range c.parts {
 		if pt != nil && pt.serving() {

@@ -39,7 +39,8 @@ func (e *shapeError) Error() string {
 		"delete the topic or point the gateway at another --stream", e.stream, e.topic, e.have, e.want)
 }
 
-// ensureShape creates `<stream>.meta` with its two topics when missing and refuses another shape.
+// ensureShape creates `<stream>.meta` with its three topics when missing and refuses another
+// shape.
 func ensureShape(ctx context.Context, c *iggy.Client, meta string) error {
 	sid := wire.NamedID(meta)
 	if _, err := c.GetStream(ctx, sid); err != nil {
@@ -53,7 +54,7 @@ func ensureShape(ctx context.Context, c *iggy.Client, meta string) error {
 	for _, t := range []struct {
 		name  string
 		parts int
-	}{{logTopic, record.Partitions}, {ownersTopic, 1}} {
+	}{{logTopic, record.Partitions}, {ownersTopic, 1}, {drainsTopic, 1}} {
 		td, err := c.GetTopic(ctx, sid, wire.NamedID(t.name))
 		if err != nil {
 			if !errors.Is(err, wire.TopicIDNotFound) {

@@ -12,7 +12,8 @@ import (
 // Behavior:
 //   - Brokers are the live gateways of Config.Fleet, else the configured fleet (or this node
 //     alone at its advertised address). Each partition's leader is chosen by leaderIndex over
-//     them (see liveBrokers in fleet.go); it is also the only replica and in-sync replica.
+//     them less the gateways an operator drained (see liveBrokers and leaders in fleet.go); it
+//     is also the only replica and in-sync replica.
 //     Every partition is at leader epoch 0.
 //   - The controller is the fleet's (the owner of coordinator log partition 0, -1 while none is
 //     known); without a Fleet it is this node and any gateway accepts topic changes.
@@ -32,8 +33,8 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 	mreq := req.kreq.(*kmsg.MetadataRequest)
 	resp := mreq.ResponseKind().(*kmsg.MetadataResponse)
 
-	brokers := c.s.liveBrokers()
-	for _, b := range brokers {
+	listed := c.s.liveBrokers()
+	for _, b := range listed {
 		sb := kmsg.NewMetadataResponseBroker()
 		sb.NodeID, sb.Host, sb.Port = b.NodeID, b.Host, b.Port
 		resp.Brokers = append(resp.Brokers, sb)
@@ -41,6 +42,7 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 	clusterID := c.s.cfg.ClusterID
 	resp.ClusterID = &clusterID
 	resp.ControllerID = c.s.controllerID()
+	brokers := c.s.leaders(listed)
 
 	all := mreq.Topics == nil || (mreq.Version == 0 && len(mreq.Topics) == 0)
 	if all {

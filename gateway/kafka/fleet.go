@@ -19,10 +19,37 @@ type Fleet interface {
 	IsController() bool
 }
 
+// DrainingFleet is a Fleet that knows which gateways an operator drained. A drained gateway
+// stays in Metadata's broker list, so its clients keep producing and fetching through it, but
+// leads no partition, so clients that refresh their metadata move to the others.
+type DrainingFleet interface {
+	Fleet
+	Draining(node int32) bool
+}
+
+// leaders is the brokers partition leaders are chosen from: brokers without the drained ones,
+// or all of them when every one is drained (a partition always has a leader).
+func (s *Server) leaders(brokers []Broker) []Broker {
+	df, ok := s.cfg.Fleet.(DrainingFleet)
+	if !ok {
+		return brokers
+	}
+	out := make([]Broker, 0, len(brokers))
+	for _, b := range brokers {
+		if !df.Draining(b.NodeID) {
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 {
+		return brokers
+	}
+	return out
+}
+
 // liveBrokers is the brokers Metadata lists, sorted by node id: the fleet's live gateways, or
 // the configured brokers without a fleet (or while it knows none).
 //
-// Each partition's leader is leaderIndex over this list: FNV-1a 32 of the topic name plus the
+// Each partition's leader is leaderIndex over this list less the drained gateways (leaders): FNV-1a 32 of the topic name plus the
 // partition index, modulo the number of live gateways. Every gateway of one view computes the
 // same leaders; when a gateway leaves the view, its partitions move to the others and those of
 // the others may move too, which costs a client nothing more than a metadata refresh, since any
