@@ -1,0 +1,55 @@
+// Package freeport finds loopback ports that are free right now, for tests whose configuration
+// must name its ports before anything listens on them: a fleet's broker list, a child process's
+// --listen. It reserves nothing, so another process may take a port before the test binds it;
+// tests that can listen on 127.0.0.1:0 themselves should.
+//
+// The two functions to know are Addr, one address, and Addrs, several that are distinct from
+// each other. Only _test.go files may import this package.
+package freeport
+
+import (
+	"net"
+	"testing"
+)
+
+// Addr is a free loopback address, "127.0.0.1:port".
+func Addr(t testing.TB) string {
+	t.Helper()
+	return Addrs(t, 1)[0]
+}
+
+// Port is the port of a free loopback address.
+func Port(t testing.TB) int {
+	t.Helper()
+	return ports(t, 1)[0]
+}
+
+// Addrs is n free loopback addresses, all different: each is held until all are found.
+func Addrs(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i, p := range ports(t, n) {
+		addrs[i] = (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}).String()
+	}
+	return addrs
+}
+
+func ports(t testing.TB, n int) []int {
+	t.Helper()
+	lns := make([]net.Listener, 0, n)
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	ps := make([]int, n)
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("finding a free port: %v", err)
+		}
+		lns = append(lns, ln)
+		ps[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+	return ps
+}

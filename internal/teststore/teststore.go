@@ -1,0 +1,62 @@
+// Package teststore runs the embedded store (gateway/store) inside a test process, the way
+// every test that needs a real Iggy server wants it: on a loopback port of its own, on the
+// test's temporary directory, without fsync (no test here survives a machine crash, and syncing
+// costs seconds on a shared disk), logging nowhere, and stopped when the test ends.
+//
+// The two things to know are Start, which returns a running Store, and Store.Stop, for a test
+// that takes the store away before its end. Only _test.go files may import this package.
+package teststore
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
+)
+
+// Store is a running store.
+type Store struct {
+	// Server is the store itself: Server.Dial reaches it in memory, without the port.
+	*store.Server
+	// Addr is the TCP address it listens on.
+	Addr string
+	// Dir is its data directory.
+	Dir string
+
+	stop sync.Once
+	done chan error
+}
+
+// Start runs a store until t ends. mod, when not nil, changes the configuration first (a
+// fixed Listen or DataDir, to start a store again where an earlier one was).
+func Start(t testing.TB, mod func(*store.Config)) *Store {
+	t.Helper()
+	cfg := store.Config{
+		Listen:  "127.0.0.1:0",
+		DataDir: t.TempDir(),
+		Fsync:   partlog.FsyncNever,
+		Logger:  slog.New(slog.DiscardHandler),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv, err := store.New(cfg)
+	if err != nil {
+		t.Fatalf("starting the store: %v", err)
+	}
+	s := &Store{Server: srv, Addr: srv.Addr().String(), Dir: cfg.DataDir, done: make(chan error, 1)}
+	go func() { s.done <- srv.Serve(context.Background()) }()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Stop closes the store and waits for it to stop serving; later calls return at once.
+func (s *Store) Stop() {
+	s.stop.Do(func() {
+		_ = s.Server.Close()
+		<-s.done
+	})
+}
