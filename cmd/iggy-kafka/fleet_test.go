@@ -22,6 +22,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
 )
 
 // consecutiveFreePorts finds n free loopback ports in a row and returns the first.
@@ -81,12 +83,9 @@ func TestServeFleetEndToEnd(t *testing.T) {
 		drainTimeout = 5 * time.Second
 	)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "iggy-kafka")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.Path(t)
 	base := consecutiveFreePorts(t, n)
-	storeAddr := freePort(t)
+	storeAddr := freeport.Addr(t)
 	kafkaAddrs := make([]string, n)
 	for i := range kafkaAddrs {
 		kafkaAddrs[i] = "127.0.0.1:" + strconv.Itoa(base+i)
@@ -110,7 +109,7 @@ func TestServeFleetEndToEnd(t *testing.T) {
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("serve --fleet output:\n%s", lastLines(logs.String(), 60))
+			t.Logf("serve --fleet output:\n%s", testbin.Tail(logs.String(), 60))
 		}
 	})
 	for _, addr := range kafkaAddrs {
@@ -255,7 +254,8 @@ func TestServeFleetRefusesPerGatewaySettings(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, c := range cases {
-		args := append([]string{"serve", "--fleet", "3", "--data", t.TempDir(), "--bind", freePort(t), "--store-listen", freePort(t)}, c.args...)
+		addrs := freeport.Addrs(t, 2)
+		args := append([]string{"serve", "--fleet", "3", "--data", t.TempDir(), "--bind", addrs[0], "--store-listen", addrs[1]}, c.args...)
 		var stdout, errb bytes.Buffer
 		code := run(ctx, args, append(c.env, "XDG_CONFIG_HOME="+t.TempDir()), &stdout, &errb)
 		stderr := errb.String()

@@ -7,7 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
 )
+
+// TestMain removes the iggy-kafka build that the process tests share.
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // runCLI runs one command line in-process with the given environment.
 func runCLI(t *testing.T, environ []string, args ...string) (code int, stdout, stderr string) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,25 +11,19 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // operatorStore is a store on loopback holding a coordinator log: every partition claimed by
 // one of three nodes at a fixed time, and one commit per partition.
 func operatorStore(t *testing.T) (addr string, put func(p int, r record.Record)) {
 	t.Helper()
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background()) }()
-	t.Cleanup(func() { _ = srv.Close(); <-done })
+	srv := teststore.Start(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()}})
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +52,7 @@ func operatorStore(t *testing.T) (addr string, put func(p int, r record.Record))
 		put(p, record.Record{Type: record.TypeClaim, Claim: 1, Time: base, ClaimInfo: &record.Claim{Number: 1, Node: node, Addr: "localhost:909" + string(rune('1'+p%3))}})
 		put(p, record.Record{Type: record.TypeOffsetCommit, Claim: 1, Time: base.Add(time.Second), OffsetCommit: &record.OffsetCommit{Group: "g", Topic: "t", Partition: int32(p), Offset: 5, LeaderEpoch: -1}})
 	}
-	return srv.Addr().String(), put
+	return srv.Addr, put
 }
 
 func TestOperatorCommandsEndToEnd(t *testing.T) {

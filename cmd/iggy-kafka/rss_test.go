@@ -19,6 +19,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
 )
 
 // These tests run the real binary as a child process and attack it the way a peer on the same
@@ -31,43 +33,6 @@ const (
 	rssSlack = 64 << 20
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// builtBinary builds iggy-kafka once for every test of the run.
-func builtBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "iggy-kafka-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "iggy-kafka")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // child runs the binary with args and returns its pid once addr accepts connections.
 func child(t *testing.T, addr string, args ...string) int {
 	t.Helper()
@@ -75,7 +40,7 @@ func child(t *testing.T, addr string, args ...string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(builtBinary(t), args...)
+	cmd := exec.Command(testbin.Path(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -85,8 +50,7 @@ func child(t *testing.T, addr string, args ...string) int {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			t.Logf("child output:\n%s", lastLines(string(b), 30))
+			t.Logf("child output:\n%s", testbin.TailFile(logf.Name(), 30))
 		}
 	})
 	checkfor.Eventually(t, 20*time.Second, "child listening on "+addr, func() error {
@@ -97,11 +61,6 @@ func child(t *testing.T, addr string, args ...string) int {
 		return c.Close()
 	})
 	return cmd.Process.Pid
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // rss reads the child's resident set size.
@@ -275,7 +234,8 @@ func skipWithoutProc(t *testing.T) {
 func TestHostileKafkaConnectionsCostBoundedMemory(t *testing.T) {
 	skipWithoutProc(t)
 	const budget = 128 << 20
-	addr, store := freePort(t), freePort(t)
+	addrs := freeport.Addrs(t, 2)
+	addr, store := addrs[0], addrs[1]
 	pid := child(t, addr, "serve", "--bind", addr, "--store-listen", store, "--data", t.TempDir(),
 		"--read-timeout", readTimeout.String(), "--buffer-budget", strconv.Itoa(budget), "--log-level", "error")
 	claim := binary.BigEndian.AppendUint32(nil, 100<<20)
@@ -291,7 +251,7 @@ func TestHostileKafkaConnectionsCostBoundedMemory(t *testing.T) {
 func TestHostileIggyConnectionsCostBoundedMemory(t *testing.T) {
 	skipWithoutProc(t)
 	const budget = 64 << 20
-	addr := freePort(t)
+	addr := freeport.Addr(t)
 	pid := child(t, addr, "store", "--listen", addr, "--data", t.TempDir(),
 		"--read-timeout", readTimeout.String(), "--buffer-budget", strconv.Itoa(budget), "--log-level", "error")
 	claim := iggyHeader(wire.MaxFrameSize)

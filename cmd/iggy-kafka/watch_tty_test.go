@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
 )
 
 // claims --watch in a real terminal (a tmux pane of 80x24) shows a handover once its claim
@@ -21,10 +22,7 @@ func TestClaimsWatchInTerminal(t *testing.T) {
 		t.Skip("tmux is not installed")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "iggy-kafka")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.Path(t)
 	addr, put := operatorStore(t)
 	session := "claims-watch-" + filepath.Base(dir)
 	sock := filepath.Join(dir, "tmux.sock")
