@@ -20,8 +20,10 @@ import (
 )
 
 // Env names the variable that points the tests at an executable already built (a CI step
-// testing the binary it ships) instead of building one.
-const Env = "IGGY_KAFKA_BIN"
+// testing the binary it ships) instead of building one. It stays outside the IGGY_KAFKA_
+// prefix: the children inherit it, and iggy-kafka refuses an IGGY_KAFKA_ variable it does not
+// know.
+const Env = "TEST_IGGY_KAFKA_BIN"
 
 const mainPackage = "github.com/iggy-kafka/iggy-kafka/cmd/iggy-kafka"
 

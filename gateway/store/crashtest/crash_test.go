@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
 )
 
 const (
@@ -50,6 +51,9 @@ func runSeed(t *testing.T) uint64 {
 	return seed
 }
 
+// TestMain removes the iggy-kafka build when the test ends.
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+
 // ack is a message the store confirmed: it must survive any crash.
 type ack struct {
 	partition uint32
@@ -67,52 +71,6 @@ func (a *acks) add(partition uint32, base uint64, payloads []string) {
 	for i, p := range payloads {
 		a.m[ack{partition, base + uint64(i)}] = p
 	}
-}
-
-// repoRoot is the nearest directory above this package holding go.mod, so
-// the test survives the package moving.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// buildBinary builds cmd/iggy-kafka, or returns $IGGY_KAFKA_BIN when set so
-// that a CI step can test the binary it already built.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("IGGY_KAFKA_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "iggy-kafka")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/iggy-kafka")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // store is one run of the store process.
@@ -158,13 +116,7 @@ func (s *store) kill() {
 	}
 }
 
-func (s *store) logTail() string {
-	b, _ := os.ReadFile(s.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
-}
+func (s *store) logTail() string { return testbin.TailFile(s.log, 40) }
 
 // connect dials until the store answers a ping or the deadline passes.
 func connect(t *testing.T, s *store, addr string, pool int) *iggy.Client {
@@ -320,11 +272,11 @@ func TestAcknowledgedMessagesSurviveSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the store binary")
 	}
-	bin := buildBinary(t)
+	bin := testbin.Path(t)
 	tmp := t.TempDir()
 	data := filepath.Join(tmp, "data")
 	logPath := filepath.Join(tmp, "store.log")
-	addr := freeAddr(t)
+	addr := freeport.Addr(t)
 
 	s := startStore(t, bin, addr, data, logPath)
 	c := connect(t, s, addr, clients)
