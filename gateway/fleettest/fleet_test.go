@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
 
 const (
@@ -43,7 +45,7 @@ type gw struct {
 func startFleet(t *testing.T, extra ...string) *fleet {
 	t.Helper()
 	dir := t.TempDir()
-	addrs := freePorts(t, 1+gateways)
+	addrs := freeport.Addrs(t, 1+gateways)
 	f := &fleet{t: t, home: dir}
 	f.store = &proc{
 		name:    "store",

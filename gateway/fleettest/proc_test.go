@@ -1,7 +1,6 @@
 package fleettest
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
 )
 
 // tailLines is how many lines of each process's log a failure shows.
@@ -162,17 +162,7 @@ func (p *proc) waitListening(t testing.TB, within time.Duration) {
 }
 
 // tail is the last n lines of the process's log, across restarts.
-func (p *proc) tail(n int) string {
-	b, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
+func (p *proc) tail(n int) string { return testbin.TailFile(p.logPath, n) }
 
 // shutdown ends whatever is still running at the end of a test: continue a frozen process so it
 // can die, then SIGKILL.
@@ -191,22 +181,4 @@ func (p *proc) shutdown() {
 	cmd.Process.Signal(syscall.SIGCONT)
 	cmd.Process.Signal(syscall.SIGKILL)
 	<-done
-}
-
-// freePorts reserves n distinct loopback ports and releases them for the processes to bind.
-func freePorts(t testing.TB, n int) []string {
-	t.Helper()
-	addrs := make([]string, n)
-	lns := make([]net.Listener, n)
-	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("reserving a port: %v", err)
-		}
-		lns[i], addrs[i] = ln, ln.Addr().String()
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return addrs
 }

@@ -38,11 +38,17 @@ var (
 // A failed build fails t, and every later caller with the same error.
 func Path(t testing.TB) string {
 	t.Helper()
-	once.Do(func() { path, buildErr = build() })
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bin, err := Build()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return path
+	return bin
+}
+
+// Build is Path for a TestMain, which has no t: the executable, or why there is none.
+func Build() (string, error) {
+	once.Do(func() { path, buildErr = build() })
+	return path, buildErr
 }
 
 // Main runs the tests and then removes the build, for a package's TestMain:
