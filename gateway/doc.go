@@ -12,7 +12,7 @@
 //
 // StartFleet (serve --fleet N) runs N such gateways in one process on consecutive ports, node
 // ids 1..N, in front of one embedded store (Config.Store) that each reaches through memory, or
-// in front of IggyAddrs; a Fleet shuts its gateways down in node order and the store last.
+// in front of IggyAddrs; a LocalFleet shuts its gateways down in node order and the store last.
 //
 // Without SASL every Kafka connection acts through the gateway's own Iggy login. With SASL,
 // PLAIN credentials are checked by logging in to Iggy as that user; the login is cached per user

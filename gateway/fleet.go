@@ -18,9 +18,9 @@ import (
 // on one machine, not for capacity.
 const MaxFleet = 64
 
-// Fleet is n gateways running in this process, with the embedded store they share when they
+// LocalFleet is n gateways running in this process, with the embedded store they share when they
 // have no Iggy address.
-type Fleet struct {
+type LocalFleet struct {
 	log       *slog.Logger
 	store     *store.Server
 	storeDone chan error
@@ -36,7 +36,7 @@ type Fleet struct {
 // MetricsAddr set, gateway i serves metrics on its port plus i-1. Every gateway logs with a
 // node attribute. cfg.NodeID, Brokers and AdvertisedAddr are the fleet's to choose, so they
 // must be unset. ctx bounds the start only.
-func StartFleet(ctx context.Context, cfg Config, n int) (*Fleet, error) {
+func StartFleet(ctx context.Context, cfg Config, n int) (*LocalFleet, error) {
 	if n < 1 || n > MaxFleet {
 		return nil, fmt.Errorf("gateway: a fleet of %d: must be 1..%d gateways", n, MaxFleet)
 	}
@@ -73,7 +73,7 @@ func StartFleet(ctx context.Context, cfg Config, n int) (*Fleet, error) {
 		brokers[i] = kafka.Broker{NodeID: int32(i + 1), Host: advHost, Port: int32(port + i)}
 	}
 
-	f := &Fleet{log: cfg.Logger}
+	f := &LocalFleet{log: cfg.Logger}
 	if len(cfg.IggyAddrs) == 0 && cfg.Store == nil {
 		if f.store, err = store.New(cfg.Embedded); err != nil {
 			return nil, fmt.Errorf("gateway: starting the embedded store: %w", err)
@@ -162,11 +162,11 @@ func fleetPorts(what, addr string, n int) (string, int, error) {
 }
 
 // Gateways are the fleet's gateways, node i at index i-1.
-func (f *Fleet) Gateways() []*Gateway { return f.gateways }
+func (f *LocalFleet) Gateways() []*Gateway { return f.gateways }
 
 // StoreAddr is the embedded store's address (for native Iggy clients and the operator
 // commands), or nil when the fleet uses an external Iggy.
-func (f *Fleet) StoreAddr() net.Addr {
+func (f *LocalFleet) StoreAddr() net.Addr {
 	if f.store == nil {
 		return nil
 	}
@@ -177,7 +177,7 @@ func (f *Fleet) StoreAddr() net.Addr {
 // (it leaves the coordinator group, so the gateways still running take its partitions over,
 // then drains its Kafka connections), and then the store, which the gateways need until the
 // last has left. Every gateway is stopped even when one fails; the errors are joined.
-func (f *Fleet) Shutdown(ctx context.Context) error {
+func (f *LocalFleet) Shutdown(ctx context.Context) error {
 	var errs []error
 	for _, g := range f.gateways {
 		if err := g.Shutdown(ctx); err != nil {
