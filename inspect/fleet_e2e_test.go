@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -15,32 +14,17 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
-	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // liveFleet is a store and three gateways with the coordinator log, as `serve --iggy` runs them.
 func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway.Gateway) {
 	t.Helper()
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background()) }()
-	t.Cleanup(func() { _ = srv.Close(); <-done })
-	ports := []int{freePort(t), freePort(t), freePort(t)}
+	srv := teststore.Start(t, nil)
+	ports := freeport.Ports(t, 3)
 	var brokers []kafka.Broker
 	for i, p := range ports {
 		brokers = append(brokers, kafka.Broker{NodeID: int32(i + 1), Host: "127.0.0.1", Port: int32(p)})
@@ -50,7 +34,7 @@ func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway
 	for i, p := range ports {
 		g, err := gateway.Start(ctx, gateway.Config{
 			Bind: fmt.Sprintf("127.0.0.1:%d", p), AdvertisedAddr: fmt.Sprintf("127.0.0.1:%d", p), NodeID: int32(i + 1), Brokers: brokers,
-			IggyAddrs: []string{srv.Addr().String()}, IggyUsername: "iggy", IggyPassword: "iggy",
+			IggyAddrs: []string{srv.Addr}, IggyUsername: "iggy", IggyPassword: "iggy",
 			AutoCreateTopics: true, CoordinatorLog: true, HeartbeatInterval: 2 * time.Second,
 			Logger: slog.New(slog.DiscardHandler),
 		})
@@ -64,7 +48,7 @@ func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway
 		})
 		gws = append(gws, g)
 	}
-	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()}})
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr}})
 	if err != nil {
 		t.Fatal(err)
 	}

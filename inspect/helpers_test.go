@@ -3,7 +3,6 @@ package inspect_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -13,8 +12,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // logEnv is a real store on a temporary directory holding an empty coordinator log, and a client
@@ -22,7 +21,7 @@ import (
 type logEnv struct {
 	t      testing.TB
 	ctx    context.Context
-	srv    *store.Server
+	srv    *teststore.Store
 	c      *iggy.Client
 	stream wire.Identifier
 	log    *inspect.Log
@@ -31,13 +30,7 @@ type logEnv struct {
 
 func newLogEnv(t testing.TB) *logEnv {
 	t.Helper()
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background()) }()
-	t.Cleanup(func() { _ = srv.Close(); <-done })
+	srv := teststore.Start(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	c, err := iggy.Dial(ctx, iggy.Config{PoolSize: 2, Dial: func(ctx context.Context, _ string) (net.Conn, error) { return srv.Dial(ctx) }})

@@ -4,7 +4,7 @@
 // tests that can listen on 127.0.0.1:0 themselves should.
 //
 // The two functions to know are Addr, one address, and Addrs, several that are distinct from
-// each other. Only _test.go files may import this package.
+// each other; Port and Ports are the same as bare port numbers. Only _test.go files may import this package.
 package freeport
 
 import (
@@ -21,20 +21,21 @@ func Addr(t testing.TB) string {
 // Port is the port of a free loopback address.
 func Port(t testing.TB) int {
 	t.Helper()
-	return ports(t, 1)[0]
+	return Ports(t, 1)[0]
 }
 
 // Addrs is n free loopback addresses, all different: each is held until all are found.
 func Addrs(t testing.TB, n int) []string {
 	t.Helper()
 	addrs := make([]string, n)
-	for i, p := range ports(t, n) {
+	for i, p := range Ports(t, n) {
 		addrs[i] = (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}).String()
 	}
 	return addrs
 }
 
-func ports(t testing.TB, n int) []int {
+// Ports is the ports of n free loopback addresses, all different.
+func Ports(t testing.TB, n int) []int {
 	t.Helper()
 	lns := make([]net.Listener, 0, n)
 	defer func() {
