@@ -6,6 +6,12 @@
 # librdkafka through kcat (installed from Debian's packages when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# claims --watch is tested in a real terminal: tmux, from Debian's packages when missing.
+if ! command -v tmux >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+	sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+	($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq tmux) >/dev/null 2>&1 || true
+fi
+export IGGY_TEST_REQUIRE_TMUX=1
 process_pkgs='/(crashtest|fleettest|bench)$'
 go test -race -count=1 -timeout 15m $(go list ./... | grep -Ev "$process_pkgs")
 go test -count=1 -timeout 15m $(go list ./... | grep -E "$process_pkgs")

@@ -19,6 +19,10 @@ import (
 func TestClaimsWatchInTerminal(t *testing.T) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
+		// The test command (scripts/test.sh) installs tmux and sets this, so CI never skips.
+		if os.Getenv("IGGY_TEST_REQUIRE_TMUX") != "" {
+			t.Fatal("tmux is not installed and IGGY_TEST_REQUIRE_TMUX is set")
+		}
 		t.Skip("tmux is not installed")
 	}
 	dir := t.TempDir()
