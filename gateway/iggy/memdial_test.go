@@ -23,7 +23,7 @@ func TestEmbeddedInProcessDial(t *testing.T) {
 		mu.Lock()
 		s := cur
 		mu.Unlock()
-		return s.srv.Dial(ctx)
+		return s.Dial(ctx)
 	}
 	c := dial(t, "in-process", iggy.Config{PoolSize: 2, Dial: memDial})
 	ctx := ctxT(t)
@@ -58,7 +58,7 @@ func TestEmbeddedInProcessDial(t *testing.T) {
 		t.Fatalf("polled %d messages", len(got))
 	}
 
-	cur.stop()
+	cur.Stop()
 	mu.Lock()
 	cur = startStore(t, dir, "")
 	mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -15,38 +14,19 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
-type testStore struct {
-	srv  *store.Server
-	addr string
-	dir  string
-	done chan error
-}
-
-func startStore(t *testing.T, dir, listen string) *testStore {
+// startStore runs a store on dir, listening on listen when it is not empty (to come back where
+// an earlier store was).
+func startStore(t *testing.T, dir, listen string) *teststore.Store {
 	t.Helper()
-	if listen == "" {
-		listen = "127.0.0.1:0"
-	}
-	srv, err := store.New(store.Config{
-		Listen:  listen,
-		DataDir: dir,
-		Logger:  slog.New(slog.DiscardHandler),
+	return teststore.Start(t, func(c *store.Config) {
+		c.DataDir = dir
+		if listen != "" {
+			c.Listen = listen
+		}
 	})
-	if err != nil {
-		t.Fatalf("store.New: %v", err)
-	}
-	s := &testStore{srv: srv, addr: srv.Addr().String(), dir: dir, done: make(chan error, 1)}
-	go func() { s.done <- srv.Serve(context.Background()) }()
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *testStore) stop() {
-	_ = s.srv.Close()
-	<-s.done
-	s.done <- nil // later stops return at once
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -124,7 +104,7 @@ func payloads(t *testing.T, p *iggy.Polled) (out []string, offsets []uint64) {
 
 func TestEmbeddedStreamsTopicsPartitions(t *testing.T) {
 	s := startStore(t, t.TempDir(), "")
-	c := dial(t, s.addr, iggy.Config{})
+	c := dial(t, s.Addr, iggy.Config{})
 	ctx := ctxT(t)
 
 	if err := c.Ping(ctx); err != nil {
@@ -194,7 +174,7 @@ func TestEmbeddedStreamsTopicsPartitions(t *testing.T) {
 
 func TestEmbeddedSendPollOffsets(t *testing.T) {
 	s := startStore(t, t.TempDir(), "")
-	c := dial(t, s.addr, iggy.Config{})
+	c := dial(t, s.Addr, iggy.Config{})
 	ctx := ctxT(t)
 	st := okv(c.CreateStream(ctx, "s")).get(t)
 	sid, tid := wire.NumericID(st.ID), wire.NamedID("t")
@@ -272,7 +252,7 @@ func TestEmbeddedSendPollOffsets(t *testing.T) {
 
 func TestEmbeddedConsumerGroupsThroughSessions(t *testing.T) {
 	s := startStore(t, t.TempDir(), "")
-	c := dial(t, s.addr, iggy.Config{})
+	c := dial(t, s.Addr, iggy.Config{})
 	ctx := ctxT(t)
 	st := okv(c.CreateStream(ctx, "s")).get(t)
 	sid, tid := wire.NumericID(st.ID), wire.NamedID("t")
@@ -358,10 +338,10 @@ func TestEmbeddedConsumerGroupsThroughSessions(t *testing.T) {
 
 func TestEmbeddedUsersTokensSystem(t *testing.T) {
 	s := startStore(t, t.TempDir(), "")
-	c := dial(t, s.addr, iggy.Config{})
+	c := dial(t, s.Addr, iggy.Config{})
 	ctx := ctxT(t)
 
-	_, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{s.addr}, Username: "iggy", Password: "wrong"})
+	_, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{s.Addr}, Username: "iggy", Password: "wrong"})
 	wantCode(t, "bad password", err, wire.InvalidCredentials)
 
 	perms := wire.AllPermissions()
@@ -389,7 +369,7 @@ func TestEmbeddedUsersTokensSystem(t *testing.T) {
 	noErr(t, c.ChangePassword(ctx, uid, "secret1", "secret2"))
 	wantCode(t, "wrong current password", c.ChangePassword(ctx, uid, "nope", "x1234"), wire.InvalidCredentials)
 
-	alice := dial(t, s.addr, iggy.Config{Username: "alice2", Password: "secret2"})
+	alice := dial(t, s.Addr, iggy.Config{Username: "alice2", Password: "secret2"})
 	if alice.UserID() != got.ID {
 		t.Fatalf("logged in as %d, want %d", alice.UserID(), got.ID)
 	}
@@ -399,14 +379,14 @@ func TestEmbeddedUsersTokensSystem(t *testing.T) {
 	if len(tokens) != 1 || tokens[0].Name != "ci-token" {
 		t.Fatalf("tokens %+v", tokens)
 	}
-	byToken := dial(t, s.addr, iggy.Config{Token: token})
+	byToken := dial(t, s.Addr, iggy.Config{Token: token})
 	if err := byToken.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if byToken.UserID() != 0 {
 		t.Fatalf("token login as user %d, want root 0", byToken.UserID())
 	}
-	_, err = iggy.Dial(ctx, iggy.Config{Addrs: []string{s.addr}, Token: "not-a-token"})
+	_, err = iggy.Dial(ctx, iggy.Config{Addrs: []string{s.Addr}, Token: "not-a-token"})
 	wantCode(t, "bad token", err, wire.InvalidPersonalAccessToken)
 	noErr(t, c.DeleteToken(ctx, "ci-token"))
 	wantCode(t, "delete missing token", c.DeleteToken(ctx, "ci-token"), wire.ResourceNotFound)
@@ -453,7 +433,7 @@ func TestEmbeddedUsersTokensSystem(t *testing.T) {
 
 func TestEmbeddedConcurrentSendsOverPool(t *testing.T) {
 	s := startStore(t, t.TempDir(), "")
-	c := dial(t, s.addr, iggy.Config{PoolSize: 4})
+	c := dial(t, s.Addr, iggy.Config{PoolSize: 4})
 	ctx := ctxT(t)
 	st := okv(c.CreateStream(ctx, "s")).get(t)
 	sid, tid := wire.NumericID(st.ID), wire.NamedID("t")
@@ -504,14 +484,14 @@ func TestEmbeddedConcurrentSendsOverPool(t *testing.T) {
 func TestEmbeddedReconnectAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	s := startStore(t, dir, "")
-	c := dial(t, s.addr, iggy.Config{PoolSize: 2})
+	c := dial(t, s.Addr, iggy.Config{PoolSize: 2})
 	ctx := ctxT(t)
 	okv(c.CreateStream(ctx, "durable")).get(t)
 	sess := okv(c.Session(ctx)).get(t)
 	defer sess.Close()
 
-	s.stop()
-	s2 := startStore(t, dir, s.addr)
+	s.Stop()
+	s2 := startStore(t, dir, s.Addr)
 	got := okv(c.GetStream(ctx, wire.NamedID("durable"))).get(t)
 	if got.Name != "durable" {
 		t.Fatalf("stream after restart %+v", got)
@@ -527,7 +507,7 @@ func TestEmbeddedReconnectAfterRestart(t *testing.T) {
 
 func TestEmbeddedContextDeadline(t *testing.T) {
 	s := startStore(t, t.TempDir(), "")
-	c := dial(t, s.addr, iggy.Config{})
+	c := dial(t, s.Addr, iggy.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := c.Ping(ctx); !errors.Is(err, context.Canceled) {
