@@ -15,6 +15,8 @@ export IGGY_TEST_REQUIRE_TMUX=1
 process_pkgs='/(crashtest|fleettest|bench)$'
 go test -race -count=1 -timeout 15m $(go list ./... | grep -Ev "$process_pkgs")
 go test -count=1 -timeout 15m $(go list ./... | grep -E "$process_pkgs")
+# Allocation checks the race detector defeats (it drops pooled buffers on purpose).
+go test -count=1 -run 'Allocs|Allocate' ./logfmt ./gateway/bridge ./gateway/iggy/wire
 bash scripts/kgo-integration.sh
 bash scripts/kgo-integration.sh --fleet
 bash scripts/kcat-interop.sh
