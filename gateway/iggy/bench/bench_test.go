@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"runtime"
@@ -19,6 +18,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 const batchMessages = 1000
@@ -73,7 +73,7 @@ func (m *meter) stop() {
 }
 
 type env struct {
-	srv    *store.Server
+	srv    *teststore.Store
 	client *iggy.Client
 	stream wire.Identifier
 	topic  wire.Identifier
@@ -81,26 +81,11 @@ type env struct {
 
 func setup(b *testing.B, policy partlog.FsyncPolicy, partitions uint32) *env {
 	b.Helper()
-	srv, err := store.New(store.Config{
-		Listen:  "127.0.0.1:0",
-		DataDir: dataDir(b),
-		Fsync:   policy,
-		Logger:  slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = srv.Serve(context.Background())
-		close(done)
-	}()
-	b.Cleanup(func() {
-		_ = srv.Close()
-		<-done
+	srv := teststore.Start(b, func(c *store.Config) {
+		c.DataDir, c.Fsync = dataDir(b), policy
 	})
 	ctx := context.Background()
-	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()}, PoolSize: 4})
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr}, PoolSize: 4})
 	if err != nil {
 		b.Fatal(err)
 	}
