@@ -20,9 +20,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
-	"github.com/iggy-kafka/iggy-kafka/gateway/store"
-	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // oneManager is a Directory with one manager for every group, on this node.
@@ -50,19 +49,8 @@ func startStack(t *testing.T) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Fsync: partlog.FsyncNever})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, scancel := context.WithCancel(context.Background())
-	sdone := make(chan error, 1)
-	go func() { sdone <- srv.Serve(sctx) }()
-	t.Cleanup(func() {
-		scancel()
-		srv.Close()
-		<-sdone
-	})
-	ic, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()}})
+	srv := teststore.Start(t, nil)
+	ic, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
