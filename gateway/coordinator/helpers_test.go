@@ -14,6 +14,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // testStore is an embedded store on a temporary directory, reached in memory.
@@ -23,14 +24,7 @@ type testStore struct {
 
 func newStore(t *testing.T) *testStore {
 	t.Helper()
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background()) }()
-	t.Cleanup(func() { _ = srv.Close(); <-done })
-	return &testStore{srv: srv}
+	return &testStore{srv: teststore.Start(t, nil).Server}
 }
 
 func (s *testStore) client(t *testing.T) *iggy.Client {
