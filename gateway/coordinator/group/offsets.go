@@ -375,3 +375,89 @@ func (m *Manager) DeleteOffsets(ctx context.Context, id kafka.Identity, req *kms
 	}
 	return resp
 }
+
+// DropTopics journals as deleted, then forgets, every committed offset of a topic for which gone
+// is true, in every group whatever its state: Kafka removes a deleted topic's offsets from every
+// group, so a consumer of a recreated topic of the same name does not resume at a stale offset.
+// Each group's offsets are collected once its earlier appends are done, so a commit in flight is
+// not missed. It stops at the first failed append and returns it; the rest are kept for the next
+// call.
+func (m *Manager) DropTopics(ctx context.Context, gone func(topic string) bool) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrNotCoordinator
+	}
+	var names []string
+	for _, name := range sortedNames(m.groups) {
+		for k := range m.groups[name].offsets {
+			if gone(k.topic) {
+				names = append(names, name)
+				break
+			}
+		}
+	}
+	m.mu.Unlock()
+	for _, name := range names {
+		if err := m.dropTopicsOf(ctx, name, gone); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Manager) dropTopicsOf(ctx context.Context, name string, gone func(topic string) bool) error {
+	m.mu.Lock()
+	g := m.groups[name]
+	if m.closed {
+		m.mu.Unlock()
+		return ErrNotCoordinator
+	}
+	if g == nil {
+		m.mu.Unlock()
+		return nil
+	}
+	wait, done := g.takeTurn()
+	m.mu.Unlock()
+	defer done()
+	<-wait
+	m.mu.Lock()
+	if m.groups[name] != g {
+		m.mu.Unlock()
+		return nil
+	}
+	var keys []tp
+	for k := range g.offsets {
+		if gone(k.topic) {
+			keys = append(keys, k)
+		}
+	}
+	m.mu.Unlock()
+	if len(keys) == 0 {
+		return nil
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].topic != keys[j].topic {
+			return keys[i].topic < keys[j].topic
+		}
+		return keys[i].partition < keys[j].partition
+	})
+	recs := make([]record.Record, len(keys))
+	for i, k := range keys {
+		recs[i] = record.Record{Type: record.TypeOffsetDeleted,
+			OffsetDeleted: &record.OffsetDeleted{Group: name, Topic: k.topic, Partition: k.partition}}
+	}
+	ready := make(chan struct{})
+	close(ready)
+	err := m.append(ctx, ready, recs)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.journalCode(err)
+		return err
+	}
+	for _, k := range keys {
+		delete(g.offsets, k)
+	}
+	return nil
+}
