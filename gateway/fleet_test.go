@@ -20,33 +20,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
-
-// freeRun finds n free loopback ports in a row and returns the first.
-func freeRun(t *testing.T, n int) int {
-	t.Helper()
-	for range 50 {
-		base := freePort(t)
-		ok := true
-		var lns []net.Listener
-		for i := range n {
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
-			if err != nil {
-				ok = false
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
-}
 
 // lockedBuffer collects log lines written from several goroutines.
 type lockedBuffer struct {
@@ -69,7 +44,7 @@ func (l *lockedBuffer) String() string {
 // Two gateways of one fleet share the fleet's store, each leading some partitions; each JSON
 // log line names its node once; Shutdown stops the store after the gateways.
 func TestFleetSharesOneStore(t *testing.T) {
-	base := freeRun(t, 2)
+	base := freeport.Consecutive(t, 2)
 	logs := &lockedBuffer{}
 	f, err := StartFleet(testCtx(t), Config{
 		Bind:             "127.0.0.1:" + strconv.Itoa(base),

@@ -22,6 +22,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 func startGateway(t testing.TB, mod func(*Config)) *Gateway {
@@ -214,19 +216,8 @@ func TestRunStopsOnCancel(t *testing.T) {
 // TestReadyzFollowsIggy points a gateway at a store of its own, stops the store and starts it
 // again on the same address: /readyz answers 200, then 503, then 200.
 func TestReadyzFollowsIggy(t *testing.T) {
-	dir := t.TempDir()
-	startStore := func(listen string) (*store.Server, <-chan error) {
-		t.Helper()
-		st, err := store.New(store.Config{Listen: listen, DataDir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		served := make(chan error, 1)
-		go func() { served <- st.Serve(context.Background()) }()
-		return st, served
-	}
-	st, served := startStore("127.0.0.1:0")
-	addr := st.Addr().String()
+	st := teststore.Start(t, nil)
+	addr := st.Addr
 	g := startGateway(t, func(c *Config) {
 		c.IggyAddrs = []string{addr}
 		c.IggyUsername, c.IggyPassword = "iggy", "iggy"
@@ -244,17 +235,12 @@ func TestReadyzFollowsIggy(t *testing.T) {
 	}
 	checkfor.Eventually(t, 10*time.Second, "ready while Iggy answers", readyz(http.StatusOK))
 
-	if err := st.Close(); err != nil {
+	if err := st.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	<-served
 	checkfor.Eventually(t, 10*time.Second, "not ready once Iggy is gone", readyz(http.StatusServiceUnavailable))
 
-	st, served = startStore(addr)
-	t.Cleanup(func() {
-		st.Close()
-		<-served
-	})
+	teststore.Start(t, func(c *store.Config) { c.Listen, c.DataDir = addr, st.Dir })
 	checkfor.Eventually(t, 20*time.Second, "ready again once Iggy is back", readyz(http.StatusOK))
 }
 
@@ -279,20 +265,9 @@ func TestAdvertised(t *testing.T) {
 	}
 }
 
-// freePort reserves nothing: it only finds a port free right now, for configs that must name
-// their ports before the listeners exist (a fleet's broker list).
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func TestFleetOfTwoSharesOneStore(t *testing.T) {
-	p1, p2 := freePort(t), freePort(t)
+	ps := freeport.Ports(t, 2)
+	p1, p2 := ps[0], ps[1]
 	fleet := []kafka.Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(p1)}, {NodeID: 2, Host: "127.0.0.1", Port: int32(p2)}}
 	g1 := startGateway(t, func(c *Config) {
 		c.NodeID, c.Bind, c.Brokers = 1, "127.0.0.1:"+strconv.Itoa(p1), fleet
@@ -376,7 +351,7 @@ func TestStartFailureReleasesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	kafkaPort := freePort(t)
+	kafkaPort := freeport.Port(t)
 	dir := t.TempDir()
 	// The metrics address is taken, so Start fails after the Kafka listener is up.
 	_, err = Start(testCtx(t), Config{

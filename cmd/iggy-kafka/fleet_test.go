@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,34 +24,6 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
 )
-
-// consecutiveFreePorts finds n free loopback ports in a row and returns the first.
-func consecutiveFreePorts(t *testing.T, n int) int {
-	t.Helper()
-	for range 50 {
-		first, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns := []net.Listener{first}
-		base := first.Addr().(*net.TCPAddr).Port
-		for i := 1; i < n && base+i <= 65535; i++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
-			if err != nil {
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
-		if len(lns) == n {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
-}
 
 // metadataBrokers asks the gateway at addr for Metadata (uncached, unlike kadm's) and returns
 // its brokers as id@host:port, sorted.
@@ -84,7 +55,7 @@ func TestServeFleetEndToEnd(t *testing.T) {
 	)
 	dir := t.TempDir()
 	bin := testbin.Path(t)
-	base := consecutiveFreePorts(t, n)
+	base := freeport.Consecutive(t, n)
 	storeAddr := freeport.Addr(t)
 	kafkaAddrs := make([]string, n)
 	for i := range kafkaAddrs {

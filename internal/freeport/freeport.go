@@ -9,6 +9,7 @@ package freeport
 
 import (
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -53,4 +54,33 @@ func Ports(t testing.TB, n int) []int {
 		ps[i] = ln.Addr().(*net.TCPAddr).Port
 	}
 	return ps
+}
+
+// Consecutive is the first of n consecutive free loopback ports, for a fleet that numbers its
+// listeners up from one base port.
+func Consecutive(t testing.TB, n int) int {
+	t.Helper()
+	for range 50 {
+		first, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("finding a free port: %v", err)
+		}
+		lns := []net.Listener{first}
+		base := first.Addr().(*net.TCPAddr).Port
+		for i := 1; i < n && base+i <= 65535; i++ {
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+			if err != nil {
+				break
+			}
+			lns = append(lns, ln)
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+		if len(lns) == n {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
 }

@@ -38,3 +38,15 @@ func TestAddrAndPort(t *testing.T) {
 	}
 	ln.Close()
 }
+
+// The n ports from Consecutive's base can all be listened on at once.
+func TestConsecutive(t *testing.T) {
+	base := Consecutive(t, 4)
+	for i := range 4 {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+		if err != nil {
+			t.Fatalf("port %d of the run from %d: %v", i, base, err)
+		}
+		defer ln.Close()
+	}
+}

@@ -49,14 +49,17 @@ func Start(t testing.TB, mod func(*store.Config)) *Store {
 	}
 	s := &Store{Server: srv, Addr: srv.Addr().String(), Dir: cfg.DataDir, done: make(chan error, 1)}
 	go func() { s.done <- srv.Serve(context.Background()) }()
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop() })
 	return s
 }
 
-// Stop closes the store and waits for it to stop serving; later calls return at once.
-func (s *Store) Stop() {
+// Stop closes the store, waits for it to stop serving and returns what Close returned; later
+// calls return nil at once.
+func (s *Store) Stop() error {
+	var err error
 	s.stop.Do(func() {
-		_ = s.Server.Close()
+		err = s.Server.Close()
 		<-s.done
 	})
+	return err
 }

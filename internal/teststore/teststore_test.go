@@ -29,8 +29,12 @@ func TestStartStopAndStartAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = c.Close()
-	s.Stop()
-	s.Stop()
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
 	if conn, err := net.DialTimeout("tcp", s.Addr, time.Second); err == nil {
 		conn.Close()
 		t.Fatalf("%s still accepts after Stop", s.Addr)
