@@ -62,6 +62,9 @@ type Config struct {
 	// this often. Defaults 10,000 and 24 h.
 	CheckpointEvery int
 	CheckpointAge   time.Duration
+	// TopicResync is how often the Kafka stream's topic list is read, so the offsets of deleted
+	// topics are dropped (topics.go). Default 10 s.
+	TopicResync time.Duration
 	// Groups is the template of every group.Manager's configuration; Clock, Journal and Logger
 	// are set per manager. A nil FallbackOffset reads the offsets of an Iggy consumer group of
 	// the same name (IggyOffsets).
@@ -121,6 +124,9 @@ func (c *Config) defaults() error {
 	if c.CheckpointAge <= 0 {
 		c.CheckpointAge = 24 * time.Hour
 	}
+	if c.TopicResync <= 0 {
+		c.TopicResync = 10 * time.Second
+	}
 	if c.Groups.FallbackOffset == nil {
 		c.Groups.FallbackOffset = IggyOffsets(c.Client, c.Stream)
 	}
@@ -169,6 +175,8 @@ type Coordinator struct {
 
 	// dr is what the gateway knows of coordinator_drains (drain.go).
 	dr drainState
+	// topics is what the topic resync knows (topics.go).
+	topics topicState
 
 	announceNow chan struct{}
 	leaseNow    chan struct{}
@@ -194,6 +202,8 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		nologLoads: make(map[string]*nologLoad), drains: wire.NamedID(drainsTopic),
 	}
 	c.dr.nodes = make(map[int32]bool)
+	c.topics.now = make(chan struct{}, 1)
+	c.topics.seen = make(map[*partition]map[string]topicKey)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.fleet = &Fleet{c: c}
 	c.router = group.NewRouter(directory{c})
@@ -217,8 +227,9 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.cancel()
 		return nil, err
 	}
-	c.wg.Add(5)
+	c.wg.Add(6)
 	go c.leaseLoop(sess)
+	go c.topicLoop()
 	go c.followOwners()
 	go c.followDrains()
 	go c.announceLoop()

@@ -1,0 +1,242 @@
+package coordinator
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// topicEnv is one coordinator serving all 16 partitions over a store whose stream `kafka`
+// holds the given topics (2 partitions each).
+type topicEnv struct {
+	t  *testing.T
+	cl *iggy.Client
+	c  *Coordinator
+}
+
+func newTopicEnv(t *testing.T, mod func(*Config), topics ...string) *topicEnv {
+	t.Helper()
+	s := newStore(t)
+	e := &topicEnv{t: t, cl: s.client(t)}
+	if _, err := e.cl.CreateStream(ctxT(t), "kafka"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range topics {
+		e.create(name)
+	}
+	e.c = start(t, s, 1, mod)
+	waitServing(t, "all 16 partitions served", func() error {
+		return checkfor.True(len(serving(e.c)) == 16 && settled(e.c), "serving %d", len(serving(e.c)))
+	})
+	return e
+}
+
+func (e *topicEnv) create(name string) {
+	e.t.Helper()
+	if _, err := e.cl.CreateTopic(ctxT(e.t), wire.NamedID("kafka"), name, 2, iggy.TopicOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *topicEnv) delete(name string) {
+	e.t.Helper()
+	if err := e.cl.DeleteTopic(ctxT(e.t), wire.NamedID("kafka"), wire.NamedID(name)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// commit is a simple-consumer OffsetCommit of one partition through the gateway's router.
+func (e *topicEnv) commit(group, topic string, part int32, off int64) {
+	e.t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version, req.Group, req.Generation = 8, group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = part, off
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := e.c.Groups().OffsetCommit(ctxT(e.t), kafkaIdentity(), req)
+	if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		e.t.Fatalf("commit %s %s/%d: %v %+v", group, topic, part, err, resp)
+	}
+}
+
+// fetch is the group's committed offset of topic/part through the gateway's router.
+func (e *topicEnv) fetch(group, topic string, part int32) int64 {
+	e.t.Helper()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group = 7, group
+	req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: topic, Partitions: []int32{part}}}
+	resp, err := e.c.Groups().OffsetFetch(ctxT(e.t), kafkaIdentity(), req)
+	if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		e.t.Fatalf("fetch %s %s/%d: %v %+v", group, topic, part, err, resp)
+	}
+	return resp.Topics[0].Partitions[0].Offset
+}
+
+// offsetsIn is every committed offset of log partition p, as the live manager holds them and as a
+// full replay of the log folds them, sorted.
+func (e *topicEnv) offsetsIn(p int) (live, replayed []record.OffsetCommit) {
+	e.t.Helper()
+	m, code := (directory{e.c}).Manager(groupIn(p, "any"))
+	if code != 0 {
+		e.t.Fatalf("partition %d answers %d", p, code)
+	}
+	_, live = m.State()
+	st := fullReplay(e.t, e.cl, e.c, p)
+	for _, g := range st.GroupNames() {
+		replayed = append(replayed, st.GroupOffsets(g)...)
+	}
+	for _, s := range [][]record.OffsetCommit{live, replayed} {
+		for i := range s {
+			s[i].Expire = time.Unix(0, s[i].Expire.UnixNano()) // the log holds Unix ns only
+		}
+		sort.Slice(s, func(i, j int) bool { return fmt.Sprint(s[i]) < fmt.Sprint(s[j]) })
+	}
+	return live, replayed
+}
+
+// deletedIn is every valid OffsetDeleted record of log partition p.
+func (e *topicEnv) deletedIn(p int) []record.OffsetDeleted {
+	e.t.Helper()
+	var out []record.OffsetDeleted
+	src := pollSource{c: e.cl, stream: e.c.meta, topic: e.c.topic, partition: uint32(p)}
+	_, err := replay(ctxT(e.t), src, record.NewState(), 0, -1, nil, func(_ uint64, r record.Record, valid bool) {
+		if valid && r.Type == record.TypeOffsetDeleted {
+			out = append(out, *r.OffsetDeleted)
+		}
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// Offsets of a topic deleted in Iggy are dropped at the next resync, through the log: OffsetFetch
+// answers -1 for it and the other topic's offset still, the log holds one OffsetDeleted per
+// dropped partition, and a full replay folds to what the manager holds.
+func TestResyncDropsDeletedTopicOffsets(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = time.Hour }, "a", "b")
+	g, h := groupIn(3, "g"), groupIn(9, "h")
+	e.commit(g, "a", 0, 10)
+	e.commit(g, "b", 0, 20)
+	e.commit(g, "b", 1, 21)
+	e.commit(h, "b", 1, 30)
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fetch(g, "b", 0); got != 20 {
+		t.Fatalf("b's offset %d before b was deleted", got)
+	}
+
+	e.delete("b")
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		group string
+		part  int32
+	}{{g, 0}, {g, 1}, {h, 1}} {
+		if got := e.fetch(c.group, "b", c.part); got != -1 {
+			t.Fatalf("%s b/%d is %d after b was deleted", c.group, c.part, got)
+		}
+	}
+	if got := e.fetch(g, "a", 0); got != 10 {
+		t.Fatalf("a's offset %d, want 10", got)
+	}
+	want := map[int][]record.OffsetDeleted{
+		3: {{Group: g, Topic: "b", Partition: 0}, {Group: g, Topic: "b", Partition: 1}},
+		9: {{Group: h, Topic: "b", Partition: 1}},
+	}
+	for p, w := range want {
+		if got := e.deletedIn(p); !reflect.DeepEqual(got, w) {
+			t.Fatalf("partition %d holds deletions %+v, want %+v", p, got, w)
+		}
+		live, replayed := e.offsetsIn(p)
+		if !reflect.DeepEqual(live, replayed) {
+			t.Fatalf("partition %d: manager holds %+v, replay gives %+v", p, live, replayed)
+		}
+	}
+	if live, _ := e.offsetsIn(3); len(live) != 1 || live[0].Topic != "a" || live[0].Offset != 10 {
+		t.Fatalf("partition 3 offsets %+v", live)
+	}
+	// Nothing more to drop: a further resync appends nothing.
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.deletedIn(3); len(got) != 2 {
+		t.Fatalf("a second resync appended deletions: %+v", got)
+	}
+}
+
+// A topic deleted and recreated between two resyncs gets a new (id, creation time), so its old
+// offsets are dropped; a topic first seen at a resync keeps the offsets committed to it.
+func TestResyncDropsRecreatedTopicOffsets(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = time.Hour }, "a", "b")
+	g := groupIn(5, "g")
+	e.commit(g, "a", 1, 10)
+	e.commit(g, "b", 1, 20)
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.delete("a")
+	e.create("a")
+	e.create("c")
+	e.commit(g, "c", 0, 40)
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fetch(g, "a", 1); got != -1 {
+		t.Fatalf("recreated a kept the old offset %d", got)
+	}
+	if got, got2 := e.fetch(g, "b", 1), e.fetch(g, "c", 0); got != 20 || got2 != 40 {
+		t.Fatalf("b's offset %d (want 20), c's %d (want 40)", got, got2)
+	}
+	if got := e.deletedIn(5); !reflect.DeepEqual(got, []record.OffsetDeleted{{Group: g, Topic: "a", Partition: 1}}) {
+		t.Fatalf("deletions %+v", got)
+	}
+	// Commits to the recreated topic after the resync that saw it stay.
+	e.commit(g, "a", 1, 3)
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fetch(g, "a", 1); got != 3 {
+		t.Fatalf("recreated a's new offset %d, want 3", got)
+	}
+}
+
+// The loop resyncs when told of a deletion, without waiting for TopicResync.
+func TestTopicsDeletedResyncsNow(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = time.Hour }, "a", "b")
+	g := groupIn(0, "g")
+	e.commit(g, "b", 0, 7)
+	e.delete("b")
+	if got := e.fetch(g, "b", 0); got != 7 {
+		t.Fatalf("b's offset %d before any resync", got)
+	}
+	e.c.TopicsDeleted()
+	checkfor.Eventually(t, 5*time.Second, "b's offset dropped", func() error {
+		return checkfor.True(e.fetch(g, "b", 0) == -1, "b's offset still committed")
+	})
+}
+
+// Without notice, the periodic resync finds the deletion.
+func TestTopicResyncPeriodic(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = 20 * time.Millisecond }, "a", "b")
+	g := groupIn(7, "g")
+	e.commit(g, "b", 1, 7)
+	e.delete("b")
+	checkfor.Eventually(t, 5*time.Second, "b's offset dropped", func() error {
+		return checkfor.True(e.fetch(g, "b", 1) == -1, "b's offset still committed")
+	})
+}
