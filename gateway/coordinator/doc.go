@@ -95,6 +95,25 @@
 // segment), the reader stops with a gap error; the journal then rebuilds the partition from the
 // stored checkpoint and gives the partition up, so a deletion inside the gap is never lost.
 //
+// # Deleted topics
+//
+// Kafka removes a group's offsets for a topic when the topic is deleted, so a consumer of a
+// recreated topic of the same name does not resume at a stale offset. Every owner reads the whole
+// topic list of `<stream>` (GetTopics) every TopicResync (default 10 s) and at once after a
+// DeleteTopics it is told of (Coordinator.TopicsDeleted), and in each partition it serves appends
+// an offset-deleted record, through the journal and read back like every change, for every
+// committed offset of a topic that is missing from the list. This is a resync of the whole list,
+// never an event to follow, so a lagging or missed notification cannot lose a deletion: the next
+// resync finds the topic gone whatever happened in between. A failed append keeps the offsets,
+// and the next resync tries again.
+//
+// A topic deleted and recreated between two resyncs is told apart by its Iggy id together with
+// its creation time (the store reuses a deleted topic's id slot, so the id alone would not do):
+// when either changed since the partition's last resync, the topic's offsets are dropped too. That
+// also drops what consumers committed to the new topic before that resync, and a partition gained
+// after the recreation, by a gateway that saw only the new topic, keeps the old topic's offsets,
+// since an offset-commit record names no topic id.
+//
 // # Lease and the split-brain bound
 //
 // The lease is the caller's own assignment in `kafka-gateways`, read with SyncConsumerGroup
