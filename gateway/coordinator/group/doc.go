@@ -25,8 +25,8 @@
 //     rebalance, and a group whose last member left (Empty), are journaled the same way.
 //   - every committed partition is one record.OffsetCommit; the commit is acknowledged only after
 //     Append returned nil, and OffsetFetch sees it only then.
-//   - DeleteGroups, OffsetDelete and offset expiry append record.GroupDeleted and
-//     record.OffsetDeleted records before they take effect.
+//   - DeleteGroups, OffsetDelete, offset expiry and DropTopics (the offsets of deleted topics)
+//     append record.GroupDeleted and record.OffsetDeleted records before they take effect.
 //
 // An Append error that wraps ErrNotCoordinator means the log partition now belongs to another
 // gateway: the request is answered NOT_COORDINATOR and the manager stops serving, as after Close.
