@@ -29,7 +29,7 @@ func benchRecords(b *testing.B) int {
 // fillLog fills partition 0 with a claim then offset commits of varied groups, topics,
 // partitions and offsets (not one record repeated), in batches of 1,000 messages.
 func fillLog(tb testing.TB, e *logEnv, n int) {
-	e.put(0, claim(1, 1, e.at(0)))
+	e.Put(0, claim(1, 1, e.at(0)))
 	msgs := make([]iggy.Message, 0, 1000)
 	for i := 1; i < n; i++ {
 		r := commit(1, "group-"+strconv.Itoa(i%997), "topic-"+strconv.Itoa(i%13), int32(i%64), int64(i*7+i%31), e.base.Add(time.Duration(i)*time.Millisecond))
@@ -39,7 +39,7 @@ func fillLog(tb testing.TB, e *logEnv, n int) {
 		}
 		msgs = append(msgs, iggy.Message{Payload: p})
 		if len(msgs) == cap(msgs) || i == n-1 {
-			e.putRaw(0, msgs...)
+			e.PutRaw(0, msgs...)
 			msgs = msgs[:0]
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 // A clean history: node 1 claims, commits, hands over to node 2, which commits on.
 func writeHistory(e *logEnv, p int, g string) {
-	e.put(p,
+	e.Put(p,
 		claim(1, 1, e.at(0)),
 		commit(1, g, "orders", 0, 10, e.at(1)),
 		claim(2, 2, e.at(5)),
@@ -45,7 +45,7 @@ func TestVerifyCleanLogAndPlantedVoidRecord(t *testing.T) {
 		t.Fatalf("clean log: findings %+v", got)
 	}
 	// Node 1, fenced by claim 2, writes on.
-	off := e.put(3, commit(1, g, "orders", 0, 99, e.at(7)))
+	off := e.Put(3, commit(1, g, "orders", 0, 99, e.at(7)))
 	got := verify(t, e)
 	if len(got) != 1 || got[0].Kind != inspect.FindingVoidFenced || got[0].Partition != 3 || got[0].Offset != off {
 		t.Fatalf("findings %+v, want one %s at 3/%d", got, inspect.FindingVoidFenced, off)
@@ -55,13 +55,13 @@ func TestVerifyCleanLogAndPlantedVoidRecord(t *testing.T) {
 func TestVerifyFindsEveryKind(t *testing.T) {
 	e := newLogEnv(t)
 	g := groupIn(0, "g")
-	e.put(0, claim(5, 1, e.at(0)), commit(5, g, "t", 0, 1, e.at(1)))
-	e.put(0, claim(5, 2, e.at(2)))                                // duplicate
-	e.put(0, claim(4, 2, e.at(3)))                                // decreasing
-	e.put(0, commit(9, g, "t", 0, 2, e.at(4)))                    // unclaimed
-	e.putRaw(0, iggy.Message{Payload: []byte{record.Version, 2}}) // undecodable
+	e.Put(0, claim(5, 1, e.at(0)), commit(5, g, "t", 0, 1, e.at(1)))
+	e.Put(0, claim(5, 2, e.at(2)))                                // duplicate
+	e.Put(0, claim(4, 2, e.at(3)))                                // decreasing
+	e.Put(0, commit(9, g, "t", 0, 2, e.at(4)))                    // unclaimed
+	e.PutRaw(0, iggy.Message{Payload: []byte{record.Version, 2}}) // undecodable
 	bad := record.Record{Type: record.TypeCheckpoint, Claim: 5, Time: e.at(5), Checkpoint: &record.Checkpoint{Through: 5, Offsets: []record.OffsetCommit{{Group: g, Topic: "t", Partition: 0, Offset: 77, LeaderEpoch: -1}}}}
-	e.put(0, bad)
+	e.Put(0, bad)
 	want := []string{inspect.FindingClaimDuplicate, inspect.FindingClaimDecreasing, inspect.FindingVoidUnclaimed, inspect.FindingUndecodable, inspect.FindingCheckpointDiff}
 	got := verify(t, e)
 	if len(got) != len(want) {
@@ -78,7 +78,7 @@ func TestReplayKnownState(t *testing.T) {
 	e := newLogEnv(t)
 	p := 7
 	g, gone := groupIn(p, "orders"), groupIn(p, "gone")
-	e.put(p,
+	e.Put(p,
 		claim(1, 1, e.at(0)),                     // 0
 		groupSnap(1, g, 3, e.at(1)),              // 1
 		commit(1, g, "orders", 0, 40, e.at(2)),   // 2
@@ -132,8 +132,8 @@ func TestReplayKnownState(t *testing.T) {
 	// From the last checkpoint: the state is the same, read from fewer records.
 	st := res.State()
 	cp := st.Snapshot(8)
-	cpOff := e.put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(20), Checkpoint: &cp})
-	e.put(p, commit(2, g, "orders", 1, 8, e.at(21)))
+	cpOff := e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(20), Checkpoint: &cp})
+	e.Put(p, commit(2, g, "orders", 1, 8, e.at(21)))
 	fromCP, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -152,9 +152,9 @@ func TestClaimsListsSixteenPartitions(t *testing.T) {
 		if p == 5 {
 			continue // no gateway ever claimed it
 		}
-		e.put(p, claim(1, int32(1+p%3), e.at(p)))
+		e.Put(p, claim(1, int32(1+p%3), e.at(p)))
 	}
-	e.put(2, claim(2, 1, e.at(30)))
+	e.Put(2, claim(2, 1, e.at(30)))
 	f, err := inspect.LoadFleet(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 	e := newLogEnv(t)
 	g := groupIn(4, "g")
 	other := groupIn(4, "other")
-	e.put(4, claim(1, 1, e.at(0)), commit(1, g, "t", 0, 1, e.at(1)), commit(1, other, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(1, g, "t", 0, 2, e.at(4)))
+	e.Put(4, claim(1, 1, e.at(0)), commit(1, g, "t", 0, 1, e.at(1)), commit(1, other, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(1, g, "t", 0, 2, e.at(4)))
 	var rows []inspect.RecordRow
 	q := inspect.Query{Group: g}
 	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
@@ -215,7 +215,7 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 // timer of its own beyond the follow poll.
 func TestWatchSeesHandover(t *testing.T) {
 	e := newLogEnv(t)
-	e.put(6, claim(1, 1, e.at(0)))
+	e.Put(6, claim(1, 1, e.at(0)))
 	f, err := inspect.LoadFleet(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestWatchSeesHandover(t *testing.T) {
 	go func() {
 		done <- inspect.Watch(ctx, e.log, f, func(u inspect.Update) error { updates <- u; return nil })
 	}()
-	e.put(6, claim(2, 2, e.at(9)))
+	e.Put(6, claim(2, 2, e.at(9)))
 	var got inspect.Update
 	checkfor.Eventually(t, 10*time.Second, "handover update", func() error {
 		select {
@@ -264,7 +264,7 @@ func TestWatchSeesHandover(t *testing.T) {
 func TestInspectFollow(t *testing.T) {
 	e := newLogEnv(t)
 	g := groupIn(11, "g")
-	e.put(11, claim(1, 1, e.at(0)))
+	e.Put(11, claim(1, 1, e.at(0)))
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	rows := make(chan inspect.RecordRow, 16)
@@ -286,7 +286,7 @@ func TestInspectFollow(t *testing.T) {
 			return errors.New("not yet")
 		}
 	})
-	e.put(11, commit(1, groupIn(11, "other"), "t", 0, 1, e.at(1)), commit(1, g, "t", 0, 3, e.at(2)), commit(2, g, "t", 0, 4, e.at(3)))
+	e.Put(11, commit(1, groupIn(11, "other"), "t", 0, 1, e.at(1)), commit(1, g, "t", 0, 3, e.at(2)), commit(2, g, "t", 0, 4, e.at(3)))
 	var got []inspect.RecordRow
 	checkfor.Eventually(t, 10*time.Second, "followed rows", func() error {
 		for {
@@ -316,7 +316,7 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	e := newLogEnv(t)
 	p := 12
 	g, h := groupIn(p, "g"), groupIn(p, "h")
-	e.put(p, claim(1, 1, e.at(0)), groupSnap(1, g, 1, e.at(1)), commit(1, g, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(2, h, "t", 0, 5, e.at(4)), commit(1, g, "t", 0, 99, e.at(5)))
+	e.Put(p, claim(1, 1, e.at(0)), groupSnap(1, g, 1, e.at(1)), commit(1, g, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(2, h, "t", 0, 5, e.at(4)), commit(1, g, "t", 0, 99, e.at(5)))
 	full := inspect.NewTracker(p)
 	ends, err := e.log.Ends(e.ctx)
 	if err != nil {
@@ -326,7 +326,7 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := full.State.Snapshot(ends[p] - 1)
-	e.put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(6), Checkpoint: &cp}, commit(2, g, "t", 1, 7, e.at(7)), claim(3, 3, e.at(8)), commit(3, h, "t", 0, 6, e.at(9)))
+	e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(6), Checkpoint: &cp}, commit(2, g, "t", 1, 7, e.at(7)), claim(3, 3, e.at(8)), commit(3, h, "t", 0, 6, e.at(9)))
 	full = inspect.NewTracker(p)
 	ends, _ = e.log.Ends(e.ctx)
 	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *inspect.Entry) error { full.Apply(en); return nil }); err != nil {

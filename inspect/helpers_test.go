@@ -11,21 +11,19 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // logEnv is a real store on a temporary directory holding an empty coordinator log, and a client
 // to write records into it the way gateways do: record.Encode, one record per message.
 type logEnv struct {
-	t      testing.TB
-	ctx    context.Context
-	srv    *teststore.Store
-	c      *iggy.Client
-	stream wire.Identifier
-	log    *inspect.Log
-	base   time.Time
+	*testlog.Log
+	t    testing.TB
+	ctx  context.Context
+	log  *inspect.Log
+	base time.Time
 }
 
 func newLogEnv(t testing.TB) *logEnv {
@@ -38,38 +36,7 @@ func newLogEnv(t testing.TB) *logEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	st, err := c.CreateStream(ctx, inspect.MetaStream("kafka"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := wire.NumericID(st.ID)
-	if _, err := c.CreateTopic(ctx, sid, inspect.LogTopic, record.Partitions, iggy.TopicOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return &logEnv{t: t, ctx: ctx, srv: srv, c: c, stream: sid, log: inspect.NewLog(c, "kafka", nil), base: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-}
-
-// put appends records to a partition and returns the offset of the first.
-func (e *logEnv) put(partition int, recs ...record.Record) uint64 {
-	e.t.Helper()
-	msgs := make([]iggy.Message, len(recs))
-	for i, r := range recs {
-		b, err := record.Encode(r)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		msgs[i] = iggy.Message{Payload: b}
-	}
-	return e.putRaw(partition, msgs...)
-}
-
-func (e *logEnv) putRaw(partition int, msgs ...iggy.Message) uint64 {
-	e.t.Helper()
-	off, err := e.c.SendMessages(e.ctx, e.stream, wire.NamedID(inspect.LogTopic), uint32(partition), msgs)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return off
+	return &logEnv{Log: testlog.Create(ctx, t, c, "kafka"), t: t, ctx: ctx, log: inspect.NewLog(c, "kafka", nil), base: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 }
 
 func (e *logEnv) at(sec int) time.Time { return e.base.Add(time.Duration(sec) * time.Second) }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
@@ -28,23 +28,10 @@ func operatorStore(t *testing.T) (addr string, put func(p int, r record.Record))
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	st, err := c.CreateStream(ctx, inspect.MetaStream("kafka"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := wire.NumericID(st.ID)
-	if _, err := c.CreateTopic(ctx, sid, inspect.LogTopic, record.Partitions, iggy.TopicOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	log := testlog.Create(ctx, t, c, "kafka")
 	put = func(p int, r record.Record) {
 		t.Helper()
-		b, err := record.Encode(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.SendMessages(ctx, sid, wire.NamedID(inspect.LogTopic), uint32(p), []iggy.Message{{Payload: b}}); err != nil {
-			t.Fatal(err)
-		}
+		log.Put(p, r)
 	}
 	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	for p := range record.Partitions {
