@@ -188,9 +188,7 @@ func TestSASLAgainstIggyUsers(t *testing.T) {
 
 func TestRunStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeport.Addr(t)
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, Config{Bind: addr, Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}})
