@@ -162,8 +162,8 @@ func attack(t *testing.T, pid int, addr string, prefix []byte, body int, limit i
 	}
 }
 
-// kafkaAnswers sends ApiVersions v0 on a fresh connection and reads the answer.
-func kafkaAnswers(addr string) func() error {
+// answers is a check that dials addr afresh, sends req and lets read judge the reply.
+func answers(addr string, req []byte, read func(net.Conn) error) func() error {
 	return func() error {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
@@ -171,10 +171,16 @@ func kafkaAnswers(addr string) func() error {
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-		req := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0, 0}
 		if _, err := c.Write(req); err != nil {
 			return err
 		}
+		return read(c)
+	}
+}
+
+// kafkaAnswers sends ApiVersions v0 on a fresh connection and reads the answer.
+func kafkaAnswers(addr string) func() error {
+	return answers(addr, []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0, 0}, func(c net.Conn) error {
 		var head [8]byte
 		if _, err := io.ReadFull(c, head[:]); err != nil {
 			return err
@@ -183,21 +189,12 @@ func kafkaAnswers(addr string) func() error {
 			return fmt.Errorf("correlation id %d", corr)
 		}
 		return nil
-	}
+	})
 }
 
 // iggyAnswers sends a ping on a fresh connection and reads the reply.
 func iggyAnswers(addr string) func() error {
-	return func() error {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := c.Write(iggyHeader(wire.HeaderSize)); err != nil {
-			return err
-		}
+	return answers(addr, iggyHeader(wire.HeaderSize), func(c net.Conn) error {
 		frame, err := wire.ReadFrame(c, nil)
 		if err != nil {
 			return err
@@ -210,7 +207,7 @@ func iggyAnswers(addr string) func() error {
 			return fmt.Errorf("ping status %v", rh.Status)
 		}
 		return nil
-	}
+	})
 }
 
 // iggyHeader is a ping header claiming a frame of size bytes.
