@@ -298,25 +298,13 @@ func TestPreallocationIsTrimmed(t *testing.T) {
 func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }
 
 func TestSealedSegmentWithTornEndIsCut(t *testing.T) {
-	dir := t.TempDir()
-	opts := Options{SegmentBytes: 1024, Fsync: FsyncNever}
-	l, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fill(t, l, 40)
-	l.Close()
-	bases, _ := listSegments(dir)
+	dir, opts, base, b := sealedLog(t)
 	// The index of the first (sealed) segment stays intact and its size
 	// right, but the end of its last batch came back as zeros.
-	p := segmentName(dir, bases[0], logSuffix)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := segmentName(dir, base, logSuffix)
 	clear(b[len(b)-8:])
 	overwrite(t, p, b)
-	l, err = Open(dir, opts)
+	l, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

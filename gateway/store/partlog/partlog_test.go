@@ -331,22 +331,40 @@ func TestIndexRebuilt(t *testing.T) {
 	}
 }
 
-func TestCorruptSealedSegmentIsCut(t *testing.T) {
-	dir := t.TempDir()
-	opts := Options{SegmentBytes: 1024, Fsync: FsyncNever}
+// sealedLog writes 40 messages into 1 KiB segments and closes the log, for a test that damages
+// a sealed segment: it returns the directory, the options to open it again, the base offset of
+// the first segment and the bytes of its log file.
+func sealedLog(t *testing.T) (dir string, opts Options, base uint64, first []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	opts = Options{SegmentBytes: 1024, Fsync: FsyncNever}
 	l, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fill(t, l, 40)
 	l.Close()
-	bases, _ := listSegments(dir)
+	bases, err := listSegments(dir)
+	if err != nil || len(bases) < 2 {
+		t.Fatalf("segments %v (%v), want a sealed one and more", bases, err)
+	}
+	first, err = os.ReadFile(segmentName(dir, bases[0], logSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, opts, bases[0], first
+}
+
+func TestCorruptSealedSegmentIsCut(t *testing.T) {
+	dir, opts, base, b := sealedLog(t)
 	// Tear the first (sealed) segment and drop its index so it is scanned.
-	p := segmentName(dir, bases[0], logSuffix)
-	b, _ := os.ReadFile(p)
-	os.WriteFile(p, b[:len(b)-10], 0o644)
-	os.Remove(segmentName(dir, bases[0], indexSuffix))
-	l, err = Open(dir, opts)
+	if err := os.WriteFile(segmentName(dir, base, logSuffix), b[:len(b)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(segmentName(dir, base, indexSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
