@@ -202,6 +202,9 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		DefaultPartitions: cfg.DefaultPartitions,
 		FetchCodec:        cfg.FetchCodec,
 		Logger:            cfg.Logger.With("component", "bridge"),
+		// The coordinator starts after the bridge and before the Kafka listener, the only
+		// way a topic is deleted through the bridge.
+		TopicDeleted: func(string) { g.coord.TopicsDeleted() },
 	}); err != nil {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}

@@ -41,6 +41,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock times Wait's re-poll and the topic config refresh; default the wall clock.
 	Clock clock.Clock
+	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
+	// the group coordinator drops its committed offsets at once instead of at its next resync.
+	TopicDeleted func(name string)
 }
 
 const (
@@ -300,6 +303,9 @@ func (b *Bridge) deleteTopic(ctx context.Context, as iggyAPI, name string) error
 	b.forget(name)
 	if err != nil {
 		return kafkaErr(err)
+	}
+	if b.cfg.TopicDeleted != nil {
+		b.cfg.TopicDeleted(name)
 	}
 	return b.writeTopicConf(ctx, name, topicConf{}, true)
 }
