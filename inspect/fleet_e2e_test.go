@@ -132,18 +132,23 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	}
 	commit(5)
 
-	f, err := inspect.LoadFleet(ctx, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fc := adm.FindGroupCoordinators(ctx, g)[g]
-	if fc.Err != nil {
-		t.Fatal(fc.Err)
-	}
-	gc := f.CoordinatorOf(g, fc.NodeID, fmt.Sprintf("%s:%d", fc.Host, fc.Port), nil)
-	if !gc.Agrees || !gc.InLog || gc.Partition != p {
-		t.Fatalf("claims --group: %+v", gc)
-	}
+	// A handover may still be under way right after the gateways start (FindCoordinator then
+	// answers COORDINATOR_NOT_AVAILABLE for a moment): the check is that they come to agree.
+	checkfor.Eventually(t, 10*time.Second, "claims --group agrees with FindCoordinator", func() error {
+		f, err := inspect.LoadFleet(ctx, log)
+		if err != nil {
+			return err
+		}
+		fc := adm.FindGroupCoordinators(ctx, g)[g]
+		if fc.Err != nil {
+			return fc.Err
+		}
+		gc := f.CoordinatorOf(g, fc.NodeID, fmt.Sprintf("%s:%d", fc.Host, fc.Port), nil)
+		if !gc.Agrees || !gc.InLog || gc.Partition != p {
+			return fmt.Errorf("claims --group: %+v", gc)
+		}
+		return nil
+	})
 
 	res, err := inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{})
 	if err != nil {
