@@ -19,15 +19,15 @@ import (
 
 // TestProduceHeapProfile puts on an in-process gateway the load bench/cmd/connmem puts on the
 // binary (50 franz-go producers with default settings, random 1 KiB values, for 10 s) and writes
-// the heap profile taken at the end of the window to the file IGGY_KAFKA_HEAPPROFILE names; it
+// the heap profile taken at the end of the window to the file TEST_IGGY_HEAPPROFILE names; it
 // is skipped without it. Read it with `go tool pprof -sample_index=inuse_space FILE`.
 func TestProduceHeapProfile(t *testing.T) {
-	out := os.Getenv("IGGY_KAFKA_HEAPPROFILE")
+	out := os.Getenv("TEST_IGGY_HEAPPROFILE")
 	if out == "" {
-		t.Skip("IGGY_KAFKA_HEAPPROFILE not set")
+		t.Skip("TEST_IGGY_HEAPPROFILE not set")
 	}
 	producers := 50
-	if v, err := strconv.Atoi(os.Getenv("IGGY_KAFKA_HEAPPROFILE_PRODUCERS")); err == nil {
+	if v, err := strconv.Atoi(os.Getenv("TEST_IGGY_HEAPPROFILE_PRODUCERS")); err == nil {
 		producers = v
 	}
 	runtime.MemProfileRate = 64 << 10
