@@ -98,20 +98,12 @@ func (c *Coordinator) readDrains(ctx context.Context) error {
 
 // followDrains reads `coordinator_drains` every FollowInterval.
 func (c *Coordinator) followDrains() {
-	defer c.wg.Done()
-	t := c.clk.NewTimer(c.cfg.FollowInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C():
-		}
+	c.every(c.cfg.FollowInterval, c.cfg.FollowInterval, nil, func() bool {
 		if err := c.readDrains(c.ctx); err != nil && c.ctx.Err() == nil {
 			c.log.Debug("reading drain requests", "err", err)
 		}
-		t.Reset(c.cfg.FollowInterval)
-	}
+		return true
+	})
 }
 
 // Draining reports whether an operator drained node (its latest request on

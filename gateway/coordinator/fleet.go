@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
@@ -39,50 +40,59 @@ func (c *Coordinator) announce(ctx context.Context) {
 }
 
 func (c *Coordinator) announceLoop() {
+	c.every(0, c.cfg.AnnounceInterval, c.announceNow, func() bool {
+		if c.leaving.Load() {
+			return false
+		}
+		c.announce(c.ctx)
+		c.eachPartition((*partition).maybeCheckpoint)
+		return true
+	})
+}
+
+// every runs round after first, then period after each round ends, and at once whenever wake
+// fires (a nil wake never does), until the coordinator stops or round returns false. Every
+// background loop of the coordinator is one of these, so each is timed by the Config's clock.
+func (c *Coordinator) every(first, period time.Duration, wake <-chan struct{}, round func() bool) {
 	defer c.wg.Done()
-	t := c.clk.NewTimer(0)
+	t := c.clk.NewTimer(first)
 	defer t.Stop()
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-t.C():
-		case <-c.announceNow:
+		case <-wake:
 		}
-		if c.leaving.Load() {
+		if !round() {
 			return
 		}
-		c.announce(c.ctx)
-		c.mu.Lock()
-		parts := c.parts
-		c.mu.Unlock()
-		for _, pt := range parts {
-			if pt != nil {
-				pt.maybeCheckpoint()
-			}
+		t.Reset(period)
+	}
+}
+
+// eachPartition calls fn for every partition this gateway holds now.
+func (c *Coordinator) eachPartition(fn func(*partition)) {
+	c.mu.Lock()
+	parts := c.parts
+	c.mu.Unlock()
+	for _, pt := range parts {
+		if pt != nil {
+			fn(pt)
 		}
-		t.Reset(c.cfg.AnnounceInterval)
 	}
 }
 
 // followOwners reads `coordinator_owners` from its recent end on, every FollowInterval. A gap
 // (retention) is harmless here: each announcement is a whole statement of its node.
 func (c *Coordinator) followOwners() {
-	defer c.wg.Done()
-	t := c.clk.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C():
-		}
+	c.every(0, c.cfg.FollowInterval, nil, func() bool {
 		if err := c.readOwners(c.ctx); err != nil && c.ctx.Err() == nil {
 			c.log.Debug("reading owner announcements", "err", err)
 		}
 		c.promoteAll()
-		t.Reset(c.cfg.FollowInterval)
-	}
+		return true
+	})
 }
 
 // readOwners reads `coordinator_owners` up to its end as of the call into the view.
@@ -119,40 +129,18 @@ func (c *Coordinator) readOwners(ctx context.Context) error {
 
 // promoteAll lets every waiting partition whose wait is over, or whose previous owner released
 // it, serve.
-func (c *Coordinator) promoteAll() {
-	c.mu.Lock()
-	parts := c.parts
-	c.mu.Unlock()
-	for _, pt := range parts {
-		if pt != nil {
-			pt.promote()
-		}
-	}
-}
+func (c *Coordinator) promoteAll() { c.eachPartition((*partition).promote) }
 
 // tailLoop reads every owned partition's new records every TailPoll (Iggy has no waiting read,
 // so this is the tail) and lets waiting partitions serve when their time comes.
 func (c *Coordinator) tailLoop() {
-	defer c.wg.Done()
-	t := c.clk.NewTimer(c.cfg.TailPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C():
-		}
-		c.mu.Lock()
-		parts := c.parts
-		c.mu.Unlock()
-		for _, pt := range parts {
-			if pt != nil {
-				pt.promote()
-				pt.tail()
-			}
-		}
-		t.Reset(c.cfg.TailPoll)
-	}
+	c.every(c.cfg.TailPoll, c.cfg.TailPoll, nil, func() bool {
+		c.eachPartition(func(pt *partition) {
+			pt.promote()
+			pt.tail()
+		})
+		return true
+	})
 }
 
 // Fleet is the gateway's view of the fleet: live gateways and the controller (a kafka.Fleet).

@@ -36,21 +36,12 @@ func (c *Coordinator) TopicsDeleted() {
 // topicLoop resyncs the Kafka stream's topic list every TopicResync and when told of a
 // deletion.
 func (c *Coordinator) topicLoop() {
-	defer c.wg.Done()
-	t := c.clk.NewTimer(c.cfg.TopicResync)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C():
-		case <-c.topics.now:
-		}
+	c.every(c.cfg.TopicResync, c.cfg.TopicResync, c.topics.now, func() bool {
 		if err := c.resyncTopics(c.ctx); err != nil && c.ctx.Err() == nil {
 			c.log.Warn("topic resync failed; retried at the next one", "err", err)
 		}
-		t.Reset(c.cfg.TopicResync)
-	}
+		return true
+	})
 }
 
 // resyncTopics reads the whole topic list of the Kafka stream and, in every partition served
