@@ -296,15 +296,9 @@ func (d *reader) uvarint(field string) uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b[d.pos:])
-	if n <= 0 {
-		if n == 0 {
-			d.fail(field, ErrTruncated)
-		} else {
-			d.fail(field, ErrCorrupt)
-		}
+	if !d.took(field, n) {
 		return 0
 	}
-	d.pos += n
 	return v
 }
 
@@ -313,16 +307,25 @@ func (d *reader) varint(field string) int64 {
 		return 0
 	}
 	v, n := binary.Varint(d.b[d.pos:])
-	if n <= 0 {
-		if n == 0 {
-			d.fail(field, ErrTruncated)
-		} else {
-			d.fail(field, ErrCorrupt)
-		}
+	if !d.took(field, n) {
 		return 0
 	}
-	d.pos += n
 	return v
+}
+
+// took moves past a varint of n bytes as encoding/binary reports it: 0 means the bytes ran
+// out, below 0 an overflow.
+func (d *reader) took(field string, n int) bool {
+	switch {
+	case n == 0:
+		d.fail(field, ErrTruncated)
+	case n < 0:
+		d.fail(field, ErrCorrupt)
+	default:
+		d.pos += n
+		return true
+	}
+	return false
 }
 
 func (d *reader) i32(field string) int32 {
