@@ -46,22 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-pass() {
-	passed=$((passed + 1))
-	printf 'PASS  %s\n' "$1"
-}
-# fail NAME [DETAIL...]
-fail() {
-	failed=$((failed + 1))
-	printf 'FAIL  %s\n' "$1"
-	shift
-	local line
-	for line in "$@"; do
-		printf '%s\n' "$line" | head -c 3000 | sed 's/^/      /'
-	done
-}
+. scripts/checks.sh
 
 sudo=""
 if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
@@ -133,10 +118,6 @@ if [[ -z "$py" ]]; then
 fi
 
 # --- the gateway ----------------------------------------------------------------------------
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
-		echo $((20000 + RANDOM % 40000))
-}
 port="$(free_port)"
 broker="127.0.0.1:$port"
 "$work/iggy-kafka" serve \

@@ -61,22 +61,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-pass() {
-	passed=$((passed + 1))
-	printf 'PASS  %s\n' "$1"
-}
-# fail NAME [DETAIL...]
-fail() {
-	failed=$((failed + 1))
-	printf 'FAIL  %s\n' "$1"
-	shift
-	local line
-	for line in "$@"; do
-		printf '%s\n' "$line" | head -c 2000 | sed 's/^/      /'
-	done
-}
+. scripts/checks.sh
 # expect NAME WANT GOT: passes when GOT is exactly WANT.
 expect() {
 	if [[ "$2" == "$3" ]]; then
@@ -86,10 +71,6 @@ expect() {
 	fi
 }
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
-		echo $((20000 + RANDOM % 40000))
-}
 
 echo "kcat: $(kcat -V 2>&1 | grep -o 'Version.*librdkafka [0-9.]*' | head -n 1)"
 echo "building ./cmd/iggy-kafka and the gateway/kafka tests"

@@ -52,14 +52,8 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+. scripts/checks.sh
 
-free_port() {
-	if command -v python3 >/dev/null; then
-		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-	else
-		echo $((20000 + RANDOM % 40000))
-	fi
-}
 
 # wait_port NAME PID PORT LOG: until PORT accepts, failing when PID exits or after 60 s.
 wait_port() {
