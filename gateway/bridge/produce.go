@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -39,6 +40,13 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 	c := getConverter()
 	defer putConverter(c)
 	checked, err := checkBatches(c, &b.ids, records, maxRecord)
+	if errors.Is(err, kerr.MessageTooLarge) {
+		// Another gateway may have raised max.message.bytes since the cache was read: decide
+		// again from what Iggy holds before refusing (the refusal path only).
+		if conf, cerr := b.freshTopicConf(ctx, topic); cerr == nil && conf.maxMessageBytes > maxRecord {
+			checked, err = checkBatches(c, &b.ids, records, conf.maxMessageBytes)
+		}
+	}
 	if err != nil {
 		return res, err
 	}

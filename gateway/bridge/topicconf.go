@@ -108,6 +108,21 @@ func (b *Bridge) topicConf(ctx context.Context, name string) (topicConf, error) 
 	return c.m[name], nil
 }
 
+// freshTopicConf reads what other gateways appended to the config log now, whatever the cache's
+// age, and returns the topic's configs.
+func (b *Bridge) freshTopicConf(ctx context.Context, name string) (topicConf, error) {
+	c := &b.conf
+	c.refresh.Lock()
+	defer c.refresh.Unlock()
+	if err := b.refreshConf(ctx); err != nil {
+		return topicConf{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loaded = b.clock.Now()
+	return c.m[name], nil
+}
+
 // refreshConf reads the config log from where the last read stopped. The
 // caller holds b.conf.refresh, not b.conf.mu.
 func (b *Bridge) refreshConf(ctx context.Context) error {

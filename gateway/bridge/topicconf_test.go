@@ -2,9 +2,12 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // stallingStore holds one read of the topic config log until released.
@@ -73,5 +76,28 @@ func TestConfRefreshDoesNotStallProduce(t *testing.T) {
 	b.conf.mu.Unlock()
 	if stale {
 		t.Error("the refresh did not mark the cache loaded")
+	}
+}
+
+// A gateway whose config cache is fresh still honours a max.message.bytes another gateway set
+// a moment ago: a record over the cached limit is decided again from the log before refusal.
+func TestRaisedMaxMessageBytesSeenBeforeRefusal(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b1, b2 := newMemBridge(t, m), newMemBridge(t, m)
+	if _, err := b2.topicConf(ctx, "large"); err != nil { // b2's cache: loaded now, no limit
+		t.Fatal(err)
+	}
+	limit := "10485760"
+	if err := b1.createTopic(ctx, m, "large", 1, map[string]*string{"max.message.bytes": &limit}, false); err != nil {
+		t.Fatal(err)
+	}
+	big := kafkaBatch(t, codecZstd, []trec{{Value: make([]byte, 5<<20), TS: 1}}, -1, -1, -1)
+	if _, err := b2.produce(ctx, m, "large", 0, big); err != nil {
+		t.Fatalf("5 MiB record right after another gateway allowed 10 MiB: %v", err)
+	}
+	huge := kafkaBatch(t, codecZstd, []trec{{Value: make([]byte, 11<<20), TS: 1}}, -1, -1, -1)
+	if _, err := b2.produce(ctx, m, "large", 0, huge); !errors.Is(err, kerr.MessageTooLarge) {
+		t.Fatalf("11 MiB record over the 10 MiB limit: %v", err)
 	}
 }
