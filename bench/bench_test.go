@@ -15,7 +15,13 @@ import (
 // harness cannot rot unseen: every system, case and phase must report
 // non-zero throughput and CPU for both processes, the compressible corpus
 // must compress and the random one must not, and the table must hold a row
-// for each. With IGGY_CHECKOUT set it measures the official SDK too.
+// for each. Three tiny scale points (one producer, two producers over six
+// partitions, one producer beside 20 idle connections, which the clients
+// check are still open after the phases) must report for the gateway,
+// kfake and native, and land in the scale table, the goals table and the
+// chart. With IGGY_CHECKOUT set it measures the official SDK too; with
+// BENCH_REF set it builds the gateway from that git revision (for a
+// working tree that another change has left half edited).
 func TestQuickRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gateway, kfake and the clients as processes")
@@ -26,7 +32,10 @@ func TestQuickRun(t *testing.T) {
 	cfg.PoolBytes = 2 << 20
 	cfg.LatencyRecords = 200
 	cfg.ClientTimeout = 30 * time.Second
+	cfg.Scale = []ScalePoint{{1, 3, 0}, {2, 6, 0}, {1, 3, 20}}
+	cfg.ScaleBytes = 1 << 20
 	cfg.IggyCheckout = os.Getenv("IGGY_CHECKOUT")
+	cfg.Ref = os.Getenv("BENCH_REF")
 	cfg.DataDir = t.TempDir()
 	var log strings.Builder
 	cfg.Log = &log
@@ -79,6 +88,33 @@ func TestQuickRun(t *testing.T) {
 		if l := res.Latency(sys); l.Rounds != 1 || l.P50 <= 0 || l.P99 < l.P50 {
 			t.Errorf("%s latency: %+v", sys, l)
 		}
+	}
+	for _, pt := range cfg.Scale {
+		for _, ph := range Phases {
+			for _, sys := range ScaleSystems {
+				if f := res.Figures(pt.Name(), sys, ph); f.Rounds != 1 || f.MBps <= 0 || f.BrokerCPUPerGB <= 0 {
+					t.Errorf("scale %s %s %s: %+v has a zero figure", pt.Name(), ph, sys, f)
+				}
+			}
+			if row := fmt.Sprintf("| %s | %s |", pt.Name(), ph); !strings.Contains(table.String(), row) {
+				t.Errorf("table has no scale row %q", row)
+			}
+		}
+	}
+	for _, g := range res.Goals() {
+		if strings.HasPrefix(g.Text, "scale:") && !g.Measured() {
+			t.Errorf("goal %q not measured: %s", g.Text, g.Unmeasured)
+		}
+		if row := fmt.Sprintf("| %s | %s |", g.Text, g.ValueText()); !strings.Contains(table.String(), row) {
+			t.Errorf("table has no goal row %q", row)
+		}
+	}
+	var svg strings.Builder
+	if err := res.WriteScaleSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(svg.String(), `<g class="series"`); n != len(ScaleSystems) {
+		t.Errorf("chart has %d series, want %d", n, len(ScaleSystems))
 	}
 	t.Logf("progress:\n%s\ntable:\n%s", log.String(), table.String())
 }

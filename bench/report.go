@@ -67,8 +67,15 @@ func (r *Results) Figures(caseName, system, phase string) Figures {
 // other's in the same round, so that drift of the machine's load between
 // rounds cancels; zero when other was not measured.
 func (r *Results) Ratio(caseName, other, phase string) float64 {
-	g := perRound(r.Runs[caseName][Gateway], phase, mbps)
-	o := perRound(r.Runs[caseName][other], phase, mbps)
+	return r.PairRatio(caseName, Gateway, caseName, other, phase)
+}
+
+// PairRatio is the median over the rounds of system a's MB/s in case ca
+// divided by system b's in case cb in the same round; zero when either was
+// not measured.
+func (r *Results) PairRatio(ca, a, cb, b, phase string) float64 {
+	g := perRound(r.Runs[ca][a], phase, mbps)
+	o := perRound(r.Runs[cb][b], phase, mbps)
 	var q []float64
 	for i := range min(len(g), len(o)) {
 		q = append(q, g[i]/o[i])
@@ -98,8 +105,8 @@ var systemLabel = map[string]string{
 var Phases = []string{"produce", "consume"}
 
 // WriteMarkdown prints the run as markdown: a header of settings and
-// compression ratios, the figures table, the ratios table and the paced
-// latency table.
+// compression ratios, the figures table, the ratios table, the paced
+// latency table, the scale table and the goals table.
 func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 	var b strings.Builder
 	c := r.Config
@@ -155,6 +162,8 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 		}
 	}
 	r.writeLatency(&b)
+	r.writeScale(&b)
+	r.writeGoals(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -225,4 +234,45 @@ func human(x float64) string {
 		return fmt.Sprintf("%.0f k", x/1e3)
 	}
 	return fmt.Sprintf("%.0f", x)
+}
+
+// writeScale prints the scale points: each system's MB/s, the gateway
+// against kfake, and the gateway against its own one-producer figure.
+func (r *Results) writeScale(b *strings.Builder) {
+	c := r.Config
+	if len(c.Scale) == 0 {
+		return
+	}
+	base, hasBase := r.ScaleBaseline()
+	fmt.Fprintf(b, "\nScale, %s values, %d MiB per point; P × N is P producers over a topic of N partitions"+
+		" (franz-go: a client per producer, one group-less consumer; native: a connection per producer, each sending to"+
+		" and polling its share of the partitions); idle connections have spoken once (ApiVersions, or a token login on"+
+		" the store port) and stay open through both phases:\n\n", CaseName(ScaleSize, ScaleKind), c.ScaleBytes>>20)
+	b.WriteString("| point | phase |")
+	for _, sys := range ScaleSystems {
+		fmt.Fprintf(b, " %s MB/s (min–max) |", sys)
+	}
+	b.WriteString(" gateway / kfake |")
+	if hasBase {
+		fmt.Fprintf(b, " gateway / gateway at %s |", base.Name())
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(ScaleSystems)+1))
+	if hasBase {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, pt := range c.Scale {
+		for _, ph := range Phases {
+			fmt.Fprintf(b, "| %s | %s |", pt.Name(), ph)
+			for _, sys := range ScaleSystems {
+				f := r.Figures(pt.Name(), sys, ph)
+				fmt.Fprintf(b, " %.0f (%.0f–%.0f) |", f.MBps, f.MinMBps, f.MaxMBps)
+			}
+			fmt.Fprintf(b, " %.2f |", r.Ratio(pt.Name(), Kfake, ph))
+			if hasBase {
+				fmt.Fprintf(b, " %.2f |", r.PairRatio(pt.Name(), Gateway, base.Name(), Gateway, ph))
+			}
+			b.WriteString("\n")
+		}
+	}
 }

@@ -45,13 +45,20 @@ type Config struct {
 	// zero leaves it out.
 	LatencyRecords int
 	LatencyRate    int
+	// Scale are the scale points, measured in every round after the payload
+	// cases with 1 KiB random values, ScaleBytes of them per point, for the
+	// gateway, kfake and native (the project's client); none leaves scale
+	// out. The first point with one producer and no idle connections is the
+	// baseline the scale goals compare with.
+	Scale      []ScalePoint
+	ScaleBytes int64
 	// ClientTimeout bounds one client run (produce and consume of a case).
 	ClientTimeout time.Duration
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
 
-// Default is the full run: about ten minutes on two cores.
+// Default is the full run: about ten to fifteen minutes on two cores.
 func Default() Config {
 	return Config{
 		Rounds:         5,
@@ -63,9 +70,44 @@ func Default() Config {
 		PoolBytes:      workload.DefaultPoolBytes,
 		LatencyRecords: 3000,
 		LatencyRate:    1000,
+		Scale:          DefaultScale(),
+		ScaleBytes:     128 << 20,
 		ClientTimeout:  5 * time.Minute,
 	}
 }
+
+// ScalePoint is one shape of load: Producers producers, each a client
+// with a connection of its own, over a topic of Partitions partitions,
+// while IdleConns other connections sit open on the broker.
+type ScalePoint struct {
+	Producers, Partitions, IdleConns int
+}
+
+// DefaultScale are the points of issue 11's scale goals: the one-producer
+// baseline of the payload cases, two steps up in producers and
+// partitions, and the baseline beside a thousand idle connections.
+func DefaultScale() []ScalePoint {
+	return []ScalePoint{{1, 3, 0}, {4, 12, 0}, {16, 96, 0}, {1, 3, 1000}}
+}
+
+// Name is the point as the tables print it and Results.Runs keys it.
+func (p ScalePoint) Name() string {
+	s := fmt.Sprintf("%d × %d", p.Producers, p.Partitions)
+	if p.IdleConns > 0 {
+		s += fmt.Sprintf(" + %d idle", p.IdleConns)
+	}
+	return s
+}
+
+// ScaleSystems are the systems a scale point measures: the official SDK is
+// left out, its client knows one shape only.
+var ScaleSystems = []string{Gateway, Kfake, Native}
+
+// ScaleSize and ScaleKind are the values of every scale point.
+const (
+	ScaleSize = 1024
+	ScaleKind = workload.Random
+)
 
 // Quick is the development and CI smoke run: about a minute.
 func Quick() Config {
@@ -73,6 +115,7 @@ func Quick() Config {
 	c.CaseBytes = 8 << 20
 	c.PoolBytes = 4 << 20
 	c.LatencyRecords = 500
+	c.ScaleBytes = 8 << 20
 	c.ClientTimeout = time.Minute
 	return c
 }
@@ -94,7 +137,8 @@ type Results struct {
 	Systems []string
 	// Snappy is the snappy ratio of each payload pool, by CaseName.
 	Snappy map[string]float64
-	// Runs[case][system] holds one report per round.
+	// Runs[case][system] holds one report per round; scale points are
+	// cases too, keyed by ScalePoint.Name.
 	Runs map[string]map[string][]workload.Report
 	// Revision is the commit the gateway was built from, with
 	// "+working tree" when it was built from a working tree with changes.
@@ -132,6 +176,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
 	if cfg.Rounds < 1 || len(cfg.Sizes) == 0 || len(cfg.Kinds) == 0 || cfg.CaseBytes <= 0 || cfg.Partitions < 1 {
 		return nil, errors.New("bench: config needs rounds, sizes, kinds, case bytes and partitions")
+	}
+	for _, pt := range cfg.Scale {
+		if pt.Producers < 1 || pt.Partitions < 1 || pt.IdleConns < 0 || cfg.ScaleBytes < ScaleSize {
+			return nil, fmt.Errorf("bench: scale point %+v (with %d bytes) needs a producer, a partition and a record", pt, cfg.ScaleBytes)
+		}
 	}
 	res := &Results{Config: cfg, Started: time.Now(), Snappy: map[string]float64{},
 		Runs: map[string]map[string][]workload.Report{}, PeakRSS: map[string][]int64{}}
@@ -177,47 +226,56 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
+		// one runs a case of one system as a client process and files
+		// its report under name.
+		one := func(name, sys string, c workload.Case) error {
+			seq++
+			c.Topic = fmt.Sprintf("bench-%d-%d", os.Getpid(), seq)
+			c.PoolBytes, c.Seed, c.BatchBytes = cfg.PoolBytes, 1, cfg.BatchBytes
+			var bin string
+			var args []string
+			switch sys {
+			case Gateway:
+				c.Addr, c.BrokerPID, bin, args = gw.kafkaAddr, gw.pid(), bins.client, []string{"-system", "kafka"}
+			case Kfake:
+				c.Addr, c.BrokerPID, bin, args = kf.kafkaAddr, kf.pid(), bins.client, []string{"-system", "kafka"}
+			case Native:
+				c.Addr, c.BrokerPID, bin, args = gw.storeAddr, gw.pid(), bins.client, []string{"-system", "iggy"}
+			case SDK:
+				c.Addr, c.BrokerPID, bin = gw.storeAddr, gw.pid(), bins.sdkClient
+			}
+			args = append(args, "-timeout", cfg.ClientTimeout.String())
+			rep, err := runClient(ctx, bin, append(args, c.Args()...), cfg.ClientTimeout+30*time.Second)
+			if err != nil {
+				return fmt.Errorf("round %d, %s, %s: %w", round, name, sys, err)
+			}
+			if res.Runs[name] == nil {
+				res.Runs[name] = map[string][]workload.Report{}
+			}
+			res.Runs[name][sys] = append(res.Runs[name][sys], rep)
+			logf("round %d/%d  %-16s %-10s %s", round, cfg.Rounds, name, sys, summary(rep))
+			return nil
+		}
 		err = func() error {
 			for _, size := range cfg.Sizes {
 				for _, kind := range cfg.Kinds {
-					name := CaseName(size, kind)
 					for _, sys := range res.Systems {
-						seq++
-						c := workload.Case{
-							Topic:      fmt.Sprintf("bench-%d-%d", os.Getpid(), seq),
-							Kind:       kind,
-							Size:       size,
-							Records:    int(cfg.CaseBytes / int64(size)),
-							Partitions: cfg.Partitions,
-							PoolBytes:  cfg.PoolBytes,
-							Seed:       1,
-							BatchBytes: cfg.BatchBytes,
-						}
+						c := workload.Case{Kind: kind, Size: size, Records: int(cfg.CaseBytes / int64(size)), Partitions: cfg.Partitions}
 						if size == cfg.Sizes[0] && kind == cfg.Kinds[0] {
 							c.LatencyRecords, c.LatencyRate = cfg.LatencyRecords, cfg.LatencyRate
 						}
-						var bin string
-						var args []string
-						switch sys {
-						case Gateway:
-							c.Addr, c.BrokerPID, bin, args = gw.kafkaAddr, gw.pid(), bins.client, []string{"-system", "kafka"}
-						case Kfake:
-							c.Addr, c.BrokerPID, bin, args = kf.kafkaAddr, kf.pid(), bins.client, []string{"-system", "kafka"}
-						case Native:
-							c.Addr, c.BrokerPID, bin, args = gw.storeAddr, gw.pid(), bins.client, []string{"-system", "iggy"}
-						case SDK:
-							c.Addr, c.BrokerPID, bin = gw.storeAddr, gw.pid(), bins.sdkClient
+						if err := one(CaseName(size, kind), sys, c); err != nil {
+							return err
 						}
-						args = append(args, "-timeout", cfg.ClientTimeout.String())
-						rep, err := runClient(ctx, bin, append(args, c.Args()...), cfg.ClientTimeout+30*time.Second)
-						if err != nil {
-							return fmt.Errorf("round %d, %s, %s: %w", round, name, sys, err)
-						}
-						if res.Runs[name] == nil {
-							res.Runs[name] = map[string][]workload.Report{}
-						}
-						res.Runs[name][sys] = append(res.Runs[name][sys], rep)
-						logf("round %d/%d  %-16s %-10s %s", round, cfg.Rounds, name, sys, summary(rep))
+					}
+				}
+			}
+			for _, pt := range cfg.Scale {
+				for _, sys := range ScaleSystems {
+					c := workload.Case{Kind: ScaleKind, Size: ScaleSize, Records: int(cfg.ScaleBytes / ScaleSize),
+						Partitions: pt.Partitions, Producers: pt.Producers, IdleConns: pt.IdleConns}
+					if err := one(pt.Name(), sys, c); err != nil {
+						return err
 					}
 				}
 			}

@@ -26,6 +26,16 @@ type Case struct {
 	// from send to ack.
 	LatencyRecords int
 	LatencyRate    int
+	// Producers is how many producers share the work, each with a client
+	// and connection of its own (a franz-go client; a native connection
+	// sending to and polling every Producers-th partition). Zero keeps a
+	// kind's usual shape: one franz-go producer, one native connection per
+	// partition.
+	Producers int
+	// IdleConns connections are opened to the broker before the produce
+	// phase, each having spoken once (ApiVersions on a Kafka port, a login
+	// on an Iggy port), and held, silent, until the phases are over.
+	IdleConns int
 }
 
 // Register adds the case's flags to fs.
@@ -42,6 +52,8 @@ func (c *Case) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.BatchBytes, "batch-bytes", 1<<20, "payload bytes per native send batch and poll")
 	fs.IntVar(&c.LatencyRecords, "latency-records", 0, "records of the paced latency phase (0: none)")
 	fs.IntVar(&c.LatencyRate, "latency-rate", 1000, "records per second of the latency phase")
+	fs.IntVar(&c.Producers, "producers", 0, "producers, each its own client (0: one franz-go producer, one native connection per partition)")
+	fs.IntVar(&c.IdleConns, "idle-conns", 0, "idle connections held open to the broker during the phases")
 }
 
 // Args is the command line that Register parses back into c.
@@ -59,6 +71,8 @@ func (c *Case) Args() []string {
 		"-batch-bytes", fmt.Sprint(c.BatchBytes),
 		"-latency-records", fmt.Sprint(c.LatencyRecords),
 		"-latency-rate", fmt.Sprint(max(1, c.LatencyRate)),
+		"-producers", fmt.Sprint(c.Producers),
+		"-idle-conns", fmt.Sprint(c.IdleConns),
 	}
 }
 
@@ -87,6 +101,15 @@ func (c *Case) Pool() (*Pool, error) { return NewPool(c.Kind, c.Size, c.PoolByte
 
 // BatchCount is the number of messages in one native batch or poll.
 func (c *Case) BatchCount() int { return max(1, c.BatchBytes/c.Size) }
+
+// Workers is how many native connections send and poll: Producers, or one
+// per partition when it is zero. Worker w owns partitions w, w+Workers, ...
+func (c *Case) Workers() int {
+	if c.Producers > 0 {
+		return min(c.Producers, c.Partitions)
+	}
+	return c.Partitions
+}
 
 // PartitionRecords is how many of the case's records partition p gets when
 // a native client deals records out round robin.

@@ -1,9 +1,10 @@
 // Command bench runs the side-by-side benchmark of package bench and prints
-// its markdown table: the gateway, kfake and native Iggy clients, each
+// its markdown tables: the gateway, kfake and native Iggy clients, each
 // broker and each client in its own process, for random and compressible
-// payloads of 1 KiB and 100 B.
+// payloads of 1 KiB and 100 B, then the scale points and the goals of
+// issue 11 met or missed. It also draws the scale points as an SVG chart.
 //
-//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE]
+//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE] [-svg FILE] [-scale=false]
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/iggy-kafka/iggy-kafka/bench"
@@ -26,7 +28,10 @@ func main() {
 	partitions := flag.Int("partitions", 0, "partitions per topic (default 3)")
 	checkout := flag.String("iggy-checkout", os.Getenv("IGGY_CHECKOUT"), "apache/iggy checkout: also measure the official Iggy Go SDK (default $IGGY_CHECKOUT)")
 	ref := flag.String("ref", "", "build the gateway from this git revision instead of the working tree")
-	out := flag.String("out", "", "also write the markdown table to this file")
+	out := flag.String("out", "", "also write the markdown tables to this file")
+	scale := flag.Bool("scale", true, "measure the scale points (1 KiB random values; producers × partitions, idle connections)")
+	scaleMiB := flag.Int("scale-mib", 0, "MiB of values per scale point (default 128, quick 8)")
+	svg := flag.String("svg", "", "write the scale chart to this SVG file (default: beside -out, NAME-scale.svg)")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
@@ -42,6 +47,18 @@ func main() {
 	}
 	if *partitions > 0 {
 		cfg.Partitions = *partitions
+	}
+	if *scaleMiB > 0 {
+		cfg.ScaleBytes = int64(*scaleMiB) << 20
+	}
+	if !*scale {
+		if *svg != "" {
+			fail(fmt.Errorf("-svg charts the scale points, which -scale=false leaves out"))
+		}
+		cfg.Scale = nil
+	}
+	if *svg == "" && *out != "" && len(cfg.Scale) > 0 {
+		*svg = strings.TrimSuffix(*out, filepath.Ext(*out)) + "-scale.svg"
 	}
 	if *sizes != "" {
 		cfg.Sizes = nil
@@ -82,6 +99,21 @@ func main() {
 		}
 		if err := f.Close(); err != nil {
 			fail(err)
+		}
+	}
+	if *svg != "" && len(cfg.Scale) > 0 {
+		f, err := os.Create(*svg)
+		if err != nil {
+			fail(err)
+		}
+		if err := res.WriteScaleSVG(f); err != nil {
+			fail(err)
+		}
+		if err := f.Close(); err != nil {
+			fail(err)
+		}
+		if !*quiet {
+			fmt.Fprintln(os.Stderr, "bench: wrote the scale chart to", *svg)
 		}
 	}
 }

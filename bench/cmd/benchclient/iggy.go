@@ -14,12 +14,15 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
-// runIggy sends the records with one goroutine per partition, each dealt
-// every Partitions-th record and sending batches of BatchCount messages,
-// then polls every partition back the same way, from offset 0.
+// runIggy sends the records with one goroutine and connection per worker
+// (c.Workers), partition p dealt every Partitions-th record and sent in
+// batches of BatchCount messages, a worker going round its partitions one
+// batch at a time; then it polls every partition back the same way, from
+// offset 0.
 func runIggy(ctx context.Context, c *workload.Case, pool *workload.Pool) (workload.Report, error) {
 	rep := workload.Report{Client: "iggy-kafka/gateway/iggy"}
-	cl, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{c.Addr}, PoolSize: c.Partitions})
+	workers := c.Workers()
+	cl, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{c.Addr}, PoolSize: workers})
 	if err != nil {
 		return rep, err
 	}
@@ -36,38 +39,43 @@ func runIggy(ctx context.Context, c *workload.Case, pool *workload.Pool) (worklo
 	}
 	topic := wire.NumericID(tp.ID)
 	// Every pooled connection logs in before the window opens.
-	for range c.Partitions {
-		if err := cl.Ping(ctx); err != nil {
-			return rep, err
-		}
+	err = perWorker(workers, func(int) error { return cl.Ping(ctx) })
+	if err != nil {
+		return rep, err
 	}
+	idle, err := openIdleIggy(ctx, cl, c.Addr, c.Topic, c.IdleConns)
+	if err != nil {
+		return rep, err
+	}
+	defer idle.close()
 	batch := c.BatchCount()
 
 	w, err := workload.Begin(c.BrokerPID)
 	if err != nil {
 		return rep, err
 	}
-	err = perPartition(c, func(p int) error {
+	err = perWorker(workers, func(wk int) error {
 		var b message.Builder
-		n := c.PartitionRecords(p)
-		for sent := 0; sent < n; {
+		sent := make([]int, c.Partitions)
+		return roundRobin(c, wk, workers, func(p int) (bool, error) {
+			n := c.PartitionRecords(p)
 			b.Reset()
 			now := uint64(time.Now().UnixMicro())
-			k := min(batch, n-sent)
+			k := min(batch, n-sent[p])
 			for j := range k {
-				i := (sent+j)*c.Partitions + p
+				i := (sent[p]+j)*c.Partitions + p
 				b.Add(message.MakeID(uint64(i)+1, 0), now, pool.Value(i), nil)
 			}
 			buf, err := b.Finish()
 			if err != nil {
-				return err
+				return false, err
 			}
 			if _, err := cl.SendBatch(ctx, stream, topic, uint32(p), buf); err != nil {
-				return fmt.Errorf("send to partition %d: %w", p, err)
+				return false, fmt.Errorf("send to partition %d: %w", p, err)
 			}
-			sent += k
-		}
-		return nil
+			sent[p] += k
+			return sent[p] < n, nil
+		})
 	})
 	if err != nil {
 		return rep, err
@@ -83,18 +91,18 @@ func runIggy(ctx context.Context, c *workload.Case, pool *workload.Pool) (worklo
 	if err != nil {
 		return rep, err
 	}
-	err = perPartition(c, func(p int) error {
-		n := uint64(c.PartitionRecords(p))
-		var next uint64
-		for next < n {
+	err = perWorker(workers, func(wk int) error {
+		next := make([]uint64, c.Partitions)
+		return roundRobin(c, wk, workers, func(p int) (bool, error) {
+			n := uint64(c.PartitionRecords(p))
 			res, err := cl.Poll(ctx, iggy.PollRequest{Stream: stream, Topic: topic, Partition: uint32(p),
-				Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: uint32(batch)})
+				Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: next[p]}, Count: uint32(batch)})
 			if err != nil {
-				return fmt.Errorf("poll partition %d at %d: %w", p, next, err)
+				return false, fmt.Errorf("poll partition %d at %d: %w", p, next[p], err)
 			}
+			defer res.Release()
 			if res.Count == 0 {
-				res.Release()
-				return fmt.Errorf("poll partition %d at %d: no messages, want %d", p, next, n)
+				return false, fmt.Errorf("poll partition %d at %d: no messages, want %d", p, next[p], n)
 			}
 			var pb int64
 			recs := message.Records(res.Batches)
@@ -104,16 +112,14 @@ func runIggy(ctx context.Context, c *workload.Case, pool *workload.Pool) (worklo
 					return true
 				})
 				if err != nil {
-					res.Release()
-					return err
+					return false, err
 				}
 			}
-			next += uint64(res.Count)
+			next[p] += uint64(res.Count)
 			got.Add(int64(res.Count))
 			bytes.Add(pb)
-			res.Release()
-		}
-		return nil
+			return next[p] < n, nil
+		})
 	})
 	if err != nil {
 		return rep, err
@@ -150,16 +156,45 @@ func runIggy(ctx context.Context, c *workload.Case, pool *workload.Pool) (worklo
 		}
 		rep.Phases = append(rep.Phases, ph)
 	}
+	if err := idle.check(ctx); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }
 
-// perPartition runs fn for every partition at once and returns the errors.
-func perPartition(c *workload.Case, fn func(p int) error) error {
-	errs := make([]error, c.Partitions)
+// perWorker runs fn for every worker at once and returns the errors.
+func perWorker(workers int, fn func(w int) error) error {
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	for p := range c.Partitions {
-		wg.Go(func() { errs[p] = fn(p) })
+	for w := range workers {
+		wg.Go(func() { errs[w] = fn(w) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// roundRobin calls step for the partitions of worker w (w, w+workers, ...)
+// in turn, one call per partition per turn, until every partition's step
+// has said it is done; a partition with no records is done at once.
+func roundRobin(c *workload.Case, w, workers int, step func(p int) (more bool, err error)) error {
+	var live []int
+	for p := w; p < c.Partitions; p += workers {
+		if c.PartitionRecords(p) > 0 {
+			live = append(live, p)
+		}
+	}
+	for len(live) > 0 {
+		keep := live[:0]
+		for _, p := range live {
+			more, err := step(p)
+			if err != nil {
+				return err
+			}
+			if more {
+				keep = append(keep, p)
+			}
+		}
+		live = keep
+	}
+	return nil
 }

@@ -32,38 +32,63 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 	}
 	defer func() { _, _ = adm.DeleteTopics(context.WithoutCancel(ctx), c.Topic) }()
 
-	prod, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(c.Topic))
+	idle, err := openIdleKafka(ctx, c.Addr, c.IdleConns)
 	if err != nil {
 		return rep, err
 	}
-	for i := range warmRecords {
-		if err := prod.ProduceSync(ctx, &kgo.Record{Value: pool.Value(pool.Len() - 1 - i)}).FirstErr(); err != nil {
-			prod.Close()
-			return rep, fmt.Errorf("warm-up produce: %w", err)
+	defer idle.close()
+
+	// Every producer is a client of its own, warmed up before the window
+	// opens; producer k sends records k, k+n, k+2n, ...
+	n := max(1, c.Producers)
+	prods := make([]*kgo.Client, n)
+	defer func() {
+		for _, p := range prods {
+			if p != nil {
+				p.Close()
+			}
+		}
+	}()
+	for k := range prods {
+		if prods[k], err = kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(c.Topic)); err != nil {
+			return rep, err
+		}
+		for i := range warmRecords {
+			if err := prods[k].ProduceSync(ctx, &kgo.Record{Value: pool.Value(pool.Len() - 1 - i)}).FirstErr(); err != nil {
+				return rep, fmt.Errorf("warm-up produce: %w", err)
+			}
 		}
 	}
 	w, err := workload.Begin(c.BrokerPID)
 	if err != nil {
-		prod.Close()
 		return rep, err
 	}
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	wg.Add(c.Records)
-	for i := range c.Records {
-		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				firstErr = err
-				mu.Unlock()
+	var all sync.WaitGroup
+	for k, prod := range prods {
+		all.Go(func() {
+			var wg sync.WaitGroup
+			for i := k; i < c.Records; i += n {
+				wg.Add(1)
+				prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						mu.Lock()
+						firstErr = err
+						mu.Unlock()
+					}
+					wg.Done()
+				})
 			}
-			wg.Done()
+			wg.Wait()
 		})
 	}
-	wg.Wait()
+	all.Wait()
 	ph, err := w.End("produce", int64(c.Records), int64(c.Records)*int64(c.Size))
-	prod.Close()
+	for k, p := range prods {
+		p.Close()
+		prods[k] = nil
+	}
 	if firstErr != nil {
 		return rep, fmt.Errorf("produce: %w", firstErr)
 	}
@@ -72,7 +97,7 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 	}
 	rep.Phases = append(rep.Phases, ph)
 
-	want := int64(c.Records + warmRecords)
+	want := int64(c.Records + n*warmRecords)
 	w, err = workload.Begin(c.BrokerPID)
 	if err != nil {
 		return rep, err
@@ -101,7 +126,7 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 	if err != nil {
 		return rep, err
 	}
-	if got != want || bytes != int64(c.Records+warmRecords)*int64(c.Size) {
+	if got != want || bytes != want*int64(c.Size) {
 		return rep, fmt.Errorf("consumed %d records of %d bytes, want %d records of %d bytes", got, bytes, want, want*int64(c.Size))
 	}
 	rep.Phases = append(rep.Phases, ph)
@@ -111,6 +136,11 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 			return rep, err
 		}
 		rep.Phases = append(rep.Phases, ph)
+	}
+	// The idle connections must have lasted the phases: a broker that shed
+	// them would have measured something else.
+	if err := idle.check(ctx); err != nil {
+		return rep, err
 	}
 	return rep, nil
 }

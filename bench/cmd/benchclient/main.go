@@ -6,6 +6,9 @@
 // With -system kafka it is a franz-go producer and consumer with the
 // library's default settings (snappy, idempotent, acks=all); with -system
 // iggy it is the project's own Iggy client sending and polling batches.
+// -producers splits the produce phase over that many clients (franz-go) or
+// connections (Iggy), and -idle-conns holds that many silent connections
+// open on the broker through the phases.
 package main
 
 import (
