@@ -47,6 +47,7 @@ type Config struct {
 	DefaultPartitions int32  // default 1
 	MaxRequestBytes   int32  // default 100 MiB
 	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
+	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 32 MiB, negative: off
 	// Limits of the Kafka listener (kafka.Config): requests still arriving share BufferBudget
 	// (default 256 MiB); a request must arrive within ReadTimeout of its first byte (5s); a
 	// connection is closed when silent for IdleTimeout (10m), AuthTimeout before SASL (10s).
@@ -201,6 +202,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		AutoCreateTopics:  cfg.AutoCreateTopics,
 		DefaultPartitions: cfg.DefaultPartitions,
 		FetchCodec:        cfg.FetchCodec,
+		TailCacheBytes:    cfg.TailCacheBytes,
 		Logger:            cfg.Logger.With("component", "bridge"),
 		// The coordinator starts after the bridge and before the Kafka listener, the only
 		// way a topic is deleted through the bridge.

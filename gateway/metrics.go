@@ -62,7 +62,11 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_dropped_headers_total",
 		Help: "Records served without the kafka.h headers a native Iggy client wrote, which did not parse (process-wide).",
 	}, func() float64 { return float64(bridge.DroppedHeaders()) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders,
+	tailFetches := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_tail_fetches_total",
+		Help: "Partition reads answered with producers' own batches from the tail cache (process-wide).",
+	}, func() float64 { return float64(bridge.TailFetches()) })
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

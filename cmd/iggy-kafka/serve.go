@@ -87,6 +87,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		MetricsAddr:       v.String("metrics-addr"),
 		DefaultPartitions: int32(v.Int("default-partitions")),
 		FetchCodec:        v.String("fetch-codec"),
+		TailCacheBytes:    tailCache(v.Bytes("tail-cache")),
 	}
 	fleet, err := fleetSize(v)
 	if err != nil {
@@ -214,4 +215,13 @@ func parseBrokers(list []string) ([]kafka.Broker, error) {
 		out = append(out, kafka.Broker{NodeID: int32(id), Host: host, Port: int32(port)})
 	}
 	return out, nil
+}
+
+// tailCache maps the tail-cache setting onto gateway.Config, where 0 is the default and a
+// negative size turns the cache off.
+func tailCache(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

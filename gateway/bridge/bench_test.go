@@ -97,13 +97,18 @@ func benchBatch(b *testing.B, codec, size int) []byte {
 // producer's codec, fetch-none with FetchCodec "none".
 func BenchmarkGateway(b *testing.B) {
 	for _, size := range []int{1024, 100} {
-		for _, phase := range []string{"produce", "fetch", "fetch-none"} {
+		for _, phase := range []string{"produce", "fetch", "fetch-none", "fetch-tail"} {
 			b.Run(fmt.Sprintf("%s/%dB/snappy", phase, size), func(b *testing.B) {
-				codec := "producer"
-				if phase == "fetch-none" {
-					codec = "none"
+				// fetch and fetch-none rebuild every batch from Iggy; fetch-tail reads what the
+				// tail cache holds, as a consumer keeping up with its producers does.
+				cfg := Config{AutoCreateTopics: true, DefaultPartitions: 1, TailCacheBytes: -1}
+				switch phase {
+				case "fetch-none":
+					cfg.FetchCodec = "none"
+				case "fetch-tail":
+					cfg.TailCacheBytes = 64 << 20
 				}
-				g := startGateway(b, codec)
+				g := startGateway(b, cfg)
 				n := (1 << 20) / (size + 8)
 				batch := randomBatch(b, n, size)
 				if phase == "produce" {
@@ -146,7 +151,7 @@ type benchGateway struct {
 	buf  []byte
 }
 
-func startGateway(b *testing.B, fetchCodec string) *benchGateway {
+func startGateway(b *testing.B, cfg Config) *benchGateway {
 	b.Helper()
 	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Fsync: partlog.FsyncNever})
 	if err != nil {
@@ -162,7 +167,7 @@ func startGateway(b *testing.B, fetchCodec string) *benchGateway {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ic.Close() })
-	br, err := New(ctx, ic, Config{AutoCreateTopics: true, DefaultPartitions: 1, FetchCodec: fetchCodec})
+	br, err := New(ctx, ic, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -41,6 +41,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock times Wait's re-poll and the topic config refresh; default the wall clock.
 	Clock clock.Clock
+	// TailCacheBytes bounds the memory that keeps producers' own Kafka batches of the recent
+	// tail, so that a consumer fetching what was just produced gets those bytes as they came
+	// instead of batches rebuilt from Iggy and compressed again. Default 32 MiB; negative
+	// turns the cache off.
+	TailCacheBytes int64
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
@@ -49,6 +54,7 @@ type Config struct {
 const (
 	defaultStream         = "kafka"
 	defaultMaxMessage     = 1048588
+	defaultTailCache      = 32 << 20
 	producerIDsTopic      = "producer_ids"
 	metaSuffix            = ".meta"
 	maxKafkaTopicName     = 249
@@ -71,6 +77,8 @@ type Bridge struct {
 	parts map[partKey]*partState
 
 	conf confCache
+
+	cache *tailCache // nil when Config.TailCacheBytes < 0
 }
 
 type partKey struct {
@@ -97,12 +105,18 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.TailCacheBytes == 0 {
+		cfg.TailCacheBytes = defaultTailCache
+	}
 	fc, err := parseFetchCodec(cfg.FetchCodec)
 	if err != nil {
 		return nil, err
 	}
 	b := &Bridge{cfg: cfg, fetchC: fc, admin: admin, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), parts: map[partKey]*partState{}}
 	b.conf.m = map[string]topicConf{}
+	if cfg.TailCacheBytes > 0 {
+		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
+	}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, err

@@ -23,6 +23,9 @@ type fetchCodec struct {
 	codec int
 }
 
+// allows reports whether a batch produced with codec may be handed out as it is.
+func (fc fetchCodec) allows(codec int) bool { return !fc.set || fc.codec == codec }
+
 // FetchCodecs are the values Config.FetchCodec takes.
 var FetchCodecs = []string{"producer", "none", "gzip", "snappy", "lz4", "zstd"}
 

@@ -44,7 +44,19 @@ type converter struct {
 	meta    recMeta
 	// out, when set, is the codec appendKafka writes every batch with.
 	out fetchCodec
+	// firstID is the Iggy id toIggy gave the first message of its last batch.
+	firstID [16]byte
+	// plainLeft is how many more batches appendKafka writes uncompressed although their
+	// producer compressed them, because compressing the partition's last batches did not pay.
+	plainLeft int
 }
+
+// Compression that saves less than 1/16 of a batch is not worth its CPU on either side: the
+// next plainRun batches of the partition go out uncompressed, then compression is tried again.
+// Only the "producer" fetch codec adapts; a codec the operator chose is always used.
+const plainRun = 16
+
+func paysOff(compressed, plain int) bool { return compressed < plain-plain/16 }
 
 // Converters are kept in a small fixed cache in front of a sync.Pool: a
 // pool is emptied by every second GC, and a converter's buffers take a
@@ -75,6 +87,7 @@ func putConverter(c *converter) {
 	}
 	c.recs = c.recs[:0]
 	c.out = fetchCodec{}
+	c.plainLeft = 0
 	select {
 	case converterCache <- c:
 	default:
@@ -135,6 +148,7 @@ func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, err
 	b := &c.builder
 	b.Reset()
 	idBase := ids.ctr.Add(uint64(len(c.recs))) - uint64(len(c.recs))
+	c.firstID = message.MakeID(idBase, ids.hi)
 	for i := range c.recs {
 		rec := &c.recs[i]
 		ts := kb.FirstTimestamp + rec.TimestampDelta
@@ -289,6 +303,9 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 			kb = kbatch{BaseOffset: out.offset, LeaderEpoch: 0, FirstTimestamp: out.ts, MaxTimestamp: out.ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
 			if c.out.set {
 				codec = c.out.codec
+			} else if codec != codecNone && c.plainLeft > 0 {
+				c.plainLeft--
+				codec = codecNone
 			}
 			// The codec is known by now: it rides on the batch's first
 			// frame, which comes first. A compressed batch gathers its
@@ -325,11 +342,15 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		// starts past the batch's first message does not know the codec and
 		// goes out uncompressed, which every client reads as well. A
 		// FetchCodec setting overrides both.
+		at := len(dst) // compress appends after the batch header w.begin wrote
 		dst, err = compress(dst, codec, c.plain)
 		if err != nil {
 			return dst[:start], 0, 0, err
 		}
 		kb.Attributes = int16(codec)
+		if !c.out.set && !paysOff(len(dst)-at, len(c.plain)) {
+			c.plainLeft = plainRun
+		}
 	}
 	return w.finish(dst, &kb), n, next, nil
 }

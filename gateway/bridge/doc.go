@@ -38,9 +38,29 @@
 // zstd); Iggy stores the records uncompressed, so native Iggy clients read
 // plain values. Fetch turns each Iggy batch back into one magic-2 batch
 // (CRC-32C computed once per batch), compressed again with the codec its
-// producer used (snappy in xerial framing) as Kafka would hand it back; a
-// fetch that starts inside a batch, past its first message, gets that part
-// uncompressed. Fetch v0-v3 get magic 0 or 1 message sets without headers.
+// producer used (snappy in xerial framing) as Kafka would hand it back. Fetch
+// v0-v3 get magic 0 or 1 message sets without headers.
+//
+// # The tail
+//
+// A gateway remembers where the last 1024 batches it appended to each
+// partition lie (base offset, count, size, the Iggy id of the first message).
+// A fetch that falls inside one of them asks Iggy for whole batches, from the
+// start of that batch, as Kafka answers (clients skip the records before
+// their offset), so consecutive fetches stay on batch boundaries; a fetch
+// elsewhere (data another gateway wrote, or older than this process) gets the
+// records from its offset on, and a slice that starts past a batch's first
+// message goes out uncompressed, since the codec rides on that first message.
+// The tail cache (Config.TailCacheBytes, 32 MiB by default, oldest evicted
+// first across all partitions, no batch above a quarter of it) also keeps
+// the producers' own Kafka batches: a magic-2 fetch of cached batches is
+// answered with those bytes as they came, with the Iggy base offset and
+// leader epoch 0 written in (both outside the CRC), producer id and sequence
+// kept, after one message is read from Iggy at the last batch's base to check
+// that its id is still the one this gateway gave it (a partition deleted and
+// re-created elsewhere fails the check and the tail is forgotten). A
+// FetchCodec other than "producer" is served from the cache only for batches
+// produced with that codec.
 //
 // The record value is the Iggy payload. The Iggy origin timestamp is the
 // record timestamp in microseconds (Kafka milliseconds times 1000). The rest

@@ -20,7 +20,10 @@ func noRelease() {}
 // fetch returns record batches from offset on, about maxBytes of them (at
 // least one whole batch even when larger, as Kafka does), plus watermarks.
 // Fetch versions 0-3 get magic 0/1 message sets (v0-v1 magic 0, v2-v3 magic
-// 1); later versions get uncompressed magic-2 batches, one per Iggy batch.
+// 1); later versions get magic-2 batches, one per Iggy batch, starting with
+// the whole batch that holds offset when this gateway knows where it starts
+// (the client skips what it did not ask for, as with Kafka). Batches still in
+// the tail cache go out as their producer sent them.
 func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64, maxBytes int32, version int16) (kafka.FetchResult, error) {
 	res := kafka.FetchResult{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, Release: noRelease}
 	if partition < 0 {
@@ -30,10 +33,48 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		return res, fmt.Errorf("%w: offset %d", kerr.OffsetOutOfRange, offset)
 	}
 	st := b.part(topic, partition)
-	count := int64(maxBytes) / max(st.avgBytes.Load(), 1)
+	buf := getBuffer()
+	out := buf.b
+	n := 0 // records in out
+	if version >= 4 && b.cache != nil {
+		var next, hw int64
+		var err error
+		out, n, next, hw, err = b.fetchTail(ctx, as, st, topic, partition, offset, maxBytes, out)
+		if err != nil {
+			putBuffer(buf)
+			return res, err
+		}
+		if n > 0 && (next >= hw || len(out) >= int(maxBytes)) {
+			buf.b = out
+			res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0
+			res.Records = out
+			res.Release = func() { putBuffer(buf) }
+			return res, nil
+		}
+		if n > 0 {
+			offset = next // the rest comes from Iggy
+		}
+	}
+	room := max(int(maxBytes)-len(out), 1)
+
+	// Ask for whole batches when this gateway knows where they lie: from the start of the one
+	// holding offset, so that the next fetch starts on a boundary too and a batch goes back
+	// whole, in its producer's codec. Otherwise estimate from the record size.
+	from := offset
+	count := int64(room) / max(st.avgBytes.Load(), 1)
 	count = min(max(count, 1)+1, maxPollCount)
-	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(offset), uint32(count))
+	aligned := false
+	if f, c, ok := st.tail.span(offset, room); ok {
+		aligned, count = true, min(c, maxPollCount)
+		if version >= 4 {
+			from = f
+		} else {
+			count -= offset - f // message sets start at offset itself
+		}
+	}
+	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(from), uint32(count))
 	if err != nil {
+		putBuffer(buf)
 		return res, kafkaErr(err)
 	}
 	defer func() {
@@ -41,6 +82,10 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 			p.Release()
 		}
 	}()
+	if aligned && p.Count == 0 {
+		// The batch this gateway appended is gone: the partition was purged or re-created.
+		st.tail.reset()
+	}
 
 	var hw int64
 	if p.Count > 0 {
@@ -57,26 +102,29 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		default:
 			_, hw, err = b.offsets(ctx, as, topic, partition)
 			if err != nil {
+				putBuffer(buf)
 				return res, err
 			}
 		}
 		if offset > hw {
+			putBuffer(buf)
 			return res, fmt.Errorf("%w: offset %d, high watermark %d", kerr.OffsetOutOfRange, offset, hw)
 		}
 	}
 	st.sawHW(hw)
 	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0
-	if p.Count == 0 {
+	if p.Count == 0 && n == 0 {
+		putBuffer(buf)
 		return res, nil
 	}
 
-	buf := getBuffer()
 	c := getConverter()
 	defer putConverter(c)
 	c.out = b.fetchC
-	out := buf.b
+	c.plainLeft = int(st.plainLeft.Load())
+	defer func() { st.plainLeft.Store(int32(c.plainLeft)) }()
 	recs := p.Records
-	n, total := 0, 0
+	got, total := 0, 0
 	for len(recs) > 0 && (n == 0 || len(out) < int(maxBytes)) {
 		rec, rest, ok := splitRecord(recs)
 		if !ok {
@@ -87,26 +135,74 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		var k int
 		switch {
 		case version <= 1:
-			out, k, _, err = c.appendLegacy(out, rec, offset, 0)
+			out, k, _, err = c.appendLegacy(out, rec, from, 0)
 		case version <= 3:
-			out, k, _, err = c.appendLegacy(out, rec, offset, 1)
+			out, k, _, err = c.appendLegacy(out, rec, from, 1)
 		default:
-			out, k, _, err = c.appendKafka(out, rec, offset)
+			out, k, _, err = c.appendKafka(out, rec, from)
 		}
 		if err != nil {
 			putBuffer(buf)
 			return res, fmt.Errorf("bridge: stored batch in %s/%d: %w", topic, partition, err)
 		}
 		n += k
+		got += k
 		total += len(rec)
 	}
-	if n > 0 {
-		st.avgBytes.Store((st.avgBytes.Load() + int64(total/n)) / 2)
+	if got > 0 {
+		st.avgBytes.Store((st.avgBytes.Load() + int64(total/got)) / 2)
 	}
 	buf.b = out
 	res.Records = out
 	res.Release = func() { putBuffer(buf) }
 	return res, nil
+}
+
+// fetchTail appends to out, from the tail cache, the producers' own batches from the one
+// holding offset on, as long as they are cached, contiguous and within maxBytes. One message is
+// then read from Iggy at the last batch's base: its id must be the one this gateway gave it,
+// which proves the partition is still the one the batches were appended to (a purged or
+// re-created partition has other messages, or none, there), and the reply carries the high
+// watermark. It returns the records appended (0: the cache could not answer, out unchanged),
+// the offset after them and the high watermark.
+func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int32, out []byte) ([]byte, int, int64, int64, error) {
+	start := len(out)
+	out, last, n := st.tail.cached(out, offset, int(maxBytes), b.fetchC.allows)
+	if last == nil {
+		return out, 0, offset, -1, nil
+	}
+	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(last.base), 1)
+	if err != nil {
+		return out[:start], 0, offset, -1, kafkaErr(err)
+	}
+	same := false
+	if rec, _, ok := splitRecord(p.Records); ok && p.Count > 0 {
+		if f, ok := firstFrame(rec); ok {
+			same = f.ID == last.id && int64(batchBase(rec))+int64(f.OffsetDelta) == last.base
+		}
+	}
+	cur := p.CurrentOffset
+	if p.Release != nil {
+		p.Release()
+	}
+	if !same {
+		st.tail.reset()
+		return out[:start], 0, offset, -1, nil
+	}
+	hw := int64(cur) + 1
+	st.sawHW(hw)
+	tailFetches.Add(1)
+	return out, n, last.end(), hw, nil
+}
+
+// remember notes the batch just appended at base in st's tail, with the producer's own bytes
+// when the tail cache takes them.
+func (b *Bridge) remember(st *partState, cb *checkedBatch, base int64) {
+	tb := &tailBatch{base: base, n: cb.kb.NumRecords, size: len(cb.batch), id: cb.id, codec: cb.kb.codec()}
+	b.cache.admit(tb, cb.raw)
+	size := cap(tb.kafka) // read before tb is published
+	st.tail.add(tb)
+	b.cache.track(tb, size)
 }
 
 // splitRecord cuts the first Iggy batch record off a poll reply's records.

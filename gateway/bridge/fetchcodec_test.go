@@ -7,8 +7,11 @@ import (
 )
 
 // TestFetchCodec produces batches with three codecs and fetches them under each FetchCodec
-// setting: "producer" gives every batch back with its own codec (and a slice starting mid-batch
-// uncompressed), any other value gives every batch that codec, and the records never change.
+// setting: "producer" gives every batch back with its own codec, any other value gives every
+// batch that codec, and the records never change. A fetch from inside a batch gets the whole
+// batch from a gateway that knows where it starts (its own tail), as Kafka answers; a gateway
+// that does not (a second one over the same store) answers with the slice from the offset on,
+// uncompressed under "producer", since the batch's codec rides on its first message.
 func TestFetchCodec(t *testing.T) {
 	recs := [][]trec{valueRecs("a", 3), mixedRecords(), valueRecs("c", 4)}
 	produced := []int{codecSnappy, codecGzip, codecNone}
@@ -44,20 +47,31 @@ func TestFetchCodec(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, from := range []int64{0, 1} {
-				res, err := b.fetch(ctx, m, "t", 0, from, 1<<20, 12)
+			other, err := newBridge(ctx, m, Config{FetchCodec: tc.setting})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			for _, f := range []struct {
+				name  string
+				b     *Bridge
+				from  int64
+				first int64 // offset of the first record answered
+				want  []int
+			}{
+				{"start", b, 0, 0, tc.whole},
+				{"inside a known batch", b, 1, 0, tc.whole},
+				{"inside an unknown batch", other, 1, 1, tc.slice},
+			} {
+				res, err := f.b.fetch(ctx, m, "t", 0, f.from, 1<<20, 12)
 				if err != nil {
 					t.Fatal(err)
 				}
 				got, codecs := readBatchesCodecs(t, res.Records)
 				res.Release()
-				checkRecords(t, got, want[from:], from)
-				wantCodecs := tc.whole
-				if from == 1 {
-					wantCodecs = tc.slice
-				}
-				if !slices.Equal(codecs, wantCodecs) {
-					t.Errorf("from %d: codecs %v, want %v", from, codecs, wantCodecs)
+				checkRecords(t, got, want[f.first:], f.first)
+				if !slices.Equal(codecs, f.want) {
+					t.Errorf("%s: codecs %v, want %v", f.name, codecs, f.want)
 				}
 			}
 		})

@@ -25,9 +25,13 @@ type partState struct {
 
 	hw       atomic.Int64 // highest high watermark seen; -1 unknown
 	avgBytes atomic.Int64 // running estimate of a stored record's size, for fetch sizing
+	// plainLeft carries converter.plainLeft from one fetch of the partition to the next.
+	plainLeft atomic.Int32
 
 	wmu    sync.Mutex
 	notify chan struct{}
+
+	tail tail // the batches this gateway appended lately (tail.go)
 }
 
 func (b *Bridge) part(topic string, partition int32) *partState {

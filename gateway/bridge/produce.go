@@ -51,7 +51,7 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 		return res, err
 	}
 	for i := range checked {
-		base, err := b.produceBatch(ctx, as, st, topic, partition, &checked[i].kb, checked[i].batch)
+		base, err := b.produceBatch(ctx, as, st, topic, partition, &checked[i])
 		if err != nil {
 			return res, err
 		}
@@ -64,7 +64,8 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 
 // produceBatch stores one Kafka batch with st.mu held and returns its base
 // offset (the original one for a duplicate).
-func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, kb *kbatch, batch []byte) (int64, error) {
+func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, cb *checkedBatch) (int64, error) {
+	kb, batch := &cb.kb, cb.batch
 	if kb.ProducerID >= 0 {
 		if err := b.verifyFresh(ctx, as, st, topic, partition); err != nil {
 			return -1, err
@@ -114,6 +115,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 		ps.add(kb.ProducerEpoch, kb.BaseSequence, kb.NumRecords, base)
 	}
 	st.next = base + n
+	b.remember(st, cb, base)
 	st.sawHW(base + n)
 	if n > 0 {
 		size := int64(len(batch)) / n

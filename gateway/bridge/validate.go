@@ -11,7 +11,9 @@ import (
 // batch it becomes.
 type checkedBatch struct {
 	kb    kbatch
+	raw   []byte // the Kafka batch as the producer sent it
 	batch []byte
+	id    [16]byte // Iggy id of the batch's first message
 }
 
 // checkBatches splits a partition's Records into batches and converts every one before any is
@@ -25,11 +27,12 @@ func checkBatches(c *converter, ids *idGen, records []byte, maxRecord int32) ([]
 		if err != nil {
 			return nil, err
 		}
+		raw := records[:len(records)-len(rest)]
 		records = rest
 		if err := checkIdempotence(&kb, out); err != nil {
 			return nil, err
 		}
-		out = append(out, checkedBatch{kb: kb})
+		out = append(out, checkedBatch{kb: kb, raw: raw})
 	}
 	for i := range out {
 		batch, err := c.toIggy(&out[i].kb, ids, maxRecord)
@@ -43,6 +46,7 @@ func checkBatches(c *converter, ids *idGen, records []byte, maxRecord int32) ([]
 			batch = bytes.Clone(batch)
 		}
 		out[i].batch = batch
+		out[i].id = c.firstID
 	}
 	return out, nil
 }

@@ -1,0 +1,215 @@
+package bridge
+
+import (
+	"encoding/binary"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// tailBatches bounds the batches a partition's tail remembers. An entry is a few dozen bytes
+// (plus the cached Kafka bytes, which the tailCache budget bounds), so a busy partition keeps
+// the boundaries of its last gigabyte or so of 1 MB batches.
+const tailBatches = 1024
+
+// tailBatch is one batch this gateway appended: where it sits in the partition, the Iggy id of
+// its first message (which tells this incarnation of the partition from any other), and, while
+// the tail cache holds it, the producer's own Kafka batch with the Iggy base offset written in.
+type tailBatch struct {
+	base  int64
+	n     int32
+	size  int      // bytes of the Iggy batch as sent
+	id    [16]byte // Iggy message id of the batch's first message
+	codec int
+	kafka []byte // guarded by the owning tail's mu; nil once evicted
+	owner *tail
+	// charged is what the tail cache counts for kafka until it evicts the batch (guarded by
+	// the cache's mu), even if the tail dropped the bytes first.
+	charged int
+}
+
+func (tb *tailBatch) end() int64 { return tb.base + int64(tb.n) }
+
+// tail is what a gateway remembers of the batches it appended to one partition lately: their
+// boundaries, so that a fetch asks Iggy for whole batches, and through the tail cache their Kafka
+// bytes, so that a consumer at the tail is answered with exactly what its producer sent. Offsets
+// in Iggy never change once written, so an entry stays true for as long as the partition it was
+// written to exists; fetchTail checks that it still does.
+type tail struct {
+	mu      sync.Mutex
+	batches []*tailBatch // ascending base
+}
+
+// add records tb, appended to the partition just now.
+func (t *tail) add(tb *tailBatch) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.batches); n > 0 && tb.base < t.batches[n-1].end() {
+		// An append below what this tail knows: the partition was purged or re-created.
+		t.dropLocked()
+	}
+	if len(t.batches) >= tailBatches {
+		for _, old := range t.batches[:tailBatches/2] {
+			old.kafka = nil
+		}
+		k := copy(t.batches, t.batches[tailBatches/2:])
+		clear(t.batches[k:])
+		t.batches = t.batches[:k]
+	}
+	tb.owner = t
+	t.batches = append(t.batches, tb)
+}
+
+// reset forgets every batch: the partition is not the one they were written to.
+func (t *tail) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dropLocked()
+}
+
+func (t *tail) dropLocked() {
+	for _, tb := range t.batches {
+		tb.kafka = nil
+	}
+	clear(t.batches)
+	t.batches = t.batches[:0]
+}
+
+// holding returns the index of the batch that holds offset, or -1.
+func (t *tail) holding(offset int64) int {
+	i := sort.Search(len(t.batches), func(i int) bool { return t.batches[i].end() > offset })
+	if i < len(t.batches) && t.batches[i].base <= offset {
+		return i
+	}
+	return -1
+}
+
+// span plans a poll of whole batches: from the start of the batch that holds offset, count
+// messages of it and of the contiguous batches after it while their bytes stay within maxBytes
+// (the first one whatever its size). ok is false when no remembered batch holds offset.
+func (t *tail) span(offset int64, maxBytes int) (from, count int64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.holding(offset)
+	if i < 0 {
+		return 0, 0, false
+	}
+	first := t.batches[i]
+	end, bytes := first.end(), first.size
+	for _, tb := range t.batches[i+1:] {
+		if tb.base != end || bytes+tb.size > maxBytes {
+			break
+		}
+		end, bytes = tb.end(), bytes+tb.size
+	}
+	return first.base, end - first.base, true
+}
+
+// cached appends to dst the cached Kafka bytes of the batch holding offset and of the contiguous
+// cached batches after it, while they stay within maxBytes (the first one whatever its size), if
+// the codec of each is one the fetch may hand out. It returns the last batch appended (nil for
+// none) and the number of records appended.
+func (t *tail) cached(dst []byte, offset int64, maxBytes int, codecOK func(int) bool) ([]byte, *tailBatch, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.holding(offset)
+	if i < 0 {
+		return dst, nil, 0
+	}
+	var last *tailBatch
+	start, n := len(dst), 0
+	for _, tb := range t.batches[i:] {
+		if tb.kafka == nil || !codecOK(tb.codec) || (last != nil && (tb.base != last.end() || len(dst)-start+len(tb.kafka) > maxBytes)) {
+			break
+		}
+		dst = append(dst, tb.kafka...)
+		last, n = tb, n+int(tb.n)
+	}
+	return dst, last, n
+}
+
+// tailCache bounds, across every partition of a Bridge, the bytes of Kafka batches the tails
+// hold. The oldest batch is evicted first, wherever it lives; evicted buffers are reused.
+type tailCache struct {
+	limit int
+
+	mu   sync.Mutex
+	used int
+	fifo []*tailBatch // oldest first, from head
+	head int
+	free [][]byte // evicted buffers, for reuse
+}
+
+// maxCachedBatch keeps one producer batch from taking more than a quarter of the cache.
+func (c *tailCache) maxBatch() int { return c.limit / 4 }
+
+// admit gives tb a copy of raw, the producer's Kafka batch, with its Iggy base offset written in
+// and the leader epoch the gateway hands out (0), evicting older batches to make room. The copy
+// is made before tb is published (tail.add), so no lock is needed for it.
+func (c *tailCache) admit(tb *tailBatch, raw []byte) {
+	if c == nil || len(raw) > c.maxBatch() || len(raw) < kbHeaderLen {
+		return
+	}
+	c.mu.Lock()
+	buf := c.takeLocked(len(raw))
+	c.mu.Unlock()
+	buf = append(buf[:0], raw...)
+	binary.BigEndian.PutUint64(buf[0:], uint64(tb.base))
+	binary.BigEndian.PutUint32(buf[12:], 0)
+	tb.kafka = buf
+}
+
+// track accounts for tb once it is published, evicting the oldest batches beyond the limit.
+// size is the capacity admit gave tb (0: nothing cached), read before tb was published.
+func (c *tailCache) track(tb *tailBatch, size int) {
+	if c == nil || size == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tb.charged = size
+	c.fifo = append(c.fifo, tb)
+	c.used += tb.charged
+	for c.used > c.limit && c.head < len(c.fifo) {
+		old := c.fifo[c.head]
+		c.fifo[c.head] = nil
+		c.head++
+		old.owner.mu.Lock()
+		b := old.kafka
+		old.kafka = nil
+		old.owner.mu.Unlock()
+		// A batch its tail forgot (reset, or trimmed) has no bytes left to reuse, but was
+		// counted until now.
+		c.used -= old.charged
+		if b != nil && len(c.free) < 8 {
+			c.free = append(c.free, b)
+		}
+	}
+	if c.head > len(c.fifo)/2 && c.head > 64 {
+		k := copy(c.fifo, c.fifo[c.head:])
+		clear(c.fifo[k:])
+		c.fifo, c.head = c.fifo[:k], 0
+	}
+}
+
+// takeLocked returns a buffer of capacity at least n, reused when one is free.
+func (c *tailCache) takeLocked(n int) []byte {
+	for i, b := range c.free {
+		if cap(b) >= n {
+			last := len(c.free) - 1
+			c.free[i] = c.free[last]
+			c.free[last] = nil
+			c.free = c.free[:last]
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, n)
+}
+
+// tailFetches counts partition reads answered from the tail cache; process-wide, as the
+// droppedHeaders counter is.
+var tailFetches atomic.Uint64
+
+// TailFetches is how many partition reads were answered with producers' own batches from the
+// tail cache rather than rebuilt from Iggy.
+func TailFetches() uint64 { return tailFetches.Load() }

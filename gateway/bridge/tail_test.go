@@ -1,0 +1,244 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// tailBridge is a bridge over m with a tail cache of limit bytes and one topic "t" of one
+// partition.
+func tailBridge(t *testing.T, m *memStore, limit int64) *Bridge {
+	t.Helper()
+	b, err := newBridge(context.Background(), m, Config{AutoCreateTopics: true, TailCacheBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if _, err := b.topicInfo(context.Background(), m, "t", true); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// asStored is a produced Kafka batch as the tail cache hands it out: the Iggy base offset and
+// leader epoch 0 written in, nothing else changed (both fields lie outside the CRC).
+func asStored(batch []byte, base int64) []byte {
+	out := bytes.Clone(batch)
+	binary.BigEndian.PutUint64(out[0:], uint64(base))
+	binary.BigEndian.PutUint32(out[12:], 0)
+	return out
+}
+
+// TestTailCacheServesProducedBytes: a consumer at the tail gets the producers' batches byte for
+// byte (at their Iggy offsets), from the batch holding its offset, and the records read the
+// same as batches rebuilt from Iggy by a gateway without the cache.
+func TestTailCacheServesProducedBytes(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := tailBridge(t, m, 1<<20)
+	first := kafkaBatch(t, codecSnappy, valueRecs("a", 3), -1, -1, -1)
+	second := kafkaBatch(t, codecLZ4, mixedRecords(), 7, 0, 0)
+	for _, in := range [][]byte{first, second} {
+		if _, err := b.produce(ctx, m, "t", 0, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := append(asStored(first, 0), asStored(second, 3)...)
+	for _, from := range []int64{0, 2} {
+		before := TailFetches()
+		res, err := b.fetch(ctx, m, "t", 0, from, 1<<20, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(res.Records, want) {
+			t.Errorf("from %d: the answer is not the produced batches as they came", from)
+		}
+		if res.HighWatermark != int64(3+len(mixedRecords())) {
+			t.Errorf("from %d: high watermark %d", from, res.HighWatermark)
+		}
+		if TailFetches() != before+1 {
+			t.Errorf("from %d: tail fetches went from %d to %d", from, before, TailFetches())
+		}
+		res.Release()
+	}
+	other := tailBridge(t, m, -1)
+	rebuilt, _ := fetchAll(t, other, m, "t", 0, 0)
+	cached, _ := fetchAll(t, b, m, "t", 0, 0)
+	wantRecs := append(valueRecs("a", 3), mixedRecords()...)
+	checkRecords(t, rebuilt, wantRecs, 0)
+	checkRecords(t, cached, wantRecs, 0)
+}
+
+// TestTailCacheRecreatedPartition: another gateway deletes the topic and writes new records at
+// the same offsets; the first gateway must answer with the new records, not its cached ones.
+func TestTailCacheRecreatedPartition(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := tailBridge(t, m, 1<<20)
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("old", 4), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.deleteTopic(ctx, defaultStream, "t"); err != nil {
+		t.Fatal(err)
+	}
+	other := tailBridge(t, m, -1)
+	if _, err := other.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("new", 4), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := fetchAll(t, b, m, "t", 0, 0)
+	checkRecords(t, got, valueRecs("new", 4), 0)
+	// The check dropped the stale tail: the next fetch is rebuilt from Iggy at once.
+	before := TailFetches()
+	got, _ = fetchAll(t, b, m, "t", 0, 2)
+	checkRecords(t, got, valueRecs("new", 4)[2:], 2)
+	if TailFetches() != before {
+		t.Error("a fetch was answered from a tail that belongs to a deleted partition")
+	}
+}
+
+// TestTailCacheBound: the cache keeps at most its limit and evicts the oldest batches first;
+// evicted batches are still answered, rebuilt from Iggy, and an oversized batch is not cached.
+func TestTailCacheBound(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	const limit = 64 << 10
+	b := tailBridge(t, m, limit)
+	var all []trec
+	for i := range 40 {
+		recs := valueRecs(fmt.Sprint("b", i), 4)
+		for j := range recs {
+			recs[j].Value = bytes.Repeat(recs[j].Value, 200) // about 4 KiB per batch
+		}
+		all = append(all, recs...)
+		if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, recs, -1, -1, -1)); err != nil {
+			t.Fatal(err)
+		}
+		if used := b.cache.used; used > limit {
+			t.Fatalf("after batch %d the cache holds %d bytes, limit %d", i, used, limit)
+		}
+	}
+	st := b.part("t", 0)
+	st.tail.mu.Lock()
+	oldest, newest := st.tail.batches[0].kafka, st.tail.batches[len(st.tail.batches)-1].kafka
+	st.tail.mu.Unlock()
+	if oldest != nil || newest == nil {
+		t.Fatalf("oldest batch cached %v, newest cached %v: want only the newest", oldest != nil, newest != nil)
+	}
+	got, _ := fetchAll(t, b, m, "t", 0, 0)
+	checkRecords(t, got, all, 0)
+
+	big := valueRecs("big", 1)
+	big[0].Value = bytes.Repeat([]byte("x"), limit/2)
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, big, -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	st.tail.mu.Lock()
+	cachedBig := st.tail.batches[len(st.tail.batches)-1].kafka != nil
+	st.tail.mu.Unlock()
+	if cachedBig {
+		t.Error("a batch of half the cache was cached")
+	}
+}
+
+// TestTailSpanAligns: a gateway that knows the batches asks Iggy for whole ones, so a fetch
+// limited by bytes ends on a batch boundary and the next one starts on one.
+func TestTailSpanAligns(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := tailBridge(t, m, -1) // no cache: every answer is rebuilt from Iggy
+	for i := range 3 {
+		recs := valueRecs(fmt.Sprint("s", i), 10)
+		for j := range recs {
+			recs[j].Value = bytes.Repeat(recs[j].Value, 20) // worth compressing
+		}
+		if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecSnappy, recs, -1, -1, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := b.fetch(ctx, m, "t", 0, 0, 1, 12) // room for one batch only
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, codecs := readBatchesCodecs(t, res.Records)
+	res.Release()
+	if len(got) != 10 || len(codecs) != 1 || codecs[0] != codecSnappy {
+		t.Fatalf("got %d records in batches of codecs %v, want one whole snappy batch of 10", len(got), codecs)
+	}
+	res, err = b.fetch(ctx, m, "t", 0, 13, 1, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, codecs = readBatchesCodecs(t, res.Records)
+	res.Release()
+	if len(got) != 10 || got[0].Offset != 10 || codecs[0] != codecSnappy {
+		t.Fatalf("from 13: got %d records from %d, codecs %v; want the whole batch from 10", len(got), got[0].Offset, codecs)
+	}
+}
+
+// TestIncompressibleGoesPlain: batches rebuilt from Iggy are compressed again with their
+// producer's codec only while that pays: after a batch that snappy could not shrink, the next
+// plainRun batches go out uncompressed and then compression is tried again; compressible
+// batches stay compressed, and a codec the operator chose is always used.
+func TestIncompressibleGoesPlain(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := func(n int) []trec {
+		recs := make([]trec, n)
+		for i := range recs {
+			v := make([]byte, 512)
+			for j := range v {
+				v[j] = byte(rng.Uint32())
+			}
+			recs[i] = trec{Value: v, TS: 1_700_000_000_000}
+		}
+		return recs
+	}
+	for _, tc := range []struct {
+		setting string
+		want    func(i int) int // codec of batch i
+	}{
+		{"producer", func(i int) int {
+			if i%(plainRun+1) == 0 {
+				return codecSnappy
+			}
+			return codecNone
+		}},
+		{"snappy", func(int) int { return codecSnappy }},
+	} {
+		m := newMemStore()
+		b, err := newBridge(ctx, m, Config{AutoCreateTopics: true, TailCacheBytes: -1, FetchCodec: tc.setting})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if _, err := b.topicInfo(ctx, m, "t", true); err != nil {
+			t.Fatal(err)
+		}
+		const batches = 2*plainRun + 3
+		for range batches {
+			if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecSnappy, random(4), -1, -1, -1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var codecs []int
+		for off := int64(0); off < 4*batches; {
+			res, err := b.fetch(ctx, m, "t", 0, off, 1, 12) // one batch per fetch
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, cs := readBatchesCodecs(t, res.Records)
+			res.Release()
+			codecs = append(codecs, cs...)
+			off = got[len(got)-1].Offset + 1
+		}
+		for i, c := range codecs {
+			if c != tc.want(i) {
+				t.Fatalf("%s: codecs of the fetched batches %v: batch %d has %d, want %d", tc.setting, codecs, i, c, tc.want(i))
+			}
+		}
+	}
+}
