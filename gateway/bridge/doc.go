@@ -38,8 +38,11 @@
 // zstd); Iggy stores the records uncompressed, so native Iggy clients read
 // plain values. Fetch turns each Iggy batch back into one magic-2 batch
 // (CRC-32C computed once per batch), compressed again with the codec its
-// producer used (snappy in xerial framing) as Kafka would hand it back. Fetch
-// v0-v3 get magic 0 or 1 message sets without headers.
+// producer used (snappy in xerial framing) as Kafka would hand it back, while
+// that pays: after a batch that its codec shrank by less than 1/16, the
+// partition's next 16 rebuilt batches go out uncompressed (every client reads
+// those) before compression is tried again. Fetch v0-v3 get magic 0 or 1
+// message sets without headers.
 //
 // # The tail
 //
