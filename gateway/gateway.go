@@ -166,7 +166,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	cfg := g.cfg
 	addrs, user, pass := cfg.IggyAddrs, cfg.IggyUsername, cfg.IggyPassword
 	iggyTLS := cfg.IggyTLS
-	var iggyDial func(context.Context, string) (net.Conn, error)
+	var iggyLocal func() (iggy.Local, error)
 	if len(addrs) == 0 {
 		srv := cfg.Store
 		if srv == nil {
@@ -181,16 +181,22 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		if user == "" {
 			user, pass = cfg.Embedded.RootUsername, cfg.Embedded.RootPassword
 		}
-		// The gateway reaches its own store through memory: loopback TCP
-		// costs two kernel copies per batch each way, and TLS would protect
-		// nothing that leaves the process. The TCP listener stays for native
-		// Iggy clients.
-		iggyDial = func(ctx context.Context, _ string) (net.Conn, error) { return srv.Dial(ctx) }
+		// The gateway's requests to its own store run in the requesting goroutine
+		// (store.Local): loopback TCP costs two kernel copies per batch each way and two
+		// goroutine switches per request, and TLS would protect nothing that leaves the
+		// process. The TCP listener stays for native Iggy clients.
+		iggyLocal = func() (iggy.Local, error) {
+			l, err := srv.Local()
+			if err != nil {
+				return nil, err
+			}
+			return l, nil
+		}
 		iggyTLS = nil
 	}
 	dial := func(ctx context.Context, user, password string, pool int) (*iggy.Client, error) {
 		return iggy.Dial(ctx, iggy.Config{
-			Addrs: addrs, Username: user, Password: password, TLS: iggyTLS, Dial: iggyDial, PoolSize: pool,
+			Addrs: addrs, Username: user, Password: password, TLS: iggyTLS, Local: iggyLocal, PoolSize: pool,
 			Logger: cfg.Logger.With("component", "iggy"),
 		})
 	}

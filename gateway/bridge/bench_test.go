@@ -161,8 +161,9 @@ func startGateway(b *testing.B, cfg Config) *benchGateway {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
 	b.Cleanup(func() { cancel(); srv.Close(); <-done })
+	// As the gateway reaches its embedded store: requests run in the caller's goroutine.
 	ic, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr().String()},
-		Dial: func(ctx context.Context, _ string) (net.Conn, error) { return srv.Dial(ctx) }})
+		Local: func() (iggy.Local, error) { return srv.Local() }})
 	if err != nil {
 		b.Fatal(err)
 	}

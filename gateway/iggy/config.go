@@ -25,6 +25,10 @@ type Config struct {
 	// for instance an in-process pipe to an embedded store. TLS, when set,
 	// still wraps what it returns.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Local, when set, opens connections to a server in this process that runs each request
+	// in the caller's goroutine (see Local); Addrs then only name it, and Dial and TLS are not
+	// used.
+	Local func() (Local, error)
 	// PoolSize is the number of connections of a Client. Default 4.
 	PoolSize int
 	// DialTimeout bounds one dial plus login. Default 5s.

@@ -54,12 +54,17 @@ type conn struct {
 
 	raw *net.TCPConn // the socket under TLS, for the idle probe
 	tls bool
+
+	local Local // set when the connection runs requests in process (Config.Local)
 }
 
 // dialConn opens a TCP (optionally TLS) connection with TCP_NODELAY set;
 // lockstep requests made of several segments would otherwise wait on
 // Nagle's algorithm. Config.Dial, when set, replaces the TCP dial.
 func dialConn(ctx context.Context, addr string, cfg *Config) (*conn, error) {
+	if cfg.Local != nil {
+		return dialLocal(cfg, addr)
+	}
 	var nc net.Conn
 	var err error
 	if cfg.Dial != nil {
@@ -142,7 +147,7 @@ func (c *conn) requestNumber(op wire.Operation) uint64 {
 // timeout), so that a write is not spent on a dead socket where its outcome
 // would be unknown.
 func (c *conn) alive() bool {
-	if c.broken || c.br.Buffered() > 0 {
+	if c.broken || (c.br != nil && c.br.Buffered() > 0) {
 		// Bytes nobody asked for mean the stream is out of step.
 		return false
 	}
@@ -182,6 +187,11 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 		// official SDK refuses it locally, and so do we.
 		return nil, wire.Unauthenticated
 	}
+	if c.local != nil {
+		req := c.requestNumber(op)
+		c.encodeHeader(cl, op, req)
+		return c.exchangeLocal(ctx, cl, req)
+	}
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -211,17 +221,7 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 	}()
 
 	req := c.requestNumber(op)
-	h := wire.RequestHeader{
-		FrameHeader: wire.FrameHeader{Size: uint32(wire.HeaderSize + len(cl.body) + len(cl.tail))},
-		Client:      c.client,
-		Request:     req,
-		Operation:   op,
-		Session:     c.session,
-	}
-	if op == wire.OpNonReplicated {
-		h.Code = cl.cmd
-	}
-	h.Encode(&c.hdr)
+	c.encodeHeader(cl, op, req)
 	for {
 		if err := c.write(cl); err != nil {
 			return nil, c.ioFailure(ctx, cl, "write", err)
@@ -251,6 +251,21 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 		}
 		return body, err
 	}
+}
+
+// encodeHeader writes the request header of cl into c.hdr.
+func (c *conn) encodeHeader(cl *call, op wire.Operation, req uint64) {
+	h := wire.RequestHeader{
+		FrameHeader: wire.FrameHeader{Size: uint32(wire.HeaderSize + len(cl.body) + len(cl.tail))},
+		Client:      c.client,
+		Request:     req,
+		Operation:   op,
+		Session:     c.session,
+	}
+	if op == wire.OpNonReplicated {
+		h.Code = cl.cmd
+	}
+	h.Encode(&c.hdr)
 }
 
 // decodeReply checks a reply frame against the request it answers, in the

@@ -7,7 +7,7 @@
 // stack passes through (see stageOf). The figures are medians over the rounds, in CPU seconds
 // per GB of values moved; the bench client's own work is left out of every stage.
 //
-//	go run ./bench/cmd/stages -ref 80052f0 -ref HEAD -rounds 5
+//	go run ./bench/cmd/stages -ref 80052f0 -ref . -rounds 5
 //
 // The fetch cases are "fetch" (every batch rebuilt from Iggy), "fetch-none" (the same with
 // --fetch-codec none) and "fetch-tail" (batches answered from the tail cache).
@@ -68,7 +68,7 @@ func (r *refs) Set(v string) error { *r = append(*r, v); return nil }
 
 func main() {
 	var revs refs
-	flag.Var(&revs, "ref", "git revision to measure (repeatable; default: the working tree)")
+	flag.Var(&revs, "ref", "git revision to measure, . for the working tree (repeatable; default: the working tree)")
 	rounds := flag.Int("rounds", 5, "rounds, alternating the revisions")
 	benchtime := flag.String("benchtime", "3s", "-test.benchtime of each case")
 	flag.Parse()
@@ -86,7 +86,7 @@ type result struct {
 
 func run(ctx context.Context, revs []string, rounds int, benchtime string) error {
 	if len(revs) == 0 {
-		revs = []string{""}
+		revs = []string{"."}
 	}
 	dir, err := os.MkdirTemp("", "iggy-kafka-stages-")
 	if err != nil {
@@ -96,7 +96,7 @@ func run(ctx context.Context, revs []string, rounds int, benchtime string) error
 	bins := make([]string, len(revs))
 	for i, rev := range revs {
 		src := "."
-		if rev != "" {
+		if rev != "." {
 			src = filepath.Join(dir, fmt.Sprintf("src%d", i))
 			if err := export(ctx, rev, src); err != nil {
 				return err
@@ -262,7 +262,7 @@ func stageOf(frames []string) string {
 
 func report(revs []string, got map[string][]result) {
 	name := func(rev string) string {
-		if rev == "" {
+		if rev == "." {
 			return "working tree"
 		}
 		return rev

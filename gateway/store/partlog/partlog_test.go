@@ -641,3 +641,57 @@ func overwrite(t testing.TB, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadFewOfLargeBatch: a read of a few messages of a large batch reads a prefix of it, and
+// falls back to the whole batch when the messages it wants are larger than the batch's average
+// (the prefix then cuts them); either way the answer is the same.
+func TestReadFewOfLargeBatch(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{Fsync: FsyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Append(makeBatch(t, 0, 2000), t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		from  uint64
+		count uint32
+	}{{0, 1}, {5, 3}, {100, 50}, {1990, 20}, {1999, 1}} {
+		checkRange(t, l, r.from, r.count, 0, 2000)
+	}
+
+	// Ten large messages, then many small ones: the average says a prefix is enough for the
+	// first five, and it is not.
+	var b message.Builder
+	for i := range 400 {
+		off := uint64(2000 + i)
+		p := payloadFor(off)
+		if i < 10 {
+			p = append(bytes.Repeat([]byte{'L'}, 20<<10), p...)
+		}
+		b.Add(message.MakeID(off+1, 0), 1000+off, p, []byte{byte(i)})
+	}
+	batch, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(bytes.Clone(batch), t0); err != nil {
+		t.Fatal(err)
+	}
+	out, n, err := l.Read(2000, 5, nil)
+	if err != nil || n != 5 {
+		t.Fatalf("Read(2000, 5): n %d, err %v", n, err)
+	}
+	m := 0
+	err = message.Each(out, func(f message.Frame) bool {
+		if !f.Valid() || !bytes.HasPrefix(f.Payload, []byte("LLLL")) {
+			t.Errorf("message %d: valid %v, payload starts %q", m, f.Valid(), f.Payload[:4])
+		}
+		m++
+		return true
+	})
+	if err != nil || m != 5 {
+		t.Fatalf("read %d messages, err %v", m, err)
+	}
+}

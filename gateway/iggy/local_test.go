@@ -1,0 +1,98 @@
+package iggy_test
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// A client whose Config.Local runs requests in an embedded store's goroutine-free connection
+// works as over TCP: large batches both ways from several goroutines, one session per
+// connection listed among the store's clients and gone when the client closes, a request
+// refused with the server's code, and a restarted store found again.
+func TestEmbeddedLocal(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	cur := startStore(t, dir, "")
+	local := func() (iggy.Local, error) {
+		mu.Lock()
+		s := cur
+		mu.Unlock()
+		l, err := s.Local()
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	c := dial(t, "local", iggy.Config{PoolSize: 2, Local: local})
+	ctx := ctxT(t)
+	st := okv(c.CreateStream(ctx, "s")).get(t)
+	sid, tid := wire.NumericID(st.ID), wire.NamedID("t")
+	okv(c.CreateTopic(ctx, sid, "t", 1, iggy.TopicOptions{})).get(t)
+
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			for range 3 {
+				if _, err := c.SendMessages(ctx, sid, tid, 0, []iggy.Message{{Payload: big}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	p := okv(c.Poll(ctx, iggy.PollRequest{Stream: sid, Topic: tid, Strategy: wire.PollingStrategy{Kind: wire.PollFirst}, Count: 100})).get(t)
+	got, _ := payloads(t, p)
+	p.Release()
+	if len(got) != 12 || got[11] != string(big) {
+		t.Fatalf("polled %d messages", len(got))
+	}
+	if _, err := c.CreateStream(ctx, "s"); !errors.Is(err, wire.StreamNameAlreadyExists) {
+		t.Fatalf("second stream of the same name: %v", err)
+	}
+
+	// Every connection of the client is a client of the store, reached without a socket.
+	other := dial(t, "local", iggy.Config{PoolSize: 1, Local: local})
+	clients := okv(other.GetClients(ctx)).get(t)
+	locals := 0
+	for _, cl := range clients {
+		if cl.Address == "local" {
+			locals++
+		}
+	}
+	if locals < 2 {
+		t.Fatalf("store lists %d local clients of %+v, want at least 2", locals, clients)
+	}
+	before := len(clients)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkfor.Eventually(t, 5*time.Second, "the closed client's sessions to end", func() error {
+		n := len(okv(other.GetClients(ctx)).get(t))
+		if n >= before {
+			return errors.New("still listed")
+		}
+		return nil
+	})
+
+	cur.Stop()
+	mu.Lock()
+	cur = startStore(t, dir, "")
+	mu.Unlock()
+	if got := okv(other.GetStream(ctx, wire.NamedID("s"))).get(t); got.Name != "s" {
+		t.Fatalf("stream after restart %+v", got)
+	}
+}
