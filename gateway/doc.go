@@ -1,8 +1,9 @@
 // Package gateway assembles and runs one iggy-kafka gateway: the Kafka listener of package
 // kafka, the Kafka <-> Iggy bridge, the Iggy client it acts through, and, when no Iggy address
 // is configured, the embedded Iggy-compatible store running in the same process. The gateway
-// reaches that store through an in-memory connection (embedded.Server.Dial) that speaks the same
-// protocol as its TCP listener, which stays open for native Iggy clients.
+// reaches that store through in-process connections (store.Server.Local): each request, in the
+// Iggy protocol's frames, runs in the requesting goroutine with the same handlers and session
+// rules as on the store's TCP listener, which stays open for native Iggy clients.
 //
 // Start brings everything up in dependency order (store, Iggy client, bridge, Kafka listener,
 // metrics) and returns once the Kafka listener accepts; Shutdown takes it down in reverse:
