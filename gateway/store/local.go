@@ -14,7 +14,9 @@ import (
 // reply (it is built in memory the caller lends). It is served by the same handlers, with the
 // same session rules, as an accepted connection, and it is listed among the server's clients.
 // The gateway that embeds the store uses it for its own Iggy clients. A Local is used by one
-// request at a time; a second caller waits.
+// request at a time; a second caller waits. Batches sent through it are checked as from any
+// client except that message checksums are not recomputed (message.ValidateBuilt): the only
+// callers are in this process and build their batches with message.Builder.
 type Local struct {
 	c *conn
 

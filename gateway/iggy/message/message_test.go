@@ -270,6 +270,26 @@ func TestValidateRejects(t *testing.T) {
 	if n, err := Validate(good); err != nil || n != 3 {
 		t.Fatalf("good batch: %d, %v", n, err)
 	}
+	// ValidateBuilt checks the same, except the message checksums against their bytes: a
+	// changed payload passes, a changed stored checksum still fails the batch checksum.
+	for _, c := range cases {
+		t.Run("built/"+c.name, func(t *testing.T) {
+			want := c.want
+			switch c.name {
+			case "payload byte":
+				want = nil
+			case "frame checksum":
+				want = ErrInvalidBatchChecksum
+			}
+			n, err := ValidateBuilt(c.b)
+			if !errors.Is(err, want) || (want == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, want)
+			}
+			if want == nil && n != 3 {
+				t.Fatalf("count %d", n)
+			}
+		})
+	}
 	if Code(nil) != 0 || Code(errors.New("other")) != 0 {
 		t.Fatal("Code of foreign errors must be 0")
 	}
