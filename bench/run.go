@@ -363,7 +363,8 @@ func build(ctx context.Context, cfg Config, logf func(string, ...any)) (*binarie
 // revision names the commit the gateway is built from; empty when git
 // cannot tell.
 func revision(ctx context.Context, repo, ref string) string {
-	if ref == "" {
+	tree := ref == "" // built from the working tree, not from a revision
+	if tree {
 		ref = "HEAD"
 	}
 	out, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "--short", ref+"^{commit}").Output()
@@ -371,7 +372,7 @@ func revision(ctx context.Context, repo, ref string) string {
 		return ""
 	}
 	rev := strings.TrimSpace(string(out))
-	if ref == "HEAD" {
+	if tree {
 		st, err := exec.CommandContext(ctx, "git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output()
 		if err == nil && len(bytes.TrimSpace(st)) > 0 {
 			rev += "+working tree"
