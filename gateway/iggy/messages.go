@@ -16,7 +16,8 @@ import (
 // to a partition and returns the offset the server gave its first message.
 // The batch is written to the socket straight from the caller's memory, in
 // the same vectored write as the request header, and is not retained after
-// the call returns.
+// the call returns. Through Config.Local the store appends it from the
+// caller's memory and stamps its header there (partition, offsets, timestamp).
 //
 // SendBatch is a write: if the connection breaks after the request left,
 // the error matches ErrConnectionLost and the batch may or may not be

@@ -22,6 +22,7 @@ type Local struct {
 
 	mu      sync.Mutex // held for one request, and by the teardown
 	pending []byte     // an eviction, for the next caller; guarded by c.wmu
+	tail    []byte     // the batch of the send_messages request running now
 	done    sync.Once
 }
 
@@ -52,8 +53,10 @@ func (s *Server) Local() (*Local, error) {
 
 // Exchange runs one request: frame is its header and body, tail (may be empty) the bytes that
 // follow on the wire. It returns the reply frame, built in reply's memory when that is large
-// enough; the store keeps no reference to it. After an eviction the eviction frame is the
-// reply and the connection is closed.
+// enough; the store keeps no reference to it, nor to frame and tail. A batch sent as the tail
+// of a send_messages request is appended from where it lies, and its header is stamped there
+// (partition, offsets, timestamp), as in a request frame read from a socket. After an
+// eviction the eviction frame is the reply and the connection is closed.
 func (l *Local) Exchange(frame, tail, reply []byte) (out []byte, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -75,28 +78,34 @@ func (l *Local) Exchange(frame, tail, reply []byte) (out []byte, err error) {
 			out, err = nil, ErrLocalClosed
 		}
 	}()
-	req := frame
-	if len(tail) > 0 {
-		c.frame = append(append(c.frame[:0], frame...), tail...)
-		req = c.frame
+	size := len(frame) + len(tail)
+	if len(frame) < wire.HeaderSize || size > wire.MaxFrameSize {
+		return nil, fmt.Errorf("%w: local request of %d bytes", wire.ErrFrame, size)
 	}
-	if len(req) < wire.HeaderSize || len(req) > wire.MaxFrameSize {
-		return nil, fmt.Errorf("%w: local request of %d bytes", wire.ErrFrame, len(req))
-	}
-	s.readBytes.Add(uint64(len(req)))
+	s.readBytes.Add(uint64(size))
 	c.lastSeen.Store(s.now().UnixNano())
 	c.seen.Store(true)
 	var h wire.RequestHeader
-	if err := h.Decode(req); err != nil {
+	if err := h.Decode(frame); err != nil {
 		c.closeNow()
 		return nil, fmt.Errorf("%w: %w", wire.ErrFrame, err)
 	}
 	if err := h.Validate(); err != nil {
 		return nil, errLocalDropped
 	}
+	req := frame
+	switch {
+	case len(tail) == 0:
+	case h.Operation == wire.OpSendMessages && h.RequestChecksum.IsZero():
+		// The batch stays where the caller built it: sendMessages takes it from l.tail.
+		l.tail = tail
+	default:
+		c.frame = append(append(c.frame[:0], frame...), tail...)
+		req = c.frame
+	}
 	c.out = reply[:0]
 	open := c.handle(&h, req[wire.HeaderSize:])
-	out, c.out = c.out, nil
+	out, c.out, l.tail = c.out, nil, nil
 	if cap(c.frame) > 8<<20 {
 		c.frame = nil
 	}

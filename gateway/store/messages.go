@@ -25,6 +25,9 @@ func (c *conn) sendMessages(sess *session, body []byte) error {
 	if err := q.Decode(body); err != nil {
 		return wire.InvalidCommand
 	}
+	if c.local != nil && c.local.tail != nil && len(q.Batch) == 0 {
+		q.Batch = c.local.tail // Local.Exchange: the batch follows the body in the caller's memory
+	}
 	validate := message.Validate
 	if c.local != nil {
 		// In-process callers build their batches with message.Builder, which has just
