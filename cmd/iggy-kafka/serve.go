@@ -106,7 +106,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 	} else {
 		cfg.MaxRequestBytes = int32(n)
 	}
-	if err := checkLimits(v, int(cfg.MaxRequestBytes), "--max-request-bytes"); err != nil {
+	if err := checkLimits(v); err != nil {
 		return cfg, err
 	}
 	if cfg.IdleTimeout = v.Duration("idle-timeout"); cfg.IdleTimeout <= 0 {

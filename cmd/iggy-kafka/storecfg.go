@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/iggy-kafka/iggy-kafka/config"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
@@ -33,7 +32,7 @@ func (a *app) storeConfig(listen string, withTLS bool) (store.Config, error) {
 		ReadTimeout:       v.Duration("read-timeout"),
 		LoginTimeout:      v.Duration("auth-timeout"),
 	}
-	if err := checkLimits(v, wire.MaxFrameSize, "the 64MiB Iggy frame limit"); err != nil {
+	if err := checkLimits(v); err != nil {
 		return cfg, err
 	}
 	if cfg.DataDir == "" {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
 // conn is one client connection. A reader goroutine decodes requests in order and starts each in
@@ -163,14 +165,15 @@ func (c *conn) logAttrs() []any {
 // server shuts down.
 func (c *conn) readLoop() {
 	for {
-		body, err := c.readFrame()
+		f, err := c.readFrame()
 		if err != nil {
 			return
 		}
+		body := f.Body
 		if c.saslRaw {
 			ok := c.rawSASL(body)
 			c.noteUser()
-			putBuf(body)
+			f.Release()
 			if !ok {
 				return
 			}
@@ -178,23 +181,23 @@ func (c *conn) readLoop() {
 		}
 		req, err := c.parse(body)
 		if err != nil {
-			putBuf(body)
+			f.Release()
 			c.s.log.Warn("kafka malformed request; closing connection", append(c.logAttrs(), "err", err)...)
 			return
 		}
 		if reason := closingRequest(req); reason != "" {
-			putBuf(body)
+			f.Release()
 			c.s.log.Warn("kafka "+reason+"; closing connection",
 				append(c.logAttrs(), "api_key", req.key, "version", req.version)...)
 			return
 		}
 		if c.s.cfg.SASL && !c.authed && !preAuthKey(req.key) {
-			putBuf(body)
+			f.Release()
 			c.s.log.Warn("kafka request before SASL authentication; closing connection",
 				append(c.logAttrs(), "api_key", req.key)...)
 			return
 		}
-		if !c.dispatch(req, body) {
+		if !c.dispatch(req, f) {
 			return
 		}
 	}
@@ -212,14 +215,15 @@ func preAuthKey(key int16) bool {
 
 // dispatch starts req and queues its slot. SASL requests and ApiVersions run inline: they change
 // or describe connection state that the next request depends on. It reports false when the
-// connection must stop reading.
-func (c *conn) dispatch(req *request, body []byte) bool {
+// connection must stop reading. The request's frame, and its share of the buffer budget, is
+// released once the handler is done with it and its answer is encoded.
+func (c *conn) dispatch(req *request, f framebuf.Frame) bool {
 	sl := &slot{done: make(chan struct{})}
 	inline := preAuthKey(req.key) || (c.s.cfg.SASL && !c.authed)
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.ctx.Done():
-		putBuf(body)
+		f.Release()
 		return false
 	}
 	c.order(req)
@@ -230,7 +234,7 @@ func (c *conn) dispatch(req *request, body []byte) bool {
 	run := func() {
 		defer func() { <-c.sem }()
 		c.process(req, sl)
-		putBuf(body)
+		f.Release()
 		close(sl.done)
 	}
 	if inline {
@@ -572,7 +576,7 @@ func errMessage(err error) *string {
 	return &s
 }
 
-// Request bodies are pooled: produce batches are large and short-lived.
+// Response buffers are pooled; request bodies come from framebuf's pools.
 var bufPool sync.Pool
 
 const maxPooledBuf = 8 << 20

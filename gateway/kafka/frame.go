@@ -17,19 +17,21 @@ const (
 	defaultReadTimeout     = 5 * time.Second
 	defaultIdleTimeout     = 10 * time.Minute // Kafka's connections.max.idle.ms
 	defaultAuthIdleTimeout = 10 * time.Second
-	defaultBufferBudget    = 256 << 20
+	defaultBufferBudget    = 64 << 20
 )
 
 // errFrameDone ends the read loop without a log line of its own: the cause was logged where it
 // was seen, or the peer simply left.
 var errFrameDone = errors.New("kafka: connection read ends")
 
-// readFrame waits for the next request and returns its body, from a pooled buffer. The wait for
+// readFrame waits for the next request and returns its body, in a pooled buffer. The wait for
 // a request's first byte is bounded by the idle timeout (the shorter one before SASL
-// authentication); from that byte the whole frame must arrive within ReadTimeout. The body grows
-// as bytes arrive, charged to the server's budget, so a peer that claims a large size and sends
-// little costs little.
-func (c *conn) readFrame() ([]byte, error) {
+// authentication); from that byte the whole frame must arrive within ReadTimeout. A request above
+// framebuf.FreeBytes is charged to the server's budget as its bytes arrive, so a peer that
+// claims a large size and sends little costs little, and stays charged until the caller
+// releases it: while the requests being read and handled hold the budget, the connection reads
+// nothing more and its peer's sends back up.
+func (c *conn) readFrame() (framebuf.Frame, error) {
 	cfg := &c.s.cfg
 	idle := cfg.IdleTimeout
 	if cfg.SASL && !c.authed {
@@ -39,7 +41,7 @@ func (c *conn) readFrame() ([]byte, error) {
 	// so either this sees stopped or that deadline overrides this one.
 	c.nc.SetReadDeadline(time.Now().Add(idle))
 	if c.isStopped() {
-		return nil, errFrameDone
+		return framebuf.Frame{}, errFrameDone
 	}
 	if _, err := c.br.Peek(1); err != nil {
 		var ne net.Error
@@ -48,33 +50,30 @@ func (c *conn) readFrame() ([]byte, error) {
 		} else if !c.isStopped() && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 			c.s.log.Debug("kafka connection read failed", append(c.logAttrs(), "err", err)...)
 		}
-		return nil, errFrameDone
+		return framebuf.Frame{}, errFrameDone
 	}
 	deadline := time.Now().Add(cfg.ReadTimeout)
 	c.nc.SetReadDeadline(deadline)
 	if c.isStopped() {
-		return nil, errFrameDone
+		return framebuf.Frame{}, errFrameDone
 	}
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
 		c.frameFailed(err)
-		return nil, errFrameDone
+		return framebuf.Frame{}, errFrameDone
 	}
 	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
 	if size < 0 || size > cfg.MaxRequestBytes {
 		c.s.log.Warn("kafka request size refused; closing connection",
 			append(c.logAttrs(), "size", size, "max", cfg.MaxRequestBytes)...)
-		return nil, errFrameDone
+		return framebuf.Frame{}, errFrameDone
 	}
-	body, err := c.s.budget.Read(c.br, int(size), getBuf, deadline, c.stopped)
+	f, err := c.s.budget.Read(c.br, nil, int(size), deadline, c.stopped)
 	if err != nil {
-		if body != nil {
-			putBuf(body)
-		}
 		c.frameFailed(err)
-		return nil, errFrameDone
+		return framebuf.Frame{}, errFrameDone
 	}
-	return body, nil
+	return f, nil
 }
 
 // frameFailed logs why a request stopped arriving part way.

@@ -39,10 +39,12 @@ type Config struct {
 	MaxRequestBytes int32
 	// MaxInFlight bounds the requests one connection processes at once; default 32.
 	MaxInFlight int
-	// BufferBudget bounds the bytes of requests still arriving, across all connections; a
-	// connection that finds it spent stops reading until others finish, and is closed when its
-	// request does not arrive within ReadTimeout. Default 256 MiB; a request larger than the budget
-	// can never be read.
+	// BufferBudget bounds the bytes of requests above 64 KiB (framebuf.FreeBytes) that are
+	// arriving or being handled, across all connections: a connection that finds it spent stops
+	// reading until requests are answered, and is closed when its request does not arrive within
+	// ReadTimeout. The oldest request still arriving may go past it, so a request larger than
+	// the budget is still read and what is held stays under the budget plus one request.
+	// Default 64 MiB.
 	BufferBudget int64
 	// ReadTimeout is how long a request may take to arrive from its first byte; default 5s.
 	ReadTimeout time.Duration
@@ -94,7 +96,8 @@ const (
 type Server struct {
 	cfg Config
 	log *slog.Logger
-	// budget is shared by the connections' unfinished requests.
+	// budget is shared by the connections' large requests, from their first byte until they
+	// are answered.
 	budget *framebuf.Budget
 
 	ctx    context.Context // cancelled when shutdown gives up waiting

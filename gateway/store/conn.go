@@ -35,9 +35,10 @@ type conn struct {
 	id   uint32
 	addr string
 
-	frame  []byte           // the current request frame
-	budget *framebuf.Budget // charged for frames larger than frame's capacity
-	out    []byte           // the reply being built: header placeholder then body
+	head   [wire.HeaderSize]byte // the current request's header, as it arrives
+	frame  []byte                // a request frame put together in memory (Local.Exchange)
+	budget *framebuf.Budget      // charged for large frames until they are handled
+	out    []byte                // the reply being built: header placeholder then body
 
 	wmu      sync.Mutex
 	closed   atomic.Bool
@@ -45,6 +46,8 @@ type conn struct {
 	seen     atomic.Bool  // a request arrived (get_clients lists only these)
 
 	sess *session // guarded by Server.mu
+
+	local *Local // set for an in-process connection without a socket (local.go)
 }
 
 // Outcomes a handler can return besides nil (success with c.out as the reply
@@ -60,12 +63,11 @@ func (s *Server) startConn(nc net.Conn) *conn {
 		_ = tc.SetNoDelay(true)
 	}
 	c := &conn{
-		s:     s,
-		nc:    nc,
-		br:    bufio.NewReaderSize(nc, 64<<10),
-		addr:  nc.RemoteAddr().String(),
-		frame: make([]byte, 0, 64<<10),
-		out:   make([]byte, 0, 64<<10),
+		s:    s,
+		nc:   nc,
+		br:   bufio.NewReaderSize(nc, 64<<10),
+		addr: nc.RemoteAddr().String(),
+		out:  make([]byte, 0, 64<<10),
 	}
 	c.budget = s.netBudget
 	if _, ok := nc.(*memConn); ok {
@@ -89,6 +91,10 @@ func (s *Server) startConn(nc net.Conn) *conn {
 
 func (c *conn) closeNow() {
 	if c.closed.CompareAndSwap(false, true) {
+		if c.local != nil {
+			c.local.teardown()
+			return
+		}
 		_ = c.nc.Close()
 	}
 }
@@ -109,32 +115,36 @@ func (c *conn) serve() {
 		s.mu.Unlock()
 	}()
 	for {
-		frame, err := c.readFrame()
+		f, err := c.readFrame()
 		if err != nil {
 			c.frameFailed(err)
 			return
 		}
-		c.frame = frame[:0]
-		s.readBytes.Add(uint64(len(frame)))
-		c.lastSeen.Store(s.now().UnixNano())
-		c.seen.Store(true)
-		var h wire.RequestHeader
-		if err := h.Decode(frame); err != nil {
-			s.log.Debug("closing connection: not a request", "client", c.id, "err", err)
+		if !c.serveFrame(f.Body) {
+			f.Release()
 			return
 		}
-		if err := h.Validate(); err != nil {
-			// The official server drops such a request without a word.
-			continue
-		}
-		if !c.handle(&h, frame[wire.HeaderSize:]) {
-			return
-		}
-		if cap(c.frame) > 8<<20 {
-			// Do not pin a huge buffer for the life of an idle connection.
-			c.frame = make([]byte, 0, 64<<10)
-		}
+		f.Release()
 	}
+}
+
+// serveFrame answers one request frame and reports whether the connection stays open. Nothing
+// may keep a reference into frame once it returns: the frame's buffer goes back to its pool.
+func (c *conn) serveFrame(frame []byte) bool {
+	s := c.s
+	s.readBytes.Add(uint64(len(frame)))
+	c.lastSeen.Store(s.now().UnixNano())
+	c.seen.Store(true)
+	var h wire.RequestHeader
+	if err := h.Decode(frame); err != nil {
+		s.log.Debug("closing connection: not a request", "client", c.id, "err", err)
+		return false
+	}
+	if err := h.Validate(); err != nil {
+		// The official server drops such a request without a word.
+		return true
+	}
+	return c.handle(&h, frame[wire.HeaderSize:])
 }
 
 // handle answers one request and reports whether the connection stays open.
@@ -177,6 +187,9 @@ func (c *conn) handle(h *wire.RequestHeader, body []byte) bool {
 	rh := wire.ReplyTo(h, status)
 	rh.Encode((*[wire.HeaderSize]byte)(c.out[:wire.HeaderSize]))
 	wire.PutFrameSize(c.out)
+	if c.local != nil {
+		return true // the reply stays in c.out for Local.Exchange
+	}
 	if err := c.write(c.out); err != nil {
 		return false
 	}
@@ -189,6 +202,10 @@ func (c *conn) handle(h *wire.RequestHeader, body []byte) bool {
 func (c *conn) write(b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.local != nil {
+		c.local.write(b)
+		return nil
+	}
 	if c.closed.Load() {
 		return net.ErrClosed
 	}

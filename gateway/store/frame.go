@@ -16,7 +16,7 @@ import (
 const (
 	defaultReadTimeout  = 5 * time.Second
 	defaultLoginTimeout = 10 * time.Second
-	defaultBufferBudget = 256 << 20
+	defaultBufferBudget = 64 << 20
 )
 
 // frameSizeAt is where the little-endian frame size sits in a header (protocol 2.1).
@@ -25,11 +25,12 @@ const frameSizeAt = 48
 // errIdle reports a connection closed for sending nothing before it logged in.
 var errIdle = errors.New("no request before the login timeout")
 
-// readFrame reads the next request frame into c.frame's memory. Before a session exists the
-// wait for a first byte is bounded by LoginTimeout; once a frame's first byte has arrived the
-// whole frame must arrive within ReadTimeout. The body beyond the header grows as its bytes
-// arrive, charged to the connection's budget, so a header that claims 64 MiB costs 256 bytes.
-func (c *conn) readFrame() ([]byte, error) {
+// readFrame reads the next request frame, header and body, in a pooled buffer. Before a session
+// exists the wait for a first byte is bounded by LoginTimeout; once a frame's first byte has
+// arrived the whole frame must arrive within ReadTimeout. A body above framebuf.FreeBytes is
+// charged to the connection's budget as its bytes arrive, so a header that claims 64 MiB costs
+// 256 bytes, and stays charged until the caller releases the frame after handling it.
+func (c *conn) readFrame() (framebuf.Frame, error) {
 	cfg := &c.s.cfg
 	var idle time.Time
 	if c.session() == nil {
@@ -38,44 +39,24 @@ func (c *conn) readFrame() ([]byte, error) {
 	_ = c.nc.SetReadDeadline(idle)
 	if _, err := c.br.Peek(1); err != nil {
 		if isTimeout(err) {
-			return nil, errIdle
+			return framebuf.Frame{}, errIdle
 		}
-		return nil, err
+		return framebuf.Frame{}, err
 	}
 	deadline := time.Now().Add(cfg.ReadTimeout)
 	_ = c.nc.SetReadDeadline(deadline)
-	buf := c.frame
-	if cap(buf) < wire.HeaderSize {
-		buf = make([]byte, 0, 4096)
-	}
-	head := buf[:wire.HeaderSize]
+	head := c.head[:]
 	if _, err := io.ReadFull(c.br, head); err != nil {
-		return nil, unexpectedEOF(err)
+		return framebuf.Frame{}, unexpectedEOF(err)
 	}
 	size := binary.LittleEndian.Uint32(head[frameSizeAt:])
 	if size < wire.HeaderSize || size > wire.MaxFrameSize {
-		return nil, fmt.Errorf("%w: size %d outside %d..%d", wire.ErrFrame, size, wire.HeaderSize, wire.MaxFrameSize)
+		return framebuf.Frame{}, fmt.Errorf("%w: size %d outside %d..%d", wire.ErrFrame, size, wire.HeaderSize, wire.MaxFrameSize)
 	}
 	if cmd := wire.FrameCommand(head); cmd > wire.MaxCommandByte {
-		return nil, fmt.Errorf("%w: command byte %d above %d", wire.ErrFrame, cmd, wire.MaxCommandByte)
+		return framebuf.Frame{}, fmt.Errorf("%w: command byte %d above %d", wire.ErrFrame, cmd, wire.MaxCommandByte)
 	}
-	if int(size) <= cap(buf) {
-		frame := buf[:size]
-		if _, err := io.ReadFull(c.br, frame[wire.HeaderSize:]); err != nil {
-			return nil, unexpectedEOF(err)
-		}
-		return frame, nil
-	}
-	var whole []byte
-	_, err := c.budget.Read(c.br, int(size)-wire.HeaderSize, func(n int) []byte {
-		whole = make([]byte, wire.HeaderSize+n)
-		copy(whole, head)
-		return whole[wire.HeaderSize:]
-	}, deadline, c.s.closing)
-	if err != nil {
-		return nil, err
-	}
-	return whole, nil
+	return c.budget.Read(c.br, head, int(size)-wire.HeaderSize, deadline, c.s.closing)
 }
 
 func isTimeout(err error) bool {

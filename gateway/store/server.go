@@ -43,12 +43,13 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Clock times consumer-group sessions and hand-offs; clock.Real when nil.
 	Clock clock.Clock
-	// BufferBudget bounds the bytes of frames still arriving, across all accepted
-	// connections; in-process connections (Dial) have a second budget of the same size, so
-	// peers on the port cannot stall the gateway's own writes. A connection that finds its
-	// budget spent stops reading and is closed if its frame does not arrive within
-	// ReadTimeout. Default 256 MiB; a frame larger than the budget can
-	// never be read.
+	// BufferBudget bounds the bytes of frames above 64 KiB (framebuf.FreeBytes) that are
+	// arriving or being handled, across all accepted connections; in-process connections (Dial)
+	// have a second budget of the same size, so peers on the port cannot stall the gateway's
+	// own writes. A connection that finds its budget spent stops reading and is closed if its
+	// frame does not arrive within ReadTimeout. The oldest frame still arriving may go past the
+	// budget, so a frame larger than it is still read and what is held stays under the budget
+	// plus one frame. Default 64 MiB.
 	BufferBudget int64
 	// ReadTimeout is how long a frame may take to arrive from its first byte; default 5s.
 	ReadTimeout time.Duration
@@ -88,8 +89,8 @@ type Server struct {
 	// should stay zero, and tests check that it does.
 	panics atomic.Int64
 
-	// netBudget and memBudget bound unfinished frames of accepted and of in-process
-	// connections.
+	// netBudget and memBudget bound the large frames of accepted and of in-process
+	// connections, from their first byte until they are handled.
 	netBudget, memBudget *framebuf.Budget
 
 	// rw traffic counters for get_stats.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -12,76 +13,196 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
-func alloc(n int) []byte { return make([]byte, n) }
+func patterned(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	return b
+}
+
+func read(b *Budget, data []byte, head []byte, n int) (Frame, error) {
+	return b.Read(bufio.NewReader(bytes.NewReader(data)), head, n, time.Now().Add(time.Second), nil)
+}
+
+func used(b *Budget, want int64) func() error {
+	return func() error { return checkfor.True(b.Used() == want, "%d charged, want %d", b.Used(), want) }
+}
 
 func TestReadAssemblesChunks(t *testing.T) {
 	b := NewBudget(4*ChunkBytes, nil)
-	want := make([]byte, 2*ChunkBytes+123)
-	for i := range want {
-		want[i] = byte(i * 7)
+	want := patterned(2*ChunkBytes + 123)
+	f, err := read(b, want, []byte("head"), len(want))
+	if err != nil || !bytes.Equal(f.Body, append([]byte("head"), want...)) {
+		t.Fatalf("read %d bytes, err %v", len(f.Body), err)
 	}
-	got, err := b.Read(bufio.NewReader(bytes.NewReader(want)), len(want), alloc, time.Now().Add(time.Second), nil)
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("read %d bytes, err %v; equal %v", len(got), err, bytes.Equal(got, want))
-	}
+	f.Release()
 	if b.Used() != 0 {
 		t.Fatalf("%d bytes still charged", b.Used())
 	}
 }
 
+func TestChargeHeldUntilRelease(t *testing.T) {
+	b := NewBudget(8*ChunkBytes, nil)
+	n := 3*ChunkBytes + 5
+	f, err := read(b, patterned(n), nil, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Used(); got != f.Charge() || got < int64(n) || got > int64(n)*5/4 {
+		t.Fatalf("a held frame of %d bytes charges %d (frame says %d)", n, got, f.Charge())
+	}
+	f.Release()
+	f.Release()
+	if b.Used() != 0 {
+		t.Fatalf("%d bytes charged after release", b.Used())
+	}
+	small, err := read(b, patterned(FreeBytes), nil, FreeBytes)
+	if err != nil || small.Charge() != 0 || b.Used() != 0 {
+		t.Fatalf("a frame of FreeBytes: err %v, charge %d, used %d", err, small.Charge(), b.Used())
+	}
+	small.Release()
+}
+
 func TestReadAllocatesOnlyWhatArrived(t *testing.T) {
 	b := NewBudget(64*ChunkBytes, nil)
-	calls := 0
-	_, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), 100<<20, func(n int) []byte {
-		calls++
-		return make([]byte, n)
-	}, time.Now().Add(time.Second), nil)
+	_, err := read(b, make([]byte, ChunkBytes+1), nil, 100<<20)
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("err %v", err)
-	}
-	if calls != 0 {
-		t.Fatal("the claimed size was allocated before it arrived")
 	}
 	if b.Used() != 0 {
 		t.Fatalf("%d bytes still charged after a failed read", b.Used())
 	}
-}
-
-// slowReader hands out its bytes, then blocks until released.
-type slowReader struct {
-	data    []byte
-	release chan struct{}
-}
-
-func (r *slowReader) Read(p []byte) (int, error) {
-	if len(r.data) == 0 {
-		<-r.release
-		return 0, io.EOF
+	// A claimed size with no byte of the body holds nothing, and nothing is allocated for it.
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := read(b, nil, nil, 100<<20); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("%v allocations for a claim with no body", allocs)
 	}
-	n := copy(p, r.data)
-	r.data = r.data[n:]
-	return n, nil
+}
+
+func TestOversizeFrameReadAlone(t *testing.T) {
+	b := NewBudget(2*ChunkBytes, nil)
+	want := patterned(10 * ChunkBytes)
+	f, err := read(b, want, nil, len(want))
+	if err != nil || !bytes.Equal(f.Body, want) {
+		t.Fatalf("a frame five times the budget: err %v", err)
+	}
+	if b.Used() <= b.Limit() {
+		t.Fatalf("charged %d for a frame above the %d limit", b.Used(), b.Limit())
+	}
+	// While it is held the next large frame waits for it, however small.
+	next := make(chan error, 1)
+	go func() {
+		g, err := read(b, patterned(FreeBytes+1), nil, FreeBytes+1)
+		g.Release()
+		next <- err
+	}()
+	checkfor.Eventually(t, 2*time.Second, "the next frame waiting", func() error {
+		return checkfor.True(len(next) == 0 && b.Used() == f.Charge(), "next done %v, %d charged", len(next) == 1, b.Used())
+	})
+	select {
+	case err := <-next:
+		t.Fatalf("read beside an oversize frame: %v", err)
+	default:
+	}
+	f.Release()
+	if err := <-next; err != nil {
+		t.Fatal(err)
+	}
+	checkfor.Eventually(t, 2*time.Second, "all released", used(b, 0))
+}
+
+// feed is the writing end of a frame's bytes, read by Budget.Read on another goroutine.
+type feed struct {
+	w    *io.PipeWriter
+	done chan struct{}
+	f    Frame
+	err  error
+}
+
+func startRead(b *Budget, n int, deadline time.Time) *feed {
+	pr, pw := io.Pipe()
+	fd := &feed{w: pw, done: make(chan struct{})}
+	go func() {
+		defer close(fd.done)
+		fd.f, fd.err = b.Read(bufio.NewReaderSize(pr, 4096), nil, n, deadline, nil)
+		pr.Close()
+	}()
+	return fd
+}
+
+func (fd *feed) send(t *testing.T, n int) {
+	t.Helper()
+	go fd.w.Write(make([]byte, n))
+}
+
+func (fd *feed) finished(t *testing.T) {
+	t.Helper()
+	select {
+	case <-fd.done:
+		if fd.err != nil {
+			t.Fatal(fd.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("read still waiting")
+	}
+}
+
+func TestPartialFramesDoNotStall(t *testing.T) {
+	// Three frames of two chunks against a budget of three: with the first one held, the two
+	// others, one chunk in each, would wait for each other until their deadline if the
+	// oldest could not go past the limit.
+	clk := clock.NewFake(time.Unix(1000, 0))
+	b := NewBudget(3*ChunkBytes, clk)
+	deadline := clk.Now().Add(time.Hour)
+	var fds []*feed
+	for i := range 3 {
+		fd := startRead(b, 2*ChunkBytes, deadline)
+		fd.send(t, ChunkBytes+1)
+		checkfor.Eventually(t, 2*time.Second, fmt.Sprintf("frame %d charged", i), func() error {
+			if i == 0 {
+				return used(b, 2*ChunkBytes)()
+			}
+			return used(b, 3*ChunkBytes)()
+		})
+		fds = append(fds, fd)
+	}
+	fds[0].send(t, ChunkBytes-1)
+	fds[0].finished(t)
+	fds[1].send(t, ChunkBytes-1)
+	fds[1].finished(t)
+	// Frames one and two are held, above the limit: the third waits for a release.
+	fds[2].send(t, ChunkBytes-1)
+	select {
+	case <-fds[2].done:
+		t.Fatalf("third frame read while %d of %d is held: %v", b.Used(), b.Limit(), fds[2].err)
+	default:
+	}
+	checkfor.Eventually(t, 2*time.Second, "third frame waiting", used(b, 4*ChunkBytes))
+	fds[0].f.Release()
+	fds[2].finished(t)
+	fds[1].f.Release()
+	fds[2].f.Release()
+	if b.Used() != 0 {
+		t.Fatalf("%d still charged", b.Used())
+	}
 }
 
 func TestSpentBudgetWaitsUntilDeadline(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
 	b := NewBudget(ChunkBytes, clk)
-	hold := &slowReader{data: make([]byte, ChunkBytes/2), release: make(chan struct{})}
-	holdDone := make(chan error, 1)
-	go func() {
-		_, err := b.Read(bufio.NewReader(hold), 10*ChunkBytes, alloc, clk.Now().Add(time.Hour), nil)
-		holdDone <- err
-	}()
-	checkfor.Eventually(t, 2*time.Second, "first reader charged", func() error {
-		if b.Used() != ChunkBytes {
-			return errors.New("not charged")
-		}
-		return nil
-	})
+	held, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), nil, 2*ChunkBytes, clk.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	added := clk.Added()
 	waitDone := make(chan error, 1)
 	go func() {
-		_, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), 2*ChunkBytes, alloc, clk.Now().Add(5*time.Second), nil)
+		_, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), nil, 2*ChunkBytes, clk.Now().Add(5*time.Second), nil)
 		waitDone <- err
 	}()
 	<-added
@@ -98,10 +219,10 @@ func TestSpentBudgetWaitsUntilDeadline(t *testing.T) {
 	if b.Refused() != 1 {
 		t.Fatalf("refused %d", b.Refused())
 	}
-	close(hold.release)
-	if err := <-holdDone; !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("holder: %v", err)
+	if b.Used() != held.Charge() {
+		t.Fatalf("%d charged beside the held %d", b.Used(), held.Charge())
 	}
+	held.Release()
 	if b.Used() != 0 {
 		t.Fatalf("%d still charged", b.Used())
 	}
@@ -109,45 +230,83 @@ func TestSpentBudgetWaitsUntilDeadline(t *testing.T) {
 
 func TestReleaseWakesAWaiter(t *testing.T) {
 	b := NewBudget(2*ChunkBytes, nil)
-	hold := &slowReader{data: make([]byte, ChunkBytes+10), release: make(chan struct{})}
-	holdDone := make(chan error, 1)
-	go func() {
-		_, err := b.Read(bufio.NewReader(hold), 3*ChunkBytes, alloc, time.Now().Add(10*time.Second), nil)
-		holdDone <- err
-	}()
-	checkfor.Eventually(t, 2*time.Second, "holder charged", func() error {
-		if b.Used() != 2*ChunkBytes {
-			return errors.New("not yet")
+	var held []Frame
+	for range 2 {
+		f, err := read(b, make([]byte, 2*ChunkBytes), nil, 2*ChunkBytes)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
+		held = append(held, f)
+	}
 	waitDone := make(chan error, 1)
 	go func() {
-		_, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), ChunkBytes+1, alloc, time.Now().Add(10*time.Second), nil)
+		f, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), nil, ChunkBytes+1, time.Now().Add(10*time.Second), nil)
+		f.Release()
 		waitDone <- err
 	}()
-	close(hold.release)
-	<-holdDone
+	checkfor.Eventually(t, 2*time.Second, "waiter blocked", func() error {
+		return checkfor.True(b.Waiting() == 1, "%d waiting", b.Waiting())
+	})
+	if len(waitDone) != 0 || b.Used() != 4*ChunkBytes {
+		t.Fatalf("waiter done %v, %d charged", len(waitDone) != 0, b.Used())
+	}
+	held[0].Release()
 	if err := <-waitDone; err != nil {
 		t.Fatalf("waiter: %v", err)
 	}
+	if b.Waiting() != 0 {
+		t.Fatalf("%d still waiting", b.Waiting())
+	}
+	held[1].Release()
+	checkfor.Eventually(t, 2*time.Second, "all released", used(b, 0))
+}
+
+func TestSmallFramesReadWhileSpent(t *testing.T) {
+	b := NewBudget(ChunkBytes, nil)
+	held, err := read(b, make([]byte, 2*ChunkBytes), nil, 2*ChunkBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.Read(bufio.NewReader(bytes.NewReader(patterned(FreeBytes))), nil, FreeBytes, time.Time{}, nil)
+	if err != nil || !bytes.Equal(f.Body, patterned(FreeBytes)) {
+		t.Fatalf("small frame while the budget is spent: %v", err)
+	}
+	f.Release()
+	held.Release()
 }
 
 func TestStopEndsTheWait(t *testing.T) {
 	b := NewBudget(ChunkBytes, nil)
-	hold := &slowReader{data: make([]byte, 10), release: make(chan struct{})}
-	defer close(hold.release)
-	go b.Read(bufio.NewReader(hold), 2*ChunkBytes, alloc, time.Now().Add(10*time.Second), nil)
-	checkfor.Eventually(t, 2*time.Second, "holder charged", func() error {
-		if b.Used() == 0 {
-			return errors.New("not yet")
-		}
-		return nil
-	})
+	held, err := read(b, make([]byte, 2*ChunkBytes), nil, 2*ChunkBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stop := make(chan struct{})
 	close(stop)
-	_, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), ChunkBytes+1, alloc, time.Now().Add(10*time.Second), stop)
+	_, err = b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), nil, ChunkBytes+1, time.Now().Add(10*time.Second), stop)
 	if !errors.Is(err, ErrStopped) {
 		t.Fatalf("err %v", err)
+	}
+	held.Release()
+	if b.Used() != 0 {
+		t.Fatalf("%d still charged", b.Used())
+	}
+}
+
+func TestSizeClasses(t *testing.T) {
+	prev := 0
+	for n := 1; n <= maxPooled; n += 1 + n/97 {
+		c := classOf(n)
+		size := classSize(c)
+		if size < n || (n > 1<<minClassShift && size > n+n/4+1) || c < prev || c >= len(pools) {
+			t.Fatalf("n %d: class %d of %d bytes (previous class %d)", n, c, size, prev)
+		}
+		if c > 0 && classSize(c-1) >= n {
+			t.Fatalf("n %d: class %d, yet class %d holds %d", n, c, c-1, classSize(c-1))
+		}
+		prev = c
+	}
+	if c := classOf(maxPooled); c != len(pools)-1 || classSize(c) != maxPooled {
+		t.Fatalf("largest pooled class %d of %d bytes", c, classSize(c))
 	}
 }
