@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -295,4 +296,33 @@ func TestConvertTimestampOrders(t *testing.T) {
 			checkRecords(t, convertRoundTrip(t, kafkaBatch(t, codecSnappy, recs, -1, -1, -1), 7), recs, 7)
 		})
 	}
+}
+
+// TestVarlongMatchesBinary: the reader's inline one- and two-byte paths decode exactly what
+// encoding/binary decodes, for every two-byte input and for encoded values of every length.
+func TestVarlongMatchesBinary(t *testing.T) {
+	check := func(in []byte) {
+		t.Helper()
+		want, n := binary.Varint(in)
+		r := reader{b: in}
+		got := r.varlong()
+		if n <= 0 {
+			if !r.bad {
+				t.Fatalf("%x: decoded %d, binary refuses it", in, got)
+			}
+			return
+		}
+		if r.bad || got != want || len(r.b) != len(in)-n {
+			t.Fatalf("%x: got %d (bad %v, %d left), want %d (%d left)", in, got, r.bad, len(r.b), want, len(in)-n)
+		}
+	}
+	for i := range 1 << 16 {
+		check([]byte{byte(i), byte(i >> 8)})
+		check([]byte{byte(i), byte(i >> 8), 0x01})
+	}
+	for _, v := range []int64{0, -1, 63, -64, 64, 8191, -8192, 8192, 1 << 20, -(1 << 40), math.MaxInt64, math.MinInt64} {
+		check(binary.AppendVarint(nil, v))
+	}
+	check(nil)
+	check([]byte{0x80})
 }

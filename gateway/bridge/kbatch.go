@@ -111,12 +111,19 @@ type reader struct {
 func (r *reader) varlong() int64 {
 	// Most varints in a record (attributes, deltas, short lengths) are one
 	// byte; decoding those inline keeps the per-record cost down.
-	if len(r.b) > 0 && r.b[0] < 0x80 {
-		u := uint64(r.b[0])
-		r.b = r.b[1:]
+	b := r.b
+	if len(b) > 0 && b[0] < 0x80 {
+		u := uint64(b[0])
+		r.b = b[1:]
 		return int64(u>>1) ^ -int64(u&1)
 	}
-	v, n := binary.Varint(r.b)
+	// Two bytes cover record lengths and timestamp deltas below 8192, the common rest.
+	if len(b) > 1 && b[1] < 0x80 {
+		u := uint64(b[0]&0x7f) | uint64(b[1])<<7
+		r.b = b[2:]
+		return int64(u>>1) ^ -int64(u&1)
+	}
+	v, n := binary.Varint(b)
 	if n <= 0 {
 		r.bad = true
 		r.b = nil
