@@ -286,11 +286,8 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		codec int
 	)
 	aside := false // records go to c.plain, to be compressed into dst
-	for {
-		f, ok := it.Next()
-		if !ok {
-			break
-		}
+	var f message.Frame
+	for it.NextInto(&f) {
 		c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
 		if f.OffsetDelta == 0 {
 			codec = int(c.meta.codec)

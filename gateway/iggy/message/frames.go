@@ -27,20 +27,23 @@ func (f Frame) Valid() bool {
 }
 
 func decodeFrame(b []byte) Frame {
+	var f Frame
+	decodeFrameInto(b, &f)
+	return f
+}
+
+func decodeFrameInto(b []byte, f *Frame) {
 	le := binary.LittleEndian
 	hl := le.Uint32(b[offUserHeadersLen:])
 	pl := le.Uint32(b[offPayloadLen:])
-	f := Frame{
-		Checksum:       le.Uint64(b[offFrameChecksum:]),
-		OffsetDelta:    le.Uint32(b[offOffsetDelta:]),
-		TimestampDelta: le.Uint32(b[offTimestampDelta:]),
-		raw:            b,
-	}
+	f.Checksum = le.Uint64(b[offFrameChecksum:])
+	f.OffsetDelta = le.Uint32(b[offOffsetDelta:])
+	f.TimestampDelta = le.Uint32(b[offTimestampDelta:])
+	f.raw = b
 	copy(f.ID[:], b[offFrameID:offFrameID+16])
 	p := FrameHeaderSize + int(pl)
 	f.Payload = b[FrameHeaderSize:p:p]
 	f.UserHeaders = b[p : p+int(hl) : p+int(hl)]
-	return f
 }
 
 // Iter walks the frames of one batch record. It checks layout only (frames
@@ -71,25 +74,32 @@ func Frames(batch []byte) Iter {
 // Next returns the next frame, or false at the end of the record or at the
 // first malformed frame (then Err says why).
 func (it *Iter) Next() (Frame, bool) {
+	var f Frame
+	ok := it.NextInto(&f)
+	return f, ok
+}
+
+// NextInto is Next writing the frame into f, for loops that walk many small frames.
+func (it *Iter) NextInto(f *Frame) bool {
 	if it.err != nil {
-		return Frame{}, false
+		return false
 	}
 	if len(it.rest) == 0 {
 		if it.seen != it.want {
 			it.err = fmt.Errorf("%w: header says %d, batch holds %d frames", ErrInvalidMessagesCount, it.want, it.seen)
 		}
-		return Frame{}, false
+		return false
 	}
 	n, ok := frameSize(it.rest)
 	if !ok {
 		it.err = fmt.Errorf("%w: frame %d does not fit in the %d bytes left", ErrInvalidFormat, it.seen, len(it.rest))
 		it.rest = nil
-		return Frame{}, false
+		return false
 	}
-	f := decodeFrame(it.rest[:n:n])
+	decodeFrameInto(it.rest[:n:n], f)
 	it.rest = it.rest[n:]
 	it.seen++
-	return f, true
+	return true
 }
 
 // Err is the reason the walk stopped early, or nil after a clean walk.
