@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -367,5 +368,35 @@ func TestIntervalAppendsWaitForASyncThatFallsBehind(t *testing.T) {
 	close(release)
 	if d := <-durableAtReturn; d < target {
 		t.Fatalf("append returned with %d durable, the stalled sync covered %d", d, target)
+	}
+}
+
+// TestNoPreallocationOnTmpfs: on tmpfs, appends write without preallocating the blocks after
+// them (fallocate there zeroes pages the write then overwrites).
+func TestNoPreallocationOnTmpfs(t *testing.T) {
+	mounts, err := os.ReadFile("/proc/mounts")
+	if err != nil || !strings.Contains(string(mounts), " /dev/shm tmpfs ") {
+		t.Skip("no tmpfs at /dev/shm")
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "partlog-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	l, err := Open(dir, Options{Fsync: FsyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.prealloc {
+		t.Fatal("a log on tmpfs preallocates")
+	}
+	fill(t, l, 100)
+	fi, err := l.active().log.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocatedPastEnd(fi) {
+		t.Fatalf("the active segment holds blocks past its %d bytes", fi.Size())
 	}
 }

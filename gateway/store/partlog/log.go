@@ -30,6 +30,8 @@ var (
 type Log struct {
 	dir  string
 	opts Options
+	// prealloc says appends preallocate blocks (segment.reserve); not on tmpfs.
+	prealloc bool
 
 	mu     sync.RWMutex
 	segs   []*segment // oldest first; the last one is active
@@ -81,7 +83,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, opts: opts, fsync: (*os.File).Sync}
+	l := &Log{dir: dir, opts: opts, fsync: (*os.File).Sync, prealloc: preallocates(dir)}
 	for i, base := range bases {
 		s, err := openSegment(dir, base, i < len(bases)-1, &opts)
 		if err != nil {
@@ -188,7 +190,9 @@ func (l *Log) Append(batch []byte, now time.Time) (uint64, error) {
 	ts := max(uint64(now.UnixMicro()), l.lastTS)
 	base := l.next
 	message.Stamp(batch, uint64(l.opts.PartitionID), base, ts)
-	s.reserve(int64(len(batch)), l.opts.SegmentBytes)
+	if l.prealloc {
+		s.reserve(int64(len(batch)), l.opts.SegmentBytes)
+	}
 	if _, err := s.log.WriteAt(batch, s.size); err != nil {
 		if terr := s.log.Truncate(s.size); terr != nil {
 			l.failed = fmt.Errorf("partlog: write failed (%v) and could not be undone: %w", err, terr)

@@ -42,3 +42,17 @@ func allocatedPastEnd(fi os.FileInfo) bool {
 	const slack = 64 << 10 // room for extent tree blocks, which count too
 	return st.Blocks*512 > fi.Size()+slack
 }
+
+// tmpfsMagic is TMPFS_MAGIC, the f_type statfs reports for tmpfs.
+const tmpfsMagic = 0x01021994
+
+// preallocates reports whether preallocating blocks pays on the filesystem holding dir: on
+// tmpfs there is no delayed allocation to spare, and fallocate fills every page with zeros
+// that the write then overwrites, doubling the cost of an append.
+func preallocates(dir string) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return true
+	}
+	return st.Type != tmpfsMagic
+}

@@ -10,3 +10,5 @@ import (
 func preallocate(*os.File, int64, int64) error { return errors.ErrUnsupported }
 
 func allocatedPastEnd(os.FileInfo) bool { return false }
+
+func preallocates(string) bool { return false }
