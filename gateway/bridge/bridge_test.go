@@ -417,3 +417,49 @@ func TestTopicMaxMessageBytes(t *testing.T) {
 		t.Errorf("5 MiB record after re-creation without the config: %v", err)
 	}
 }
+
+// TestNewProducerNeedsNoScan: once a scan has read a partition from offset 0, and only this
+// gateway appended since, a producer the cache does not know has no history there and is
+// accepted without reading Iggy; after another gateway appends, the next unknown producer is
+// looked up in Iggy again, and a resend that gateway stored is still recognised.
+func TestNewProducerNeedsNoScan(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "idem", true); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(pid int64, seq int32) []byte {
+		return kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("p", pid, "s", seq), 2), pid, 0, seq)
+	}
+	polls := func() int { m.mu.Lock(); defer m.mu.Unlock(); return m.polls }
+	if _, err := b.produce(ctx, m, "idem", 0, batch(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for pid := int64(2); pid < 6; pid++ {
+		before := polls()
+		if _, err := b.produce(ctx, m, "idem", 0, batch(pid, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if polls() != before {
+			t.Fatalf("producer %d: %d polls for a producer with no history", pid, polls()-before)
+		}
+	}
+	// Another gateway stores producer 9's first batch; the first gateway sees the resend.
+	other := newMemBridge(t, m)
+	res, err := other.produce(ctx, m, "idem", 0, batch(9, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := b.part("idem", 0)
+	st.mu.Lock()
+	st.confirmed = time.Time{} // past the trust window
+	st.mu.Unlock()
+	again, err := b.produce(ctx, m, "idem", 0, batch(9, 0))
+	if err != nil || again.BaseOffset != res.BaseOffset {
+		t.Fatalf("resend after a foreign append: base %d err %v, want %d", again.BaseOffset, err, res.BaseOffset)
+	}
+	if got, _ := fetchAll(t, b, m, "idem", 0, 0); len(got) != 12 {
+		t.Fatalf("%d records stored, want 12", len(got))
+	}
+}

@@ -20,6 +20,7 @@ type memStore struct {
 	sendErr  error // returned (once) by the next send, after storing when sendLost
 	sendLost bool
 	sends    int
+	polls    int
 }
 
 type storeTopic struct {
@@ -162,6 +163,7 @@ func (m *memStore) send(_ context.Context, stream, topic string, partition uint3
 func (m *memStore) poll(_ context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.polls++
 	t, err := m.find(stream, topic)
 	if err != nil {
 		return polled{}, err

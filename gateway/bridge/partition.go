@@ -22,6 +22,10 @@ type partState struct {
 	// confirmed is when the producer cache was last known to cover every
 	// append to the partition.
 	confirmed time.Time
+	// complete says the producer cache holds every producer that ever wrote to the
+	// partition: a scan read the partition from offset 0, and nothing but this gateway's own
+	// appends came after it. A producer the cache does not know then has no history here.
+	complete bool
 
 	hw       atomic.Int64 // highest high watermark seen; -1 unknown
 	avgBytes atomic.Int64 // running estimate of a stored record's size, for fetch sizing
@@ -64,6 +68,13 @@ func (b *Bridge) forget(topic string) {
 			delete(b.parts, k)
 		}
 	}
+}
+
+// dropProducers forgets the producer cache: appends this gateway did not make may hold
+// batches it does not know.
+func (st *partState) dropProducers() {
+	st.producers = map[int64]*producerState{}
+	st.complete = false
 }
 
 func (st *partState) sawHW(hw int64) {

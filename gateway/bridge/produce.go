@@ -71,7 +71,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 			return -1, err
 		}
 		cached := st.producers[kb.ProducerID] != nil
-		ps, err := b.producer(ctx, as, st, topic, partition, kb.ProducerID)
+		ps, err := b.producer(ctx, as, st, topic, partition, kb.ProducerID, false)
 		if err != nil {
 			return -1, err
 		}
@@ -80,7 +80,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 			// The cache may predate writes by another gateway: decide again
 			// from what Iggy holds before refusing the batch.
 			delete(st.producers, kb.ProducerID)
-			if ps, err = b.producer(ctx, as, st, topic, partition, kb.ProducerID); err != nil {
+			if ps, err = b.producer(ctx, as, st, topic, partition, kb.ProducerID, true); err != nil {
 				return -1, err
 			}
 			dup, err = ps.check(kb)
@@ -93,7 +93,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 	if err != nil {
 		// The write may or may not have landed (a lost connection), so the
 		// cached sequence state can no longer be trusted.
-		st.producers = map[int64]*producerState{}
+		st.dropProducers()
 		st.next = -1
 		return -1, kafkaErr(err)
 	}
@@ -103,7 +103,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 		// Someone else appended since our last write: another gateway may
 		// have taken idempotent batches that this cache does not know.
 		b.log.Debug("foreign writer noticed; dropping producer cache", "topic", topic, "partition", partition, "expected", st.next, "got", base)
-		st.producers = map[int64]*producerState{}
+		st.dropProducers()
 	}
 	st.confirmed = time.Now()
 	if kb.ProducerID >= 0 {
@@ -151,7 +151,7 @@ func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, top
 		return fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
 	}
 	if hw := t.Partitions[partition].highWatermark(); hw != st.next {
-		st.producers = map[int64]*producerState{}
+		st.dropProducers()
 		st.next = hw
 	}
 	st.confirmed = time.Now()
@@ -241,9 +241,15 @@ const (
 )
 
 // producer returns the cached state of pid in st, rebuilding it from the
-// partition's tail on a miss.
-func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
+// partition's tail on a miss, unless the cache is complete (then pid has no
+// history in the partition) and rescan is false.
+func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, pid int64, rescan bool) (*producerState, error) {
 	if ps := st.producers[pid]; ps != nil {
+		return ps, nil
+	}
+	if st.complete && !rescan {
+		ps := &producerState{epoch: -1}
+		st.producers[pid] = ps
 		return ps, nil
 	}
 	ps, err := b.scanProducer(ctx, as, st, topic, partition, pid)
@@ -254,6 +260,11 @@ func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic 
 	return ps, nil
 }
 
+// scanProducer reads the partition's tail backwards for pid's latest batches (see the bounds
+// above). It notes every producer's batches on the way: when the scan reaches offset 0 and
+// nothing but this gateway's own appends came after the cache was started, every producer of
+// the partition is then known, and a producer the cache does not know needs no scan (a new
+// producer spreading over many partitions would otherwise scan each of them).
 func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
 	if err != nil {
@@ -266,20 +277,22 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 	if st.next < 0 {
 		st.next = end
 	}
-	ps := &producerState{epoch: -1}
-	var found []seqBatch // newest window first, each window ascending
-	var epochs []int16
+	whole := st.next == end // the cache may become complete
+	type history struct {
+		batches []seqBatch // oldest first
+		epochs  []int16
+	}
+	seen := map[int64]*history{}
 	scanned, bytes := int64(0), 0
 	m := &recMeta{}
-	for end > 0 && scanned < scanMaxMessages && bytes < scanMaxBytes && len(found) < producerWindow {
+	for end > 0 && scanned < scanMaxMessages && bytes < scanMaxBytes && (seen[pid] == nil || len(seen[pid].batches) < producerWindow) {
 		from := max(0, end-scanWindow)
 		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(from), uint32(end-from))
 		if err != nil {
 			return nil, kafkaErr(err)
 		}
 		bytes += len(p.Records)
-		var win []seqBatch
-		var winEpochs []int16
+		win := map[int64]*history{}
 		recs := p.Records
 		for len(recs) > 0 {
 			rec, rest, ok := splitRecord(recs)
@@ -292,23 +305,47 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 				continue // the batch started in an earlier window
 			}
 			m.parse(f.UserHeaders)
-			if m.hasPID && m.pid == pid {
-				h := batchBase(rec)
-				win = append(win, seqBatch{m.seq, m.n, int64(h)})
-				winEpochs = append(winEpochs, m.epoch)
+			if !m.hasPID {
+				continue
 			}
+			w := win[m.pid]
+			if w == nil {
+				w = &history{}
+				win[m.pid] = w
+			}
+			w.batches = append(w.batches, seqBatch{m.seq, m.n, int64(batchBase(rec))})
+			w.epochs = append(w.epochs, m.epoch)
 		}
 		if p.Release != nil {
 			p.Release()
 		}
-		found = append(win, found...)
-		epochs = append(winEpochs, epochs...)
+		for id, w := range win {
+			if h := seen[id]; h != nil {
+				w.batches, w.epochs = append(w.batches, h.batches...), append(w.epochs, h.epochs...)
+			}
+			seen[id] = w
+		}
 		scanned += end - from
 		end = from
 	}
-	for i, sb := range found {
-		ps.add(epochs[i], sb.seq, sb.n, sb.base)
+	build := func(h *history) *producerState {
+		ps := &producerState{epoch: -1}
+		if h != nil {
+			for i, sb := range h.batches {
+				ps.add(h.epochs[i], sb.seq, sb.n, sb.base)
+			}
+		}
+		return ps
 	}
-	b.log.Debug("rebuilt producer state from Iggy", "topic", topic, "partition", partition, "pid", pid, "batches", len(ps.batches), "scanned", scanned)
+	ps := build(seen[pid])
+	if whole && end == 0 {
+		for id, h := range seen {
+			if id != pid && st.producers[id] == nil {
+				st.producers[id] = build(h)
+			}
+		}
+		st.complete = true
+	}
+	b.log.Debug("rebuilt producer state from Iggy", "topic", topic, "partition", partition, "pid", pid, "batches", len(ps.batches), "scanned", scanned, "complete", st.complete)
 	return ps, nil
 }
