@@ -122,7 +122,10 @@
 // restarted) the state is rebuilt by reading the partition's tail backwards
 // from Iggy in windows of 512 messages, at most 8192 messages or 32 MiB, and
 // a producer not found within that bound is accepted at any sequence, as
-// Kafka accepts a producer whose state expired. A sequence error from the
+// Kafka accepts a producer whose state expired. A scan that reaches offset 0
+// notes every producer it meets: until an append this gateway did not make is
+// noticed, a producer the cache does not know has no batch in the partition
+// and needs no scan. A sequence error from the
 // cache is re-decided once from Iggy before it is returned. The cache is
 // trusted for one second after this gateway's own last append to the
 // partition; after that, Iggy's high watermark is compared with the offset
