@@ -68,7 +68,7 @@ func (c *conn) readFrame() (framebuf.Frame, error) {
 			append(c.logAttrs(), "size", size, "max", cfg.MaxRequestBytes)...)
 		return framebuf.Frame{}, errFrameDone
 	}
-	f, err := c.s.budget.Read(c.br, nil, int(size), deadline, c.stopped)
+	f, err := c.s.budget.Read(c.br, c.nc, nil, int(size), deadline, c.stopped)
 	if err != nil {
 		c.frameFailed(err)
 		return framebuf.Frame{}, errFrameDone

@@ -116,7 +116,7 @@ func TestHandledRequestsHoldTheBudget(t *testing.T) {
 	const budget = 4 * framebuf.ChunkBytes
 	ts := startServer(t, func(c *Config) {
 		c.BufferBudget = budget
-		c.ReadTimeout = 20 * time.Second
+		c.ReadTimeout = 300 * time.Millisecond
 	})
 	gate := make(chan struct{})
 	entered := make(chan int, 8)
@@ -159,8 +159,14 @@ func TestHandledRequestsHoldTheBudget(t *testing.T) {
 	if r := fresh.roundTrip(t, kmsg.NewPtrInitProducerIDRequest()).(*kmsg.InitProducerIDResponse); r.ErrorCode != 0 {
 		t.Fatalf("InitProducerID while the budget is held: error %d", r.ErrorCode)
 	}
-	if used := ts.s.budget.Used(); used != held {
-		t.Fatalf("%d charged with the third request waiting, %d before", used, held)
+	// The wait is the server's backlog, not a slow peer: it outlasts the read timeout and the
+	// connection stays open.
+	past := time.Now().Add(3 * ts.s.cfg.ReadTimeout)
+	checkfor.Eventually(t, 5*time.Second, "the read timeout passing", func() error {
+		return checkfor.True(time.Now().After(past), "not yet")
+	})
+	if used := ts.s.budget.Used(); used != held || ts.s.budget.Waiting() != 1 {
+		t.Fatalf("%d charged and %d waiting with the third request waiting, %d before", used, ts.s.budget.Waiting(), held)
 	}
 	select {
 	case n := <-entered:

@@ -56,7 +56,7 @@ func (c *conn) readFrame() (framebuf.Frame, error) {
 	if cmd := wire.FrameCommand(head); cmd > wire.MaxCommandByte {
 		return framebuf.Frame{}, fmt.Errorf("%w: command byte %d above %d", wire.ErrFrame, cmd, wire.MaxCommandByte)
 	}
-	return c.budget.Read(c.br, head, int(size)-wire.HeaderSize, deadline, c.s.closing)
+	return c.budget.Read(c.br, c.nc, head, int(size)-wire.HeaderSize, deadline, c.s.closing)
 }
 
 func isTimeout(err error) bool {

@@ -1,12 +1,16 @@
 // Package framebuf reads the body of a length-prefixed frame so that what a peer costs in memory
 // follows what it has actually sent, never the length it claims, and so that the frames a
 // listener holds at once, arriving or being processed, are bounded. A listener (the Kafka port,
-// the store's port, the in-process store connection) shares one Budget between its connections:
-// a frame above FreeBytes is read into fixed-size chunks, each charged to the Budget before it is
-// filled; once every byte has arrived it is copied into one pooled buffer, and the Budget stays
-// charged for that buffer until the caller releases the Frame, after the request was handled. A
-// connection that finds the Budget spent stops reading (its peer's sends back up in TCP) until
-// another frame is released or its deadline passes; then Read fails and the caller closes the
+// the store's port) shares one Budget between its connections: a frame above FreeBytes is read
+// into chunks of ChunkBytes, each charged to the Budget before it is filled, so a frame holds
+// what its peer sent, however large the size it claims. Once every byte has arrived the frame is
+// copied into one buffer of its size class, which stays charged until the caller releases the
+// Frame, after the request was handled. Chunks and buffers are reused, so that a busy listener
+// makes little garbage. A connection that finds the Budget spent stops reading
+// (its peer's sends back up in TCP) until another frame is released. Its read deadline counts
+// the wait only while frames still arriving share in spending the Budget (peers too slow to
+// finish what they started); a wait for frames being handled is the listener's own backlog and
+// moves the deadline on. When the deadline passes Read fails and the caller closes the
 // connection.
 //
 // The oldest frame still arriving may take room past the limit while the others hold no more
@@ -33,7 +37,7 @@ import (
 // handshake, a metadata request, a heartbeat) answered while large frames hold the whole Budget.
 const FreeBytes = 64 << 10
 
-// ChunkBytes is the unit a large frame is buffered and charged in while it arrives.
+// ChunkBytes is the unit a frame above FreeBytes is read and charged in while it arrives.
 const ChunkBytes = 256 << 10
 
 // ErrBudget reports a frame that waited for buffer memory until its deadline.
@@ -48,14 +52,18 @@ type Budget struct {
 	limit int64
 	clk   clock.Clock
 
-	mu      sync.Mutex
-	used    int64
-	refused uint64
-	waiting int
-	freed   chan struct{} // closed and replaced whenever a waiter may now find room
+	mu       sync.Mutex
+	used     int64
+	arriving int64 // the part of used held by frames still arriving
+	refused  uint64
+	waiting  int
+	freed    chan struct{} // closed and replaced whenever a waiter may now find room
 	// oldest and newest end the list of frames still arriving, in the order their first byte
 	// came; oldest may go past the limit.
 	oldest, newest *arrival
+	// free holds buffers of each size class for later frames, idle bytes in all.
+	free [numClasses][]*[]byte
+	idle int64
 }
 
 // arrival is a large frame between its first byte and its last.
@@ -64,7 +72,7 @@ type arrival struct {
 	charge     int64
 }
 
-// NewBudget returns a Budget of limit bytes (at least one chunk) whose waits run on clk (nil: the
+// NewBudget returns a Budget of limit bytes (at least ChunkBytes) whose waits run on clk (nil: the
 // wall clock).
 func NewBudget(limit int64, clk clock.Clock) *Budget {
 	return &Budget{limit: max(limit, ChunkBytes), clk: clock.Or(clk), freed: make(chan struct{})}
@@ -110,8 +118,9 @@ func (b *Budget) startLocked(a *arrival) {
 	b.newest = a
 }
 
-// endLocked takes a off the arriving list and hands back n of its charge.
-func (b *Budget) endLocked(a *arrival, n int64) {
+// endLocked takes a off the arriving list; release hands its charge back too, else the charge
+// goes on to the frame.
+func (b *Budget) endLocked(a *arrival, release bool) {
 	if a.prev != nil {
 		a.prev.next = a.next
 	} else {
@@ -123,16 +132,25 @@ func (b *Budget) endLocked(a *arrival, n int64) {
 		b.newest = a.prev
 	}
 	a.prev, a.next = nil, nil
-	b.used -= n
+	b.arriving -= a.charge
+	if release {
+		b.used -= a.charge
+	}
 	b.wakeLocked()
 }
 
-// acquire charges n bytes to a, waiting while the Budget is spent until deadline or stop.
-func (b *Budget) acquire(a *arrival, n int64, deadline time.Time, stop <-chan struct{}) error {
+// acquire charges n bytes to a, waiting while the Budget is spent until *deadline or stop. The
+// wait counts against the deadline only while frames still arriving take part in spending the
+// Budget: while the frames being handled leave no room by themselves the listener is behind, not
+// the peer, and that time is added to *deadline.
+func (b *Budget) acquire(a *arrival, n int64, deadline *time.Time, stop <-chan struct{}) error {
 	var timer clock.Timer
+	waiting := false
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+		}
+		if waiting {
 			b.mu.Lock()
 			b.waiting--
 			b.mu.Unlock()
@@ -142,29 +160,40 @@ func (b *Budget) acquire(a *arrival, n int64, deadline time.Time, stop <-chan st
 		b.mu.Lock()
 		if b.used+n <= b.limit || (b.oldest == a && b.used-a.charge <= b.limit) {
 			b.used += n
+			b.arriving += n
 			a.charge += n
 			b.mu.Unlock()
 			return nil
 		}
+		backlog := b.used-b.arriving+n > b.limit
 		freed := b.freed
-		if timer == nil {
-			d := deadline.Sub(b.clk.Now())
-			if d <= 0 || deadline.IsZero() {
-				b.refused++
-				b.mu.Unlock()
-				return ErrBudget
-			}
-			timer = b.clk.NewTimer(d)
+		if !waiting {
+			waiting = true
 			b.waiting++
 		}
 		b.mu.Unlock()
+		now := b.clk.Now()
+		var expired <-chan time.Time
+		if !backlog {
+			d := deadline.Sub(now)
+			if d <= 0 || deadline.IsZero() {
+				b.countRefused()
+				return ErrBudget
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			timer = b.clk.NewTimer(d)
+			expired = timer.C()
+		}
 		select {
 		case <-freed:
-		case <-timer.C():
-			b.countRefused()
-			return ErrBudget
+		case <-expired:
 		case <-stop:
 			return ErrStopped
+		}
+		if backlog {
+			*deadline = deadline.Add(b.clk.Now().Sub(now))
 		}
 	}
 }
@@ -189,18 +218,18 @@ type Frame struct {
 
 	b      *Budget
 	charge int64
-	buf    *[]byte // Body's pooled backing array, or nil when it is not pooled
+	buf    *[]byte // Body's reusable backing array, or nil when it is not to be reused
 	class  int
 }
 
-// Release hands the frame's buffer back to the pool and its charge back to the Budget; nothing
+// Release hands the frame's buffer back for reuse and its charge back to the Budget; nothing
 // may use Body afterwards. Releasing a zero or already released Frame does nothing.
 func (f *Frame) Release() {
-	if f.b != nil && f.charge > 0 {
+	if f.charge > 0 {
 		f.b.release(f.charge)
 	}
 	if f.buf != nil {
-		pools[f.class].Put(f.buf)
+		f.b.put(f.class, f.buf)
 	}
 	*f = Frame{}
 }
@@ -208,19 +237,24 @@ func (f *Frame) Release() {
 // Charge is what the frame holds of its Budget: zero for a frame up to FreeBytes.
 func (f *Frame) Charge() int64 { return f.charge }
 
-var chunkPool = sync.Pool{New: func() any { return new([ChunkBytes]byte) }}
+// Conn is where Read moves the read deadline when it excuses a wait (acquire); a net.Conn is one.
+type Conn interface {
+	SetReadDeadline(time.Time) error
+}
 
 // Read reads an n-byte frame body from r and returns head followed by it, in a pooled buffer.
-// A body of up to FreeBytes is read straight into its buffer and charged nothing. The bytes of a
-// larger one wait in chunks charged to b as they arrive, and the frame's buffer is taken only
-// once all n are in, so a peer that claims a large size and sends little costs what it sent; the
-// frame then holds the buffer's size of b until it is released. When b is spent Read waits for
-// room until deadline and then returns ErrBudget; a closed stop ends the wait with ErrStopped. The
-// caller sets r's own read deadline; an error from r is returned as it is, io.EOF after a
-// partial read as io.ErrUnexpectedEOF. After an error nothing is held.
-func (b *Budget) Read(r *bufio.Reader, head []byte, n int, deadline time.Time, stop <-chan struct{}) (Frame, error) {
+// A body of up to FreeBytes is read straight into its buffer and charged nothing. A larger one is
+// read into a buffer that grows as its bytes arrive (the package doc), each buffer charged to b
+// before it is taken, and the frame holds its final buffer's size of b until it is released.
+// When b is spent Read waits for room until deadline and then returns ErrBudget; a closed stop
+// ends the wait with ErrStopped. Time spent waiting for frames being handled does not count: it
+// moves deadline on, and Read sets conn's read deadline (when conn is not nil) to match. The
+// caller sets conn's deadline to begin with; an error from r is returned as it is, io.EOF after
+// a partial read as io.ErrUnexpectedEOF. After an error nothing is held.
+func (b *Budget) Read(r *bufio.Reader, conn Conn, head []byte, n int, deadline time.Time, stop <-chan struct{}) (Frame, error) {
+	total := len(head) + n
 	if n <= FreeBytes {
-		f := newFrame(len(head) + n)
+		f := b.newFrame(total)
 		copy(f.Body, head)
 		if _, err := io.ReadFull(r, f.Body[len(head):]); err != nil {
 			f.Release()
@@ -228,16 +262,8 @@ func (b *Budget) Read(r *bufio.Reader, head []byte, n int, deadline time.Time, s
 		}
 		return f, nil
 	}
-	var chunks []*[ChunkBytes]byte
-	defer func() {
-		for _, c := range chunks {
-			if c != nil {
-				chunkPool.Put(c)
-			}
-		}
-	}()
-	// A chunk is charged only once a byte of it has arrived: a peer that sends a size and then
-	// nothing holds no budget at all.
+	// Room is taken only once a byte that needs it has arrived: a peer that sends a size and
+	// then nothing holds no budget at all.
 	if _, err := r.Peek(1); err != nil {
 		return Frame{}, eof(err)
 	}
@@ -245,9 +271,13 @@ func (b *Budget) Read(r *bufio.Reader, head []byte, n int, deadline time.Time, s
 	b.mu.Lock()
 	b.startLocked(a)
 	b.mu.Unlock()
+	var chunks []*[]byte
 	fail := func(err error) (Frame, error) {
+		for _, c := range chunks {
+			b.put(chunkClass, c)
+		}
 		b.mu.Lock()
-		b.endLocked(a, a.charge)
+		b.endLocked(a, true)
 		b.mu.Unlock()
 		return Frame{}, err
 	}
@@ -257,31 +287,41 @@ func (b *Budget) Read(r *bufio.Reader, head []byte, n int, deadline time.Time, s
 				return fail(eof(err))
 			}
 		}
-		if err := b.acquire(a, ChunkBytes, deadline, stop); err != nil {
+		was := deadline
+		if err := b.acquire(a, ChunkBytes, &deadline, stop); err != nil {
 			return fail(err)
 		}
-		c := chunkPool.Get().(*[ChunkBytes]byte)
+		if deadline != was && conn != nil {
+			// Set before stop is looked at: a caller that closes stop and then sets its own
+			// deadline to interrupt the read overrides this one.
+			_ = conn.SetReadDeadline(deadline)
+			select {
+			case <-stop:
+				return fail(ErrStopped)
+			default:
+			}
+		}
+		c := b.get(chunkClass)
 		chunks = append(chunks, c)
 		m := min(left, ChunkBytes)
-		if _, err := io.ReadFull(r, c[:m]); err != nil {
+		if _, err := io.ReadFull(r, (*c)[:m]); err != nil {
 			return fail(eof(err))
 		}
 		left -= m
 	}
-	f := newFrame(len(head) + n)
+	f := b.newFrame(total)
 	off := copy(f.Body, head)
 	for i, c := range chunks {
-		off += copy(f.Body[off:], c[:])
-		chunkPool.Put(c)
+		off += copy(f.Body[off:], *c)
+		b.put(chunkClass, c)
 		chunks[i] = nil
 	}
-	// The chunks were rounded up to ChunkBytes, the buffer to its size class: from here the
-	// frame is charged for the buffer. The difference is taken without waiting, as the bytes
-	// are already in.
+	// The chunks were whole, the buffer is of its size class: from here the frame is charged
+	// for the buffer. The difference is taken without waiting, as the bytes are already in.
 	f.b, f.charge = b, int64(cap(f.Body))
 	b.mu.Lock()
 	b.used += f.charge
-	b.endLocked(a, a.charge)
+	b.endLocked(a, true)
 	b.mu.Unlock()
 	return f, nil
 }
@@ -294,15 +334,67 @@ func eof(err error) error {
 }
 
 // Buffers come in size classes four to a doubling, from 4 KiB to maxPooled, so that a frame's
-// buffer is at most a quarter larger than the frame and a pooled buffer fits the next frame of
-// about its size. Larger frames are rare enough to be allocated each time.
+// buffer is at most a quarter larger than the frame and a reused buffer fits the next frame of
+// about its size. Larger frames are rare enough to be allocated each time. Buffers of up to
+// twice FreeBytes are kept in a sync.Pool each. Larger ones, and the chunks, wait for their next
+// frame in their Budget's free lists, which hold at most half its limit: a sync.Pool keeps what
+// the busiest recent moment took, as much again as the Budget bounds, while a buffer dropped
+// instead of reused is garbage the collector lets the heap grow by before it runs.
 const (
 	minClassShift  = 12
 	maxPooledShift = 26
 	maxPooled      = 1 << maxPooledShift
+	numClasses     = (maxPooledShift-minClassShift)*4 + 1
 )
 
-var pools [(maxPooledShift-minClassShift)*4 + 1]sync.Pool
+var (
+	pools      [numClasses]sync.Pool
+	chunkClass = classOf(ChunkBytes)
+)
+
+// get returns a buffer of class c, reused when one is free.
+func (b *Budget) get(c int) *[]byte {
+	if classSize(c) <= 2*FreeBytes {
+		if p, _ := pools[c].Get().(*[]byte); p != nil {
+			return p
+		}
+	} else {
+		b.mu.Lock()
+		free := b.free[c]
+		if k := len(free); k > 0 {
+			p := free[k-1]
+			free[k-1] = nil
+			b.free[c] = free[:k-1]
+			b.idle -= int64(cap(*p))
+			b.mu.Unlock()
+			return p
+		}
+		b.mu.Unlock()
+	}
+	buf := make([]byte, classSize(c))
+	return &buf
+}
+
+// put keeps p, of class c, for a later frame, or drops it when the free lists are full.
+func (b *Budget) put(c int, p *[]byte) {
+	if classSize(c) <= 2*FreeBytes {
+		pools[c].Put(p)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if size := int64(cap(*p)); b.idle+size <= b.limit/2 {
+		b.free[c] = append(b.free[c], p)
+		b.idle += size
+	}
+}
+
+// Idle is the number of bytes the free lists keep for later frames.
+func (b *Budget) Idle() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.idle
+}
 
 // classOf is the size class of an n-byte buffer; classSize is its capacity.
 func classOf(n int) int {
@@ -322,16 +414,12 @@ func classSize(c int) int {
 	return (5 + (c-1)%4) << (e - 3)
 }
 
-// newFrame returns a Frame whose Body is n bytes of a pooled buffer, not yet charged.
-func newFrame(n int) Frame {
-	if n > maxPooled {
-		return Frame{Body: make([]byte, n)}
-	}
+// newFrame returns a Frame whose Body is n bytes of a buffer of n's size class, not yet charged.
+func (b *Budget) newFrame(n int) Frame {
 	c := classOf(n)
-	p, _ := pools[c].Get().(*[]byte)
-	if p == nil {
-		b := make([]byte, classSize(c))
-		p = &b
+	if n > maxPooled {
+		return Frame{Body: make([]byte, n, classSize(c))}
 	}
-	return Frame{Body: (*p)[:n], buf: p, class: c}
+	p := b.get(c)
+	return Frame{Body: (*p)[:n], buf: p, class: c, b: b}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +24,7 @@ func patterned(n int) []byte {
 }
 
 func read(b *Budget, data []byte, head []byte, n int) (Frame, error) {
-	return b.Read(bufio.NewReader(bytes.NewReader(data)), head, n, time.Now().Add(time.Second), nil)
+	return b.Read(bufio.NewReader(bytes.NewReader(data)), nil, head, n, time.Now().Add(time.Second), nil)
 }
 
 func used(b *Budget, want int64) func() error {
@@ -64,23 +66,32 @@ func TestChargeHeldUntilRelease(t *testing.T) {
 	small.Release()
 }
 
-func TestReadAllocatesOnlyWhatArrived(t *testing.T) {
+func TestReadCostsWhatArrived(t *testing.T) {
 	b := NewBudget(64*ChunkBytes, nil)
-	_, err := read(b, make([]byte, ChunkBytes+1), nil, 100<<20)
-	if !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("err %v", err)
+	// A claimed size with no byte of the body holds nothing.
+	if _, err := read(b, nil, nil, 100<<20); !errors.Is(err, io.ErrUnexpectedEOF) || b.Used() != 0 {
+		t.Fatalf("claim with no body: err %v, %d charged", err, b.Used())
 	}
-	if b.Used() != 0 {
-		t.Fatalf("%d bytes still charged after a failed read", b.Used())
-	}
-	// A claimed size with no byte of the body holds nothing, and nothing is allocated for it.
-	allocs := testing.AllocsPerRun(20, func() {
-		if _, err := read(b, nil, nil, 100<<20); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatal(err)
+	// Bytes that arrived are held in whole chunks, while the claim is much larger.
+	for _, sent := range []int{1, ChunkBytes - 1, ChunkBytes + 1, 5*ChunkBytes + 3} {
+		pr, pw := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			_, err := b.Read(bufio.NewReaderSize(pr, 4096), nil, nil, 100<<20, time.Now().Add(10*time.Second), nil)
+			done <- err
+		}()
+		go pw.Write(make([]byte, sent))
+		checkfor.Eventually(t, 2*time.Second, "bytes read", func() error {
+			used := b.Used()
+			return checkfor.True(used > 0 && used <= int64((sent+ChunkBytes-1)/ChunkBytes*ChunkBytes), "%d charged for %d bytes sent", used, sent)
+		})
+		pw.Close()
+		if err := <-done; !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("after %d bytes: %v", sent, err)
 		}
-	})
-	if allocs > 4 {
-		t.Fatalf("%v allocations for a claim with no body", allocs)
+		if b.Used() != 0 {
+			t.Fatalf("%d bytes still charged after a failed read", b.Used())
+		}
 	}
 }
 
@@ -129,7 +140,7 @@ func startRead(b *Budget, n int, deadline time.Time) *feed {
 	fd := &feed{w: pw, done: make(chan struct{})}
 	go func() {
 		defer close(fd.done)
-		fd.f, fd.err = b.Read(bufio.NewReaderSize(pr, 4096), nil, n, deadline, nil)
+		fd.f, fd.err = b.Read(bufio.NewReaderSize(pr, 4096), nil, nil, n, deadline, nil)
 		pr.Close()
 	}()
 	return fd
@@ -193,16 +204,18 @@ func TestPartialFramesDoNotStall(t *testing.T) {
 }
 
 func TestSpentBudgetWaitsUntilDeadline(t *testing.T) {
+	// The budget is spent by a frame still arriving: the peers are slow, and a frame that
+	// finds no room gives up at its deadline.
 	clk := clock.NewFake(time.Unix(1000, 0))
 	b := NewBudget(ChunkBytes, clk)
-	held, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), nil, 2*ChunkBytes, clk.Now(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := startRead(b, 10*ChunkBytes, clk.Now().Add(time.Hour))
+	holder.send(t, ChunkBytes/2)
+	checkfor.Eventually(t, 2*time.Second, "holder charged", used(b, ChunkBytes))
 	added := clk.Added()
+	var conn deadlines
 	waitDone := make(chan error, 1)
 	go func() {
-		_, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), nil, 2*ChunkBytes, clk.Now().Add(5*time.Second), nil)
+		_, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), &conn, nil, 2*ChunkBytes, clk.Now().Add(5*time.Second), nil)
 		waitDone <- err
 	}()
 	<-added
@@ -216,15 +229,63 @@ func TestSpentBudgetWaitsUntilDeadline(t *testing.T) {
 	if err := <-waitDone; !errors.Is(err, ErrBudget) {
 		t.Fatalf("err %v, want ErrBudget", err)
 	}
-	if b.Refused() != 1 {
-		t.Fatalf("refused %d", b.Refused())
+	if b.Refused() != 1 || len(conn.set) != 0 {
+		t.Fatalf("refused %d, deadlines set %v", b.Refused(), conn.set)
 	}
-	if b.Used() != held.Charge() {
-		t.Fatalf("%d charged beside the held %d", b.Used(), held.Charge())
+	holder.w.CloseWithError(io.EOF)
+	<-holder.done
+	if !errors.Is(holder.err, io.ErrUnexpectedEOF) || b.Used() != 0 {
+		t.Fatalf("holder: %v, %d still charged", holder.err, b.Used())
+	}
+}
+
+// deadlines records the read deadlines Read sets.
+type deadlines struct {
+	mu  sync.Mutex
+	set []time.Time
+}
+
+func (d *deadlines) SetReadDeadline(t time.Time) error {
+	d.mu.Lock()
+	d.set = append(d.set, t)
+	d.mu.Unlock()
+	return nil
+}
+
+func TestBacklogWaitDoesNotCountAgainstTheDeadline(t *testing.T) {
+	// The budget is spent by a frame being handled: the listener is behind, and the frame
+	// that waits for it keeps waiting past its deadline, which moves on by the wait.
+	clk := clock.NewFake(time.Unix(1000, 0))
+	b := NewBudget(ChunkBytes, clk)
+	held, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), nil, nil, 2*ChunkBytes, clk.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conn deadlines
+	start := clk.Now()
+	waitDone := make(chan error, 1)
+	go func() {
+		f, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), &conn, nil, 2*ChunkBytes, start.Add(5*time.Second), nil)
+		f.Release()
+		waitDone <- err
+	}()
+	checkfor.Eventually(t, 2*time.Second, "second frame waiting", func() error {
+		return checkfor.True(b.Waiting() == 1, "%d waiting", b.Waiting())
+	})
+	clk.Advance(time.Minute)
+	select {
+	case err := <-waitDone:
+		t.Fatalf("gave up while the budget was held by a handled frame: %v", err)
+	default:
 	}
 	held.Release()
-	if b.Used() != 0 {
-		t.Fatalf("%d still charged", b.Used())
+	if err := <-waitDone; err != nil {
+		t.Fatal(err)
+	}
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if len(conn.set) != 1 || conn.set[0].Before(start.Add(5*time.Second+time.Minute)) {
+		t.Fatalf("read deadlines set %v, want one at least a minute past %v", conn.set, start.Add(5*time.Second))
 	}
 }
 
@@ -240,7 +301,7 @@ func TestReleaseWakesAWaiter(t *testing.T) {
 	}
 	waitDone := make(chan error, 1)
 	go func() {
-		f, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), nil, ChunkBytes+1, time.Now().Add(10*time.Second), nil)
+		f, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), nil, nil, ChunkBytes+1, time.Now().Add(10*time.Second), nil)
 		f.Release()
 		waitDone <- err
 	}()
@@ -267,7 +328,7 @@ func TestSmallFramesReadWhileSpent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := b.Read(bufio.NewReader(bytes.NewReader(patterned(FreeBytes))), nil, FreeBytes, time.Time{}, nil)
+	f, err := b.Read(bufio.NewReader(bytes.NewReader(patterned(FreeBytes))), nil, nil, FreeBytes, time.Time{}, nil)
 	if err != nil || !bytes.Equal(f.Body, patterned(FreeBytes)) {
 		t.Fatalf("small frame while the budget is spent: %v", err)
 	}
@@ -283,13 +344,50 @@ func TestStopEndsTheWait(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	close(stop)
-	_, err = b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), nil, ChunkBytes+1, time.Now().Add(10*time.Second), stop)
+	_, err = b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes+1))), nil, nil, ChunkBytes+1, time.Now().Add(10*time.Second), stop)
 	if !errors.Is(err, ErrStopped) {
 		t.Fatalf("err %v", err)
 	}
 	held.Release()
 	if b.Used() != 0 {
 		t.Fatalf("%d still charged", b.Used())
+	}
+}
+
+func TestBuffersAreReused(t *testing.T) {
+	b := NewBudget(64*ChunkBytes, nil)
+	data := patterned(4*ChunkBytes + 17)
+	once := func() {
+		f, err := b.Read(bufio.NewReaderSize(bytes.NewReader(data), 4096), nil, nil, len(data), time.Now().Add(time.Second), nil)
+		if err != nil || !bytes.Equal(f.Body, data) {
+			t.Fatalf("read: %v", err)
+		}
+		f.Release()
+	}
+	once()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		once()
+	}
+	runtime.ReadMemStats(&after)
+	if d := after.TotalAlloc - before.TotalAlloc; d > uint64(len(data)) {
+		t.Fatalf("20 frames of %d bytes allocated %d bytes: chunks and buffers are not reused", len(data), d)
+	}
+	// What the free lists keep is bounded by half the limit, however many frames were held.
+	var held []Frame
+	for range 12 {
+		f, err := read(b, data, nil, len(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, f)
+	}
+	for i := range held {
+		held[i].Release()
+	}
+	if idle := b.Idle(); idle == 0 || idle > b.Limit()/2 {
+		t.Fatalf("free lists keep %d bytes for a limit of %d", idle, b.Limit())
 	}
 }
 

@@ -40,7 +40,7 @@ func FuzzRead(f *testing.F) {
 		}
 		b := NewBudget(8*ChunkBytes, nil)
 		r := bufio.NewReaderSize(&pieces{data: data, size: int(piece) + 1}, 4096)
-		got, err := b.Read(r, []byte{1, 2}, int(n), time.Now().Add(time.Minute), nil)
+		got, err := b.Read(r, nil, []byte{1, 2}, int(n), time.Now().Add(time.Minute), nil)
 		switch {
 		case len(data) >= int(n):
 			if err != nil || !bytes.Equal(got.Body, append([]byte{1, 2}, data[:n]...)) {
