@@ -18,7 +18,9 @@
 //	go build -o /tmp/after ./cmd/iggy-kafka
 //	go run ./bench/cmd/connmem -bin before=/tmp/before -bin after=/tmp/after
 //
-// Without -bin it builds ./cmd/iggy-kafka from the working directory. Linux only (/proc).
+// Without -bin it builds ./cmd/iggy-kafka from the working directory. -arg adds an argument to
+// every child's serve command; -logs DIR keeps each child's output there (set GODEBUG=gctrace=1
+// to see the collector's heap sizes in it). Linux only (/proc).
 package main
 
 import (
@@ -52,6 +54,8 @@ func (b *binFlag) Set(v string) error { *b = append(*b, v); return nil }
 type config struct {
 	runs, conns, producers, partitions, value, poolSize int
 	duration                                            time.Duration
+	logs                                                string
+	args                                                []string
 }
 
 // result is one run's figures; memory in bytes.
@@ -71,7 +75,11 @@ func main() {
 	flag.IntVar(&cfg.value, "value", 1024, "bytes per record value")
 	flag.IntVar(&cfg.poolSize, "pool", 256, "random value buffers the producers draw from")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long the producers produce")
+	flag.StringVar(&cfg.logs, "logs", "", "directory that keeps each child's output, as NAME-RUN.log (default: discarded)")
+	var args binFlag
+	flag.Var(&args, "arg", "extra argument of every child's serve command (repeatable), e.g. -arg=--buffer-budget=32MiB")
 	flag.Parse()
+	cfg.args = args
 	if err := run(bins, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "connmem:", err)
 		os.Exit(1)
@@ -112,7 +120,11 @@ func run(bins []string, cfg config) error {
 	results := make([][]result, len(targets))
 	for r := range cfg.runs {
 		for i, tg := range targets {
-			res, err := measure(tg.path, cfg, pool)
+			logPath := ""
+			if cfg.logs != "" {
+				logPath = filepath.Join(cfg.logs, fmt.Sprintf("%s-%d.log", tg.name, r+1))
+			}
+			res, err := measure(tg.path, logPath, cfg, pool)
 			if err != nil {
 				return fmt.Errorf("%s run %d: %w", tg.name, r+1, err)
 			}
@@ -158,8 +170,9 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// measure runs one child from start to kill.
-func measure(bin string, cfg config, pool [][]byte) (result, error) {
+// measure runs one child from start to kill; its output goes to logPath, or is dropped when
+// that is empty.
+func measure(bin, logPath string, cfg config, pool [][]byte) (result, error) {
 	var res result
 	dir, err := os.MkdirTemp("", "connmem-data")
 	if err != nil {
@@ -174,13 +187,16 @@ func measure(bin string, cfg config, pool [][]byte) (result, error) {
 	if err != nil {
 		return res, err
 	}
-	logf, err := os.Create(filepath.Join(dir, "gateway.log"))
+	if logPath == "" {
+		logPath = filepath.Join(dir, "gateway.log")
+	}
+	logf, err := os.Create(logPath)
 	if err != nil {
 		return res, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(bin, "serve", "--bind", addr, "--advertised-addr", addr, "--store-listen", store,
-		"--data", filepath.Join(dir, "data"), "--fsync", "never", "--log-level", "warn")
+	cmd := exec.Command(bin, append([]string{"serve", "--bind", addr, "--advertised-addr", addr, "--store-listen", store,
+		"--data", filepath.Join(dir, "data"), "--fsync", "never", "--log-level", "warn"}, cfg.args...)...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
