@@ -3,9 +3,11 @@
 // listener holds at once, arriving or being processed, are bounded. A listener (the Kafka port,
 // the store's port) shares one Budget between its connections: a frame above FreeBytes is read
 // into chunks of ChunkBytes, each charged to the Budget before it is filled, so a frame holds
-// what its peer sent, however large the size it claims. Once every byte has arrived the frame is
-// copied into one buffer of its size class, which stays charged until the caller releases the
-// Frame, after the request was handled. Chunks and buffers are reused, so that a busy listener
+// what its peer sent, however large the size it claims. Once half of it has arrived (at once, for
+// a frame no larger than a chunk) it moves into one buffer of its size class, charged before it
+// is taken, and the rest is read straight into that buffer: a frame holds at most twice what its
+// peer sent (and its size class's rounding, a quarter at most), and the buffer stays charged
+// until the caller releases the Frame, after the request was handled. Chunks and buffers are reused, so that a busy listener
 // makes little garbage. A connection that finds the Budget spent stops reading
 // (its peer's sends back up in TCP) until another frame is released. Its read deadline counts
 // the wait only while frames still arriving share in spending the Budget (peers too slow to
@@ -271,59 +273,90 @@ func (b *Budget) Read(r *bufio.Reader, conn Conn, head []byte, n int, deadline t
 	b.mu.Lock()
 	b.startLocked(a)
 	b.mu.Unlock()
-	var chunks []*[]byte
+	var (
+		chunks []*[]byte
+		f      Frame
+	)
 	fail := func(err error) (Frame, error) {
 		for _, c := range chunks {
 			b.put(chunkClass, c)
+		}
+		if f.buf != nil {
+			b.put(f.class, f.buf)
 		}
 		b.mu.Lock()
 		b.endLocked(a, true)
 		b.mu.Unlock()
 		return Frame{}, err
 	}
-	for left := n; left > 0; {
-		if left < n {
+	size := classSize(classOf(total))
+	for got := 0; ; {
+		if got > 0 && got < n {
 			if _, err := r.Peek(1); err != nil {
 				return fail(eof(err))
 			}
 		}
-		was := deadline
-		if err := b.acquire(a, ChunkBytes, &deadline, stop); err != nil {
-			return fail(err)
-		}
-		if deadline != was && conn != nil {
-			// Set before stop is looked at: a caller that closes stop and then sets its own
-			// deadline to interrupt the read overrides this one.
-			_ = conn.SetReadDeadline(deadline)
-			select {
-			case <-stop:
-				return fail(ErrStopped)
-			default:
+		if got >= n/2 || size <= ChunkBytes {
+			// Half the frame is in, or its buffer costs no more than a chunk: the rest is
+			// read straight into the frame's own buffer.
+			if err := b.wait(a, int64(size), &deadline, conn, stop); err != nil {
+				return fail(err)
 			}
+			f = b.newFrame(total)
+			off := copy(f.Body, head)
+			for _, c := range chunks {
+				off += copy(f.Body[off:], *c)
+				b.put(chunkClass, c)
+			}
+			held := int64(len(chunks)) * ChunkBytes
+			chunks = nil
+			b.mu.Lock()
+			a.charge -= held
+			b.used -= held
+			b.arriving -= held
+			b.wakeLocked()
+			b.mu.Unlock()
+			if _, err := io.ReadFull(r, f.Body[off:]); err != nil {
+				return fail(eof(err))
+			}
+			break
+		}
+		if err := b.wait(a, ChunkBytes, &deadline, conn, stop); err != nil {
+			return fail(err)
 		}
 		c := b.get(chunkClass)
 		chunks = append(chunks, c)
-		m := min(left, ChunkBytes)
-		if _, err := io.ReadFull(r, (*c)[:m]); err != nil {
+		m, err := io.ReadFull(r, (*c)[:min(n-got, ChunkBytes)])
+		got += m
+		if err != nil {
 			return fail(eof(err))
 		}
-		left -= m
 	}
-	f := b.newFrame(total)
-	off := copy(f.Body, head)
-	for i, c := range chunks {
-		off += copy(f.Body[off:], *c)
-		b.put(chunkClass, c)
-		chunks[i] = nil
-	}
-	// The chunks were whole, the buffer is of its size class: from here the frame is charged
-	// for the buffer. The difference is taken without waiting, as the bytes are already in.
-	f.b, f.charge = b, int64(cap(f.Body))
+	f.charge = a.charge
 	b.mu.Lock()
-	b.used += f.charge
-	b.endLocked(a, true)
+	b.endLocked(a, false)
 	b.mu.Unlock()
 	return f, nil
+}
+
+// wait charges n bytes to a (acquire) and, when the wait moved the deadline on, moves conn's
+// read deadline with it.
+func (b *Budget) wait(a *arrival, n int64, deadline *time.Time, conn Conn, stop <-chan struct{}) error {
+	was := *deadline
+	if err := b.acquire(a, n, deadline, stop); err != nil {
+		return err
+	}
+	if *deadline != was && conn != nil {
+		// Set before stop is looked at: a caller that closes stop and then sets its own
+		// deadline to interrupt the read overrides this one.
+		_ = conn.SetReadDeadline(*deadline)
+		select {
+		case <-stop:
+			return ErrStopped
+		default:
+		}
+	}
+	return nil
 }
 
 func eof(err error) error {

@@ -72,22 +72,35 @@ func TestReadCostsWhatArrived(t *testing.T) {
 	if _, err := read(b, nil, nil, 100<<20); !errors.Is(err, io.ErrUnexpectedEOF) || b.Used() != 0 {
 		t.Fatalf("claim with no body: err %v, %d charged", err, b.Used())
 	}
-	// Bytes that arrived are held in whole chunks, while the claim is much larger.
-	for _, sent := range []int{1, ChunkBytes - 1, ChunkBytes + 1, 5*ChunkBytes + 3} {
+	// Bytes that arrived are held in whole chunks until a chunk boundary at or past half the
+	// claim, and in the frame's own buffer from there: never much more than twice what was sent.
+	for _, c := range []struct{ claim, sent int }{
+		{100 << 20, 1}, {100 << 20, ChunkBytes - 1}, {100 << 20, ChunkBytes + 1}, {100 << 20, 5*ChunkBytes + 3},
+		{8 * ChunkBytes, 4 * ChunkBytes}, {8 * ChunkBytes, 4*ChunkBytes + 1}, {8*ChunkBytes + 7, 4*ChunkBytes + 4},
+		{ChunkBytes, 10},
+	} {
+		want := int64((c.sent + ChunkBytes - 1) / ChunkBytes * ChunkBytes)
+		if full := c.sent / ChunkBytes * ChunkBytes; (full >= c.claim/2 && c.sent > full) || classSize(classOf(c.claim)) <= ChunkBytes {
+			want = int64(classSize(classOf(c.claim)))
+		}
+		if want > max(ChunkBytes, int64(c.sent)*5/2) {
+			t.Fatalf("%d of %d sent: %d would be held", c.sent, c.claim, want)
+		}
 		pr, pw := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			_, err := b.Read(bufio.NewReaderSize(pr, 4096), nil, nil, 100<<20, time.Now().Add(10*time.Second), nil)
+			_, err := b.Read(bufio.NewReaderSize(pr, 4096), nil, nil, c.claim, time.Now().Add(10*time.Second), nil)
 			done <- err
 		}()
-		go pw.Write(make([]byte, sent))
+		if _, err := pw.Write(make([]byte, c.sent)); err != nil {
+			t.Fatal(err)
+		}
 		checkfor.Eventually(t, 2*time.Second, "bytes read", func() error {
-			used := b.Used()
-			return checkfor.True(used > 0 && used <= int64((sent+ChunkBytes-1)/ChunkBytes*ChunkBytes), "%d charged for %d bytes sent", used, sent)
+			return checkfor.True(b.Used() == want, "%d charged for %d bytes sent of %d, want %d", b.Used(), c.sent, c.claim, want)
 		})
 		pw.Close()
 		if err := <-done; !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("after %d bytes: %v", sent, err)
+			t.Fatalf("after %d bytes: %v", c.sent, err)
 		}
 		if b.Used() != 0 {
 			t.Fatalf("%d bytes still charged after a failed read", b.Used())
