@@ -19,8 +19,10 @@
 //	go run ./bench/cmd/connmem -bin before=/tmp/before -bin after=/tmp/after
 //
 // Without -bin it builds ./cmd/iggy-kafka from the working directory. -arg adds an argument to
-// every child's serve command; -logs DIR keeps each child's output there (set GODEBUG=gctrace=1
-// to see the collector's heap sizes in it). Linux only (/proc).
+// every child's serve command and -env a variable to its environment (not to this process's: its
+// producers would feel a GOGC or GOMEMLIMIT meant for the gateway); -logs DIR keeps each child's
+// output there (-env GODEBUG=gctrace=1 shows the collector's heap sizes in it). Linux only
+// (/proc).
 package main
 
 import (
@@ -55,7 +57,7 @@ type config struct {
 	runs, conns, producers, partitions, value, poolSize int
 	duration                                            time.Duration
 	logs                                                string
-	args                                                []string
+	args, env                                           []string
 }
 
 // result is one run's figures; memory in bytes.
@@ -76,10 +78,11 @@ func main() {
 	flag.IntVar(&cfg.poolSize, "pool", 256, "random value buffers the producers draw from")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long the producers produce")
 	flag.StringVar(&cfg.logs, "logs", "", "directory that keeps each child's output, as NAME-RUN.log (default: discarded)")
-	var args binFlag
+	var args, env binFlag
 	flag.Var(&args, "arg", "extra argument of every child's serve command (repeatable), e.g. -arg=--buffer-budget=32MiB")
+	flag.Var(&env, "env", "KEY=VALUE in every child's environment only (repeatable), e.g. -env GOGC=50")
 	flag.Parse()
-	cfg.args = args
+	cfg.args, cfg.env = args, env
 	if err := run(bins, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "connmem:", err)
 		os.Exit(1)
@@ -197,7 +200,7 @@ func measure(bin, logPath string, cfg config, pool [][]byte) (result, error) {
 	defer logf.Close()
 	cmd := exec.Command(bin, append([]string{"serve", "--bind", addr, "--advertised-addr", addr, "--store-listen", store,
 		"--data", filepath.Join(dir, "data"), "--fsync", "never", "--log-level", "warn"}, cfg.args...)...)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+dir), cfg.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return res, err
