@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,9 @@ type Bridge struct {
 	conf confCache
 
 	cache *tailCache // nil when Config.TailCacheBytes < 0
+
+	// converting bounds the produces converting or appending at once (produce.go).
+	converting chan struct{}
 }
 
 type partKey struct {
@@ -114,6 +118,7 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	}
 	b := &Bridge{cfg: cfg, fetchC: fc, admin: admin, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), parts: map[partKey]*partState{}}
 	b.conf.m = map[string]topicConf{}
+	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
 	if cfg.TailCacheBytes > 0 {
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}

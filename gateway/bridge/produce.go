@@ -37,6 +37,15 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 	st.mu.Lock()
 	defer st.mu.Unlock()
 
+	// A converter holds a batch's decompressed records and its Iggy form until the append
+	// returns, two or three times the batch: bound how many produces hold one, or a gateway
+	// taking many partitions at once holds that for each.
+	select {
+	case b.converting <- struct{}{}:
+	case <-ctx.Done():
+		return res, ctx.Err()
+	}
+	defer func() { <-b.converting }()
 	c := getConverter()
 	defer putConverter(c)
 	checked, err := checkBatches(c, &b.ids, records, maxRecord)
