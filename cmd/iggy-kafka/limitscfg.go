@@ -1,6 +1,10 @@
 package main
 
 import (
+	"math"
+	"slices"
+	"strings"
+
 	"github.com/iggy-kafka/iggy-kafka/config"
 )
 
@@ -18,4 +22,23 @@ func checkLimits(v *config.Values) error {
 		return v.Invalid("buffer-budget", "must be above zero")
 	}
 	return nil
+}
+
+// memoryLimit is the Go runtime's soft memory limit serve runs under (runtime/debug
+// SetMemoryLimit): the memory-limit setting, math.MaxInt64 for 0 (no limit), or keep when that
+// setting is at its default and environ has GOMEMLIMIT, which the runtime read at start. What a
+// gateway holds is mostly request and batch bytes, which hold no pointers, so a collection costs
+// little however often the limit calls for one; without it the heap grows to twice what is live
+// before the collector runs.
+func memoryLimit(v *config.Values, environ []string) (limit int64, keep bool) {
+	n := v.Bytes("memory-limit")
+	switch {
+	case v.Source("memory-limit").Kind == "default" && slices.ContainsFunc(environ, func(e string) bool {
+		return strings.HasPrefix(e, "GOMEMLIMIT=") && e != "GOMEMLIMIT="
+	}):
+		return 0, true
+	case n == 0:
+		return math.MaxInt64, false
+	}
+	return n, false
 }

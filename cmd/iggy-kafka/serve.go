@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +58,9 @@ store. The fleet chooses --node-id, --brokers and --advertised-addr itself.`,
 			cfg, err := a.gatewayConfig()
 			if err != nil {
 				return err
+			}
+			if limit, keep := memoryLimit(a.values, a.environ); !keep {
+				debug.SetMemoryLimit(limit)
 			}
 			cfg.Logger = log
 			cfg.Embedded.Logger = log.With("component", "store")

@@ -17,7 +17,7 @@ const (
 	defaultReadTimeout     = 5 * time.Second
 	defaultIdleTimeout     = 10 * time.Minute // Kafka's connections.max.idle.ms
 	defaultAuthIdleTimeout = 10 * time.Second
-	defaultBufferBudget    = 64 << 20
+	defaultBufferBudget    = 32 << 20
 )
 
 // errFrameDone ends the read loop without a log line of its own: the cause was logged where it

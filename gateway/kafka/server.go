@@ -44,7 +44,7 @@ type Config struct {
 	// reading until requests are answered, and is closed when its request does not arrive within
 	// ReadTimeout. The oldest request still arriving may go past it, so a request larger than
 	// the budget is still read and what is held stays under the budget plus one request.
-	// Default 64 MiB.
+	// Default 32 MiB.
 	BufferBudget int64
 	// ReadTimeout is how long a request may take to arrive from its first byte; default 5s.
 	ReadTimeout time.Duration

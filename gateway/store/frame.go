@@ -16,7 +16,7 @@ import (
 const (
 	defaultReadTimeout  = 5 * time.Second
 	defaultLoginTimeout = 10 * time.Second
-	defaultBufferBudget = 64 << 20
+	defaultBufferBudget = 32 << 20
 )
 
 // frameSizeAt is where the little-endian frame size sits in a header (protocol 2.1).

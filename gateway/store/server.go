@@ -49,7 +49,7 @@ type Config struct {
 	// own writes. A connection that finds its budget spent stops reading and is closed if its
 	// frame does not arrive within ReadTimeout. The oldest frame still arriving may go past the
 	// budget, so a frame larger than it is still read and what is held stays under the budget
-	// plus one frame. Default 64 MiB.
+	// plus one frame. Default 32 MiB.
 	BufferBudget int64
 	// ReadTimeout is how long a frame may take to arrive from its first byte; default 5s.
 	ReadTimeout time.Duration

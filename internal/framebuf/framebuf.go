@@ -370,9 +370,9 @@ func eof(err error) error {
 // buffer is at most a quarter larger than the frame and a reused buffer fits the next frame of
 // about its size. Larger frames are rare enough to be allocated each time. Buffers of up to
 // twice FreeBytes are kept in a sync.Pool each. Larger ones, and the chunks, wait for their next
-// frame in their Budget's free lists, which hold at most half its limit: a sync.Pool keeps what
-// the busiest recent moment took, as much again as the Budget bounds, while a buffer dropped
-// instead of reused is garbage the collector lets the heap grow by before it runs.
+// frame in their Budget's free lists, which hold at most a quarter of its limit: a sync.Pool
+// keeps what the busiest recent moment took, as much again as the Budget bounds, while a buffer
+// dropped instead of reused is garbage the collector lets the heap grow by before it runs.
 const (
 	minClassShift  = 12
 	maxPooledShift = 26
@@ -416,7 +416,7 @@ func (b *Budget) put(c int, p *[]byte) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if size := int64(cap(*p)); b.idle+size <= b.limit/2 {
+	if size := int64(cap(*p)); b.idle+size <= b.limit/4 {
 		b.free[c] = append(b.free[c], p)
 		b.idle += size
 	}
