@@ -48,8 +48,8 @@ type Config struct {
 	MaxRequestBytes   int32  // default 100 MiB
 	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
 	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 32 MiB, negative: off
-	// Limits of the Kafka listener (kafka.Config): requests still arriving share BufferBudget
-	// (default 256 MiB); a request must arrive within ReadTimeout of its first byte (5s); a
+	// Limits of the Kafka listener (kafka.Config): requests being read or handled share BufferBudget
+	// (default 32 MiB); a request must arrive within ReadTimeout of its first byte (5s); a
 	// connection is closed when silent for IdleTimeout (10m), AuthTimeout before SASL (10s).
 	BufferBudget                          int64
 	ReadTimeout, IdleTimeout, AuthTimeout time.Duration
