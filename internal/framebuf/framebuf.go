@@ -57,6 +57,9 @@ type Budget struct {
 	mu       sync.Mutex
 	used     int64
 	arriving int64 // the part of used held by frames still arriving
+	// progress counts frames that finished arriving or were released after handling: while it
+	// moves, the listener is getting through its frames.
+	progress uint64
 	refused  uint64
 	waiting  int
 	freed    chan struct{} // closed and replaced whenever a waiter may now find room
@@ -137,17 +140,21 @@ func (b *Budget) endLocked(a *arrival, release bool) {
 	b.arriving -= a.charge
 	if release {
 		b.used -= a.charge
+	} else {
+		b.progress++
 	}
 	b.wakeLocked()
 }
 
-// acquire charges n bytes to a, waiting while the Budget is spent until *deadline or stop. The
-// wait counts against the deadline only while frames still arriving take part in spending the
-// Budget: while the frames being handled leave no room by themselves the listener is behind, not
-// the peer, and that time is added to *deadline.
+// acquire charges n bytes to a, waiting while the Budget is spent until *deadline or stop. Only
+// the time since the listener last got through a frame (one finished arriving or was released)
+// counts against the deadline, and none while the frames being handled leave no room by
+// themselves: then the listener is behind, not the peer. So a wait runs into its deadline only
+// when frames that arrived in part go no further; the time it is excused is added to *deadline.
 func (b *Budget) acquire(a *arrival, n int64, deadline *time.Time, stop <-chan struct{}) error {
 	var timer clock.Timer
 	waiting := false
+	since := b.clk.Now()
 	defer func() {
 		if timer != nil {
 			timer.Stop()
@@ -168,7 +175,7 @@ func (b *Budget) acquire(a *arrival, n int64, deadline *time.Time, stop <-chan s
 			return nil
 		}
 		backlog := b.used-b.arriving+n > b.limit
-		freed := b.freed
+		freed, progress := b.freed, b.progress
 		if !waiting {
 			waiting = true
 			b.waiting++
@@ -194,8 +201,13 @@ func (b *Budget) acquire(a *arrival, n int64, deadline *time.Time, stop <-chan s
 		case <-stop:
 			return ErrStopped
 		}
-		if backlog {
-			*deadline = deadline.Add(b.clk.Now().Sub(now))
+		b.mu.Lock()
+		moved := b.progress != progress
+		b.mu.Unlock()
+		if backlog || moved {
+			woke := b.clk.Now()
+			*deadline = deadline.Add(woke.Sub(since))
+			since = woke
 		}
 	}
 }
@@ -209,6 +221,7 @@ func (b *Budget) countRefused() {
 func (b *Budget) release(n int64) {
 	b.mu.Lock()
 	b.used -= n
+	b.progress++
 	b.wakeLocked()
 	b.mu.Unlock()
 }

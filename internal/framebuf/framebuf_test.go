@@ -265,6 +265,61 @@ func (d *deadlines) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
+func TestWaitCountsFromTheLastFrameThrough(t *testing.T) {
+	// The budget is spent by a handled frame and a stalled one still arriving. Releasing the
+	// handled one is progress: the waiter's deadline moves on by what it had waited, and runs
+	// out only once no frame got through for a whole read timeout.
+	clk := clock.NewFake(time.Unix(1000, 0))
+	b := NewBudget(2*ChunkBytes, clk)
+	handled, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, ChunkBytes))), nil, nil, ChunkBytes, clk.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled := startRead(b, 10*ChunkBytes, clk.Now().Add(time.Hour))
+	stalled.send(t, 10)
+	checkfor.Eventually(t, 2*time.Second, "budget spent", used(b, 2*ChunkBytes))
+	var conn deadlines
+	start := clk.Now()
+	waitDone := make(chan error, 1)
+	go func() {
+		f, err := b.Read(bufio.NewReader(bytes.NewReader(make([]byte, 2*ChunkBytes))), &conn, nil, 2*ChunkBytes, start.Add(5*time.Second), nil)
+		f.Release()
+		waitDone <- err
+	}()
+	checkfor.Eventually(t, 2*time.Second, "waiting", func() error {
+		return checkfor.True(b.Waiting() == 1 && clk.Timers() > 0, "%d waiting, %d timers", b.Waiting(), clk.Timers())
+	})
+	clk.Advance(4 * time.Second)
+	// Its first chunk fits once the handled frame is released; its second waits for the
+	// stalled frame, with a deadline 4s later than it was.
+	added := clk.Added()
+	handled.Release()
+	<-added
+	checkfor.Eventually(t, 2*time.Second, "waiting for the second chunk", func() error {
+		return checkfor.True(b.Waiting() == 1 && b.Used() == 2*ChunkBytes, "%d waiting, %d charged", b.Waiting(), b.Used())
+	})
+	clk.Advance(4 * time.Second)
+	select {
+	case err := <-waitDone:
+		t.Fatalf("gave up 8s in, 4s after a frame got through: %v", err)
+	default:
+	}
+	clk.Advance(time.Second)
+	if err := <-waitDone; !errors.Is(err, ErrBudget) {
+		t.Fatalf("err %v, want ErrBudget once no frame got through for 5s", err)
+	}
+	conn.mu.Lock()
+	if len(conn.set) != 1 || !conn.set[0].Equal(start.Add(9*time.Second)) {
+		t.Errorf("read deadlines set %v, want one at %v", conn.set, start.Add(9*time.Second))
+	}
+	conn.mu.Unlock()
+	stalled.w.CloseWithError(io.EOF)
+	<-stalled.done
+	if b.Used() != 0 {
+		t.Fatalf("%d still charged", b.Used())
+	}
+}
+
 func TestBacklogWaitDoesNotCountAgainstTheDeadline(t *testing.T) {
 	// The budget is spent by a frame being handled: the listener is behind, and the frame
 	// that waits for it keeps waiting past its deadline, which moves on by the wait.
