@@ -104,12 +104,18 @@ type request struct {
 
 type orderTicket struct{ before, after chan struct{} }
 
+// connBufBytes sizes a connection's read and write buffers. They count in the Go heap whether
+// or not the connection is busy, and the heap is what --memory-limit bounds: 1,000 idle
+// connections with 64 KiB each way held 128 MB. Larger reads and writes than this go past the
+// buffers to the socket anyway.
+const connBufBytes = 16 << 10
+
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	return &conn{
 		s:            s,
 		nc:           nc,
-		br:           bufio.NewReaderSize(nc, 64<<10),
+		br:           bufio.NewReaderSize(nc, connBufBytes),
 		ctx:          ctx,
 		cancel:       cancel,
 		storage:      s.cfg.Storage,
@@ -414,7 +420,7 @@ func encodedSizeHint(resp kmsg.Response) int {
 }
 
 func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	bw := bufio.NewWriterSize(c.nc, connBufBytes)
 	var vecs net.Buffers
 	dead := false
 	for sl := range c.out {
