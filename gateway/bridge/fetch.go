@@ -33,6 +33,9 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		return res, fmt.Errorf("%w: offset %d", kerr.OffsetOutOfRange, offset)
 	}
 	st := b.part(topic, partition)
+	if maxBytes == 0 {
+		return b.watermarks(ctx, as, st, topic, partition, offset)
+	}
 	buf := getBuffer()
 	out := buf.b
 	n := 0 // records in out
@@ -155,6 +158,40 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	buf.b = out
 	res.Records = out
 	res.Release = func() { putBuffer(buf) }
+	return res, nil
+}
+
+// watermarks answers a fetch asked for no records (maxBytes 0): one message is read at offset
+// for the high watermark, as a fetch with data would, and an offset outside the log is an error
+// as there.
+func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64) (kafka.FetchResult, error) {
+	res := kafka.FetchResult{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, Release: noRelease}
+	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(offset), 1)
+	if err != nil {
+		return res, kafkaErr(err)
+	}
+	n, cur := p.Count, int64(p.CurrentOffset)
+	if p.Release != nil {
+		p.Release()
+	}
+	var hw int64
+	switch {
+	case n > 0:
+		hw = cur + 1
+	case offset == 0 && cur == 0:
+		hw = 0
+	case offset == cur+1 && cur > 0:
+		hw = offset
+	default:
+		if _, hw, err = b.offsets(ctx, as, topic, partition); err != nil {
+			return res, err
+		}
+	}
+	if offset > hw {
+		return res, fmt.Errorf("%w: offset %d, high watermark %d", kerr.OffsetOutOfRange, offset, hw)
+	}
+	st.sawHW(hw)
+	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0
 	return res, nil
 }
 

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // tailBridge is a bridge over m with a tail cache of limit bytes and one topic "t" of one
@@ -240,5 +243,29 @@ func TestIncompressibleGoesPlain(t *testing.T) {
 				t.Fatalf("%s: codecs of the fetched batches %v: batch %d has %d, want %d", tc.setting, codecs, i, c, tc.want(i))
 			}
 		}
+	}
+}
+
+// TestWatermarksOnly: a fetch asked for no records (maxBytes 0) answers the high watermark and
+// nothing else, and an offset past the log is still out of range.
+func TestWatermarksOnly(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := tailBridge(t, m, 1<<20)
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("w", 5), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{0, 3, 5} {
+		res, err := b.fetch(ctx, m, "t", 0, off, 0, 12)
+		if err != nil {
+			t.Fatalf("offset %d: %v", off, err)
+		}
+		if len(res.Records) != 0 || res.HighWatermark != 5 {
+			t.Fatalf("offset %d: %d bytes of records, high watermark %d; want none and 5", off, len(res.Records), res.HighWatermark)
+		}
+		res.Release()
+	}
+	if _, err := b.fetch(ctx, m, "t", 0, 6, 0, 12); !errors.Is(err, kerr.OffsetOutOfRange) {
+		t.Fatalf("offset past the log: %v", err)
 	}
 }

@@ -111,16 +111,24 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 	if len(reads) == 1 {
 		do(&reads[0])
 	} else {
-		sem := make(chan struct{}, maxParallelReads)
-		var wg sync.WaitGroup
-		for i := range reads {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				do(&reads[i])
-			})
+		// Waves of up to maxParallelReads partitions, in request order; once the records read
+		// reach the request's limit, the partitions left are asked for their watermarks only
+		// (limit 0), so a fetch of many partitions does not read what it would then drop.
+		var got int64
+		for at := 0; at < len(reads); at += maxParallelReads {
+			wave := reads[at:min(at+maxParallelReads, len(reads))]
+			var wg sync.WaitGroup
+			for i := range wave {
+				if got >= maxBytes {
+					wave[i].limit = 0
+				}
+				wg.Go(func() { do(&wave[i]) })
+			}
+			wg.Wait()
+			for i := range wave {
+				got += int64(len(wave[i].res.Records))
+			}
 		}
-		wg.Wait()
 	}
 
 	resp.Topics = resp.Topics[:0]

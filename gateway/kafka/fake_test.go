@@ -20,6 +20,8 @@ type memStorage struct {
 	// parked, when set, is told each time a Wait finds nothing new and starts waiting: the sync
 	// point for "the long poll is parked".
 	parked func(topic string, partition int32)
+	// fetched, when set, is told the limit of every Fetch.
+	fetched func(topic string, partition int32, maxBytes int32)
 }
 
 type memTopic struct {
@@ -226,6 +228,12 @@ func (m *memStorage) Fetch(ctx context.Context, topic string, partition int32, o
 		return FetchResult{}, kerr.OffsetOutOfRange
 	}
 	res := FetchResult{HighWatermark: p.next, LastStableOffset: p.next}
+	if m.fetched != nil {
+		m.fetched(topic, partition, maxBytes)
+	}
+	if maxBytes == 0 {
+		return res, nil // watermarks only
+	}
 	for i, b := range p.batches {
 		end := p.bases[i] + int64(int32(binary.BigEndian.Uint32(b[23:]))) + 1
 		if end <= offset {

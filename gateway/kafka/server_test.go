@@ -264,6 +264,63 @@ func TestFetchMaxBytesStillReturnsFirstBatch(t *testing.T) {
 	}
 }
 
+// TestFetchStopsReadingAtTheLimit: a fetch of many partitions reads them in waves, and once the
+// records read reach the request's limit the partitions left are asked for their watermarks
+// only; every partition still answers with its high watermark.
+func TestFetchStopsReadingAtTheLimit(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := ts.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	const parts = 20
+	createTopic(t, cl, "many", parts)
+	val := bytes.Repeat([]byte("v"), 64<<10)
+	for p := range int32(parts) {
+		if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "many", Partition: p, Value: val}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	reads := 0
+	ts.storage.mu.Lock()
+	ts.storage.fetched = func(_ string, _ int32, maxBytes int32) {
+		mu.Lock()
+		defer mu.Unlock()
+		if maxBytes > 0 {
+			reads++
+		}
+	}
+	ts.storage.mu.Unlock()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 11
+	req.MaxBytes = 100 << 10
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "many"
+	for p := range int32(parts) {
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition = p
+		fp.PartitionMaxBytes = 1 << 20
+		ft.Partitions = append(ft.Partitions, fp)
+	}
+	req.Topics = append(req.Topics, ft)
+	resp, err := req.RequestWith(testCtx(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	n := reads
+	mu.Unlock()
+	if n > maxParallelReads {
+		t.Fatalf("%d partitions read for records, want at most one wave of %d", n, maxParallelReads)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.HighWatermark != 1 {
+			t.Fatalf("partition %d: error %d, high watermark %d", p.Partition, p.ErrorCode, p.HighWatermark)
+		}
+	}
+	if len(resp.Topics[0].Partitions[0].RecordBatches) == 0 {
+		t.Fatal("the first partition's records were not answered")
+	}
+}
+
 func TestProduceErrorsPerPartition(t *testing.T) {
 	ts := startServer(t, nil)
 	ts.storage.onProduce(func(topic string, partition int32, _ []byte) error {

@@ -25,7 +25,9 @@ type Storage interface {
 	// base offset of the first batch.
 	Produce(ctx context.Context, topic string, partition int32, records []byte) (ProduceResult, error)
 	// Fetch returns record batches starting at offset, about maxBytes but at least one whole
-	// record; version is the Fetch request version so old clients get message sets.
+	// record; version is the Fetch request version so old clients get message sets. maxBytes 0
+	// asks for the watermarks only: no records, as Kafka answers a partition past the request's
+	// limit.
 	Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, version int16) (FetchResult, error)
 	Offsets(ctx context.Context, topic string, partition int32) (logStart, highWatermark int64, err error)
 	// ListOffset resolves a ListOffsets timestamp: -1 latest, -2 earliest, -3 max timestamp, else
