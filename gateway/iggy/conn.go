@@ -235,21 +235,30 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 			return nil, c.ioFailure(ctx, cl, "read", err)
 		}
 		body, err := c.decodeReply(req, frame)
-		var code wire.Code
-		if errors.As(err, &code) && code.Transient() {
-			// The server did not get to apply the request: resend the very
-			// same frame (same request number) after a pause, within the
-			// call's deadline, as the official SDK does.
-			t := time.NewTimer(transientRetry)
-			select {
-			case <-t.C:
-				continue
-			case <-ctx.Done():
-				t.Stop()
-				return nil, fmt.Errorf("iggy: %s still transient when the context ended: %w: %w", cl.cmd, code, ctx.Err())
-			}
+		again, err := resendTransient(ctx, cl, err)
+		if again {
+			continue
 		}
 		return body, err
+	}
+}
+
+// resendTransient reports whether a reply error is transient: the server did not get to apply
+// the request, so the very same frame (same request number) is sent again after a pause, within
+// the call's deadline, as the official SDK does. It returns err otherwise, or the error of a
+// context that ended during the pause.
+func resendTransient(ctx context.Context, cl *call, err error) (bool, error) {
+	var code wire.Code
+	if !errors.As(err, &code) || !code.Transient() {
+		return false, err
+	}
+	t := time.NewTimer(transientRetry)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true, nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("iggy: %s still transient when the context ended: %w: %w", cl.cmd, code, ctx.Err())
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"time"
-
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
 // Local is a server living in this process that runs each request in the caller's goroutine
@@ -64,16 +62,9 @@ func (c *conn) exchangeLocal(ctx context.Context, cl *call, req uint64) ([]byte,
 		}
 		*buf = frame
 		body, err := c.decodeReply(req, frame)
-		var code wire.Code
-		if errors.As(err, &code) && code.Transient() {
-			t := time.NewTimer(transientRetry)
-			select {
-			case <-t.C:
-				continue
-			case <-ctx.Done():
-				t.Stop()
-				return nil, fmt.Errorf("iggy: %s still transient when the context ended: %w: %w", cl.cmd, code, ctx.Err())
-			}
+		again, err := resendTransient(ctx, cl, err)
+		if again {
+			continue
 		}
 		return body, err
 	}

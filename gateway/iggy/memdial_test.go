@@ -31,32 +31,7 @@ func TestEmbeddedInProcessDial(t *testing.T) {
 	sid, tid := wire.NumericID(st.ID), wire.NamedID("t")
 	okv(c.CreateTopic(ctx, sid, "t", 1, iggy.TopicOptions{})).get(t)
 
-	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 3 {
-				if _, err := c.SendMessages(ctx, sid, tid, 0, []iggy.Message{{Payload: big}}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	p := okv(c.Poll(ctx, iggy.PollRequest{Stream: sid, Topic: tid, Strategy: wire.PollingStrategy{Kind: wire.PollFirst}, Count: 100})).get(t)
-	got, _ := payloads(t, p)
-	p.Release()
-	if len(got) != 12 || got[11] != string(big) {
-		t.Fatalf("polled %d messages", len(got))
-	}
+	sendBigAndPoll(t, c, sid, tid)
 
 	cur.Stop()
 	mu.Lock()
@@ -73,5 +48,35 @@ func TestEmbeddedInProcessDial(t *testing.T) {
 	}}
 	if _, err := iggy.Dial(ctx, failing); !errors.Is(err, iggy.ErrUnavailable) {
 		t.Fatalf("Dial with a failing dialer: %v", err)
+	}
+}
+
+// sendBigAndPoll sends twelve 1 MiB messages from four goroutines at once and polls them back.
+func sendBigAndPoll(t *testing.T, c *iggy.Client, sid, tid wire.Identifier) {
+	t.Helper()
+	ctx := ctxT(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			for range 3 {
+				if _, err := c.SendMessages(ctx, sid, tid, 0, []iggy.Message{{Payload: big}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	p := okv(c.Poll(ctx, iggy.PollRequest{Stream: sid, Topic: tid, Strategy: wire.PollingStrategy{Kind: wire.PollFirst}, Count: 100})).get(t)
+	got, _ := payloads(t, p)
+	p.Release()
+	if len(got) != 12 || got[11] != string(big) {
+		t.Fatalf("polled %d messages", len(got))
 	}
 }
