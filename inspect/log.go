@@ -172,6 +172,9 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 	next := append([]uint64(nil), from...)
 	for {
 		ends, err := l.Ends(ctx)
+		if ctx.Err() != nil {
+			return nil // the caller ended the follow, perhaps in the middle of a request
+		}
 		if err != nil {
 			return err
 		}
@@ -181,7 +184,7 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 					next[p] = e.Offset + 1
 					return fn(e)
 				})
-				if errors.Is(err, ErrStop) {
+				if errors.Is(err, ErrStop) || ctx.Err() != nil {
 					return nil
 				}
 				if err != nil {
