@@ -90,29 +90,10 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		st.tail.reset()
 	}
 
-	var hw int64
-	if p.Count > 0 {
-		hw = int64(p.CurrentOffset) + 1
-	} else {
-		// Nothing at offset: either the consumer is at the end, or the
-		// offset is outside the log. Iggy's current offset alone cannot tell
-		// an empty partition from one holding only offset 0.
-		switch cur := int64(p.CurrentOffset); {
-		case offset == 0 && cur == 0:
-			hw = 0
-		case offset == cur+1 && cur > 0:
-			hw = offset
-		default:
-			_, hw, err = b.offsets(ctx, as, topic, partition)
-			if err != nil {
-				putBuffer(buf)
-				return res, err
-			}
-		}
-		if offset > hw {
-			putBuffer(buf)
-			return res, fmt.Errorf("%w: offset %d, high watermark %d", kerr.OffsetOutOfRange, offset, hw)
-		}
+	hw, err := b.highWatermark(ctx, as, topic, partition, offset, p.Count, p.CurrentOffset)
+	if err != nil {
+		putBuffer(buf)
+		return res, err
 	}
 	st.sawHW(hw)
 	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0
@@ -161,6 +142,33 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	return res, nil
 }
 
+// highWatermark is the high watermark a poll at offset tells, from the messages it returned (n)
+// and Iggy's current offset (cur), or an OFFSET_OUT_OF_RANGE error for an offset past the log.
+// With nothing at offset the consumer is at the end or outside the log, and Iggy's current
+// offset alone cannot tell an empty partition from one holding only offset 0: then the
+// partition's metadata decides.
+func (b *Bridge) highWatermark(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64, n uint32, cur uint64) (int64, error) {
+	if n > 0 {
+		return int64(cur) + 1, nil
+	}
+	var hw int64
+	switch c := int64(cur); {
+	case offset == 0 && c == 0:
+		hw = 0
+	case offset == c+1 && c > 0:
+		hw = offset
+	default:
+		var err error
+		if _, hw, err = b.offsets(ctx, as, topic, partition); err != nil {
+			return -1, err
+		}
+	}
+	if offset > hw {
+		return -1, fmt.Errorf("%w: offset %d, high watermark %d", kerr.OffsetOutOfRange, offset, hw)
+	}
+	return hw, nil
+}
+
 // watermarks answers a fetch asked for no records (maxBytes 0): one message is read at offset
 // for the high watermark, as a fetch with data would, and an offset outside the log is an error
 // as there.
@@ -170,25 +178,13 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 	if err != nil {
 		return res, kafkaErr(err)
 	}
-	n, cur := p.Count, int64(p.CurrentOffset)
+	n, cur := p.Count, p.CurrentOffset
 	if p.Release != nil {
 		p.Release()
 	}
-	var hw int64
-	switch {
-	case n > 0:
-		hw = cur + 1
-	case offset == 0 && cur == 0:
-		hw = 0
-	case offset == cur+1 && cur > 0:
-		hw = offset
-	default:
-		if _, hw, err = b.offsets(ctx, as, topic, partition); err != nil {
-			return res, err
-		}
-	}
-	if offset > hw {
-		return res, fmt.Errorf("%w: offset %d, high watermark %d", kerr.OffsetOutOfRange, offset, hw)
+	hw, err := b.highWatermark(ctx, as, topic, partition, offset, n, cur)
+	if err != nil {
+		return res, err
 	}
 	st.sawHW(hw)
 	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0

@@ -144,8 +144,9 @@ type tailCache struct {
 func (c *tailCache) maxBatch() int { return c.limit / 4 }
 
 // admit gives tb a copy of raw, the producer's Kafka batch, with its Iggy base offset written in
-// and the leader epoch the gateway hands out (0), evicting older batches to make room. The copy
-// is made before tb is published (tail.add), so no lock is needed for it.
+// and the leader epoch the gateway hands out (0), in a buffer an eviction freed when one fits;
+// track then evicts what the limit no longer holds. The copy is made before tb is published
+// (tail.add), so no lock is needed for it.
 func (c *tailCache) admit(tb *tailBatch, raw []byte) {
 	if c == nil || len(raw) > c.maxBatch() || len(raw) < kbHeaderLen {
 		return
