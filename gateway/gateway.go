@@ -27,6 +27,8 @@ type Config struct {
 	// address. A port of 0 means the listener's port.
 	AdvertisedAddr string
 	NodeID         int32
+	// Version is the gateway's release, announced to the fleet (the operators' node table).
+	Version string
 	// Brokers is the fleet; empty means this node alone at AdvertisedAddr.
 	Brokers []kafka.Broker
 
@@ -235,6 +237,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Client:            g.admin,
 		Stream:            cfg.Stream,
 		NodeID:            cfg.NodeID,
+		Version:           cfg.Version,
 		Host:              host,
 		Port:              port,
 		Brokers:           cfg.Brokers,

@@ -2,29 +2,16 @@ package inspect
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
-
-// Announcement is a gateway's statement on coordinator_owners: node, address, time, whether it
-// is leaving, and the log partitions it coordinates with their claims. The coordinator owns the
-// type and its encoding.
-type Announcement = coordinator.Announcement
-
-// DecodeAnnouncement reads one coordinator_owners message.
-func DecodeAnnouncement(b []byte) (Announcement, error) { return coordinator.DecodeAnnouncement(b) }
-
-// LiveWindow is how long an announcement keeps a gateway live, as the gateways' default
-// (5 announce intervals of 1 s); an owner silent for longer is flagged stale.
-var LiveWindow = 5 * time.Second
 
 // recentAnnouncements is how many of the newest messages of each owners partition are read:
 // every gateway announces each second, so this covers every live node many times over.
@@ -102,29 +89,30 @@ func (t *Tracker) Apply(e *Entry) (*Handover, bool) {
 	return h, true
 }
 
-// Fleet is everything `claims` knows: the 16 trackers, Iggy's assignment of kafka-gateways and
-// the newest announcement of each node.
-type Fleet struct {
-	Parts         []*Tracker
-	Ends          []uint64
-	Assignment    map[int]uint32
-	Announcements map[int32]Announcement
-	// Drains is each node's latest operator drain request.
-	Drains map[int32]DrainRequest
+// Model is everything `claims` knows: the 16 trackers (the log folded by record.State), the
+// lease group's membership, and the fleet as coordinator_owners and coordinator_drains say it
+// (fleet.View, the gateways' own fold).
+type Model struct {
+	Parts []*Tracker
+	Ends  []uint64
+	// Members are the Iggy member ids of the lease group (fleet.LeaseGroup) as last read.
+	Members []uint32
+	// View is the fleet as the announcements and drain requests say it.
+	View *fleet.View
 }
 
-// NewFleet returns a fleet with empty trackers.
-func NewFleet() *Fleet {
-	f := &Fleet{Ends: make([]uint64, record.Partitions), Assignment: map[int]uint32{}, Announcements: map[int32]Announcement{}, Drains: map[int32]DrainRequest{}}
+// NewModel returns a model with empty trackers and an empty view.
+func NewModel() *Model {
+	f := &Model{Ends: make([]uint64, record.Partitions), View: fleet.NewView(fleet.DefaultLive)}
 	for p := range record.Partitions {
 		f.Parts = append(f.Parts, NewTracker(p))
 	}
 	return f
 }
 
-// LoadFleet reads the whole log, the assignment and the announcements.
-func LoadFleet(ctx context.Context, l *Log) (*Fleet, error) {
-	f := NewFleet()
+// LoadModel reads the whole log, the lease group, the announcements and the drain requests.
+func LoadModel(ctx context.Context, l *Log) (*Model, error) {
+	f := NewModel()
 	ends, err := l.Ends(ctx)
 	if err != nil {
 		return nil, err
@@ -138,13 +126,12 @@ func LoadFleet(ctx context.Context, l *Log) (*Fleet, error) {
 	return f, f.Refresh(ctx, l)
 }
 
-// load reads a partition up to end. Records before the last valid checkpoint are read by their
-// headers only (claims decoded for the history), and the fold starts at the checkpoint, as a
-// gateway's does: a long log costs a scan, not a decode of every record, and memory follows
-// the live state.
+// load reads a partition up to end. Records before the last valid checkpoint are decoded and
+// judged by record.Validity alone (claims kept for the history), and the fold starts at the
+// checkpoint, as a gateway's does: memory follows the live state, not the log's length.
 func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 	var (
-		newest uint64
+		v      record.Validity
 		claims []Tenure // valid claims in log order; Records counts the valid records under each
 		last   time.Time
 		// At the last valid checkpoint: its offset, how many claims came before it, how many
@@ -154,38 +141,25 @@ func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 		cpLast        time.Time
 		found         bool
 	)
-	err := l.read(ctx, t.Partition, 0, end, false, func(e *Entry) error {
-		b := e.Payload
-		if len(b) < record.HeaderSize || b[0] != record.Version {
+	err := l.read(ctx, t.Partition, 0, end, true, func(e *Entry) error {
+		if e.Err != nil || !v.Apply(&e.Record) {
 			return nil
 		}
-		typ, claim := record.Type(b[1]), binary.LittleEndian.Uint64(b[2:10])
-		at := time.Unix(0, int64(binary.LittleEndian.Uint64(b[10:18]))).UTC()
-		switch {
-		case typ == record.TypeClaim:
-			if claim <= newest {
-				return nil
-			}
-			r, err := record.Decode(b)
-			if err != nil || r.ClaimInfo == nil {
-				return nil
-			}
-			newest = claim
-			claims = append(claims, Tenure{Claim: claim, Node: r.ClaimInfo.Node, Addr: r.ClaimInfo.Addr, Offset: e.Offset, At: r.Time})
-		case typ == record.TypeCheckpoint && (claim == newest || newest == 0 && !found):
-			newest = claim
+		r := &e.Record
+		switch r.Type {
+		case record.TypeClaim:
+			claims = append(claims, Tenure{Claim: r.Claim, Node: r.ClaimInfo.Node, Addr: r.ClaimInfo.Addr, Offset: e.Offset, At: r.Time})
+		case record.TypeCheckpoint:
 			cp, cpClaims, cpLast, found = e.Offset, len(claims), last, true
 			cpRecords = 0
 			if n := len(claims); n > 0 {
 				cpRecords = claims[n-1].Records
 			}
-		case claim != newest:
-			return nil
 		}
 		if n := len(claims); n > 0 {
 			claims[n-1].Records++
 		}
-		last = at
+		last = r.Time
 		return nil
 	})
 	if err != nil {
@@ -215,67 +189,82 @@ func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 	})
 }
 
-// Refresh re-reads what does not come through the log: the assignment and the announcements.
-func (f *Fleet) Refresh(ctx context.Context, l *Log) error {
-	a, err := l.Assignment(ctx)
+// Refresh re-reads what does not come through the log: the lease group's membership, the
+// announcements and the drain requests, into a new View.
+func (f *Model) Refresh(ctx context.Context, l *Log) error {
+	members, err := l.Members(ctx)
 	if err != nil {
 		return err
 	}
-	f.Assignment = a
-	ann, err := l.Announcements(ctx)
-	if err != nil {
+	v := fleet.NewView(f.View.Live)
+	if err := l.readOwners(ctx, v); err != nil {
 		return err
 	}
-	f.Announcements = ann
-	drains, err := l.DrainRequests(ctx)
-	if err != nil {
+	if err := l.readDrains(ctx, v); err != nil {
 		return err
 	}
-	f.Drains = drains
+	if members != nil {
+		v.SetMembers(members)
+	}
+	for _, t := range f.Parts {
+		for _, te := range t.Tenures {
+			v.KnowClaim(te.Node, te.Addr)
+		}
+	}
+	f.Members, f.View = members, v
 	return nil
 }
 
-// Announcements reads coordinator_owners and keeps each node's newest announcement. A missing
-// topic means no announcements; an undecodable message is skipped.
-func (l *Log) Announcements(ctx context.Context) (map[int32]Announcement, error) {
-	out := map[int32]Announcement{}
-	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(OwnersTopic))
+// readOwners feeds the newest recentAnnouncements messages of coordinator_owners to v in log
+// order. A missing topic means no announcements; fleet.View skips undecodable messages.
+func (l *Log) readOwners(ctx context.Context, v *fleet.View) error {
+	return l.feed(ctx, fleet.OwnersTopic, recentAnnouncements, func(b []byte) { _ = v.ApplyOwners(b) })
+}
+
+// readDrains feeds every message of coordinator_drains to v in log order.
+func (l *Log) readDrains(ctx context.Context, v *fleet.View) error {
+	return l.feed(ctx, fleet.DrainsTopic, 0, func(b []byte) { _ = v.ApplyDrains(b) })
+}
+
+// feed calls fn with the payloads of topic's single partition in log order: the last `last`
+// messages, or all when last is 0. A missing topic has none.
+func (l *Log) feed(ctx context.Context, topic string, last uint64, fn func([]byte)) error {
+	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(topic))
 	if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) {
-		return out, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("owners topic %s: %w", OwnersTopic, err)
+		return fmt.Errorf("%s/%s: %w", l.stream, topic, err)
 	}
-	owners := &Log{c: l.c, stream: l.stream, clock: l.clock}
 	for _, p := range td.Partitions {
 		if p.MessagesCount == 0 {
 			continue
 		}
 		end := p.CurrentOffset + 1
-		from := end - min(end, recentAnnouncements)
-		err := owners.readTopic(ctx, OwnersTopic, int(p.ID), from, end, false, func(e *Entry) error {
-			a, err := DecodeAnnouncement(e.Payload)
-			if err == nil && !a.Time.Before(out[a.Node].Time) {
-				out[a.Node] = a
-			}
+		from := uint64(0)
+		if last > 0 {
+			from = end - min(end, last)
+		}
+		err := l.readTopic(ctx, topic, int(p.ID), from, end, false, func(e *Entry) error {
+			fn(e.Payload)
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Flags of a ClaimRow: an interface, add, never rename.
 const (
 	FlagUnowned           = "unowned"              // no valid claim in the log
-	FlagUnassigned        = "unassigned"           // no kafka-gateways member holds it in Iggy
-	FlagAssignmentDiffers = "assignment-differs"   // Iggy gave it to another node than the claim's
+	FlagUnassigned        = "unassigned"           // the lease group has no member, so no lease holds it
+	FlagAssignmentDiffers = "assignment-differs"   // the lease (fleet.Lease) names another node than the claim's
 	FlagNotAnnounced      = "owner-not-announced"  // the claiming node has no announcement
 	FlagOwnersDiffer      = "owners-topic-differs" // the announcements name another owner or claim
 	FlagAddrDiffers       = "addr-differs"         // the claim's address differs from the announcement's
-	FlagStale             = "owner-stale"          // the owner's last announcement is older than LiveWindow
+	FlagStale             = "owner-stale"          // the owner's last announcement is older than the live bound
 	FlagLeaving           = "owner-leaving"        // the owner announced that it is leaving
 	FlagDraining          = "owner-draining"       // an operator asked the owner to drain
 )
@@ -299,9 +288,8 @@ type ClaimRow struct {
 	OwnerLagSeconds *float64 `json:"owner_lag_seconds"`
 	// AnnouncedNode is the node whose newest announcement lists the partition.
 	AnnouncedNode *int32 `json:"announced_node"`
-	// AssignedClient is the Iggy client id holding the partition in kafka-gateways, and
-	// AssignedNode the node that client is (the node whose announced partitions overlap the
-	// client's assignment most).
+	// AssignedClient is the Iggy member id of kafka-gateways whose lease (fleet.Lease) holds the
+	// partition, and AssignedNode the node that announces that member id.
 	AssignedClient *uint32 `json:"assigned_client"`
 	AssignedNode   *int32  `json:"assigned_node"`
 	// Controller is set on partition 0's row, whose owner is the fleet's controller.
@@ -341,7 +329,7 @@ func (r ClaimRow) Cells() []string {
 	case r.AssignedNode != nil:
 		assigned = strconv.Itoa(int(*r.AssignedNode))
 	case r.AssignedClient != nil:
-		assigned = "client " + strconv.FormatUint(uint64(*r.AssignedClient), 10)
+		assigned = "member " + strconv.FormatUint(uint64(*r.AssignedClient), 10)
 	}
 	flags := ""
 	for i, f := range r.Flags {
@@ -369,49 +357,10 @@ func Seconds(s float64) string {
 	return d.Round(time.Minute).String()
 }
 
-// clientNodes maps each kafka-gateways member (Iggy client id) to the node it most likely is:
-// the node whose announced partitions overlap the member's assignment most. Iggy does not know
-// node ids and announcements do not carry client ids, so this is a best match, documented as
-// such.
-func (f *Fleet) clientNodes() map[uint32]int32 {
-	overlap := map[uint32]map[int32]int{}
-	for p, c := range f.Assignment {
-		for node, a := range f.Announcements {
-			if _, ok := a.Claims[p]; ok {
-				if overlap[c] == nil {
-					overlap[c] = map[int32]int{}
-				}
-				overlap[c][node]++
-			}
-		}
-	}
-	out := map[uint32]int32{}
-	for c, nodes := range overlap {
-		best, bestN := int32(0), 0
-		for node, n := range nodes {
-			if n > bestN || n == bestN && node < best {
-				best, bestN = node, n
-			}
-		}
-		out[c] = best
-	}
-	return out
-}
-
-// announcedOwner is the node whose newest announcement lists partition p, newest first.
-func (f *Fleet) announcedOwner(p int) (node int32, claim uint64, ok bool) {
-	var at time.Time
-	for n, a := range f.Announcements {
-		if c, has := a.Claims[p]; has && (!ok || a.Time.After(at)) {
-			node, claim, at, ok = n, c, a.Time, true
-		}
-	}
-	return node, claim, ok
-}
-
 // Rows builds the 16 claim rows as of now.
-func (f *Fleet) Rows(now time.Time) []ClaimRow {
-	byClient := f.clientNodes()
+func (f *Model) Rows(now time.Time) []ClaimRow {
+	v := f.View
+	anns := v.Announcements()
 	rows := make([]ClaimRow, 0, len(f.Parts))
 	for p, t := range f.Parts {
 		row := ClaimRow{Partition: p, LogEndOffset: max(f.Ends[p], t.End), Controller: p == 0, Flags: []string{}}
@@ -424,7 +373,7 @@ func (f *Fleet) Rows(now time.Time) []ClaimRow {
 			row.CheckpointAgeSeconds = &age
 		}
 		row.SinceCheckpoint = counts.SinceCheckpoint
-		an, aclaim, announced := f.announcedOwner(p)
+		an, aclaim, announced := v.Owner(p, now, -1)
 		if announced {
 			row.AnnouncedNode = &an
 		}
@@ -438,9 +387,9 @@ func (f *Fleet) Rows(now time.Time) []ClaimRow {
 				held := now.Sub(at).Seconds()
 				row.ClaimedAt, row.HeldSeconds = &at, &held
 			}
-			a, ok := f.Announcements[node]
+			a, ok := v.Announcement(node)
 			switch {
-			case !ok && len(f.Announcements) > 0:
+			case !ok && len(anns) > 0:
 				row.Flags = append(row.Flags, FlagNotAnnounced)
 			case ok:
 				lag := now.Sub(a.Time).Seconds()
@@ -448,29 +397,31 @@ func (f *Fleet) Rows(now time.Time) []ClaimRow {
 				if a.Addr != "" && a.Addr != cl.Addr {
 					row.Flags = append(row.Flags, FlagAddrDiffers)
 				}
-				if now.Sub(a.Time) > LiveWindow {
+				if now.Sub(a.Time) > v.Live {
 					row.Flags = append(row.Flags, FlagStale)
 				}
 				if a.Leaving {
 					row.Flags = append(row.Flags, FlagLeaving)
 				}
 			}
-			if f.Draining(node) {
+			if v.DrainStands(node) {
 				row.Flags = append(row.Flags, FlagDraining)
 			}
-			if len(f.Announcements) > 0 && (!announced || an != node || aclaim != cl.Number) {
+			// A stale or leaving owner is flagged as such; the live announcements name no owner
+			// for its partitions then, which is no disagreement.
+			if len(anns) > 0 && (!ok || v.Alive(node, now)) && (!announced || an != node || aclaim != cl.Number) {
 				row.Flags = append(row.Flags, FlagOwnersDiffer)
 			}
 		}
-		if c, ok := f.Assignment[p]; ok {
-			row.AssignedClient = &c
-			if n, ok := byClient[c]; ok {
+		if m, ok := fleet.Lease(f.Members, p); ok {
+			row.AssignedClient = &m
+			if n, ok := v.MemberNode(m, now); ok {
 				row.AssignedNode = &n
 				if row.OwnerNode != nil && n != *row.OwnerNode {
 					row.Flags = append(row.Flags, FlagAssignmentDiffers)
 				}
 			}
-		} else if len(f.Assignment) > 0 {
+		} else if f.Members != nil {
 			row.Flags = append(row.Flags, FlagUnassigned)
 		}
 		rows = append(rows, row)
@@ -556,7 +507,7 @@ func yesNo(b bool) string {
 
 // CoordinatorOf builds the --group row from the fleet; node/addr/err are FindCoordinator's
 // answer (err non-nil when it failed).
-func (f *Fleet) CoordinatorOf(group string, node int32, addr string, fcErr error) GroupCoordinator {
+func (f *Model) CoordinatorOf(group string, node int32, addr string, fcErr error) GroupCoordinator {
 	p := record.Partition(group)
 	t := f.Parts[p]
 	g := GroupCoordinator{Group: group, Partition: p}

@@ -2,40 +2,24 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
-// DrainTopic holds operator drain requests in `<stream>.meta`, one JSON object per message. It
-// is durable (a restarted node reads its latest request again) and authorized by Iggy: only a
-// user allowed to send to the meta stream can write it.
-const DrainTopic = "coordinator_drains"
-
-// Drainer is what `drain node N` needs from the fleet.
+// Drainer is what `drain node N` needs to change the fleet.
 type Drainer interface {
-	// Alive reports whether node is live: it announced itself within LiveWindow and is not
-	// leaving. A drain of a dead node fails fast instead of waiting for a handover that the
-	// lease already does.
-	Alive(ctx context.Context, node int32) (bool, error)
 	// RequestDrain asks node to release its coordinator partitions and to leave Metadata
 	// leadership while it keeps serving produce and fetch for the clients connected to it;
 	// undo brings it back.
 	RequestDrain(ctx context.Context, node int32, undo bool) error
-}
-
-// DrainRequest is one message of DrainTopic. JSON field names are an interface: the
-// coordinator reads them.
-type DrainRequest struct {
-	Node int32     `json:"node"`
-	Undo bool      `json:"undo"`
-	Time time.Time `json:"time"`
 }
 
 // Writer is what a Drainer needs to write requests; *iggy.Client has it.
@@ -44,125 +28,199 @@ type Writer interface {
 	SendMessages(ctx context.Context, stream, topic wire.Identifier, partition uint32, msgs []iggy.Message) (uint64, error)
 }
 
-// IggyDrainer is the Drainer over the coordinator log's stream: liveness from the owners'
-// announcements, requests appended to DrainTopic.
+// IggyDrainer is the Drainer over the coordinator log's stream: requests appended to
+// fleet.DrainsTopic in fleet's encoding. The topic is durable (a restarted node reads its latest
+// request again) and authorized by Iggy: only a user allowed to send to the meta stream can
+// write it.
 type IggyDrainer struct {
 	Log    *Log
 	Writer Writer
 }
 
-func (d IggyDrainer) Alive(ctx context.Context, node int32) (bool, error) {
-	ann, err := d.Log.Announcements(ctx)
-	if err != nil {
-		return false, err
-	}
-	a, ok := ann[node]
-	return ok && !a.Leaving && d.Log.clock.Now().Sub(a.Time) <= LiveWindow, nil
-}
-
 func (d IggyDrainer) RequestDrain(ctx context.Context, node int32, undo bool) error {
-	b, err := json.Marshal(DrainRequest{Node: node, Undo: undo, Time: d.Log.clock.Now().UTC()})
-	if err != nil {
-		return err
-	}
-	_, err = d.Writer.CreateTopic(ctx, d.Log.stream, DrainTopic, 1, iggy.TopicOptions{})
+	b := fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node, Undo: undo, Time: d.Log.clock.Now().UTC()})
+	_, err := d.Writer.CreateTopic(ctx, d.Log.stream, fleet.DrainsTopic, 1, iggy.TopicOptions{})
 	if err != nil && !errors.Is(err, wire.TopicNameAlreadyExists) {
-		return fmt.Errorf("drain topic %s: %w", DrainTopic, err)
+		return fmt.Errorf("drain topic %s: %w", fleet.DrainsTopic, err)
 	}
-	if _, err := d.Writer.SendMessages(ctx, d.Log.stream, wire.NamedID(DrainTopic), 0, []iggy.Message{{Payload: b}}); err != nil {
+	if _, err := d.Writer.SendMessages(ctx, d.Log.stream, wire.NamedID(fleet.DrainsTopic), 0, []iggy.Message{{Payload: b}}); err != nil {
 		return fmt.Errorf("drain request for node %d: %w", node, err)
 	}
 	return nil
 }
 
-// DrainRequests reads DrainTopic and returns each node's latest request; a missing topic means
-// none.
-func (l *Log) DrainRequests(ctx context.Context) (map[int32]DrainRequest, error) {
-	out := map[int32]DrainRequest{}
-	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(DrainTopic))
-	if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("drain topic %s: %w", DrainTopic, err)
-	}
-	for _, p := range td.Partitions {
-		if p.MessagesCount == 0 {
-			continue
-		}
-		err := l.readTopic(ctx, DrainTopic, int(p.ID), 0, p.CurrentOffset+1, false, func(e *Entry) error {
-			var r DrainRequest
-			if json.Unmarshal(e.Payload, &r) == nil && !r.Time.Before(out[r.Node].Time) {
-				out[r.Node] = r
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// Draining reports whether node's latest drain request stands.
-func (f *Fleet) Draining(node int32) bool {
-	r, ok := f.Drains[node]
-	return ok && !r.Undo
-}
-
-// DrainStep is one partition of a drain plan. JSON field names are an interface.
+// DrainStep is one partition a drain moves. JSON field names are an interface.
 type DrainStep struct {
-	Partition int      `json:"partition"`
-	From      int32    `json:"from_node"`
-	Claim     uint64   `json:"claim"`
-	Groups    []string `json:"groups"`
-	Members   int      `json:"members"`
+	Partition int    `json:"partition"`
+	From      int32  `json:"from_node"`
+	To        *int32 `json:"to_node"` // nil when no serving node would hold the lease
+	Claim     uint64 `json:"claim"`
+	// Collateral is a move of a partition whose owner is not drained: the lease of the fleet
+	// after the drain gives it to another node than the one holding it now.
+	Collateral bool     `json:"collateral"`
+	Groups     []string `json:"groups"`
+	Members    int      `json:"members"`
 }
 
 func (DrainStep) Columns() []string {
-	return []string{"PARTITION", "FROM-NODE", "CLAIM", "GROUPS", "MEMBERS"}
+	return []string{"PARTITION", "FROM-NODE", "TO-NODE", "CLAIM", "GROUPS", "MEMBERS", "COLLATERAL"}
 }
 
 func (s DrainStep) Cells() []string {
-	return []string{strconv.Itoa(s.Partition), strconv.Itoa(int(s.From)), strconv.FormatUint(s.Claim, 10), strconv.Itoa(len(s.Groups)), strconv.Itoa(s.Members)}
+	to, coll := "-", "-"
+	if s.To != nil {
+		to = strconv.Itoa(int(*s.To))
+	}
+	if s.Collateral {
+		coll = "yes"
+	}
+	return []string{strconv.Itoa(s.Partition), strconv.Itoa(int(s.From)), to, strconv.FormatUint(s.Claim, 10), strconv.Itoa(len(s.Groups)), strconv.Itoa(s.Members), coll}
 }
 
-// PlanDrain lists the partitions node owns in the fleet, with their groups and members. It
-// refuses to drain the last live gateway unless force.
-func PlanDrain(f *Fleet, node int32, force bool) ([]DrainStep, error) {
-	others := map[int32]bool{}
-	plan := []DrainStep{}
-	for _, t := range f.Parts {
+// DrainPlan is what draining Nodes together does: every partition that moves, with its source
+// and destination, and the gateways left serving.
+type DrainPlan struct {
+	Nodes        []int32     `json:"nodes"`
+	Steps        []DrainStep `json:"moves"`
+	ServingAfter []int32     `json:"serving_after"`
+	// owners is each partition's claim node when the plan was made (-1 none), for Compare.
+	owners [fleet.Partitions]int32
+}
+
+// DrainRefused is a drain or an undo that the safety rules refuse; its message is one sentence
+// that says why and what to do.
+type DrainRefused struct{ Reason string }
+
+func (e *DrainRefused) Error() string { return e.Reason }
+
+func refuse(format string, args ...any) error {
+	return &DrainRefused{Reason: fmt.Sprintf(format, args...)}
+}
+
+// PlanDrain plans draining nodes together. It refuses, whatever the caller's flags, a drain
+// that would leave no serving gateway, and a drain of a node that is unknown, gone or already
+// drained. Moves come from fleet.Lease over the lease group without the drained nodes' members,
+// so collateral moves (none under the rendezvous lease, unless a handover is under way) are
+// listed too.
+func PlanDrain(m *Model, nodes []int32, now time.Time) (DrainPlan, error) {
+	v := m.View
+	if err := checkKnown(m, nodes, now); err != nil {
+		return DrainPlan{}, err
+	}
+	for _, n := range nodes {
+		if r, ok := v.DrainRequest(n); ok && !r.Undo {
+			return DrainPlan{}, refuse("node %d is already drained%s; undo it with '%s drain node %d --undo'", n, since(r.Time), program, n)
+		}
+		if v.State(n, now) == fleet.Gone {
+			return DrainPlan{}, refuse("node %d is gone (no announcement within %v, or it left the lease group): its partitions move when its lease ends; there is nothing to drain", n, v.Live)
+		}
+	}
+	serving := v.Serving(now)
+	after := slices.DeleteFunc(slices.Clone(serving), func(n int32) bool { return slices.Contains(nodes, n) })
+	if len(after) == 0 {
+		return DrainPlan{}, refuse("refusing to drain %s: no gateway would be left serving the coordinator log (%s)", nodeList(nodes), servingNow(serving))
+	}
+	plan := DrainPlan{Nodes: slices.Clone(nodes), ServingAfter: after, Steps: []DrainStep{}}
+	slices.Sort(plan.Nodes)
+	drainedMembers := map[uint32]bool{}
+	for _, n := range nodes {
+		if a, ok := v.Announcement(n); ok && a.HasMember {
+			drainedMembers[a.Member] = true
+		}
+	}
+	membersAfter := slices.DeleteFunc(slices.Clone(m.Members), func(id uint32) bool { return drainedMembers[id] })
+	for p, t := range m.Parts {
+		plan.owners[p] = -1
 		cl := t.State.Claim()
 		if cl.Number == 0 {
 			continue
 		}
-		if cl.Node != node {
-			others[cl.Node] = true
+		plan.owners[p] = cl.Node
+		var to *int32
+		if id, ok := fleet.Lease(membersAfter, p); ok {
+			if n, ok := v.MemberNode(id, now); ok {
+				to = &n
+			}
+		}
+		drained := slices.Contains(nodes, cl.Node)
+		if !drained && (to == nil || *to == cl.Node) {
 			continue
 		}
-		step := DrainStep{Partition: t.Partition, From: node, Claim: cl.Number, Groups: t.State.GroupNames()}
+		step := DrainStep{Partition: p, From: cl.Node, To: to, Claim: cl.Number, Collateral: !drained, Groups: t.State.GroupNames()}
 		for _, g := range step.Groups {
 			if gr, ok := t.State.Group(g); ok {
 				step.Members += len(gr.Members)
 			}
 		}
-		plan = append(plan, step)
-	}
-	for n, a := range f.Announcements {
-		if n != node && !a.Leaving {
-			others[n] = true
-		}
-	}
-	if len(plan) > 0 && len(others) == 0 && !force {
-		return nil, fmt.Errorf("node %d is the last live gateway: draining it leaves no coordinator (use --force)", node)
+		plan.Steps = append(plan.Steps, step)
 	}
 	return plan, nil
 }
 
+// CheckUndo refuses an undo of a node that is unknown or not drained.
+func CheckUndo(m *Model, nodes []int32, now time.Time) error {
+	if err := checkKnown(m, nodes, now); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if !m.View.DrainStands(n) {
+			return refuse("node %d is not drained: there is nothing to undo", n)
+		}
+	}
+	return nil
+}
+
+func checkKnown(m *Model, nodes []int32, now time.Time) error {
+	var known []int32
+	for _, nd := range m.View.Nodes(now) {
+		known = append(known, nd.ID)
+	}
+	for _, n := range nodes {
+		if !slices.Contains(known, n) {
+			if len(known) == 0 {
+				return refuse("node %d is not a gateway of this fleet: no gateway has announced itself or claimed a partition", n)
+			}
+			return refuse("node %d is not a gateway of this fleet (known: %s)", n, joinNodes(known))
+		}
+	}
+	return nil
+}
+
+func since(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return " (since " + t.UTC().Format(time.RFC3339) + ")"
+}
+
+func nodeList(nodes []int32) string {
+	if len(nodes) == 1 {
+		return "node " + strconv.Itoa(int(nodes[0]))
+	}
+	return "nodes " + joinNodes(nodes)
+}
+
+func joinNodes(nodes []int32) string {
+	s := make([]string, len(nodes))
+	for i, n := range nodes {
+		s[i] = strconv.Itoa(int(n))
+	}
+	return strings.Join(s, ", ")
+}
+
+func servingNow(serving []int32) string {
+	switch len(serving) {
+	case 0:
+		return "no gateway serves now"
+	case 1:
+		return "1 gateway serves now: node " + strconv.Itoa(int(serving[0]))
+	}
+	return strconv.Itoa(len(serving)) + " gateways serve now: nodes " + joinNodes(serving)
+}
+
 // Drain phases of one partition, in order.
 const (
-	PhaseReleased = "released" // the drained node no longer announces it
+	PhaseReleased = "released" // the node that held it no longer announces it
 	PhaseClaimed  = "claimed"  // another node's claim is the newest in the log
 	PhaseServed   = "served"   // that node announces it under that claim
 )
@@ -195,32 +253,31 @@ func (e DrainEvent) Sentence() string {
 	return s
 }
 
-// DrainProgress follows a plan through the fleet's state: each partition goes released, claimed,
-// served; the drain is done only when every partition is served elsewhere.
+// DrainProgress follows a plan through the model: each partition goes released, claimed,
+// served; the drain is done only when every partition of the plan is served elsewhere.
 type DrainProgress struct {
-	Node  int32
-	plan  []DrainStep
+	plan  DrainPlan
 	phase map[int]int // partition -> phases reached (0..3)
 }
 
 // NewDrainProgress starts following plan.
-func NewDrainProgress(node int32, plan []DrainStep) *DrainProgress {
-	return &DrainProgress{Node: node, plan: plan, phase: map[int]int{}}
+func NewDrainProgress(plan DrainPlan) *DrainProgress {
+	return &DrainProgress{plan: plan, phase: map[int]int{}}
 }
 
-// Observe compares the fleet with the plan and returns the phases newly reached, in order.
-func (d *DrainProgress) Observe(f *Fleet, now time.Time) []DrainEvent {
+// Observe compares the model with the plan and returns the phases newly reached, in order.
+func (d *DrainProgress) Observe(m *Model, now time.Time) []DrainEvent {
 	var out []DrainEvent
-	for _, s := range d.plan {
+	for _, s := range d.plan.Steps {
 		p := s.Partition
-		cl := f.Parts[p].State.Claim()
-		claimedElsewhere := cl.Number > s.Claim && cl.Node != d.Node
-		a, announced := f.Announcements[d.Node]
+		cl := m.Parts[p].State.Claim()
+		claimedElsewhere := cl.Number > s.Claim && cl.Node != s.From
+		a, announced := m.View.Announcement(s.From)
 		_, stillListed := a.Claims[p]
 		released := claimedElsewhere || !announced || a.Leaving || !stillListed
 		served := false
 		if claimedElsewhere {
-			if na, ok := f.Announcements[cl.Node]; ok {
+			if na, ok := m.View.Announcement(cl.Node); ok {
 				served = na.Claims[p] == cl.Number
 			}
 		}
@@ -237,7 +294,7 @@ func (d *DrainProgress) Observe(f *Fleet, now time.Time) []DrainEvent {
 			e := DrainEvent{Time: now, Partition: p}
 			switch ph {
 			case 1:
-				e.Phase, e.Node = PhaseReleased, d.Node
+				e.Phase, e.Node = PhaseReleased, s.From
 			case 2:
 				e.Phase, e.Node, e.Claim = PhaseClaimed, cl.Node, cl.Number
 			case 3:
@@ -253,10 +310,62 @@ func (d *DrainProgress) Observe(f *Fleet, now time.Time) []DrainEvent {
 
 // Done reports whether every partition of the plan is served by another node.
 func (d *DrainProgress) Done() bool {
-	for _, s := range d.plan {
+	for _, s := range d.plan.Steps {
 		if d.phase[s.Partition] < 3 {
 			return false
 		}
 	}
 	return true
+}
+
+// Move is a partition that changed owner since a plan was made. JSON field names are an
+// interface.
+type Move struct {
+	Partition int   `json:"partition"`
+	From      int32 `json:"from_node"`
+	To        int32 `json:"to_node"`
+	// Planned says the plan listed this move with this destination.
+	Planned bool `json:"planned"`
+}
+
+// Sentence is the move as operators read it.
+func (m Move) Sentence() string {
+	s := fmt.Sprintf("partition %d moved from node %d to node %d", m.Partition, m.From, m.To)
+	if !m.Planned {
+		s += ", which the plan did not list"
+	}
+	return s
+}
+
+// Moves lists every partition whose owner in m differs from when the plan was made, and the
+// planned moves that did not happen (To -1); Planned is false for any move the plan did not
+// list with that destination.
+func (p DrainPlan) Moves(m *Model) []Move {
+	var out []Move
+	for part, t := range m.Parts {
+		cl := t.State.Claim()
+		now := int32(-1)
+		if cl.Number != 0 {
+			now = cl.Node
+		}
+		var step *DrainStep
+		for i := range p.Steps {
+			if p.Steps[i].Partition == part {
+				step = &p.Steps[i]
+			}
+		}
+		switch {
+		case step != nil && step.To == nil:
+			// No destination was known (the lease group's members were not): any node that
+			// was not drained is the plan.
+			out = append(out, Move{Partition: part, From: p.owners[part], To: now, Planned: now >= 0 && !slices.Contains(p.Nodes, now)})
+		case step != nil && *step.To != now:
+			out = append(out, Move{Partition: part, From: p.owners[part], To: now})
+		case step != nil:
+			out = append(out, Move{Partition: part, From: p.owners[part], To: now, Planned: true})
+		case now != p.owners[part]:
+			out = append(out, Move{Partition: part, From: p.owners[part], To: now})
+		}
+	}
+	return out
 }

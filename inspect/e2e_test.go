@@ -155,7 +155,7 @@ func TestClaimsListsSixteenPartitions(t *testing.T) {
 		e.Put(p, claim(1, int32(1+p%3), e.at(p)))
 	}
 	e.Put(2, claim(2, 1, e.at(30)))
-	f, err := inspect.LoadFleet(e.ctx, e.log)
+	f, err := inspect.LoadModel(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 func TestWatchSeesHandover(t *testing.T) {
 	e := newLogEnv(t)
 	e.Put(6, claim(1, 1, e.at(0)))
-	f, err := inspect.LoadFleet(e.ctx, e.log)
+	f, err := inspect.LoadModel(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *inspect.Entry) error { full.Apply(en); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	f, err := inspect.LoadFleet(e.ctx, e.log)
+	f, err := inspect.LoadModel(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 3 {
 		t.Fatalf("history from checkpoint\n%+v\nfull fold\n%+v", got, want)
 	}
-	ref := inspect.NewFleet()
+	ref := inspect.NewModel()
 	ref.Parts[p], ref.Ends = full, ends
 	for i := range ref.Parts {
 		if i != p {

@@ -68,7 +68,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 
 	var rows []inspect.ClaimRow
 	checkfor.Eventually(t, 20*time.Second, "16 partitions owned", func() error {
-		f, err := inspect.LoadFleet(ctx, log)
+		f, err := inspect.LoadModel(ctx, log)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 		names = append(names, groupIn(r.Partition, "probe"))
 	}
 	checkfor.Eventually(t, 10*time.Second, "FindCoordinator agrees with the log", func() error {
-		f, err := inspect.LoadFleet(ctx, log)
+		f, err := inspect.LoadModel(ctx, log)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	// A handover may still be under way right after the gateways start (FindCoordinator then
 	// answers COORDINATOR_NOT_AVAILABLE for a moment): the check is that they come to agree.
 	checkfor.Eventually(t, 10*time.Second, "claims --group agrees with FindCoordinator", func() error {
-		f, err := inspect.LoadFleet(ctx, log)
+		f, err := inspect.LoadModel(ctx, log)
 		if err != nil {
 			return err
 		}

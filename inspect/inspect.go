@@ -54,7 +54,7 @@ func (q Query) partitions() ([]int, error) {
 // Inspect calls emit with the row of every record the query selects, partition by partition in
 // log order, then (with Follow) each new record as it arrives; caughtUp is called whenever the
 // reader has reached the end of the log. Validity comes from folding every partition from its
-// start (by record.State's rule, see validity), so a record outside the range still counts for
+// start (by record.Validity, the rule record.State folds with), so a record outside the range still counts for
 // the ones inside.
 func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, caughtUp func()) error {
 	parts, err := q.partitions()
@@ -65,12 +65,12 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 	if err != nil {
 		return err
 	}
-	states := make([]validity, record.Partitions)
+	states := make([]record.Validity, record.Partitions)
 	done := make([]bool, record.Partitions)
 	handle := func(e *Entry) error {
 		valid := false
 		if e.Err == nil {
-			valid = states[e.Partition].apply(&e.Record)
+			valid = states[e.Partition].Apply(&e.Record)
 		}
 		if done[e.Partition] {
 			return nil

@@ -6,22 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
-
-// Names of the coordinator log inside Iggy (ARCHITECTURE.md, "The coordinator log").
-const (
-	LogTopic     = "coordinators"
-	OwnersTopic  = "coordinator_owners"
-	GatewayGroup = "kafka-gateways"
-)
-
-// MetaStream is the Iggy stream holding the coordinator log of the gateways serving stream.
-func MetaStream(stream string) string { return stream + ".meta" }
 
 // pollCount is how many messages one poll asks for: large enough that reading a million records
 // is a few hundred round trips, small enough that a reply stays well under a megabyte or two.
@@ -46,7 +37,7 @@ type Log struct {
 
 // NewLog reads the coordinator log of the gateways serving Kafka topics from stream.
 func NewLog(c Iggy, stream string, clk clock.Clock) *Log {
-	return &Log{c: c, stream: wire.NamedID(MetaStream(stream)), clock: clock.Or(clk), FollowEvery: 20 * time.Millisecond}
+	return &Log{c: c, stream: wire.NamedID(fleet.MetaStream(stream)), clock: clock.Or(clk), FollowEvery: 20 * time.Millisecond}
 }
 
 // Entry is one message of a log partition.
@@ -68,13 +59,13 @@ type Entry struct {
 // Ends returns the next offset of every log partition (0 for an empty one), indexed by
 // partition, from one topic request.
 func (l *Log) Ends(ctx context.Context) ([]uint64, error) {
-	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(LogTopic))
+	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(fleet.LogTopic))
 	if err != nil {
-		return nil, fmt.Errorf("coordinator log %s/%s: %w", l.stream, LogTopic, err)
+		return nil, fmt.Errorf("coordinator log %s/%s: %w", l.stream, fleet.LogTopic, err)
 	}
 	ends := make([]uint64, record.Partitions)
 	if len(td.Partitions) != record.Partitions {
-		return nil, fmt.Errorf("coordinator log %s/%s has %d partitions, want %d", l.stream, LogTopic, len(td.Partitions), record.Partitions)
+		return nil, fmt.Errorf("coordinator log %s/%s has %d partitions, want %d", l.stream, fleet.LogTopic, len(td.Partitions), record.Partitions)
 	}
 	for _, p := range td.Partitions {
 		if int(p.ID) < record.Partitions && p.MessagesCount > 0 {
@@ -92,7 +83,7 @@ func (l *Log) Read(ctx context.Context, partition int, from, end uint64, fn func
 
 // read is Read, decoding each payload only when decode is set (a header scan does not).
 func (l *Log) read(ctx context.Context, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
-	return l.readTopic(ctx, LogTopic, partition, from, end, decode, fn)
+	return l.readTopic(ctx, fleet.LogTopic, partition, from, end, decode, fn)
 }
 
 func (l *Log) readTopic(ctx context.Context, topic string, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
@@ -209,21 +200,19 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 	}
 }
 
-// Assignment is Iggy's split of the log partitions over the members of kafka-gateways: log
-// partition -> Iggy client id of the member that holds it.
-func (l *Log) Assignment(ctx context.Context) (map[int]uint32, error) {
-	g, err := l.c.GetConsumerGroup(ctx, l.stream, wire.NamedID(LogTopic), wire.NamedID(GatewayGroup))
+// Members lists the Iggy member ids of the lease group (fleet.LeaseGroup), in Iggy's order; nil
+// when the group does not exist yet. fleet.Lease turns them into the partitions each holds.
+func (l *Log) Members(ctx context.Context) ([]uint32, error) {
+	g, err := l.c.GetConsumerGroup(ctx, l.stream, wire.NamedID(fleet.LogTopic), wire.NamedID(fleet.LeaseGroup))
 	if errors.Is(err, wire.ConsumerGroupIDNotFound) || errors.Is(err, wire.ConsumerGroupNameNotFound) {
-		return map[int]uint32{}, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("iggy consumer group %s: %w", GatewayGroup, err)
+		return nil, fmt.Errorf("iggy consumer group %s: %w", fleet.LeaseGroup, err)
 	}
-	out := make(map[int]uint32)
+	out := make([]uint32, 0, len(g.Members))
 	for _, m := range g.Members {
-		for _, p := range m.Partitions {
-			out[int(p)] = m.ID
-		}
+		out = append(out, m.ID)
 	}
 	return out, nil
 }

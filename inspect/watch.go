@@ -69,11 +69,11 @@ func ChangedPartitions(cs []Change) []int {
 // assignment and the announcements).
 var RefreshEvery = time.Second
 
-// FollowFleet keeps f current: it follows the log from where f was loaded, re-reads the
+// FollowModel keeps f current: it follows the log from where f was loaded, re-reads the
 // assignment, announcements and drain requests every RefreshEvery, and calls round with the
 // handovers read since the last call after each round that applied a record or refreshed. It
 // returns when ctx ends or round fails (ErrStop ends it without an error).
-func FollowFleet(ctx context.Context, l *Log, f *Fleet, round func(handovers []Handover) error) error {
+func FollowModel(ctx context.Context, l *Log, f *Model, round func(handovers []Handover) error) error {
 	var handovers []Handover
 	dirty := false
 	lastRefresh := l.clock.Now()
@@ -105,9 +105,9 @@ func FollowFleet(ctx context.Context, l *Log, f *Fleet, round func(handovers []H
 
 // Watch follows the fleet and calls emit after each round that changed a row or brought a
 // handover: as soon as the records that change a row are read, not on a redraw timer.
-func Watch(ctx context.Context, l *Log, f *Fleet, emit func(Update) error) error {
+func Watch(ctx context.Context, l *Log, f *Model, emit func(Update) error) error {
 	prev := f.Rows(l.clock.Now())
-	return FollowFleet(ctx, l, f, func(handovers []Handover) error {
+	return FollowModel(ctx, l, f, func(handovers []Handover) error {
 		rows := f.Rows(l.clock.Now())
 		changes := Diff(prev, rows, l.clock.Now())
 		prev = rows

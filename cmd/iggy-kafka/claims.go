@@ -49,7 +49,7 @@ one line per change (NDJSON with -o json).`,
 				return a.fail(err)
 			}
 			defer closeLog()
-			fleet, err := inspect.LoadFleet(ctx, log)
+			fleet, err := inspect.LoadModel(ctx, log)
 			if err != nil {
 				return a.fail(err)
 			}
@@ -109,7 +109,7 @@ one line per change (NDJSON with -o json).`,
 
 // watchView runs the live claims view until the operator quits or ctx ends; the watcher feeds
 // it each update as the records arrive.
-func watchView(ctx context.Context, log *inspect.Log, fleet *inspect.Fleet) error {
+func watchView(ctx context.Context, log *inspect.Log, fleet *inspect.Model) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := tui.NewClaims(fleet.Rows(now()), now)

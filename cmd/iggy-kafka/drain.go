@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
@@ -19,34 +21,46 @@ import (
 
 func newDrainCmd(a *app) *cobra.Command {
 	var (
-		dryRun, yes, wait, undo, force bool
-		timeout                        time.Duration
+		dryRun, yes, wait, undo bool
+		timeout                 time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "drain node N",
-		Short: "Hand a gateway's coordinator partitions to the others",
-		Long: `Hand all of node N's coordinator log partitions to the other gateways, with their groups, members
-and offsets (no rebalance), and take N out of Metadata leadership; N keeps serving produce and
-fetch for the clients still connected to it.
+		Use:   "drain node N [N...]",
+		Short: "Hand gateways' coordinator partitions to the others",
+		Long: `Hand all of the named nodes' coordinator log partitions to the other gateways, with their groups,
+members and offsets (no rebalance), and take the nodes out of Metadata leadership; they keep
+serving produce and fetch for the clients still connected to them. Several nodes are planned
+and drained together.
 
-drain checks that N is alive, prints the plan (partitions, groups, members), stops there with
---dry-run, asks for confirmation unless --yes, then asks N to drain and follows each partition
-as sentences: released by N, claimed by M, served by M. It says "drained" only once every
-partition is claimed and served elsewhere. --wait makes that the exit status without a
-terminal: 0 when drained, 1 on --timeout or when the drain was undone meanwhile. --undo brings
-N back.
+drain prints the plan (every partition that will move, from which node to which, collateral
+moves included), stops there with --dry-run, asks for confirmation unless --yes, then asks the
+nodes to drain and follows each partition as sentences: released, claimed by M, served by M.
+It says "drained" only once every partition is claimed and served elsewhere, then lists the
+moves that happened. --wait makes that the exit status without a terminal: 0 when drained as
+planned, 1 on --timeout, when the drain was undone meanwhile, or when the moves differ from the
+plan. --undo brings the nodes back (with --wait, until each claims partitions again).
 
-The request is a message on <stream>.meta/` + inspect.DrainTopic + `: it lasts across a restart of N, shows in
-'claims' (flag owner-draining), and needs Iggy credentials allowed to send to the meta stream.`,
+A drain that would leave no gateway serving the coordinator log is refused, --dry-run included;
+so is a drain of an unknown, gone or already drained node, and an undo of a node that is not
+drained.
+
+The request is a message on <stream>.meta/` + fleet.DrainsTopic + `: it lasts across a restart of the
+node, shows in 'claims' (state draining or drained), and needs Iggy credentials allowed to send
+to the meta stream.`,
 		Example: `  iggy-kafka drain node 2 --dry-run
-  iggy-kafka drain node 2 --yes --wait --timeout 30s
-  iggy-kafka drain node 2 --undo`,
+  iggy-kafka drain node 2 3 --yes --wait --timeout 30s
+  iggy-kafka drain node 2 --undo --wait`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := strconv.ParseInt(args[1], 10, 32)
-			if err != nil || n < 0 {
-				return a.fail(usageError(fmt.Errorf("node %q is not a node id", args[1])))
+			var nodes []int32
+			for _, arg := range args[1:] {
+				n, err := strconv.ParseInt(arg, 10, 32)
+				if err != nil || n < 0 {
+					return a.fail(usageError(fmt.Errorf("node %q is not a node id", arg)))
+				}
+				if !slices.Contains(nodes, int32(n)) {
+					nodes = append(nodes, int32(n))
+				}
 			}
-			node := int32(n)
 			ctx := cmd.Context()
 			log, c, closeLog, err := a.openLogClient(ctx)
 			if err != nil {
@@ -55,8 +69,8 @@ The request is a message on <stream>.meta/` + inspect.DrainTopic + `: it lasts a
 			defer closeLog()
 			d := inspect.IggyDrainer{Log: log, Writer: c}
 			return a.fail(runDrain(ctx, drainRun{
-				log: log, drainer: d, node: node, f: a.format(),
-				dryRun: dryRun, yes: yes, undo: undo, force: force,
+				log: log, drainer: d, nodes: nodes, f: a.format(),
+				dryRun: dryRun, yes: yes, undo: undo, wait: wait,
 				follow:  wait || isTerminal(cmd.OutOrStdout()),
 				timeout: timeout, in: cmd.InOrStdin(), inTerminal: isTerminal(cmd.InOrStdin()),
 				out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr(),
@@ -64,17 +78,16 @@ The request is a message on <stream>.meta/` + inspect.DrainTopic + `: it lasts a
 		},
 	}
 	operatorCmd(cmd, func(cmd *cobra.Command, args []string) error {
-		if len(args) != 2 || args[0] != "node" {
-			return usageError(fmt.Errorf("usage: %s drain node N", programName))
+		if len(args) < 2 || args[0] != "node" {
+			return usageError(fmt.Errorf("usage: %s drain node N [N...]", programName))
 		}
 		return nil
 	})
 	fl := cmd.Flags()
 	fl.BoolVar(&dryRun, "dry-run", false, "print the plan and stop")
 	fl.BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	fl.BoolVar(&wait, "wait", false, "follow the drain to its end; exit 0 when drained, 1 on --timeout or undo")
-	fl.BoolVar(&undo, "undo", false, "bring the node back")
-	fl.BoolVar(&force, "force", false, "drain even the last live gateway")
+	fl.BoolVar(&wait, "wait", false, "follow the drain to its end; exit 0 when drained as planned, 1 otherwise")
+	fl.BoolVar(&undo, "undo", false, "bring the nodes back")
 	fl.DurationVar(&timeout, "timeout", time.Minute, "how long to follow the drain")
 	return cmd
 }
@@ -97,50 +110,54 @@ func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, fu
 type drainRun struct {
 	log     *inspect.Log
 	drainer inspect.Drainer
-	node    int32
+	nodes   []int32
 	f       output.Format
 
-	dryRun, yes, undo, force, follow bool
-	timeout                          time.Duration
-	in                               io.Reader
-	inTerminal                       bool
-	out, errw                        io.Writer
+	dryRun, yes, undo, wait, follow bool
+	timeout                         time.Duration
+	in                              io.Reader
+	inTerminal                      bool
+	out, errw                       io.Writer
+}
+
+func (r drainRun) who() string {
+	s := make([]string, len(r.nodes))
+	for i, n := range r.nodes {
+		s[i] = strconv.Itoa(int(n))
+	}
+	if len(s) == 1 {
+		return "node " + s[0]
+	}
+	return "nodes " + strings.Join(s, ", ")
 }
 
 func runDrain(ctx context.Context, r drainRun) error {
+	model, err := inspect.LoadModel(ctx, r.log)
+	if err != nil {
+		return err
+	}
 	if r.undo {
-		if err := r.drainer.RequestDrain(ctx, r.node, true); err != nil {
-			return err
-		}
-		fmt.Fprintf(r.errw, "asked node %d to come back; it claims partitions again as Iggy assigns them\n", r.node)
-		return nil
+		return runUndo(ctx, r, model)
 	}
-	alive, err := r.drainer.Alive(ctx, r.node)
+	plan, err := inspect.PlanDrain(model, r.nodes, time.Now())
 	if err != nil {
 		return err
 	}
-	if !alive {
-		return fmt.Errorf("node %d is not alive (no recent announcement on %s): its partitions move when Iggy ends its lease, there is nothing to drain", r.node, inspect.OwnersTopic)
-	}
-	fleet, err := inspect.LoadFleet(ctx, r.log)
-	if err != nil {
-		return err
-	}
-	plan, err := inspect.PlanDrain(fleet, r.node, r.force)
-	if err != nil {
-		return err
-	}
-	groups, members := 0, 0
-	for _, s := range plan {
+	groups, members, collateral := 0, 0, 0
+	for _, s := range plan.Steps {
 		groups += len(s.Groups)
 		members += s.Members
+		if s.Collateral {
+			collateral++
+		}
 	}
-	summary := fmt.Sprintf("drain node %d: %d partition(s), %d group(s), %d member(s) move to the other gateways without a rebalance", r.node, len(plan), groups, members)
 	if r.f == output.Text || r.dryRun {
-		if err := output.List(r.out, r.f, "drain.plan", plan); err != nil {
+		if err := output.List(r.out, r.f, "drain.plan", plan.Steps); err != nil {
 			return err
 		}
 	}
+	summary := fmt.Sprintf("drain %s: %d partition(s) move (%d collateral), %d group(s), %d member(s), without a rebalance; %d gateway(s) keep serving",
+		r.who(), len(plan.Steps), collateral, groups, members, len(plan.ServingAfter))
 	fmt.Fprintln(r.errw, summary)
 	if r.dryRun {
 		return nil
@@ -149,27 +166,32 @@ func runDrain(ctx context.Context, r drainRun) error {
 		if !r.inTerminal {
 			return usageError(errors.New("drain changes the fleet: confirm with --yes when stdin is not a terminal"))
 		}
-		fmt.Fprintf(r.errw, "Drain node %d? [y/N] ", r.node)
+		fmt.Fprintf(r.errw, "Drain %s? [y/N] ", r.who())
 		answer, _ := bufio.NewReader(r.in).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return errors.New("drain cancelled")
 		}
 	}
 	requested := time.Now()
-	if err := r.drainer.RequestDrain(ctx, r.node, false); err != nil {
-		return err
+	for _, n := range r.nodes {
+		if err := r.drainer.RequestDrain(ctx, n, false); err != nil {
+			return err
+		}
 	}
 	if !r.follow {
-		fmt.Fprintf(r.errw, "drain of node %d requested; follow it with '%s drain node %d --wait' or '%s claims --watch'\n", r.node, programName, r.node, programName)
+		fmt.Fprintf(r.errw, "drain of %s requested; follow it with '%s claims --watch'\n", r.who(), programName)
 		return nil
 	}
-	prog := inspect.NewDrainProgress(r.node, plan)
+	prog := inspect.NewDrainProgress(plan)
 	s := output.NewStream[inspect.DrainEvent](r.out, r.f, "drain.event", true)
 	fctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	errUndone := errors.New("undone")
+	// The model was read before the request: a drain counts as undone once it was seen standing
+	// and then no longer, or when an undo written after the request is the latest.
+	seen := map[int32]bool{}
 	done := func() error {
-		for _, e := range prog.Observe(fleet, time.Now()) {
+		for _, e := range prog.Observe(model, time.Now()) {
 			var err error
 			if r.f == output.Text {
 				_, err = fmt.Fprintln(r.out, e.Sentence())
@@ -183,25 +205,84 @@ func runDrain(ctx context.Context, r drainRun) error {
 		if prog.Done() {
 			return inspect.ErrStop
 		}
-		if req, ok := fleet.Drains[r.node]; ok && req.Undo && req.Time.After(requested) {
-			return errUndone
+		for _, n := range r.nodes {
+			req, ok := model.View.DrainRequest(n)
+			switch {
+			case ok && !req.Undo:
+				seen[n] = true
+			case seen[n], ok && req.Undo && !req.Time.Before(requested):
+				return errUndone
+			}
 		}
 		return nil
 	}
 	err = done()
 	if err == nil {
-		err = inspect.FollowFleet(fctx, r.log, fleet, func([]inspect.Handover) error { return done() })
+		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return done() })
 	}
 	switch {
 	case errors.Is(err, inspect.ErrStop):
 	case errors.Is(err, errUndone):
-		return fmt.Errorf("the drain of node %d was undone meanwhile", r.node)
+		return fmt.Errorf("the drain of %s was undone meanwhile", r.who())
 	case err != nil:
 		return err
 	}
 	if !prog.Done() {
-		return fmt.Errorf("node %d not drained within %v", r.node, r.timeout)
+		return fmt.Errorf("%s not drained within %v; the drain stays requested: '%s drain node %s --undo' cancels it",
+			r.who(), r.timeout, programName, strings.TrimPrefix(strings.TrimPrefix(r.who(), "nodes "), "node "))
 	}
-	fmt.Fprintf(r.errw, "node %d drained: every partition is claimed and served elsewhere\n", r.node)
+	differ := 0
+	for _, m := range plan.Moves(model) {
+		fmt.Fprintln(r.errw, m.Sentence())
+		if !m.Planned {
+			differ++
+		}
+	}
+	if differ > 0 && r.wait {
+		return fmt.Errorf("%s drained, but %d move(s) differ from the plan", r.who(), differ)
+	}
+	fmt.Fprintf(r.errw, "%s drained: every partition is claimed and served elsewhere\n", r.who())
+	return nil
+}
+
+// runUndo asks drained nodes back; with --wait it follows until each is serving again.
+func runUndo(ctx context.Context, r drainRun, model *inspect.Model) error {
+	if err := inspect.CheckUndo(model, r.nodes, time.Now()); err != nil {
+		return err
+	}
+	for _, n := range r.nodes {
+		if err := r.drainer.RequestDrain(ctx, n, true); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(r.errw, "asked %s to come back; each takes back its share of the coordinator partitions\n", r.who())
+	if !r.wait {
+		return nil
+	}
+	fctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	back := func() error {
+		for _, n := range r.nodes {
+			if model.View.State(n, time.Now()) != fleet.Serving {
+				return nil
+			}
+		}
+		return inspect.ErrStop
+	}
+	err := back()
+	if err == nil {
+		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return back() })
+	}
+	if err != nil && !errors.Is(err, inspect.ErrStop) {
+		return err
+	}
+	if back() == nil {
+		return fmt.Errorf("%s not serving again within %v; the undo stays requested", r.who(), r.timeout)
+	}
+	for _, nd := range model.Nodes(time.Now()) {
+		if slices.Contains(r.nodes, nd.Node) {
+			fmt.Fprintf(r.errw, "node %d serving again: %d partition(s)\n", nd.Node, len(nd.Partitions))
+		}
+	}
 	return nil
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -17,22 +17,19 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
-// announcement encodes a coordinator_owners message as the coordinator documents it (version 1).
+// announcement encodes a coordinator_owners message in the fleet's encoding.
 func announcement(node int32, addr string, at time.Time, claims map[int]uint64) []byte {
-	b := []byte{1}
-	b = binary.AppendVarint(b, int64(node))
-	b = binary.AppendUvarint(b, uint64(len(addr)))
-	b = append(b, addr...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(at.UnixNano()))
-	b = append(b, 0)
-	b = binary.AppendUvarint(b, uint64(len(claims)))
-	for p := range record.Partitions {
-		if c, ok := claims[p]; ok {
-			b = binary.AppendUvarint(b, uint64(p))
-			b = binary.AppendUvarint(b, c)
-		}
+	return fleet.EncodeAnnouncement(fleet.Announcement{Node: node, Addr: addr, Time: at, Claims: claims})
+}
+
+// drainRequest is node's latest drain request as the fleet model reads it.
+func drainRequest(ctx context.Context, log *inspect.Log, node int32) (fleet.DrainRequest, bool, error) {
+	m, err := inspect.LoadModel(ctx, log)
+	if err != nil {
+		return fleet.DrainRequest{}, false, err
 	}
-	return b
+	r, ok := m.View.DrainRequest(node)
+	return r, ok, nil
 }
 
 // A drain end to end against a store, with the test in the coordinator's place: it answers the
@@ -47,8 +44,8 @@ func TestDrainEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	meta := wire.NamedID(inspect.MetaStream("kafka"))
-	if _, err := c.CreateTopic(ctx, meta, inspect.OwnersTopic, 1, iggy.TopicOptions{}); err != nil {
+	meta := wire.NamedID(fleet.MetaStream("kafka"))
+	if _, err := c.CreateTopic(ctx, meta, fleet.OwnersTopic, 1, iggy.TopicOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	owned := map[int32]map[int]uint64{1: {}, 2: {}, 3: {}}
@@ -59,19 +56,22 @@ func TestDrainEndToEnd(t *testing.T) {
 		t.Helper()
 		for node, claims := range owned {
 			msg := iggy.Message{Payload: announcement(node, "localhost:909"+string(rune('0'+node)), time.Now(), claims)}
-			if _, err := c.SendMessages(ctx, meta, wire.NamedID(inspect.OwnersTopic), 0, []iggy.Message{msg}); err != nil {
+			if _, err := c.SendMessages(ctx, meta, wire.NamedID(fleet.OwnersTopic), 0, []iggy.Message{msg}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	announce()
 
-	if code, _, stderr := runCLI(t, env, "drain", "node", "9", "--yes"); code != exitFailed || !strings.Contains(stderr, "node 9 is not alive") {
+	if code, _, stderr := runCLI(t, env, "drain", "node", "9", "--yes"); code != exitFailed || !strings.Contains(stderr, "node 9 is not a gateway of this fleet (known: 1, 2, 3)") {
 		t.Fatalf("dead node: exit %d stderr %q", code, stderr)
 	}
 	code, out, _ := runCLI(t, env, "drain", "node", "2", "--dry-run", "-o", "json")
 	var plan struct {
 		Data []inspect.DrainStep `json:"data"`
+	}
+	if code, _, stderr := runCLI(t, env, "drain", "node", "2", "--undo"); code != exitFailed || !strings.Contains(stderr, "node 2 is not drained: there is nothing to undo") {
+		t.Fatalf("undo of a node never drained: exit %d stderr %q", code, stderr)
 	}
 	if err := json.Unmarshal([]byte(out), &plan); err != nil || code != exitOK || len(plan.Data) != 5 || plan.Data[0].Partition != 1 || plan.Data[0].Groups[0] != "g" {
 		t.Fatalf("dry run: exit %d %v\n%s", code, err, out)
@@ -92,11 +92,11 @@ func TestDrainEndToEnd(t *testing.T) {
 	}()
 	log := inspect.NewLog(c, "kafka", nil)
 	checkfor.Eventually(t, 20*time.Second, "the drain request", func() error {
-		reqs, err := log.DrainRequests(ctx)
+		r, ok, err := drainRequest(ctx, log, 2)
 		if err != nil {
 			return err
 		}
-		if r, ok := reqs[2]; !ok || r.Undo {
+		if !ok || r.Undo {
 			return errors.New("no drain request for node 2 yet")
 		}
 		return nil
@@ -137,9 +137,8 @@ func TestDrainEndToEnd(t *testing.T) {
 	if code, _, stderr := runCLI(t, env, "drain", "node", "2", "--undo"); code != exitOK || !strings.Contains(stderr, "come back") {
 		t.Fatalf("undo: exit %d %q", code, stderr)
 	}
-	reqs, err := log.DrainRequests(ctx)
-	if err != nil || !reqs[2].Undo {
-		t.Fatalf("after undo: %+v %v", reqs, err)
+	if r, ok, err := drainRequest(ctx, log, 2); err != nil || !ok || !r.Undo {
+		t.Fatalf("after undo: %+v %v", r, err)
 	}
 
 	// A drain someone undoes while it is followed fails instead of waiting for its timeout.
@@ -150,11 +149,11 @@ func TestDrainEndToEnd(t *testing.T) {
 		res <- result{code, o.String(), e.String()}
 	}()
 	checkfor.Eventually(t, 20*time.Second, "the drain request of node 3", func() error {
-		reqs, err := log.DrainRequests(ctx)
+		r, ok, err := drainRequest(ctx, log, 3)
 		if err != nil {
 			return err
 		}
-		if r, ok := reqs[3]; !ok || r.Undo {
+		if !ok || r.Undo {
 			return errors.New("no drain request for node 3 yet")
 		}
 		return nil

@@ -93,6 +93,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		FetchCodec:        v.String("fetch-codec"),
 		TailCacheBytes:    tailCache(v.Bytes("tail-cache")),
 	}
+	cfg.Version, _, _ = buildInfo()
 	fleet, err := fleetSize(v)
 	if err != nil {
 		return cfg, err

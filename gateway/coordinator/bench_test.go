@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"log/slog"
 	"net"
 	"runtime"
@@ -42,7 +43,7 @@ func BenchmarkReplay(b *testing.B) {
 	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
 		b.Fatal(err)
 	}
-	meta, topic := wire.NamedID("kafka.meta"), wire.NamedID(logTopic)
+	meta, topic := wire.NamedID("kafka.meta"), wire.NamedID(fleet.LogTopic)
 	claim, _ := record.Encode(record.Record{Type: record.TypeClaim, Claim: 1, ClaimInfo: &record.Claim{Number: 1, Node: 1, Addr: "h:1"}})
 	msgs := []iggy.Message{{Payload: claim}}
 	for n := 1; n < records; n++ {

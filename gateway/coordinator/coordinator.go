@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
@@ -32,6 +33,8 @@ type Config struct {
 	Port   int32
 	// Brokers is the configured fleet (addresses of the other gateways by node id).
 	Brokers []kafka.Broker
+	// Version is this gateway's release, announced for the operators' node table.
+	Version string
 	Clock   clock.Clock
 	Logger  *slog.Logger
 	// Log turns the coordinator log on; off, the lowest node id coordinates every group and
@@ -152,9 +155,13 @@ type Coordinator struct {
 	confirmed atomic.Int64 // Unix ns of the send time of the last sync that succeeded
 	leaving   atomic.Bool
 
+	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
+	member atomic.Int64
+
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
-	view  map[int32]Announcement // latest announcement per node, from coordinator_owners
+	// fv is the fleet as coordinator_owners and coordinator_drains say it (package fleet).
+	fv *fleet.View
 	// released is, per log partition, the highest claim under which this process stopped
 	// serving it for good (0: none); every announcement carries it.
 	released [record.Partitions]uint64
@@ -181,7 +188,7 @@ type Coordinator struct {
 	announceNow chan struct{}
 	leaseNow    chan struct{}
 	router      kafka.GroupCoordinator
-	fleet       *Fleet
+	brokers     *brokerView
 	nolog       *group.Manager
 	// onSnapshot, when set, is called for every checkpoint snapshot taken (tests count them).
 	onSnapshot func()
@@ -197,21 +204,21 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c := &Coordinator{
 		cfg: cfg, clk: cfg.Clock, log: cfg.Logger.With("component", "coordinator", "node", cfg.NodeID),
 		addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port),
-		meta: wire.NamedID(cfg.Stream + ".meta"), topic: wire.NamedID(logTopic), owners: wire.NamedID(ownersTopic),
-		view: make(map[int32]Announcement), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
-		nologLoads: make(map[string]*nologLoad), drains: wire.NamedID(drainsTopic),
+		meta: wire.NamedID(fleet.MetaStream(cfg.Stream)), topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic),
+		fv: fleet.NewView(cfg.Live), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
+		nologLoads: make(map[string]*nologLoad), drains: wire.NamedID(fleet.DrainsTopic),
 	}
-	c.dr.nodes = make(map[int32]bool)
+	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)
 	c.topics.seen = make(map[*partition]map[string]topicKey)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.fleet = &Fleet{c: c}
+	c.brokers = &brokerView{c: c}
 	c.router = group.NewRouter(directory{c})
 	if !cfg.Log {
 		c.startNoLog()
 		return c, nil
 	}
-	if err := ensureShape(ctx, cfg.Client, cfg.Stream+".meta"); err != nil {
+	if err := ensureShape(ctx, cfg.Client, fleet.MetaStream(cfg.Stream)); err != nil {
 		c.cancel()
 		return nil, err
 	}
@@ -222,7 +229,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	var sess *iggy.Session
 	if drained {
-		c.log.Info("drained by an operator: not joining " + leaseGroup + " until the drain is undone")
+		c.log.Info("drained by an operator: not joining " + fleet.LeaseGroup + " until the drain is undone")
 	} else if sess, err = c.join(ctx); err != nil {
 		c.cancel()
 		return nil, err
@@ -253,7 +260,8 @@ func (c *Coordinator) Leave(ctx context.Context) error {
 	sess := c.sess.Load()
 	var err error
 	if sess != nil {
-		err = sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(leaseGroup))
+		err = sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
+		c.member.Store(-1)
 	}
 	return err
 }
@@ -308,18 +316,8 @@ func (c *Coordinator) owner(p int) (Owner, bool) {
 	if pt := c.parts[p]; pt != nil {
 		return Owner{Node: c.cfg.NodeID, Claim: pt.claim.Load(), Serving: pt.serving() && c.leaseFresh()}, true
 	}
-	now := c.clk.Now()
-	var best Owner
-	found := false
-	for node, a := range c.view {
-		if node == c.cfg.NodeID || a.Leaving || now.Sub(a.Time) > c.cfg.Live {
-			continue
-		}
-		if cl, ok := a.Claims[p]; ok && (!found || cl > best.Claim) {
-			best, found = Owner{Node: node, Claim: cl}, true
-		}
-	}
-	return best, found
+	node, claim, ok := c.fv.Owner(p, c.clk.Now(), c.cfg.NodeID)
+	return Owner{Node: node, Claim: claim}, ok
 }
 
 // leaseFresh reports whether the lease session is unbroken and its last confirmation was sent
@@ -337,17 +335,77 @@ func (c *Coordinator) join(ctx context.Context) (*iggy.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: opening the lease session: %w", err)
 	}
-	gid := wire.NamedID(leaseGroup)
-	if _, err := sess.CreateConsumerGroup(ctx, c.meta, c.topic, leaseGroup); err != nil && !errors.Is(err, wire.ConsumerGroupNameAlreadyExists) {
+	gid := wire.NamedID(fleet.LeaseGroup)
+	if _, err := sess.CreateConsumerGroup(ctx, c.meta, c.topic, fleet.LeaseGroup); err != nil && !errors.Is(err, wire.ConsumerGroupNameAlreadyExists) {
 		_ = sess.Close()
-		return nil, fmt.Errorf("coordinator: creating Iggy group %s: %w", leaseGroup, err)
+		return nil, fmt.Errorf("coordinator: creating Iggy group %s: %w", fleet.LeaseGroup, err)
 	}
 	if err := sess.JoinConsumerGroup(ctx, c.meta, c.topic, gid); err != nil {
 		_ = sess.Close()
-		return nil, fmt.Errorf("coordinator: joining Iggy group %s: %w", leaseGroup, err)
+		return nil, fmt.Errorf("coordinator: joining Iggy group %s: %w", fleet.LeaseGroup, err)
 	}
+	member, err := c.learnMember(ctx, sess)
+	if err != nil {
+		_ = sess.Close()
+		return nil, err
+	}
+	c.member.Store(int64(member))
 	c.sess.Store(sess)
+	c.kickAnnounce()
 	return sess, nil
+}
+
+// learnMember finds the member id of sess in the lease group. Iggy says a caller's partitions
+// (sync) and every member's (get), not the caller's id, so: a sync, a get, a sync; when both
+// syncs give the same generation, no rebalance came between, and the member whose partitions
+// in the get hold the sync's partitions is the caller (members hold disjoint sets, and each of
+// up to 16 members holds at least one; gateways never poll, so no hand-off is pending).
+func (c *Coordinator) learnMember(ctx context.Context, sess *iggy.Session) (uint32, error) {
+	gid := wire.NamedID(fleet.LeaseGroup)
+	var last error
+	for range 50 {
+		a1, err := sess.SyncConsumerGroup(ctx, c.meta, c.topic, gid)
+		if err != nil {
+			return 0, fmt.Errorf("coordinator: reading the lease group %s: %w", fleet.LeaseGroup, err)
+		}
+		g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, gid)
+		if err != nil {
+			return 0, fmt.Errorf("coordinator: reading the lease group %s: %w", fleet.LeaseGroup, err)
+		}
+		a2, err := sess.SyncConsumerGroup(ctx, c.meta, c.topic, gid)
+		if err != nil {
+			return 0, fmt.Errorf("coordinator: reading the lease group %s: %w", fleet.LeaseGroup, err)
+		}
+		if len(a1.Partitions) == 0 {
+			last = fmt.Errorf("coordinator: the lease group %s gives this gateway no partition (more than %d gateways?)", fleet.LeaseGroup, record.Partitions)
+		} else if a1.Generation == a2.Generation {
+			for _, m := range g.Members {
+				if holdsAll(m.Partitions, a1.Partitions) {
+					return m.ID, nil
+				}
+			}
+		}
+		t := c.clk.NewTimer(c.cfg.LeasePoll / 4)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C():
+		}
+	}
+	if last == nil {
+		last = fmt.Errorf("coordinator: the lease group %s kept changing; could not tell this gateway's member id", fleet.LeaseGroup)
+	}
+	return 0, last
+}
+
+func holdsAll(have, want []uint32) bool {
+	for _, p := range want {
+		if !slices.Contains(have, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // leaseLoop reads the assignment every LeasePoll; a broken session drops every partition at
@@ -386,30 +444,58 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 			backoff = c.cfg.LeasePoll
 		}
 		sent := c.clk.Now()
-		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseBound)
-		a, err := sess.SyncConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(leaseGroup))
-		cancel()
+		members, err := c.readLease(sess)
 		switch {
 		case err == nil:
-			c.assign(a.Partitions, sent, c.clk.Now())
+			c.assign(fleet.Held(members, uint32(c.member.Load())), len(members) == 1, sent, c.clk.Now())
 		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil:
-			// Iggy dropped the membership while the connection lives: rejoin.
+			// Iggy dropped the membership while the connection lives: a new session joins
+			// again and learns its new member id.
 			c.dropAll("lease: no longer a member")
-			if err := sess.JoinConsumerGroup(c.ctx, c.meta, c.topic, wire.NamedID(leaseGroup)); err != nil {
-				c.log.Warn("lease: rejoin failed", "err", err)
-			}
+			c.member.Store(-1)
+			_ = sess.Close()
+			c.sess.CompareAndSwap(sess, nil)
+			sess = nil
 		default:
 			if c.ctx.Err() != nil {
 				return
 			}
 			c.log.Warn("lease: session failed; every partition stops", "err", err)
 			c.dropAll("lease session failed")
+			c.member.Store(-1)
 			_ = sess.Close()
 			c.sess.CompareAndSwap(sess, nil)
 			sess = nil
 		}
 		t.Reset(c.cfg.LeasePoll)
 	}
+}
+
+// readLease confirms this gateway's membership (a sync, which answers for the caller) and then
+// reads the members of the lease group; fleet.Lease turns them into partitions. A membership
+// without this gateway's id is ConsumerGroupMemberNotFound.
+func (c *Coordinator) readLease(sess *iggy.Session) ([]uint32, error) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseBound)
+	defer cancel()
+	gid := wire.NamedID(fleet.LeaseGroup)
+	if _, err := sess.SyncConsumerGroup(ctx, c.meta, c.topic, gid); err != nil {
+		return nil, err
+	}
+	g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, gid)
+	if err != nil {
+		return nil, err
+	}
+	members := make([]uint32, 0, len(g.Members))
+	for _, m := range g.Members {
+		members = append(members, m.ID)
+	}
+	if !slices.Contains(members, uint32(c.member.Load())) {
+		return nil, wire.ConsumerGroupMemberNotFound
+	}
+	c.mu.Lock()
+	c.fv.SetMembers(members)
+	c.mu.Unlock()
+	return members, nil
 }
 
 // kickLease makes the lease loop read the assignment now (a partition was found taken over).
@@ -422,8 +508,9 @@ func (c *Coordinator) kickLease() {
 
 // assign closes lost partitions, then takes the sync (sent at sent) as the lease confirmation,
 // then starts loading the gained ones; received is when the answer arrived, the moment a
-// gained partition's HandoverBound wait counts from.
-func (c *Coordinator) assign(parts []uint32, sent, received time.Time) {
+// gained partition's HandoverBound wait counts from; alone says this gateway was the lease
+// group's only member.
+func (c *Coordinator) assign(parts []int, alone bool, sent, received time.Time) {
 	var lost, gained []*partition
 	c.mu.Lock()
 	if c.leaving.Load() || c.dr.self.Load() {
@@ -431,7 +518,7 @@ func (c *Coordinator) assign(parts []uint32, sent, received time.Time) {
 		return
 	}
 	for p := range record.Partitions {
-		want := slices.Contains(parts, uint32(p))
+		want := slices.Contains(parts, p)
 		cur := c.parts[p]
 		switch {
 		case want && cur == nil && sent.Before(c.forgotAt[p]):
@@ -439,6 +526,7 @@ func (c *Coordinator) assign(parts []uint32, sent, received time.Time) {
 			// the next read tells.
 		case want && cur == nil:
 			pt := newPartition(c, p, received)
+			pt.alone = alone
 			c.parts[p] = pt
 			gained = append(gained, pt)
 			c.wg.Add(1)
@@ -478,7 +566,7 @@ func (c *Coordinator) releasedLocked(p int, prev record.Claim) bool {
 	if prev.Node == c.cfg.NodeID && c.released[p] == prev.Number {
 		return true
 	}
-	a, ok := c.view[prev.Node]
+	a, ok := c.fv.Announcement(prev.Node)
 	return ok && a.Released[p] == prev.Number
 }
 

@@ -2,55 +2,26 @@ package coordinator
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
-
-// drainsTopic holds the operators' drain requests (`iggy-kafka drain node N`), one JSON object
-// per message; see "Drain" in the package doc.
-const drainsTopic = "coordinator_drains"
 
 // drainState is what a gateway knows of `coordinator_drains`.
 type drainState struct {
 	// readMu orders the reads of the topic (Start, then the follower).
 	readMu sync.Mutex
 	next   uint64
-	// nodes is, per node, whether its latest request drains it (true) or undid a drain
-	// (false); guarded by Coordinator.mu.
-	nodes map[int32]bool
-	// self is nodes[NodeID], read without a lock by the lease and announce loops.
+	// self is whether this gateway's drain stands (Coordinator.fv), read without a lock by the
+	// lease and announce loops.
 	self atomic.Bool
 	// leaveMu orders a drain's release of the lease with Leave's, so a gateway leaves
 	// `kafka-gateways` once.
 	leaveMu sync.Mutex
-}
-
-// drainRequest is one message of `coordinator_drains`. Node is a pointer so that a message
-// without it is refused rather than read as a drain of node 0.
-type drainRequest struct {
-	Node *int32    `json:"node"`
-	Undo bool      `json:"undo"`
-	Time time.Time `json:"time"`
-}
-
-var errDrainRequest = errors.New("coordinator: corrupt drain request")
-
-// decodeDrainRequest reads one `coordinator_drains` message: a JSON object with a numeric
-// "node", an optional boolean "undo" and an optional RFC 3339 "time"; other fields are ignored
-// so that operators' tools may add some. Anything else is errDrainRequest.
-func decodeDrainRequest(b []byte) (node int32, undo bool, err error) {
-	var r drainRequest
-	if err := json.Unmarshal(b, &r); err != nil || r.Node == nil {
-		return 0, false, errDrainRequest
-	}
-	return *r.Node, r.Undo, nil
 }
 
 // readDrains reads `coordinator_drains` from where the last read ended up to its end and
@@ -71,21 +42,19 @@ func (c *Coordinator) readDrains(ctx context.Context) error {
 				continue
 			}
 			c.dr.next = m.offset + 1
-			node, undo, err := decodeDrainRequest(m.payload)
-			if err != nil {
+			// Log order decides (fleet.View): the latest request of a node wins whatever its
+			// writer's clock.
+			if err := c.fv.ApplyDrains(m.payload); err != nil {
 				c.log.Warn("drain request skipped", "offset", m.offset, "err", err)
-				continue
 			}
-			// Log order decides: the latest request of a node wins whatever its writer's clock.
-			c.dr.nodes[node] = !undo
 		}
-		self := c.dr.nodes[c.cfg.NodeID]
+		self := c.fv.DrainStands(c.cfg.NodeID)
 		c.mu.Unlock()
 		if was := c.dr.self.Swap(self); was != self {
 			if self {
 				c.log.Info("drained by an operator: releasing every coordinator partition; produce and fetch go on")
 			} else {
-				c.log.Info("drain undone by an operator: joining " + leaseGroup + " again")
+				c.log.Info("drain undone by an operator: joining " + fleet.LeaseGroup + " again")
 			}
 			c.kickLease()
 			c.kickAnnounce()
@@ -108,14 +77,14 @@ func (c *Coordinator) followDrains() {
 
 // Draining reports whether an operator drained node (its latest request on
 // `coordinator_drains` is not an undo). Metadata names no drained node as a partition leader.
-func (f *Fleet) Draining(node int32) bool {
+func (f *brokerView) Draining(node int32) bool {
 	c := f.c
 	if !c.cfg.Log {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.dr.nodes[node]
+	return c.fv.DrainStands(node)
 }
 
 // releaseAll stops serving every partition, waits (within HandoverBound) until each manager is
@@ -155,10 +124,12 @@ func (c *Coordinator) drainSelf(sess *iggy.Session) {
 	c.releaseAll(c.ctx, "drained")
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseBound)
 	defer cancel()
-	if err := sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(leaseGroup)); err != nil && c.ctx.Err() == nil {
+	if err := sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup)); err != nil && c.ctx.Err() == nil {
 		// Closing the session ends the membership too, later on an Iggy cluster.
-		c.log.Warn("drain: leaving "+leaseGroup+" failed; the session is closed", "err", err)
+		c.log.Warn("drain: leaving "+fleet.LeaseGroup+" failed; the session is closed", "err", err)
 	}
+	c.member.Store(-1)
+	c.kickAnnounce()
 	c.log.Info("drained: no coordinator partition served here until the drain is undone")
 }
 
@@ -166,7 +137,7 @@ func (c *Coordinator) drainSelf(sess *iggy.Session) {
 // the whole topic first, so a drained gateway that restarts does not join.
 func (c *Coordinator) startDrained(ctx context.Context) (bool, error) {
 	if err := c.readDrains(ctx); err != nil {
-		return false, fmt.Errorf("coordinator: reading %s/%s: %w", c.cfg.Stream+".meta", drainsTopic, err)
+		return false, fmt.Errorf("coordinator: reading %s/%s: %w", fleet.MetaStream(c.cfg.Stream), fleet.DrainsTopic, err)
 	}
 	return c.dr.self.Load(), nil
 }

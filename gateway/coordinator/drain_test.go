@@ -2,7 +2,7 @@ package coordinator
 
 import (
 	"fmt"
-	"reflect"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"testing"
 	"time"
 
@@ -15,7 +15,7 @@ import (
 func requestDrain(t *testing.T, cl *iggy.Client, node int32, undo bool) {
 	t.Helper()
 	b := fmt.Appendf(nil, `{"node":%d,"undo":%v,"time":%q}`, node, undo, time.Now().UTC().Format(time.RFC3339Nano))
-	if _, err := cl.SendMessages(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(drainsTopic), 0, []iggy.Message{{Payload: b}}); err != nil {
+	if _, err := cl.SendMessages(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(fleet.DrainsTopic), 0, []iggy.Message{{Payload: b}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -32,9 +32,9 @@ func TestDrainReleasesStaysLiveAndUndo(t *testing.T) {
 	cl := s.client(t)
 	a := start(t, s, 1, slowHandover)
 	b := start(t, s, 2, slowHandover)
-	td, err := cl.GetTopic(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(drainsTopic))
+	td, err := cl.GetTopic(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(fleet.DrainsTopic))
 	if err != nil || td.PartitionsCount != 1 {
-		t.Fatalf("%s: %+v %v", drainsTopic, td, err)
+		t.Fatalf("%s: %+v %v", fleet.DrainsTopic, td, err)
 	}
 	waitServing(t, "split", func() error {
 		return checkfor.True(len(serving(a))+len(serving(b)) == 16 && len(serving(a)) > 0 && len(serving(b)) > 0,
@@ -48,13 +48,13 @@ func TestDrainReleasesStaysLiveAndUndo(t *testing.T) {
 	t.Logf("drain handed a's partitions to b within %v", time.Since(requested))
 	waitServing(t, "b sees a live, listed and draining", func() error {
 		b.mu.Lock()
-		ann := b.view[1]
+		ann, _ := b.fv.Announcement(1)
 		b.mu.Unlock()
 		live := b.Fleet().LiveBrokers()
-		return checkfor.True(ann.Draining && !ann.Leaving && len(ann.Claims) == 0 && len(live) == 2 && b.fleet.Draining(1) && !b.fleet.Draining(2),
+		return checkfor.True(ann.Draining && !ann.Leaving && len(ann.Claims) == 0 && len(live) == 2 && b.brokers.Draining(1) && !b.brokers.Draining(2),
 			"announcement %+v live %v", ann, live)
 	})
-	if a.sess.Load() != nil || !a.fleet.Draining(1) {
+	if a.sess.Load() != nil || !a.brokers.Draining(1) {
 		t.Fatal("the drained gateway kept its lease session")
 	}
 
@@ -70,12 +70,12 @@ func TestDrainReleasesStaysLiveAndUndo(t *testing.T) {
 
 	requestDrain(t, cl, 1, true)
 	waitServing(t, "a takes partitions again after the undo", func() error {
-		return checkfor.True(len(serving(a)) > 0 && len(serving(a))+len(serving(b)) == 16 && !b.fleet.Draining(1),
+		return checkfor.True(len(serving(a)) > 0 && len(serving(a))+len(serving(b)) == 16 && !b.brokers.Draining(1),
 			"a %d b %d", len(serving(a)), len(serving(b)))
 	})
 	waitServing(t, "b sees a no longer draining", func() error {
 		b.mu.Lock()
-		ann := b.view[1]
+		ann, _ := b.fv.Announcement(1)
 		b.mu.Unlock()
 		return checkfor.True(!ann.Draining && len(ann.Claims) > 0, "%+v", ann)
 	})
@@ -103,7 +103,7 @@ func TestDrainRequestsLatestWins(t *testing.T) {
 	a := start(t, s, 1, nil)
 	send := func(p string) {
 		t.Helper()
-		if _, err := cl.SendMessages(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(drainsTopic), 0, []iggy.Message{{Payload: []byte(p)}}); err != nil {
+		if _, err := cl.SendMessages(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(fleet.DrainsTopic), 0, []iggy.Message{{Payload: []byte(p)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,76 +115,7 @@ func TestDrainRequestsLatestWins(t *testing.T) {
 	send(`not json`)
 	send(`{"node":5,"undo":false}`)
 	waitServing(t, "the drained set", func() error {
-		got := []bool{a.fleet.Draining(0), a.fleet.Draining(1), a.fleet.Draining(3), a.fleet.Draining(4), a.fleet.Draining(5)}
+		got := []bool{a.brokers.Draining(0), a.brokers.Draining(1), a.brokers.Draining(3), a.brokers.Draining(4), a.brokers.Draining(5)}
 		return checkfor.True(fmt.Sprint(got) == "[false false false true true]", "nodes 0 1 3 4 5 draining: %v", got)
 	})
-}
-
-func TestDecodeDrainRequest(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"node":2,"undo":false,"time":"2025-01-02T03:04:05Z"}`: "2 false <nil>",
-		`{"node":2,"undo":true,"extra":[1]}`:                    "2 true <nil>",
-		`{"node":0}`:                                            "0 false <nil>",
-		`{"undo":true}`:                                         "bad",
-		`{"node":"2"}`:                                          "bad",
-		`{"node":2.5}`:                                          "bad",
-		`{"node":4294967296}`:                                   "bad",
-		`{"node":2,"time":"yesterday"}`:                         "bad",
-		`{"node":2} {"node":3}`:                                 "bad",
-		`null`:                                                  "bad",
-		`[]`:                                                    "bad",
-		``:                                                      "bad",
-	} {
-		node, undo, err := decodeDrainRequest([]byte(in))
-		got := fmt.Sprint(node, undo, err)
-		if err != nil {
-			got = "bad"
-		}
-		if got != want {
-			t.Errorf("%q decoded as %s, want %s", in, got, want)
-		}
-	}
-}
-
-func FuzzDrainRequest(f *testing.F) {
-	f.Add([]byte(`{"node":2,"undo":false,"time":"2025-01-02T03:04:05Z"}`))
-	f.Add([]byte(`{"node":-1,"undo":true}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		node, undo, err := decodeDrainRequest(b)
-		if err != nil {
-			return
-		}
-		again, undo2, err := decodeDrainRequest(fmt.Appendf(nil, `{"node":%d,"undo":%v}`, node, undo))
-		if err != nil || again != node || undo2 != undo {
-			t.Fatalf("%q: %d %v, re-encoded %d %v %v", b, node, undo, again, undo2, err)
-		}
-	})
-}
-
-// A draining announcement is version 3, with or without releases; the others keep their
-// versions, so readers of versions 1 and 2 skip exactly the drained gateways.
-func TestAnnouncementDraining(t *testing.T) {
-	base := Announcement{Node: 3, Addr: "h:9092", Time: time.Unix(1, 2).UTC(), Claims: map[int]uint64{}}
-	d := base
-	d.Draining = true
-	b := encodeAnnouncement(d)
-	want := append(encodeAnnouncement(base), 0, 1)
-	want[0] = 3
-	if string(b) != string(want) {
-		t.Fatalf("version 3 bytes %v, want %v", b, want)
-	}
-	for _, a := range []Announcement{d, func() Announcement { r := d; r.Released = map[int]uint64{4: 7}; return r }()} {
-		got, err := decodeAnnouncement(encodeAnnouncement(a))
-		if err != nil || !reflect.DeepEqual(got, a) {
-			t.Fatalf("decoded %+v %v, want %+v", got, err, a)
-		}
-	}
-	for _, bad := range [][]byte{b[:len(b)-1], append(b[:len(b)-1:len(b)-1], 0), append(b[:len(b):len(b)], 1)} {
-		if _, err := decodeAnnouncement(bad); err == nil {
-			t.Fatalf("%v decoded", bad)
-		}
-	}
-	if v := encodeAnnouncement(base)[0]; v != 1 {
-		t.Fatalf("a plain announcement is version %d", v)
-	}
 }

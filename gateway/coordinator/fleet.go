@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
@@ -17,8 +18,11 @@ import (
 
 // announce appends this gateway's announcement to `coordinator_owners`.
 func (c *Coordinator) announce(ctx context.Context) {
-	a := Announcement{Node: c.cfg.NodeID, Addr: c.addr, Time: c.clk.Now(), Leaving: c.leaving.Load(),
-		Draining: c.dr.self.Load(), Claims: map[int]uint64{}}
+	a := fleet.Announcement{Node: c.cfg.NodeID, Addr: c.addr, Time: c.clk.Now(), Leaving: c.leaving.Load(),
+		Draining: c.dr.self.Load(), Claims: map[int]uint64{}, Version: c.cfg.Version}
+	if m := c.member.Load(); m >= 0 {
+		a.Member, a.HasMember = uint32(m), true
+	}
 	c.mu.Lock()
 	for p, pt := range c.parts {
 		if pt != nil && pt.serving() {
@@ -34,7 +38,7 @@ func (c *Coordinator) announce(ctx context.Context) {
 		}
 	}
 	c.mu.Unlock()
-	if _, err := c.cfg.Client.SendMessages(ctx, c.meta, c.owners, 0, []iggy.Message{{Payload: encodeAnnouncement(a)}}); err != nil && ctx.Err() == nil {
+	if _, err := c.cfg.Client.SendMessages(ctx, c.meta, c.owners, 0, []iggy.Message{{Payload: fleet.EncodeAnnouncement(a)}}); err != nil && ctx.Err() == nil {
 		c.log.Warn("owner announcement failed", "err", err)
 	}
 }
@@ -112,13 +116,8 @@ func (c *Coordinator) readOwners(ctx context.Context) error {
 		c.mu.Lock()
 		for _, m := range msgs {
 			c.ownersNext = max(c.ownersNext, m.offset+1)
-			a, err := decodeAnnouncement(m.payload)
-			if err != nil {
-				continue
-			}
-			if old, ok := c.view[a.Node]; !ok || !a.Time.Before(old.Time) {
-				c.view[a.Node] = a
-			}
+			// Log order decides, as for every reader (fleet.View); a corrupt message is skipped.
+			_ = c.fv.ApplyOwners(m.payload)
 		}
 		c.mu.Unlock()
 		if len(msgs) < 512 {
@@ -143,18 +142,19 @@ func (c *Coordinator) tailLoop() {
 	})
 }
 
-// Fleet is the gateway's view of the fleet: live gateways and the controller (a kafka.Fleet).
-type Fleet struct{ c *Coordinator }
+// brokerView is what the Kafka handlers ask of the fleet (a kafka.Fleet): the live gateways, the
+// controller, the drained ones; it answers from the coordinator's fleet.View.
+type brokerView struct{ c *Coordinator }
 
-var _ kafka.Fleet = (*Fleet)(nil)
+var _ kafka.Fleet = (*brokerView)(nil)
 
-// Fleet returns the fleet view.
-func (c *Coordinator) Fleet() kafka.Fleet { return c.fleet }
+// Fleet returns what the Kafka handlers ask of the fleet.
+func (c *Coordinator) Fleet() kafka.Fleet { return c.brokers }
 
 // LiveBrokers lists this gateway, every gateway that owns log partitions, and every gateway
 // that announced itself within Config.Live and is not leaving, sorted by node id. Without the
 // log it is the configured Brokers.
-func (f *Fleet) LiveBrokers() []kafka.Broker {
+func (f *brokerView) LiveBrokers() []kafka.Broker {
 	c := f.c
 	self := kafka.Broker{NodeID: c.cfg.NodeID, Host: c.cfg.Host, Port: c.cfg.Port}
 	if !c.cfg.Log {
@@ -165,8 +165,8 @@ func (f *Fleet) LiveBrokers() []kafka.Broker {
 	now := c.clk.Now()
 	out := []kafka.Broker{self}
 	c.mu.Lock()
-	for node, a := range c.view {
-		if node == c.cfg.NodeID || a.Leaving || now.Sub(a.Time) > c.cfg.Live {
+	for node := range c.fv.Announcements() {
+		if node == c.cfg.NodeID || !c.fv.Alive(node, now) {
 			continue
 		}
 		out = append(out, c.brokerLocked(node))
@@ -187,7 +187,7 @@ func (c *Coordinator) brokerLocked(node int32) kafka.Broker {
 		}
 	}
 	b := kafka.Broker{NodeID: node}
-	if a, ok := c.view[node]; ok {
+	if a, ok := c.fv.Announcement(node); ok {
 		if h, p, err := net.SplitHostPort(a.Addr); err == nil {
 			port, _ := strconv.Atoi(p)
 			b.Host, b.Port = h, int32(port)
@@ -198,7 +198,7 @@ func (c *Coordinator) brokerLocked(node int32) kafka.Broker {
 
 // Controller is the owner of log partition 0 (the lowest node id without the log), -1 while
 // none is known.
-func (f *Fleet) Controller() int32 {
+func (f *brokerView) Controller() int32 {
 	if o, ok := f.c.owner(0); ok {
 		return o.Node
 	}
@@ -206,7 +206,7 @@ func (f *Fleet) Controller() int32 {
 }
 
 // IsController reports whether this gateway is the controller now.
-func (f *Fleet) IsController() bool { return f.Controller() == f.c.cfg.NodeID }
+func (f *brokerView) IsController() bool { return f.Controller() == f.c.cfg.NodeID }
 
 // directory answers for the router which manager serves a group here.
 type directory struct{ c *Coordinator }

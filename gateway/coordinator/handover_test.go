@@ -147,29 +147,6 @@ func TestHandoverBoundRefused(t *testing.T) {
 	}
 }
 
-// An announcement with releases round-trips as version 2; one without stays version 1 byte for
-// byte, so readers that know version 1 alone read every announcement that carries no release.
-func TestAnnouncementReleased(t *testing.T) {
-	plain := Announcement{Node: 3, Addr: "h:9092", Time: time.Unix(1, 2).UTC(), Claims: map[int]uint64{0: 4}}
-	b := encodeAnnouncement(plain)
-	if want := []byte{1, 6, 6, 'h', ':', '9', '0', '9', '2', 0x02, 0xca, 0x9a, 0x3b, 0, 0, 0, 0, 0, 1, 0, 4}; string(b) != string(want) {
-		t.Fatalf("version 1 bytes %v, want %v", b, want)
-	}
-	rel := plain
-	rel.Leaving, rel.Released = true, map[int]uint64{5: 9, 15: 300}
-	b = encodeAnnouncement(rel)
-	if b[0] != 2 {
-		t.Fatalf("version %d", b[0])
-	}
-	got, err := decodeAnnouncement(b)
-	if err != nil || fmt.Sprint(got) != fmt.Sprint(rel) {
-		t.Fatalf("decoded %+v %v, want %+v", got, err, rel)
-	}
-	if _, err := decodeAnnouncement(append([]byte{2}, encodeAnnouncement(plain)[1:]...)); err == nil {
-		t.Fatal("a version 2 announcement without its released list decoded")
-	}
-}
-
 // Without the log, an OffsetFetch of every topic (null topics) answers after a restart every
 // offset committed before it.
 func TestLogOffFetchAllAfterRestart(t *testing.T) {

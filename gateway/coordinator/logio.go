@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
@@ -12,9 +13,6 @@ import (
 )
 
 const (
-	logTopic    = "coordinators"
-	ownersTopic = "coordinator_owners"
-	leaseGroup  = "kafka-gateways"
 	// pollCount is how many messages one replay poll asks for: large enough that a replay of a
 	// million records is a few hundred round trips.
 	pollCount = 4096
@@ -22,7 +20,7 @@ const (
 
 // checkpointConsumer is the Iggy consumer whose stored offset on log partition p is the log
 // offset of p's last checkpoint (see the package doc).
-var checkpointConsumer = wire.Consumer{Kind: wire.ConsumerKindSingle, ID: wire.NamedID("kafka-checkpoints")}
+var checkpointConsumer = wire.Consumer{Kind: wire.ConsumerKindSingle, ID: wire.NamedID(fleet.CheckpointConsumer)}
 
 // errGap is a replay that found messages missing in the middle of the log: applying what comes
 // after would silently lose what is missing (a deletion, a claim), so the reader resyncs or fails.
@@ -54,7 +52,7 @@ func ensureShape(ctx context.Context, c *iggy.Client, meta string) error {
 	for _, t := range []struct {
 		name  string
 		parts int
-	}{{logTopic, record.Partitions}, {ownersTopic, 1}, {drainsTopic, 1}} {
+	}{{fleet.LogTopic, record.Partitions}, {fleet.OwnersTopic, 1}, {fleet.DrainsTopic, 1}} {
 		td, err := c.GetTopic(ctx, sid, wire.NamedID(t.name))
 		if err != nil {
 			if !errors.Is(err, wire.TopicIDNotFound) {

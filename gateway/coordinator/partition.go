@@ -46,6 +46,8 @@ type partition struct {
 	st        *record.State
 	next      uint64    // next log offset to apply
 	claimedAt time.Time // when our claim was read back
+	// alone: the lease read that gained the partition showed no other member.
+	alone bool
 	mgr       *group.Manager
 }
 
@@ -132,6 +134,25 @@ func (pt *partition) loadErr() error {
 	if err := pt.c.readOwners(ctx); err != nil && ctx.Err() == nil {
 		pt.c.log.Debug("reading owner announcements before a claim", "partition", pt.id, "err", err)
 	}
+	// Unless the previous owner released its claim, it may still be appending (its own claim
+	// among them) until HandoverBound after the gain: claim only after that, from the log as it
+	// then stands, so claims strictly increase in log order and no claim is void, also when two
+	// gateways gain an empty partition one after the other at start-up. A partition never
+	// claimed, gained by the group's only member, is claimed at once (a fleet's first start).
+	pt.c.mu.Lock()
+	released := prev.Number == 0 && pt.alone || prev.Number > 0 && pt.c.releasedLocked(pt.id, prev)
+	pt.c.mu.Unlock()
+	if !released {
+		if err := pt.waitUntil(ctx, pt.gained.Add(pt.c.cfg.HandoverBound)); err != nil {
+			return err
+		}
+		next, err := replay(ctx, pt.src, pt.st, pt.next, -1, pt.bad, nil)
+		if err != nil {
+			return err
+		}
+		pt.next = next
+		prev = pt.st.Claim()
+	}
 	n := prev.Number + 1
 	rec := record.Record{Type: record.TypeClaim, Claim: n, ClaimInfo: &record.Claim{Number: n, Node: pt.c.cfg.NodeID, Addr: pt.c.addr}}
 	if err := pt.appendLocked(ctx, []record.Record{rec}, true); err != nil {
@@ -170,6 +191,22 @@ func (pt *partition) loadErr() error {
 
 // rebuild folds the partition into a new State: from the checkpoint the checkpoint consumer
 // names when that is one, else from the start. A gap after the checkpoint fails the rebuild.
+// waitUntil waits on the coordinator's clock until at, or until ctx ends.
+func (pt *partition) waitUntil(ctx context.Context, at time.Time) error {
+	d := at.Sub(pt.c.clk.Now())
+	if d <= 0 {
+		return nil
+	}
+	t := pt.c.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}
+
 func (pt *partition) rebuild(ctx context.Context) error {
 	from := uint64(0)
 	st := record.NewState()

@@ -12,10 +12,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 )
 
 // Log is a coordinator log on a store, written through one client.
@@ -30,12 +30,12 @@ type Log struct {
 // meta stream and its log topic of record.Partitions partitions. Failures fail t.
 func Create(ctx context.Context, t testing.TB, c *iggy.Client, stream string) *Log {
 	t.Helper()
-	st, err := c.CreateStream(ctx, inspect.MetaStream(stream))
+	st, err := c.CreateStream(ctx, fleet.MetaStream(stream))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sid := wire.NumericID(st.ID)
-	if _, err := c.CreateTopic(ctx, sid, inspect.LogTopic, record.Partitions, iggy.TopicOptions{}); err != nil {
+	if _, err := c.CreateTopic(ctx, sid, fleet.LogTopic, record.Partitions, iggy.TopicOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return &Log{t: t, ctx: ctx, c: c, stream: sid}
@@ -58,7 +58,7 @@ func (l *Log) Put(partition int, recs ...record.Record) uint64 {
 // PutRaw appends messages as they are, for a test of bytes no gateway writes.
 func (l *Log) PutRaw(partition int, msgs ...iggy.Message) uint64 {
 	l.t.Helper()
-	off, err := l.c.SendMessages(l.ctx, l.stream, wire.NamedID(inspect.LogTopic), uint32(partition), msgs)
+	off, err := l.c.SendMessages(l.ctx, l.stream, wire.NamedID(fleet.LogTopic), uint32(partition), msgs)
 	if err != nil {
 		l.t.Fatal(err)
 	}

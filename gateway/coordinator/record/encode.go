@@ -134,18 +134,11 @@ func countRuns(offs []OffsetCommit) int {
 // the body are corruption, so a record is exactly one message payload.
 func Decode(b []byte) (Record, error) {
 	var r Record
-	if len(b) == 0 {
-		return r, &DecodeError{Pos: 0, Field: "version", Err: ErrTruncated}
+	h, err := DecodeHeader(b)
+	if err != nil {
+		return r, err
 	}
-	if b[0] != Version {
-		return r, &DecodeError{Pos: 0, Field: fmt.Sprintf("version %d", b[0]), Err: ErrVersion}
-	}
-	if len(b) < HeaderSize {
-		return r, &DecodeError{Pos: len(b), Field: "header", Err: ErrTruncated}
-	}
-	r.Type = Type(b[1])
-	r.Claim = binary.LittleEndian.Uint64(b[2:])
-	r.Time = fromUnixNano(int64(binary.LittleEndian.Uint64(b[10:])))
+	r.Type, r.Claim, r.Time = h.Type, h.Claim, h.Time
 	d := reader{b: b, pos: HeaderSize}
 	switch r.Type {
 	case TypeClaim:

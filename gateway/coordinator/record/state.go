@@ -48,7 +48,7 @@ type offsetMarker struct {
 //
 // Not safe for concurrent use.
 type State struct {
-	claim       uint64
+	validity    Validity
 	claimNode   int32
 	claimAddr   string
 	claimOffset uint64
@@ -89,35 +89,22 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 	first := s.applied == 0
 	s.applied++
 	s.last = offset
-	if r.Type == TypeClaim {
-		if r.ClaimInfo == nil || r.Claim <= s.claim {
-			s.void++
-			return false
-		}
-		s.claim, s.claimNode, s.claimAddr, s.claimOffset = r.Claim, r.ClaimInfo.Node, r.ClaimInfo.Addr, offset
-		s.sinceCheckpoint++
-		return true
-	}
-	if r.Claim != s.claim && !(first && r.Type == TypeCheckpoint && s.claim == 0) {
+	if !s.validity.Apply(&r) {
 		s.void++
 		return false
 	}
 	switch r.Type {
+	case TypeClaim:
+		s.claimNode, s.claimAddr, s.claimOffset = r.ClaimInfo.Node, r.ClaimInfo.Addr, offset
+		s.sinceCheckpoint++
+		return true
 	case TypeGroup:
-		if r.Group == nil {
-			s.void++
-			return false
-		}
 		g := *r.Group
 		gs := s.entry(g.Name)
 		gs.group = &g
 		delete(s.deadGroups, g.Name)
 	case TypeOffsetCommit:
 		o := r.OffsetCommit
-		if o == nil {
-			s.void++
-			return false
-		}
 		gs := s.entry(o.Group)
 		tp := TopicPartition{o.Topic, o.Partition}
 		if _, ok := gs.offsets[tp]; !ok {
@@ -127,10 +114,6 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 		delete(s.deadGroups, o.Group)
 		delete(s.deadOffs, offsetMarker{o.Group, tp})
 	case TypeGroupDeleted:
-		if r.GroupDeleted == nil {
-			s.void++
-			return false
-		}
 		name := r.GroupDeleted.Group
 		if gs, ok := s.groups[name]; ok {
 			s.nOffsets -= len(gs.offsets)
@@ -139,10 +122,6 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 		s.deadGroups[name] = offset
 	case TypeOffsetDeleted:
 		o := r.OffsetDeleted
-		if o == nil {
-			s.void++
-			return false
-		}
 		tp := TopicPartition{o.Topic, o.Partition}
 		if gs, ok := s.groups[o.Group]; ok {
 			if _, had := gs.offsets[tp]; had {
@@ -155,15 +134,8 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 		}
 		s.deadOffs[offsetMarker{o.Group, tp}] = offset
 	case TypeCheckpoint:
-		if r.Checkpoint == nil {
-			s.void++
-			return false
-		}
 		s.applyCheckpoint(offset, r, first)
 		return true
-	default:
-		s.void++
-		return false
 	}
 	s.lastChange, s.changed = offset, true
 	s.sinceCheckpoint++
@@ -176,9 +148,6 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 // covered markers: the writer's own read-back does not rebuild every map every 10,000 records.
 func (s *State) applyCheckpoint(offset uint64, r Record, first bool) {
 	c := r.Checkpoint
-	if first {
-		s.claim = r.Claim
-	}
 	if first || (s.changed && s.lastChange > c.Through) {
 		s.groups = make(map[string]*groupState, len(c.Groups))
 		s.nOffsets = 0
@@ -253,7 +222,9 @@ func (s *State) Snapshot(through uint64) Checkpoint {
 
 // Claim is the newest claim: its number, the node and Kafka address that made it, and the log
 // offset of its record. Number 0 means none yet.
-func (s *State) Claim() Claim { return Claim{Number: s.claim, Node: s.claimNode, Addr: s.claimAddr} }
+func (s *State) Claim() Claim {
+	return Claim{Number: s.validity.Claim(), Node: s.claimNode, Addr: s.claimAddr}
+}
 
 // ClaimOffset is the log offset of the newest claim's record.
 func (s *State) ClaimOffset() uint64 { return s.claimOffset }
