@@ -48,7 +48,7 @@ type partition struct {
 	claimedAt time.Time // when our claim was read back
 	// alone: the lease read that gained the partition showed no other member.
 	alone bool
-	mgr       *group.Manager
+	mgr   *group.Manager
 }
 
 func newPartition(c *Coordinator, p int, gained time.Time) *partition {
