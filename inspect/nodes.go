@@ -93,3 +93,15 @@ func (f *Model) Nodes(now time.Time) []NodeRow {
 	}
 	return out
 }
+
+// Fleet is `claims`: the node table above the partition table. JSON field names are an
+// interface.
+type Fleet struct {
+	Nodes      []NodeRow  `json:"nodes"`
+	Partitions []ClaimRow `json:"partitions"`
+}
+
+// Fleet builds the node and partition tables as of now.
+func (f *Model) Fleet(now time.Time) Fleet {
+	return Fleet{Nodes: f.Nodes(now), Partitions: f.Rows(now)}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
@@ -18,27 +19,38 @@ func newClaimsCmd(a *app) *cobra.Command {
 		group   string
 		history int
 		watch   bool
+		nodes   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "claims",
 		Short: "Show which gateway coordinates each coordinator log partition",
-		Long: `For each of the 16 coordinator log partitions: the owner node and address (from the newest valid
-claim in the log), claim number, when it was claimed and for how long, groups held, log end
-offset, last checkpoint (offset, age, records since), owner lag, and the kafka-gateways member
-Iggy assigned it to. FLAGS marks disagreements between the log, Iggy's assignment and the owners
-topic, and partitions without an owner; the controller (owner of partition 0) is starred.
+		Long: `First the gateways: every node the log and Iggy know, its state (serving, draining, drained, or
+gone: no announcement within the live bound, a leaving announcement, or its lease membership
+ended), address, coordinator partitions and groups held, age of its last announcement, since
+when it is drained, and its version; the controller (owner of partition 0) is starred.
+--nodes prints that table alone.
+
+Then, for each of the 16 coordinator log partitions: the owner node and address (from the
+newest valid claim in the log), claim number, when it was claimed and for how long, groups
+held, log end offset, last checkpoint (offset, age, records since), owner lag, and the node
+whose lease holds it (rendezvous hashing over the kafka-gateways members). FLAGS marks
+disagreements between the log, the lease and the owners topic, and partitions without an owner.
 
 --group G says which partition and gateway coordinate G and whether FindCoordinator agrees.
 --history P lists every claim of partition P and how long each owner held it.
 --watch follows the log in a live view (q quits, ? help, / filter); without a terminal it prints
 one line per change (NDJSON with -o json).`,
 		Example: `  iggy-kafka claims
+  iggy-kafka claims --nodes -o json
   iggy-kafka claims --group orders
   iggy-kafka claims --history 7 -o json
   iggy-kafka claims --watch`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			f := a.format()
+			if nodes && (group != "" || cmd.Flags().Changed("history") || watch) {
+				return a.fail(usageError(errors.New("--nodes prints the node table alone: it does not go with --group, --history or --watch")))
+			}
 			if cmd.Flags().Changed("history") {
 				if err := inspect.CheckPartition(history); err != nil {
 					return a.fail(usageError(err))
@@ -96,7 +108,10 @@ one line per change (NDJSON with -o json).`,
 				}
 				return a.fail(err)
 			}
-			return a.fail(output.List(w, f, "claims", fleet.Rows(now())))
+			if nodes {
+				return a.fail(output.List(w, f, "claims.nodes", fleet.Nodes(now())))
+			}
+			return a.fail(output.Print(w, f, "claims", fleetDoc(fleet.Fleet(now()))))
 		},
 	}
 	operatorCmd(cmd, cobra.NoArgs)
@@ -104,6 +119,7 @@ one line per change (NDJSON with -o json).`,
 	fl.StringVar(&group, "group", "", "which partition and gateway coordinate this consumer group")
 	fl.IntVar(&history, "history", 0, "every claim of this log partition")
 	fl.BoolVar(&watch, "watch", false, "follow the log in a live view (lines without a terminal)")
+	fl.BoolVar(&nodes, "nodes", false, "only the node table")
 	return cmd
 }
 
@@ -136,3 +152,17 @@ func watchView(ctx context.Context, log *inspect.Log, fleet *inspect.Model) erro
 // watchLoaded, when set by a test, is called once claims --watch has read the fleet and starts
 // following the log, so the test writes the record it expects as a change only after that.
 var watchLoaded func()
+
+// fleetDoc is `claims`: the node table, a blank line, then the partition table; JSON and YAML
+// hold both under "nodes" and "partitions".
+type fleetDoc inspect.Fleet
+
+func (d fleetDoc) Text(w io.Writer) error {
+	if err := output.List(w, output.Text, "", d.Nodes); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return output.List(w, output.Text, "", d.Partitions)
+}

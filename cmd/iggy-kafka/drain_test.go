@@ -124,12 +124,12 @@ func TestDrainEndToEnd(t *testing.T) {
 
 	code, out, _ = runCLI(t, env, "claims", "-o", "json")
 	var claims struct {
-		Data []inspect.ClaimRow `json:"data"`
+		Data inspect.Fleet `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &claims); err != nil || code != exitOK {
 		t.Fatalf("claims: %d %v", code, err)
 	}
-	for _, row := range claims.Data {
+	for _, row := range claims.Data.Partitions {
 		if *row.OwnerNode == 2 {
 			t.Fatalf("node 2 still owns %+v", row)
 		}

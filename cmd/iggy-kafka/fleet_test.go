@@ -132,13 +132,13 @@ func TestServeFleetEndToEnd(t *testing.T) {
 			return fmt.Errorf("claims: %v: %s", err, stderr.String())
 		}
 		var doc struct {
-			Kind string             `json:"kind"`
-			Data []inspect.ClaimRow `json:"data"`
+			Kind string        `json:"kind"`
+			Data inspect.Fleet `json:"data"`
 		}
 		if err := json.Unmarshal(out, &doc); err != nil {
 			return fmt.Errorf("claims -o json: %v\n%s", err, out)
 		}
-		rows = doc.Data
+		rows = doc.Data.Partitions
 		if doc.Kind != "claims" || len(rows) != 16 {
 			return fmt.Errorf("claims: kind %q, %d rows, want 16", doc.Kind, len(rows))
 		}

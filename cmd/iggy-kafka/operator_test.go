@@ -61,17 +61,17 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 
 	code, out, _ = runCLI(t, env, "claims", "-o", "json")
 	var doc struct {
-		Version int                `json:"version"`
-		Kind    string             `json:"kind"`
-		Data    []inspect.ClaimRow `json:"data"`
+		Version int           `json:"version"`
+		Kind    string        `json:"kind"`
+		Data    inspect.Fleet `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
 		t.Fatalf("claims -o json: exit %d %v\n%s", code, err, out)
 	}
-	if doc.Kind != "claims" || len(doc.Data) != 16 {
-		t.Fatalf("claims -o json: kind %q, %d rows", doc.Kind, len(doc.Data))
+	if doc.Kind != "claims" || len(doc.Data.Partitions) != 16 {
+		t.Fatalf("claims -o json: kind %q, %d rows", doc.Kind, len(doc.Data.Partitions))
 	}
-	for _, r := range doc.Data {
+	for _, r := range doc.Data.Partitions {
 		if r.OwnerNode == nil || *r.OwnerNode != int32(1+r.Partition%3) {
 			t.Fatalf("row %+v", r)
 		}
