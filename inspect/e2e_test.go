@@ -25,15 +25,31 @@ func writeHistory(e *logEnv, p int, g string) {
 
 func verify(t *testing.T, e *logEnv) []inspect.Finding {
 	t.Helper()
+	got, _ := verifySummary(t, e)
+	return got
+}
+
+// verifySummary verifies the whole log and checks the verdict against what was emitted and
+// what the log holds.
+func verifySummary(t *testing.T, e *logEnv) ([]inspect.Finding, inspect.VerifySummary) {
+	t.Helper()
 	var got []inspect.Finding
-	n, err := inspect.Verify(e.ctx, e.log, nil, func(f inspect.Finding) error { got = append(got, f); return nil })
+	sum, err := inspect.Verify(e.ctx, e.log, nil, func(f inspect.Finding) error { got = append(got, f); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != len(got) {
-		t.Fatalf("Verify counted %d, emitted %d", n, len(got))
+	ends, err := e.log.Ends(e.ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return got
+	var records uint64
+	for _, end := range ends {
+		records += end
+	}
+	if sum.Findings != len(got) || sum.Records != records || sum.Partitions != record.Partitions {
+		t.Fatalf("verdict %+v: emitted %d findings, the log holds %d records", sum, len(got), records)
+	}
+	return got, sum
 }
 
 func TestVerifyCleanLogAndPlantedVoidRecord(t *testing.T) {
@@ -63,7 +79,10 @@ func TestVerifyFindsEveryKind(t *testing.T) {
 	bad := record.Record{Type: record.TypeCheckpoint, Claim: 5, Time: e.at(5), Checkpoint: &record.Checkpoint{Through: 5, Offsets: []record.OffsetCommit{{Group: g, Topic: "t", Partition: 0, Offset: 77, LeaderEpoch: -1}}}}
 	e.Put(0, bad)
 	want := []string{inspect.FindingClaimDuplicate, inspect.FindingClaimDecreasing, inspect.FindingVoidUnclaimed, inspect.FindingUndecodable, inspect.FindingCheckpointDiff}
-	got := verify(t, e)
+	got, sum := verifySummary(t, e)
+	if sum.String() != "7 records, 5 findings" {
+		t.Errorf("verdict %q", sum)
+	}
 	if len(got) != len(want) {
 		t.Fatalf("findings %+v, want kinds %v", got, want)
 	}
