@@ -217,7 +217,7 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || !rows[0].Valid || rows[1].Valid || rows[1].Offset != 4 || rows[0].Fields != "topic=t partition=0 offset=1 leader_epoch=-1" {
+	if len(rows) != 2 || !rows[0].Valid || rows[1].Valid || rows[1].Offset != 4 || rows[0].Fields.String() != "topic=t partition=0 offset=1 leader_epoch=-1" {
 		t.Fatalf("rows %+v", rows)
 	}
 	rows = nil

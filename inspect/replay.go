@@ -179,25 +179,59 @@ func GroupViews(st *record.State) []GroupView {
 		v := GroupView{Group: name, State: "Empty", Members: []MemberView{}, Offsets: []OffsetView{}}
 		if g, ok := st.Group(name); ok {
 			v.State, v.Generation, v.ProtocolType, v.Protocol, v.Leader = g.State, g.Generation, g.ProtocolType, g.Protocol, g.Leader
-			for _, m := range g.Members {
-				v.Members = append(v.Members, MemberView{
-					MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost,
-					SessionTimeoutMS: m.SessionTimeout.Milliseconds(), RebalanceTimeoutMS: m.RebalanceTimeout.Milliseconds(),
-					Assignment: AssignmentText(g.ProtocolType, m.Assignment),
-				})
-			}
+			v.Members = memberViews(&g)
 		}
 		for _, o := range st.GroupOffsets(name) {
-			ov := OffsetView{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata}
-			if !o.Expire.IsZero() {
-				t := o.Expire.UTC()
-				ov.Expire = &t
-			}
-			v.Offsets = append(v.Offsets, ov)
+			v.Offsets = append(v.Offsets, offsetView(&o))
 		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// memberViews lists a group's members as the rows show them.
+func memberViews(g *record.Group) []MemberView {
+	out := make([]MemberView, 0, len(g.Members))
+	for _, m := range g.Members {
+		out = append(out, MemberView{
+			MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost,
+			SessionTimeoutMS: m.SessionTimeout.Milliseconds(), RebalanceTimeoutMS: m.RebalanceTimeout.Milliseconds(),
+			Assignment: AssignmentText(g.ProtocolType, m.Assignment),
+		})
+	}
+	return out
+}
+
+// offsetView is a committed offset as the rows show it.
+func offsetView(o *record.OffsetCommit) OffsetView {
+	ov := OffsetView{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata}
+	if !o.Expire.IsZero() {
+		t := o.Expire.UTC()
+		ov.Expire = &t
+	}
+	return ov
+}
+
+// AppendJSON encodes the offset as encoding/json would; inspect -o json writes one per offset
+// commit record, a million of them.
+func (o OffsetView) AppendJSON(b []byte) []byte {
+	b = append(b, `{"topic":`...)
+	b = appendJSONString(b, o.Topic)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(o.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, o.Offset, 10)
+	b = append(b, `,"leader_epoch":`...)
+	b = strconv.AppendInt(b, int64(o.LeaderEpoch), 10)
+	b = append(b, `,"metadata":`...)
+	b = appendJSONString(b, o.Metadata)
+	if o.Expire == nil {
+		b = append(b, `,"expire":null}`...)
+		return b
+	}
+	b = append(b, `,"expire":"`...)
+	b = o.Expire.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...)
 }
 
 // AssignmentText shows a member's assignment: its topics and partitions for the consumer
