@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +81,37 @@ type OffsetView struct {
 	LeaderEpoch int32      `json:"leader_epoch"`
 	Metadata    string     `json:"metadata"`
 	Expire      *time.Time `json:"expire"`
+}
+
+// LiveSummary is the verdict of comparing a replay with the gateways (replay --diff-live). JSON
+// field names are an interface.
+type LiveSummary struct {
+	Partition int `json:"partition"`
+	// Agree is whether the gateways answer for every group what the log says.
+	Agree bool `json:"agree"`
+	// Groups counts the groups of the replay.
+	Groups      int `json:"groups"`
+	Differences int `json:"differences"`
+	// GroupsDiffering counts the groups with a difference, those only the gateways know included.
+	GroupsDiffering int `json:"groups_differing"`
+}
+
+// NewLiveSummary concludes DiffLive's differences for a replay.
+func NewLiveSummary(r *Replay, diffs []Difference) LiveSummary {
+	differing := map[string]bool{}
+	for _, d := range diffs {
+		differing[d.Group] = true
+	}
+	return LiveSummary{Partition: r.Partition, Agree: len(diffs) == 0, Groups: len(r.Groups), Differences: len(diffs), GroupsDiffering: len(differing)}
+}
+
+// String is the verdict's sentence: "partition 7: the log and the gateways agree (2 groups)", or
+// how many differences there are in how many groups.
+func (s LiveSummary) String() string {
+	if s.Agree {
+		return fmt.Sprintf("partition %d: the log and the gateways agree (%s)", s.Partition, plural(s.Groups, "group"))
+	}
+	return fmt.Sprintf("partition %d: %s in %s between the log and the gateways", s.Partition, plural(s.Differences, "difference"), plural(s.GroupsDiffering, "group"))
 }
 
 // State is the fold the replay ended with.
