@@ -374,3 +374,121 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 		t.Fatalf("folded %d records from the checkpoint, want 4", c.Applied)
 	}
 }
+
+// followRows runs a follow of q until stop and gathers its rows; caught is signalled each time
+// it reaches the end of the log.
+func followRows(t *testing.T, e *logEnv, q inspect.Query) (rows chan inspect.RecordRow, caught chan struct{}, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(e.ctx)
+	rows, caught = make(chan inspect.RecordRow, 64), make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- inspect.Inspect(ctx, e.log, q, func(r inspect.RecordRow) error { rows <- r; return nil }, func() {
+			select {
+			case caught <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(cancel)
+	checkfor.Eventually(t, 10*time.Second, "caught up", func() error {
+		select {
+		case <-caught:
+			return nil
+		default:
+			return errors.New("not yet")
+		}
+	})
+	return rows, caught, stop
+}
+
+// gather takes the rows out of ch until it has at least n.
+func gather(t *testing.T, ch chan inspect.RecordRow, n int) []inspect.RecordRow {
+	t.Helper()
+	var got []inspect.RecordRow
+	checkfor.Eventually(t, 10*time.Second, fmt.Sprintf("%d rows", n), func() error {
+		for {
+			select {
+			case r := <-ch:
+				got = append(got, r)
+			default:
+				if len(got) < n {
+					return fmt.Errorf("%d rows", len(got))
+				}
+				return nil
+			}
+		}
+	})
+	return got
+}
+
+// A follow starts at the end of the log: it shows only the records appended after it started,
+// judged valid by the claims before it. From the beginning it shows the history first.
+func TestInspectFollowStartsAtTail(t *testing.T) {
+	e := newLogEnv(t)
+	g := groupIn(8, "g")
+	e.Put(8, claim(1, 1, e.at(0)), commit(1, g, "t", 0, 1, e.at(1)), claim(2, 2, e.at(2)))
+	e.Put(9, claim(1, 3, e.at(0)))
+	rows, caught, stop := followRows(t, e, inspect.Query{Follow: true})
+	e.Put(8, commit(1, g, "t", 0, 2, e.at(3)), commit(2, g, "t", 0, 3, e.at(4)))
+	got := gather(t, rows, 2)
+	// Once the follower has caught up again after them, every row it will show is out.
+	select {
+	case <-caught:
+	default:
+	}
+	checkfor.Eventually(t, 10*time.Second, "caught up after the new records", func() error {
+		select {
+		case <-caught:
+			return nil
+		default:
+			return errors.New("not yet")
+		}
+	})
+	got = append(got, gather(t, rows, 0)...)
+	stop()
+	if len(got) != 2 || got[0].Partition != 8 || got[0].Offset != 3 || got[0].Valid || got[1].Offset != 4 || !got[1].Valid {
+		t.Fatalf("followed from the end: %+v", got)
+	}
+
+	from, fromEnd, err := inspect.ParseFrom("beginning", e.at(0))
+	if err != nil || fromEnd {
+		t.Fatal(err)
+	}
+	rows, _, stop = followRows(t, e, inspect.Query{Follow: true, From: from, Partitions: []int{8}})
+	got = gather(t, rows, 5)
+	stop()
+	if len(got) != 5 || got[0].Offset != 0 || got[4].Offset != 4 {
+		t.Fatalf("followed from the beginning: %+v", got)
+	}
+}
+
+func TestParseFrom(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		in      string
+		from    inspect.Position
+		fromEnd bool
+	}{
+		{"", inspect.Position{}, false},
+		{"beginning", inspect.Position{HasOffset: true}, false},
+		{"start", inspect.Position{HasOffset: true}, false},
+		{"end", inspect.Position{}, true},
+		{"7", inspect.Position{Offset: 7, HasOffset: true}, false},
+		{"10m", inspect.Position{Time: now.Add(-10 * time.Minute)}, false},
+	} {
+		from, fromEnd, err := inspect.ParseFrom(c.in, now)
+		if err != nil || from != c.from || fromEnd != c.fromEnd {
+			t.Errorf("ParseFrom(%q) = %+v %v %v", c.in, from, fromEnd, err)
+		}
+	}
+	if _, _, err := inspect.ParseFrom("latest", now); err == nil {
+		t.Error("ParseFrom(latest) took it")
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
@@ -115,6 +117,53 @@ func TestInspectRecordFields(t *testing.T) {
 		}
 		if m, ok := doc.Data[1].Fields["members"].([]any); !ok || len(m) != 2 {
 			t.Errorf("group record: members %v", doc.Data[1].Fields["members"])
+		}
+	}
+}
+
+// inspect --follow starts at the end of the log, as tail -f does: it prints only the records
+// appended after it has read the log.
+func TestInspectFollowStartsAtTheEnd(t *testing.T) {
+	addr, put := operatorStore(t)
+	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	caught := make(chan struct{}, 1)
+	followCaughtUp = func() {
+		select {
+		case caught <- struct{}{}:
+		default:
+		}
+	}
+	defer func() { followCaughtUp = nil }()
+	var out, errs syncBuffer
+	code := make(chan int, 1)
+	go func() { code <- run(ctx, []string{"inspect", "--follow", "--partition", "6"}, env, &out, &errs) }()
+	select {
+	case <-caught:
+	case c := <-code:
+		t.Fatalf("inspect --follow exited %d: %s", c, errs.String())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("inspect --follow did not catch up: %s", errs.String())
+	}
+	at := time.Date(2026, 12, 1, 9, 2, 0, 0, time.UTC)
+	put(6, record.Record{Type: record.TypeOffsetCommit, Claim: 1, Time: at, OffsetCommit: &record.OffsetCommit{Group: "g", Topic: "t", Partition: 6, Offset: 9, LeaderEpoch: -1}})
+	checkfor.Eventually(t, 10*time.Second, "the appended record", func() error {
+		if n := strings.Count(out.String(), "\n"); n < 2 {
+			return errors.New("follow output: " + out.String() + errs.String())
+		}
+		return nil
+	})
+	cancel()
+	if c := <-code; c != exitOK {
+		t.Fatalf("exit %d: %s", c, errs.String())
+	}
+	golden.Assert(t, "inspect.follow.text", []byte(out.String()))
+
+	// A --from that is not a position is a usage error, and --verify takes none.
+	for _, args := range [][]string{{"inspect", "--from", "latest"}, {"inspect", "--verify", "--from", "beginning"}} {
+		if c, _, stderr := runCLI(t, env, args...); c != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, c, exitUsage, stderr)
 		}
 	}
 }
