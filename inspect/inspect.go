@@ -35,7 +35,7 @@ func ParseFrom(s string, now time.Time) (from Position, fromEnd bool, err error)
 	}
 	from, err = ParsePosition(s, now)
 	if err != nil {
-		return Position{}, false, fmt.Errorf("%w, nor beginning or end", err)
+		return Position{}, false, fmt.Errorf("%q is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end", s)
 	}
 	return from, false, nil
 }
