@@ -25,15 +25,31 @@ func writeHistory(e *logEnv, p int, g string) {
 
 func verify(t *testing.T, e *logEnv) []inspect.Finding {
 	t.Helper()
+	got, _ := verifySummary(t, e)
+	return got
+}
+
+// verifySummary verifies the whole log and checks the verdict against what was emitted and
+// what the log holds.
+func verifySummary(t *testing.T, e *logEnv) ([]inspect.Finding, inspect.VerifySummary) {
+	t.Helper()
 	var got []inspect.Finding
-	n, err := inspect.Verify(e.ctx, e.log, nil, func(f inspect.Finding) error { got = append(got, f); return nil })
+	sum, err := inspect.Verify(e.ctx, e.log, nil, func(f inspect.Finding) error { got = append(got, f); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != len(got) {
-		t.Fatalf("Verify counted %d, emitted %d", n, len(got))
+	ends, err := e.log.Ends(e.ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return got
+	var records uint64
+	for _, end := range ends {
+		records += end
+	}
+	if sum.Findings != len(got) || sum.Records != records || sum.Partitions != record.Partitions {
+		t.Fatalf("verdict %+v: emitted %d findings, the log holds %d records", sum, len(got), records)
+	}
+	return got, sum
 }
 
 func TestVerifyCleanLogAndPlantedVoidRecord(t *testing.T) {
@@ -63,7 +79,10 @@ func TestVerifyFindsEveryKind(t *testing.T) {
 	bad := record.Record{Type: record.TypeCheckpoint, Claim: 5, Time: e.at(5), Checkpoint: &record.Checkpoint{Through: 5, Offsets: []record.OffsetCommit{{Group: g, Topic: "t", Partition: 0, Offset: 77, LeaderEpoch: -1}}}}
 	e.Put(0, bad)
 	want := []string{inspect.FindingClaimDuplicate, inspect.FindingClaimDecreasing, inspect.FindingVoidUnclaimed, inspect.FindingUndecodable, inspect.FindingCheckpointDiff}
-	got := verify(t, e)
+	got, sum := verifySummary(t, e)
+	if sum.String() != "7 records, 5 findings" {
+		t.Errorf("verdict %q", sum)
+	}
 	if len(got) != len(want) {
 		t.Fatalf("findings %+v, want kinds %v", got, want)
 	}
@@ -198,7 +217,7 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || !rows[0].Valid || rows[1].Valid || rows[1].Offset != 4 || rows[0].Fields != "topic=t partition=0 offset=1 leader_epoch=-1" {
+	if len(rows) != 2 || !rows[0].Valid || rows[1].Valid || rows[1].Offset != 4 || rows[0].Fields.String() != "topic=t partition=0 offset=1 leader_epoch=-1" {
 		t.Fatalf("rows %+v", rows)
 	}
 	rows = nil
@@ -353,5 +372,123 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	}
 	if c := f.Parts[p].State.Counts(); c.Applied != 4 {
 		t.Fatalf("folded %d records from the checkpoint, want 4", c.Applied)
+	}
+}
+
+// followRows runs a follow of q until stop and gathers its rows; caught is signalled each time
+// it reaches the end of the log.
+func followRows(t *testing.T, e *logEnv, q inspect.Query) (rows chan inspect.RecordRow, caught chan struct{}, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(e.ctx)
+	rows, caught = make(chan inspect.RecordRow, 64), make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- inspect.Inspect(ctx, e.log, q, func(r inspect.RecordRow) error { rows <- r; return nil }, func() {
+			select {
+			case caught <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(cancel)
+	checkfor.Eventually(t, 10*time.Second, "caught up", func() error {
+		select {
+		case <-caught:
+			return nil
+		default:
+			return errors.New("not yet")
+		}
+	})
+	return rows, caught, stop
+}
+
+// gather takes the rows out of ch until it has at least n.
+func gather(t *testing.T, ch chan inspect.RecordRow, n int) []inspect.RecordRow {
+	t.Helper()
+	var got []inspect.RecordRow
+	checkfor.Eventually(t, 10*time.Second, fmt.Sprintf("%d rows", n), func() error {
+		for {
+			select {
+			case r := <-ch:
+				got = append(got, r)
+			default:
+				if len(got) < n {
+					return fmt.Errorf("%d rows", len(got))
+				}
+				return nil
+			}
+		}
+	})
+	return got
+}
+
+// A follow starts at the end of the log: it shows only the records appended after it started,
+// judged valid by the claims before it. From the beginning it shows the history first.
+func TestInspectFollowStartsAtTail(t *testing.T) {
+	e := newLogEnv(t)
+	g := groupIn(8, "g")
+	e.Put(8, claim(1, 1, e.at(0)), commit(1, g, "t", 0, 1, e.at(1)), claim(2, 2, e.at(2)))
+	e.Put(9, claim(1, 3, e.at(0)))
+	rows, caught, stop := followRows(t, e, inspect.Query{Follow: true})
+	e.Put(8, commit(1, g, "t", 0, 2, e.at(3)), commit(2, g, "t", 0, 3, e.at(4)))
+	got := gather(t, rows, 2)
+	// Once the follower has caught up again after them, every row it will show is out.
+	select {
+	case <-caught:
+	default:
+	}
+	checkfor.Eventually(t, 10*time.Second, "caught up after the new records", func() error {
+		select {
+		case <-caught:
+			return nil
+		default:
+			return errors.New("not yet")
+		}
+	})
+	got = append(got, gather(t, rows, 0)...)
+	stop()
+	if len(got) != 2 || got[0].Partition != 8 || got[0].Offset != 3 || got[0].Valid || got[1].Offset != 4 || !got[1].Valid {
+		t.Fatalf("followed from the end: %+v", got)
+	}
+
+	from, fromEnd, err := inspect.ParseFrom("beginning", e.at(0))
+	if err != nil || fromEnd {
+		t.Fatal(err)
+	}
+	rows, _, stop = followRows(t, e, inspect.Query{Follow: true, From: from, Partitions: []int{8}})
+	got = gather(t, rows, 5)
+	stop()
+	if len(got) != 5 || got[0].Offset != 0 || got[4].Offset != 4 {
+		t.Fatalf("followed from the beginning: %+v", got)
+	}
+}
+
+func TestParseFrom(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		in      string
+		from    inspect.Position
+		fromEnd bool
+	}{
+		{"", inspect.Position{}, false},
+		{"beginning", inspect.Position{HasOffset: true}, false},
+		{"start", inspect.Position{HasOffset: true}, false},
+		{"end", inspect.Position{}, true},
+		{"7", inspect.Position{Offset: 7, HasOffset: true}, false},
+		{"10m", inspect.Position{Time: now.Add(-10 * time.Minute)}, false},
+	} {
+		from, fromEnd, err := inspect.ParseFrom(c.in, now)
+		if err != nil || from != c.from || fromEnd != c.fromEnd {
+			t.Errorf("ParseFrom(%q) = %+v %v %v", c.in, from, fromEnd, err)
+		}
+	}
+	if _, _, err := inspect.ParseFrom("latest", now); err == nil {
+		t.Error("ParseFrom(latest) took it")
 	}
 }

@@ -178,8 +178,8 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	}
 
 	// And verify finds the live log clean.
-	n, err := inspect.Verify(ctx, log, nil, func(f inspect.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
-	if err != nil || n != 0 {
-		t.Fatalf("verify of the live log: %d findings, %v", n, err)
+	sum, err := inspect.Verify(ctx, log, nil, func(f inspect.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
+	if err != nil || sum.Findings != 0 {
+		t.Fatalf("verify of the live log: %s, %v", sum, err)
 	}
 }

@@ -2,7 +2,6 @@ package inspect_test
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"testing"
 	"time"
@@ -86,5 +85,3 @@ func groupIn(p int, prefix string) string {
 		}
 	}
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

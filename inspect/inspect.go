@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 )
@@ -15,9 +16,32 @@ type Query struct {
 	// Group keeps only the records about one consumer group.
 	Group    string
 	From, To Position
-	// Follow keeps reading as records arrive, until the context ends.
+	// FromEnd shows only the records appended after Inspect starts (kcat's -o end).
+	FromEnd bool
+	// Follow keeps reading as records arrive, until the context ends. A follow without a From
+	// starts at the end of the log, as tail -f does.
 	Follow bool
 }
+
+// ParseFrom reads where `inspect --from` starts: a Position (see ParsePosition), "beginning" or
+// "start" for the first record, or "end" for only the records appended from now on; the words
+// are kcat's and rpk's.
+func ParseFrom(s string, now time.Time) (from Position, fromEnd bool, err error) {
+	switch s {
+	case "beginning", "start":
+		return Position{HasOffset: true}, false, nil
+	case "end":
+		return Position{}, true, nil
+	}
+	from, err = ParsePosition(s, now)
+	if err != nil {
+		return Position{}, false, fmt.Errorf("%q is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end", s)
+	}
+	return from, false, nil
+}
+
+// fromEnd reports whether the query starts at the end of the log.
+func (q Query) fromEnd() bool { return q.FromEnd || q.Follow && !q.From.Set() }
 
 // AllPartitions lists the 16 log partitions.
 func AllPartitions() []int {
@@ -54,8 +78,9 @@ func (q Query) partitions() ([]int, error) {
 // Inspect calls emit with the row of every record the query selects, partition by partition in
 // log order, then (with Follow) each new record as it arrives; caughtUp is called whenever the
 // reader has reached the end of the log. Validity comes from folding every partition from its
-// start (by record.Validity, the rule record.State folds with), so a record outside the range still counts for
-// the ones inside.
+// start (by record.Validity, the rule record.State folds with), so a record outside the range
+// still counts for the ones inside: a follow from the end reads the log once before it shows
+// anything.
 func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, caughtUp func()) error {
 	parts, err := q.partitions()
 	if err != nil {
@@ -67,12 +92,13 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 	}
 	states := make([]record.Validity, record.Partitions)
 	done := make([]bool, record.Partitions)
+	tail := q.fromEnd()
 	handle := func(e *Entry) error {
 		valid := false
 		if e.Err == nil {
 			valid = states[e.Partition].Apply(&e.Record)
 		}
-		if done[e.Partition] {
+		if done[e.Partition] || tail && e.Offset < ends[e.Partition] {
 			return nil
 		}
 		t := e.Record.Time

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -20,8 +21,9 @@ type RecordRow struct {
 	Type  string `json:"type"`
 	// Group is the consumer group the record is about, "" for claims and checkpoints.
 	Group string `json:"group,omitempty"`
-	// Fields are the record's decoded fields as key=value text, the same in every format.
-	Fields string `json:"fields"`
+	// Fields are the record's own fields, by its type: key=value text in a table, an object in
+	// JSON and YAML.
+	Fields RecordFields `json:"fields"`
 	// Error is why the payload could not be decoded.
 	Error string `json:"error,omitempty"`
 }
@@ -41,11 +43,7 @@ func (r RecordRow) Cells() []string {
 	if r.Valid {
 		valid = "valid"
 	}
-	fields := r.Fields
-	if r.Error != "" {
-		fields = "error=" + strconv.Quote(r.Error)
-	}
-	return []string{strconv.Itoa(r.Partition), strconv.FormatUint(r.Offset, 10), t, claim, valid, r.Type, r.Group, fields}
+	return []string{strconv.Itoa(r.Partition), strconv.FormatUint(r.Offset, 10), t, claim, valid, r.Type, r.Group, r.Fields.String()}
 }
 
 // AppendJSON encodes the row as encoding/json would (same names, same order, times in
@@ -68,7 +66,7 @@ func (r RecordRow) AppendJSON(b []byte) []byte {
 		b = appendJSONString(b, r.Group)
 	}
 	b = append(b, `,"fields":`...)
-	b = appendJSONString(b, r.Fields)
+	b = r.Fields.AppendJSON(b)
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, r.Error)
@@ -137,12 +135,13 @@ func NewRecordRow(e *Entry, valid bool) RecordRow {
 	row := RecordRow{Partition: e.Partition, Offset: e.Offset}
 	if e.Err != nil {
 		row.Type, row.Error = "undecodable", e.Err.Error()
+		row.Fields.err = row.Error
 		return row
 	}
 	r := &e.Record
 	row.Time, row.Claim, row.Valid, row.Type = r.Time, r.Claim, valid, r.Type.String()
 	row.Group = RecordGroup(r)
-	row.Fields = Fields(r)
+	row.Fields.rec = *r
 	return row
 }
 
@@ -161,58 +160,141 @@ func RecordGroup(r *record.Record) string {
 	return ""
 }
 
-// Fields is a record's body as space-separated key=value pairs, values quoted where they hold
-// blanks, quotes or non-printable bytes.
-func Fields(r *record.Record) string {
-	var buf [160]byte
-	return string(AppendFields(buf[:0], r))
+// RecordFields are one record's own fields, those its type carries beyond the header (the
+// group is the row's), or the error of a record that could not be decoded. As text they are
+// space-separated key=value pairs, values quoted where they hold blanks, quotes or
+// non-printable bytes; as JSON an object, whose keys are an interface:
+//
+//	claim           number, node, addr
+//	group           generation, state, protocol_type, protocol, leader, members (as replay's)
+//	offset-commit   topic, partition, offset, leader_epoch, metadata, expire (as replay's offsets)
+//	group-deleted   (none)
+//	offset-deleted  topic, partition
+//	checkpoint      through, groups, offsets (how many of each it holds)
+//	undecodable     error
+type RecordFields struct {
+	rec record.Record
+	err string
 }
 
-// AppendFields appends what Fields returns to dst.
-func AppendFields(dst []byte, r *record.Record) []byte {
-	f := fieldList{b: dst, start: len(dst)}
+// String is the fields as text.
+func (f RecordFields) String() string {
+	var buf [160]byte
+	return string(f.AppendText(buf[:0]))
+}
+
+// MarshalJSON is the fields as a JSON object.
+func (f RecordFields) MarshalJSON() ([]byte, error) { return f.AppendJSON(nil), nil }
+
+// AppendText appends what String returns to dst.
+func (f RecordFields) AppendText(dst []byte) []byte {
+	l := fieldList{b: dst, start: len(dst)}
+	if f.err != "" {
+		l.key("error")
+		l.b = strconv.AppendQuote(l.b, f.err)
+		return l.b
+	}
+	r := &f.rec
 	switch r.Type {
 	case record.TypeClaim:
 		if c := r.ClaimInfo; c != nil {
-			f.uint("number", c.Number)
-			f.int("node", int64(c.Node))
-			f.str("addr", c.Addr)
+			l.uint("number", c.Number)
+			l.int("node", int64(c.Node))
+			l.str("addr", c.Addr)
 		}
 	case record.TypeGroup:
 		if g := r.Group; g != nil {
-			f.int("generation", int64(g.Generation))
-			f.str("state", g.State)
-			f.str("protocol_type", g.ProtocolType)
-			f.str("protocol", g.Protocol)
-			f.str("leader", g.Leader)
-			f.int("members", int64(len(g.Members)))
+			l.int("generation", int64(g.Generation))
+			l.str("state", g.State)
+			l.str("protocol_type", g.ProtocolType)
+			l.str("protocol", g.Protocol)
+			l.str("leader", g.Leader)
+			l.int("members", int64(len(g.Members)))
 		}
 	case record.TypeOffsetCommit:
 		if o := r.OffsetCommit; o != nil {
-			f.str("topic", o.Topic)
-			f.int("partition", int64(o.Partition))
-			f.int("offset", o.Offset)
-			f.int("leader_epoch", int64(o.LeaderEpoch))
+			l.str("topic", o.Topic)
+			l.int("partition", int64(o.Partition))
+			l.int("offset", o.Offset)
+			l.int("leader_epoch", int64(o.LeaderEpoch))
 			if o.Metadata != "" {
-				f.str("metadata", o.Metadata)
+				l.str("metadata", o.Metadata)
 			}
 			if !o.Expire.IsZero() {
-				f.str("expire", o.Expire.UTC().Format(time.RFC3339))
+				l.str("expire", o.Expire.UTC().Format(time.RFC3339))
 			}
 		}
 	case record.TypeOffsetDeleted:
 		if o := r.OffsetDeleted; o != nil {
-			f.str("topic", o.Topic)
-			f.int("partition", int64(o.Partition))
+			l.str("topic", o.Topic)
+			l.int("partition", int64(o.Partition))
 		}
 	case record.TypeCheckpoint:
 		if c := r.Checkpoint; c != nil {
-			f.uint("through", c.Through)
-			f.int("groups", int64(len(c.Groups)))
-			f.int("offsets", int64(len(c.Offsets)))
+			l.uint("through", c.Through)
+			l.int("groups", int64(len(c.Groups)))
+			l.int("offsets", int64(len(c.Offsets)))
 		}
 	}
-	return f.b
+	return l.b
+}
+
+// groupFields are a group record's fields in JSON; group records come once a generation, so
+// encoding/json writes them.
+type groupFields struct {
+	Generation   int32        `json:"generation"`
+	State        string       `json:"state"`
+	ProtocolType string       `json:"protocol_type"`
+	Protocol     string       `json:"protocol"`
+	Leader       string       `json:"leader"`
+	Members      []MemberView `json:"members"`
+}
+
+// AppendJSON appends the fields as a JSON object, as encoding/json would write it.
+func (f RecordFields) AppendJSON(b []byte) []byte {
+	if f.err != "" {
+		b = append(b, `{"error":`...)
+		b = appendJSONString(b, f.err)
+		return append(b, '}')
+	}
+	r := &f.rec
+	switch {
+	case r.Type == record.TypeOffsetCommit && r.OffsetCommit != nil:
+		return offsetView(r.OffsetCommit).AppendJSON(b)
+	case r.Type == record.TypeClaim && r.ClaimInfo != nil:
+		c := r.ClaimInfo
+		b = append(b, `{"number":`...)
+		b = strconv.AppendUint(b, c.Number, 10)
+		b = append(b, `,"node":`...)
+		b = strconv.AppendInt(b, int64(c.Node), 10)
+		b = append(b, `,"addr":`...)
+		b = appendJSONString(b, c.Addr)
+		return append(b, '}')
+	case r.Type == record.TypeGroup && r.Group != nil:
+		g := r.Group
+		j, err := json.Marshal(groupFields{Generation: g.Generation, State: g.State, ProtocolType: g.ProtocolType, Protocol: g.Protocol, Leader: g.Leader, Members: memberViews(g)})
+		if err != nil {
+			// Nothing in groupFields can fail to encode; an empty object keeps the row valid JSON.
+			return append(b, "{}"...)
+		}
+		return append(b, j...)
+	case r.Type == record.TypeOffsetDeleted && r.OffsetDeleted != nil:
+		b = append(b, `{"topic":`...)
+		b = appendJSONString(b, r.OffsetDeleted.Topic)
+		b = append(b, `,"partition":`...)
+		b = strconv.AppendInt(b, int64(r.OffsetDeleted.Partition), 10)
+		return append(b, '}')
+	case r.Type == record.TypeCheckpoint && r.Checkpoint != nil:
+		c := r.Checkpoint
+		b = append(b, `{"through":`...)
+		b = strconv.AppendUint(b, c.Through, 10)
+		b = append(b, `,"groups":`...)
+		b = strconv.AppendInt(b, int64(len(c.Groups)), 10)
+		b = append(b, `,"offsets":`...)
+		b = strconv.AppendInt(b, int64(len(c.Offsets)), 10)
+		return append(b, '}')
+	}
+	return append(b, "{}"...)
 }
 
 type fieldList struct {

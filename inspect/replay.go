@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +81,37 @@ type OffsetView struct {
 	LeaderEpoch int32      `json:"leader_epoch"`
 	Metadata    string     `json:"metadata"`
 	Expire      *time.Time `json:"expire"`
+}
+
+// LiveSummary is the verdict of comparing a replay with the gateways (replay --diff-live). JSON
+// field names are an interface.
+type LiveSummary struct {
+	Partition int `json:"partition"`
+	// Agree is whether the gateways answer for every group what the log says.
+	Agree bool `json:"agree"`
+	// Groups counts the groups of the replay.
+	Groups      int `json:"groups"`
+	Differences int `json:"differences"`
+	// GroupsDiffering counts the groups with a difference, those only the gateways know included.
+	GroupsDiffering int `json:"groups_differing"`
+}
+
+// NewLiveSummary concludes DiffLive's differences for a replay.
+func NewLiveSummary(r *Replay, diffs []Difference) LiveSummary {
+	differing := map[string]bool{}
+	for _, d := range diffs {
+		differing[d.Group] = true
+	}
+	return LiveSummary{Partition: r.Partition, Agree: len(diffs) == 0, Groups: len(r.Groups), Differences: len(diffs), GroupsDiffering: len(differing)}
+}
+
+// String is the verdict's sentence: "partition 7: the log and the gateways agree (2 groups)", or
+// how many differences there are in how many groups.
+func (s LiveSummary) String() string {
+	if s.Agree {
+		return fmt.Sprintf("partition %d: the log and the gateways agree (%s)", s.Partition, plural(s.Groups, "group"))
+	}
+	return fmt.Sprintf("partition %d: %s in %s between the log and the gateways", s.Partition, plural(s.Differences, "difference"), plural(s.GroupsDiffering, "group"))
 }
 
 // State is the fold the replay ended with.
@@ -179,25 +211,59 @@ func GroupViews(st *record.State) []GroupView {
 		v := GroupView{Group: name, State: "Empty", Members: []MemberView{}, Offsets: []OffsetView{}}
 		if g, ok := st.Group(name); ok {
 			v.State, v.Generation, v.ProtocolType, v.Protocol, v.Leader = g.State, g.Generation, g.ProtocolType, g.Protocol, g.Leader
-			for _, m := range g.Members {
-				v.Members = append(v.Members, MemberView{
-					MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost,
-					SessionTimeoutMS: m.SessionTimeout.Milliseconds(), RebalanceTimeoutMS: m.RebalanceTimeout.Milliseconds(),
-					Assignment: AssignmentText(g.ProtocolType, m.Assignment),
-				})
-			}
+			v.Members = memberViews(&g)
 		}
 		for _, o := range st.GroupOffsets(name) {
-			ov := OffsetView{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata}
-			if !o.Expire.IsZero() {
-				t := o.Expire.UTC()
-				ov.Expire = &t
-			}
-			v.Offsets = append(v.Offsets, ov)
+			v.Offsets = append(v.Offsets, offsetView(&o))
 		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// memberViews lists a group's members as the rows show them.
+func memberViews(g *record.Group) []MemberView {
+	out := make([]MemberView, 0, len(g.Members))
+	for _, m := range g.Members {
+		out = append(out, MemberView{
+			MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost,
+			SessionTimeoutMS: m.SessionTimeout.Milliseconds(), RebalanceTimeoutMS: m.RebalanceTimeout.Milliseconds(),
+			Assignment: AssignmentText(g.ProtocolType, m.Assignment),
+		})
+	}
+	return out
+}
+
+// offsetView is a committed offset as the rows show it.
+func offsetView(o *record.OffsetCommit) OffsetView {
+	ov := OffsetView{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata}
+	if !o.Expire.IsZero() {
+		t := o.Expire.UTC()
+		ov.Expire = &t
+	}
+	return ov
+}
+
+// AppendJSON encodes the offset as encoding/json would; inspect -o json writes one per offset
+// commit record, a million of them.
+func (o OffsetView) AppendJSON(b []byte) []byte {
+	b = append(b, `{"topic":`...)
+	b = appendJSONString(b, o.Topic)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(o.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, o.Offset, 10)
+	b = append(b, `,"leader_epoch":`...)
+	b = strconv.AppendInt(b, int64(o.LeaderEpoch), 10)
+	b = append(b, `,"metadata":`...)
+	b = appendJSONString(b, o.Metadata)
+	if o.Expire == nil {
+		b = append(b, `,"expire":null}`...)
+		return b
+	}
+	b = append(b, `,"expire":"`...)
+	b = o.Expire.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...)
 }
 
 // AssignmentText shows a member's assignment: its topics and partitions for the consumer

@@ -200,25 +200,50 @@ func checkpointDiff(want, got record.Checkpoint) string {
 	return strings.Join(diffs, "; ")
 }
 
+// VerifySummary is the verdict of a verify: how much of the log it read and how much it found.
+// JSON field names are an interface.
+type VerifySummary struct {
+	Partitions int `json:"partitions"`
+	// Records counts every message read, undecodable ones included.
+	Records  uint64 `json:"records"`
+	Findings int    `json:"findings"`
+}
+
+// String is the verdict's sentence: "34 records, 1 finding".
+func (s VerifySummary) String() string {
+	return plural(int(s.Records), "record") + ", " + plural(s.Findings, "finding")
+}
+
+// plural is "1 record", "0 records", "2 records".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // Verify checks every record of the partitions from their start and calls emit with each
-// finding; it returns how many it found.
-func Verify(ctx context.Context, l *Log, partitions []int, emit func(Finding) error) (int, error) {
+// finding; it returns what it read and how many findings it had.
+func Verify(ctx context.Context, l *Log, partitions []int, emit func(Finding) error) (VerifySummary, error) {
+	var sum VerifySummary
 	if len(partitions) == 0 {
 		partitions = AllPartitions()
 	}
-	ends, err := l.Ends(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
 	for _, p := range partitions {
 		if err := CheckPartition(p); err != nil {
-			return n, err
+			return sum, err
 		}
+	}
+	ends, err := l.Ends(ctx)
+	if err != nil {
+		return sum, err
+	}
+	for _, p := range partitions {
 		c := NewChecker(p)
 		err := l.Read(ctx, p, 0, ends[p], func(e *Entry) error {
+			sum.Records++
 			for _, f := range c.Check(e) {
-				n++
+				sum.Findings++
 				if err := emit(f); err != nil {
 					return err
 				}
@@ -226,8 +251,9 @@ func Verify(ctx context.Context, l *Log, partitions []int, emit func(Finding) er
 			return nil
 		})
 		if err != nil {
-			return n, err
+			return sum, err
 		}
+		sum.Partitions++
 	}
-	return n, nil
+	return sum, nil
 }

@@ -46,7 +46,7 @@ func TestFollowersPrintNDJSON(t *testing.T) {
 	defer func() { watchLoaded = nil }()
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
-	for i, args := range [][]string{{"claims", "--watch", "-o", "json"}, {"inspect", "--follow", "--partition", "6", "-o", "json"}} {
+	for i, args := range [][]string{{"claims", "--watch", "-o", "json"}, {"inspect", "--follow", "--from", "beginning", "--partition", "6", "-o", "json"}} {
 		out := &watchOut
 		if i == 1 {
 			out = &followOut
@@ -57,7 +57,7 @@ func TestFollowersPrintNDJSON(t *testing.T) {
 			codes[i] = run(ctx, args, env, out, &errs)
 		}()
 	}
-	// inspect --follow prints the two records already in partition 6 first.
+	// inspect --follow --from beginning prints the two records already in partition 6 first.
 	checkfor.Eventually(t, 10*time.Second, "existing records", func() error {
 		if n := strings.Count(followOut.String(), "\n"); n != 2 {
 			return errors.New("follow output: " + followOut.String() + errs.String())

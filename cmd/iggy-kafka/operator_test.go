@@ -49,7 +49,7 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 	t.Cleanup(func() { now = time.Now })
 
 	code, out, stderr := runCLI(t, env, "inspect", "--verify")
-	if code != exitOK || stderr != "" || strings.TrimSpace(out) != "PARTITION  OFFSET  FINDING  DETAIL" {
+	if code != exitOK || stderr != "" || out != "PARTITION  OFFSET  FINDING  DETAIL\n\n32 records, 0 findings\n" {
 		t.Fatalf("clean verify: exit %d out %q stderr %q", code, out, stderr)
 	}
 

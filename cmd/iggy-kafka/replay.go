@@ -25,8 +25,9 @@ valid checkpoint (or --from-start), up to the end (or --until an offset or a tim
 and print every group (state, generation, protocol, leader, members with client id, host and
 assignment) and its committed offsets, with the replay rate.
 
---diff-live asks the fleet (DescribeGroups, OffsetFetch through --kafka-bootstrap) and exits 1 on
-any difference from the log.`,
+--diff-live asks the fleet (DescribeGroups, OffsetFetch through --kafka-bootstrap), lists every
+difference from the log and ends with its verdict: that the log and the gateways agree (exit 0),
+or how many differences there are (exit 1); under "summary" with -o json or yaml.`,
 		Example: `  iggy-kafka replay partition 7
   iggy-kafka replay partition 7 --until 2026-12-01T09:00:00Z -o yaml
   iggy-kafka replay partition 7 --diff-live`,
@@ -64,10 +65,11 @@ any difference from the log.`,
 			if err != nil {
 				return a.fail(err)
 			}
-			if err := output.List(w, a.format(), "replay.differences", diffs); err != nil {
+			sum := inspect.NewLiveSummary(res, diffs)
+			if err := output.ListSummary(w, a.format(), "replay.differences", diffs, sum); err != nil {
 				return a.fail(err)
 			}
-			if len(diffs) > 0 {
+			if !sum.Agree {
 				return a.fail(&findingsError{fmt.Sprintf("replay: %d difference(s) between the log and the fleet", len(diffs))})
 			}
 			return nil

@@ -7,7 +7,9 @@
 // scripts), and Stream, which writes rows as they arrive (inspect --follow, claims --watch
 // without a terminal) in bounded memory.
 //
-// Documents are versioned envelopes: {"version":1,"kind":"<kind>","data":<rows or object>}.
+// Documents are versioned envelopes: {"version":1,"kind":"<kind>","data":<rows or object>}. A
+// check (inspect --verify, replay --diff-live) adds its verdict beside the data, under
+// "summary", and ends its text with the verdict's sentence (ListSummary, Stream.CloseSummary).
 // Streams of changes are NDJSON: one bare row object per line. Errors go to stderr, as
 // {"version":1,"kind":"error","error":{"message":"...","exit_code":N}} under -o json.
 // Text tables have upper-case hyphenated headers and show "-" for a value that does not apply.
@@ -66,6 +68,13 @@ type envelope struct {
 	Version int    `json:"version"`
 	Kind    string `json:"kind"`
 	Data    any    `json:"data"`
+	Summary any    `json:"summary,omitempty"`
+}
+
+// Summary is the verdict of a check: String is the sentence that ends the text output, the
+// value itself (its `json` tags) is the envelope's "summary".
+type Summary interface {
+	String() string
 }
 
 // List prints rows as a table, or as the envelope of kind holding the rows.
@@ -84,6 +93,28 @@ func List[R Row](w io.Writer, f Format, kind string, rows []R) error {
 	return Document(w, f, kind, rows)
 }
 
+// ListSummary is List for the rows a check found, ending with its verdict: the sentence after
+// the table, or "summary" beside "data".
+func ListSummary[R Row](w io.Writer, f Format, kind string, rows []R, sum Summary) error {
+	if f == Text {
+		if err := List(w, f, kind, rows); err != nil {
+			return err
+		}
+		return writeSummaryText(w, sum)
+	}
+	if rows == nil {
+		rows = []R{}
+	}
+	return writeEnvelope(w, f, envelope{Version: Version, Kind: kind, Data: rows, Summary: sum})
+}
+
+// writeSummaryText ends a table with the verdict, one blank line below it so that it does not
+// read as a row.
+func writeSummaryText(w io.Writer, sum Summary) error {
+	_, err := io.WriteString(w, "\n"+sum.String()+"\n")
+	return err
+}
+
 // Print prints one document: its own text layout, or the envelope of kind around it.
 func Print(w io.Writer, f Format, kind string, doc Texter) error {
 	if f == Text {
@@ -94,7 +125,11 @@ func Print(w io.Writer, f Format, kind string, doc Texter) error {
 
 // Document writes the envelope of kind around data as JSON or YAML.
 func Document(w io.Writer, f Format, kind string, data any) error {
-	b, err := json.Marshal(envelope{Version: Version, Kind: kind, Data: data})
+	return writeEnvelope(w, f, envelope{Version: Version, Kind: kind, Data: data})
+}
+
+func writeEnvelope(w io.Writer, f Format, env envelope) error {
+	b, err := json.Marshal(env)
 	if err != nil {
 		return err
 	}

@@ -201,3 +201,67 @@ func TestWriteError(t *testing.T) {
 		t.Fatalf("%q", b.String())
 	}
 }
+
+type verdict struct {
+	Rows  int  `json:"rows"`
+	Clean bool `json:"clean"`
+}
+
+func (v verdict) String() string { return strconv.Itoa(v.Rows) + " rows" }
+
+// A check's verdict ends the text and sits beside the rows in JSON and YAML, whether the rows
+// came as a list or a stream, and whether there were any.
+func TestSummaryEndsEveryFormat(t *testing.T) {
+	for _, n := range []int{0, 3} {
+		for _, f := range []output.Format{output.Text, output.JSON, output.YAML} {
+			name := string(f) + "." + strconv.Itoa(n)
+			sum := verdict{Rows: n, Clean: n == 0}
+			var list, stream bytes.Buffer
+			if err := output.ListSummary(&list, f, "checked", rows()[:n], sum); err != nil {
+				t.Fatal(err)
+			}
+			s := output.NewStream[partRow](&stream, f, "checked", false)
+			for _, r := range rows()[:n] {
+				if err := s.Add(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.CloseSummary(sum); err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, "summary."+name, list.Bytes())
+			if f == output.Text {
+				if stream.String() != list.String() {
+					t.Fatalf("%s: stream\n%s\nlist\n%s", name, stream.String(), list.String())
+				}
+				continue
+			}
+			// The stream is compact, the list indented: they hold the same document.
+			for _, b := range [][]byte{list.Bytes(), stream.Bytes()} {
+				var doc struct {
+					Version int       `json:"version"`
+					Kind    string    `json:"kind"`
+					Data    []partRow `json:"data"`
+					Summary *verdict  `json:"summary"`
+				}
+				var err error
+				if f == output.JSON {
+					err = json.Unmarshal(b, &doc)
+				} else {
+					var v any
+					if err = yaml.Unmarshal(b, &v); err == nil {
+						j, _ := json.Marshal(v)
+						err = json.Unmarshal(j, &doc)
+					}
+				}
+				if err != nil || doc.Kind != "checked" || len(doc.Data) != n || doc.Data == nil || doc.Summary == nil || *doc.Summary != sum {
+					t.Fatalf("%s: %+v %v\n%s", name, doc, err, b)
+				}
+			}
+		}
+	}
+	s := output.NewStream[partRow](&bytes.Buffer{}, output.JSON, "checked", true)
+	if err := s.CloseSummary(verdict{}); err == nil {
+		t.Fatal("NDJSON lines took a summary")
+	}
+}

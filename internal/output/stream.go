@@ -3,6 +3,7 @@ package output
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -145,19 +146,71 @@ func (s *Stream[R]) Flush() error {
 
 // Close ends the document (closing the envelope, printing the header of an empty table) and
 // flushes.
-func (s *Stream[R]) Close() error {
+func (s *Stream[R]) Close() error { return s.close(nil) }
+
+// CloseSummary is Close for the rows of a check: the document ends with its verdict, the
+// sentence after the table or "summary" beside "data". Lines have no envelope to hold one.
+func (s *Stream[R]) CloseSummary(sum Summary) error {
+	if s.lines && s.f != Text {
+		return fmt.Errorf("output: a stream of %s lines has no summary", s.f)
+	}
+	return s.close(sum)
+}
+
+func (s *Stream[R]) close(sum Summary) error {
+	var tail []byte
+	if sum != nil && s.f != Text {
+		b, err := json.Marshal(sum)
+		if err != nil {
+			return err
+		}
+		if s.f == JSON {
+			tail = append(append([]byte(`,"summary":`), b...), '}')
+		} else {
+			y, err := jsonToYAML(b)
+			if err != nil {
+				return err
+			}
+			tail = []byte("summary:\n")
+			for _, line := range strings.Split(strings.TrimRight(string(y), "\n"), "\n") {
+				tail = append(append(append(tail, "  "...), line...), '\n')
+			}
+		}
+	}
 	switch {
 	case s.f == Text:
 		if len(s.pending) > 0 || !s.started {
-			return s.flushText()
+			if err := s.flushText(); err != nil {
+				return err
+			}
+		}
+		if sum != nil {
+			if err := writeSummaryText(s.w, sum); err != nil {
+				return err
+			}
 		}
 	case s.lines:
 	case s.f == JSON && s.n == 0:
-		s.w.WriteString(`{"version":` + strconv.Itoa(Version) + `,"kind":` + strconv.Quote(s.kind) + `,"data":[]}` + "\n")
+		s.w.WriteString(`{"version":` + strconv.Itoa(Version) + `,"kind":` + strconv.Quote(s.kind) + `,"data":[]`)
+		s.closeJSON(tail)
 	case s.f == JSON:
-		s.w.WriteString("\n]}\n")
+		s.w.WriteString("\n]")
+		s.closeJSON(tail)
 	case s.f == YAML && s.n == 0:
 		s.w.WriteString("version: " + strconv.Itoa(Version) + "\nkind: " + yamlString(s.kind) + "\ndata: []\n")
+		s.w.Write(tail)
+	case s.f == YAML:
+		s.w.Write(tail)
 	}
 	return s.w.Flush()
+}
+
+// closeJSON ends the envelope after "data", with the summary when there is one.
+func (s *Stream[R]) closeJSON(tail []byte) {
+	if tail == nil {
+		s.w.WriteString("}\n")
+		return
+	}
+	s.w.Write(tail)
+	s.w.WriteByte('\n')
 }
