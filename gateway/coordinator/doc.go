@@ -1,9 +1,10 @@
-// Package coordinator runs the coordinator log: it owns the Iggy stream `<stream>.meta`, holds
-// leases on the 16 partitions of its `coordinators` topic through the Iggy consumer group
-// `kafka-gateways`, replays a gained partition into a group.Manager, and makes every change of a
-// group durable by appending it to the log and reading it back. It also keeps the fleet view
-// (which gateways are live, who is controller) from the owner announcements on
-// `coordinator_owners`. Consumers in a Kafka group therefore keep their members, generations and
+// Package coordinator runs the coordinator log: it creates and checks the Iggy stream
+// `<stream>.meta`, holds leases on the 16 partitions of its `coordinators` topic through its
+// membership of the Iggy consumer group `kafka-gateways`, replays a gained partition into a
+// group.Manager, and makes every change of a group durable by appending it to the log and reading
+// it back. The log's names, its records and their validity, the announcements, the drain
+// requests, the lease rule and the fold of the fleet are not this package's: packages record and
+// fleet own them, and the operator tools read the log with the same code. Consumers in a Kafka group therefore keep their members, generations and
 // offsets when the gateway coordinating them stops: another gateway takes the partition over.
 //
 // The two types to know: Coordinator (Start, Groups, Fleet, Leave, Close) and Config.
@@ -18,15 +19,18 @@
 //
 // # Owners and the fleet
 //
-// Every gateway appends an Announcement (node, address, the partitions it serves with their
-// claims, time, leaving) to `coordinator_owners` every AnnounceInterval (1 s) and at once when its
-// partitions change, and reads the topic every FollowInterval (100 ms). The owner of a partition
-// is this gateway while it holds it, else the gateway whose live announcement lists it with the
-// highest claim (announcements of version 2 also list the partitions the gateway released, see
-// the split-brain bound; version 3 says the gateway is drained, see Drain); none known means FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A
-// gateway is live when it announced within Live (5 s) and is not leaving; the controller is the
-// owner of log partition 0. Announcement times are the writers' clocks, so the fleet's clocks
-// must agree to well within Live.
+// Every gateway appends a fleet.Announcement (node, address, the partitions it serves with their
+// claims, the ones it released, whether it is leaving or drained, its lease member id, its
+// version) to `coordinator_owners` every AnnounceInterval (1 s) and at once when its partitions
+// change, and reads the topic every FollowInterval (100 ms) into a fleet.View, in log order. The
+// owner of a partition is this gateway while it holds it, else the live gateway whose
+// announcement lists it with the highest claim (fleet.View.Owner); none known means
+// FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A gateway is live when it announced
+// within Live (5 s), is not leaving, and its announced lease member id is still a member of
+// `kafka-gateways` as the lease loop last read it: with the embedded store, a gateway that
+// crashed leaves Metadata within one LeasePoll, when its session's membership ends. The
+// controller is the owner of log partition 0. Announcement times are the writers' clocks, so the
+// fleet's clocks must agree to well within Live.
 //
 // # Record format, version 1
 //
@@ -116,19 +120,29 @@
 //
 // # Lease and the split-brain bound
 //
-// The lease is the caller's own assignment in `kafka-gateways`, read with SyncConsumerGroup
-// (code 606) on a dedicated iggy.Session every LeasePoll (default 100 ms). A partition is served
-// only while (a) the Session is unbroken and (b) the last sync that succeeded was sent less than
-// HandoverBound ago (default 3 x LeasePoll = 300 ms, never above LeaseBound). Both are checked
-// on every Directory answer and before every journal append; a failed sync drops every
-// partition at once and a new session joins again.
+// The lease is fleet.Lease over the members of `kafka-gateways`: rendezvous hashing over the
+// Iggy member ids, so a departure moves only the departing gateway's partitions and a gateway
+// that joins takes only the ones it wins (Iggy's own assignment, which moves every partition on
+// a departure, is not used). After joining, a gateway learns its own member id (a sync, a get, a
+// sync with the same generation: the member whose partitions hold the sync's is the caller).
+// Every LeasePoll (default 100 ms) its dedicated iggy.Session sends a sync, which answers for
+// the caller and fails when it is no longer a member, then reads the members (GetConsumerGroup)
+// and serves what fleet.Lease gives its id. A partition is served only while (a) the Session is
+// unbroken and (b) the last lease read that succeeded was sent less than HandoverBound ago
+// (default 3 x LeasePoll = 300 ms, never above LeaseBound). Both are checked on every Directory
+// answer and before every journal append; a failed read drops every partition at once and a new
+// session joins again (and learns its new member id).
 //
-// Handover. Iggy may move a partition from a live owner O to a gateway N at any moment R (N
-// joins and takes its share at once). O's last sync that still showed the partition was
-// answered before R, so it was sent at s < R; O stops by s + HandoverBound at the latest, and
-// earlier when its next sync (within LeasePoll) shows the loss or its tail finds N's claim. N
-// learns of the gain from a sync answer it received at a > R, loads and claims, and serves only
-// from max(a + HandoverBound, c + 2 x TailPoll), c being when its claim was read back. Since
+// Handover. The membership may change at any moment R, moving a partition from a live owner O
+// to a gateway N (N joins, or a member leaves). O's last read that still showed the old
+// membership was answered before R, so it was sent at s < R; O stops by s + HandoverBound at
+// the latest, and earlier when its next read (within LeasePoll) shows the loss or its tail finds
+// N's claim. N learns of the gain from a read answered at a > R. Unless the previous owner
+// released the partition (below), N claims only after a + HandoverBound, when O has stopped
+// appending, from the log as it then stands, so claims strictly increase in log order (a
+// partition never claimed, gained by the group's only member, is claimed at once: a fleet's
+// first start). N serves only from max(a + HandoverBound, c + 2 x TailPoll), c being when its
+// claim was read back. Since
 // s < R < a, s + HandoverBound < a + HandoverBound: O has stopped before N starts, by a margin
 // of a - s, which is at least the time from O's last sync to the move. Every gateway of a fleet
 // must use the same HandoverBound. With the defaults, a rebalance therefore leaves a partition
@@ -136,12 +150,13 @@
 //
 // Release. A gateway that stops serving a partition for good (lease lost, tail, fenced append,
 // SIGTERM) records, once its manager is closed and no append is in flight, the claim it stopped
-// under, and every announcement carries these releases (Announcement.Released, version 2). On
+// under, and every announcement carries these releases (fleet.Announcement.Released). On
 // SIGTERM Leave stops serving, waits for that (within HandoverBound), appends the announcement
-// and only then leaves `kafka-gateways`. N reads `coordinator_owners` to its end after the sync
-// answer that showed the gain, so it finds a release announced before the move; when the newest
+// and only then leaves `kafka-gateways`. N reads `coordinator_owners` to its end after the lease
+// read that showed the gain, so it finds a release announced before the move; when the newest
 // claim before its own is listed as released by that claim's node, N serves as soon as its claim
-// is read back. A SIGTERM handover is thus one lease read (up to LeasePoll) plus the load.
+// is read back, and it claims at once too. A SIGTERM handover is thus one lease read (up to
+// LeasePoll) plus the load.
 //
 // Tail. Every TailPoll (default LeasePoll / 2) each owned partition is read from its last
 // applied offset to its end. A newer claim stops the partition at once, and a lease answer to a
@@ -181,27 +196,29 @@
 //
 // # Drain
 //
-// `iggy-kafka drain node N` appends {"node": N, "undo": false, "time": ...} to
-// `coordinator_drains`, `--undo` the same with "undo": true. Every gateway reads the topic from
-// its start before it joins `kafka-gateways`, then every FollowInterval; for each node the
-// request latest in log order wins (the writers' clocks do not matter), a message without a
-// numeric "node" is skipped with a warning, other fields are ignored. The drained set is the
-// nodes whose latest request is not an undo.
+// `iggy-kafka drain node N` appends a fleet.DrainRequest {"node": N, "undo": false, "time": ...}
+// to `coordinator_drains`, `--undo` the same with "undo": true. Every gateway reads the topic
+// from its start before it joins `kafka-gateways`, then every FollowInterval, into its
+// fleet.View: for each node the request latest in log order wins (the writers' clocks do not
+// matter), a message without a numeric "node" is skipped with a warning, other fields are
+// ignored. The drained set is the nodes whose latest request is not an undo.
 //
 // A drained gateway does what Leave does on SIGTERM (stop serving, wait for the releases within
 // HandoverBound, announce them, leave `kafka-gateways`) and closes its lease session, but keeps
 // running: it answers produce, fetch and metadata for its clients, announces itself every
 // AnnounceInterval with Draining set (so it stays live and listed as a broker) and claims no
 // partition. While drained it does not join again, also after a restart, since Start reads the
-// drains first. On undo the lease loop joins again and Iggy spreads the partitions over the
-// fleet, each move going through the usual handover. The other gateways gain the drained
-// gateway's partitions from Iggy as on SIGTERM and find its releases, so each serves as soon as
+// drains first. On undo the lease loop joins again and takes back what fleet.Lease gives its new
+// member id, each move going through the usual handover; no other partition moves. The other
+// gateways gain the drained gateway's partitions (only those: the rendezvous lease moves nothing
+// else) as on SIGTERM and find its releases, so each serves as soon as
 // its claim is read back, without the HandoverBound wait; the groups move with their members,
 // generations and offsets, and nothing rebalances. Metadata names no drained gateway as a
-// partition leader (Fleet.Draining, kafka.DrainingFleet) unless every listed gateway is drained.
-// Refusing to drain the last live gateway is the command's job (--force overrides it): a drained
-// last gateway still leaves, and FindCoordinator answers COORDINATOR_NOT_AVAILABLE until an
-// undo.
+// partition leader (kafka.Fleet's Draining) unless every listed gateway is drained. Refusing a
+// drain that would leave no serving gateway is the operator library's rule (inspect.PlanDrain,
+// no flag overrides it); a gateway acts on every request it reads, so a drain written by other
+// means can still take the last one out, and FindCoordinator then answers
+// COORDINATOR_NOT_AVAILABLE until an undo.
 //
 // Authorization is Iggy's: a drain request is a message on `<stream>.meta`, so only an Iggy user
 // allowed to send messages to that stream (stream or global permission to send, or to manage it)
