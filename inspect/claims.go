@@ -184,6 +184,11 @@ func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 	return l.ReadBatches(ctx, t.Partition, from, end, func(batch []Entry) error {
 		for i := range batch {
 			t.Apply(&batch[i])
+			if found && batch[i].Offset == cp && cpClaims > 0 {
+				// The checkpoint carries its claim's number only: the scan knows who made it.
+				c := claims[cpClaims-1]
+				t.State.KnowClaim(record.Claim{Number: c.Claim, Node: c.Node, Addr: c.Addr})
+			}
 		}
 		return nil
 	})

@@ -226,6 +226,15 @@ func (s *State) Claim() Claim {
 	return Claim{Number: s.validity.Claim(), Node: s.claimNode, Addr: s.claimAddr}
 }
 
+// KnowClaim gives a state that started at a checkpoint the node and address of its newest claim,
+// which a checkpoint does not carry, when a reader learned them from the claim's own record; a
+// claim of another number changes nothing.
+func (s *State) KnowClaim(c Claim) {
+	if c.Number == s.validity.Claim() && s.claimNode == 0 && s.claimAddr == "" {
+		s.claimNode, s.claimAddr = c.Node, c.Addr
+	}
+}
+
 // ClaimOffset is the log offset of the newest claim's record.
 func (s *State) ClaimOffset() uint64 { return s.claimOffset }
 
