@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os/exec"
@@ -41,6 +42,7 @@ func TestDrainNode(t *testing.T) {
 		t.Fatalf("node %d serves no log partition before the drain: %v", drained, before)
 	}
 
+	planned := r.plan(t, drained)
 	at := time.Now()
 	out, stderr := r.operator(t, "drain", "node", fmt.Sprint(drained), "--yes", "--wait", "--timeout", "30s", "-o", "json")
 	took := time.Since(at)
@@ -57,6 +59,7 @@ func TestDrainNode(t *testing.T) {
 			t.Errorf("log partition %d still served by drained node %d", p, id)
 		}
 	}
+	checkMovesPlanned(t, fmt.Sprint("drain of node ", drained), before, after, planned)
 	groups := probeGroups()
 	for _, p := range owned {
 		if id := r.coordinator(groups[p]); id == drained {
@@ -65,6 +68,7 @@ func TestDrainNode(t *testing.T) {
 	}
 	r.checkDrainedNode(t)
 	r.waitProgress("the load after the drain")
+	r.drainAllButOne(t, after)
 
 	r.operator(t, "drain", "node", fmt.Sprint(drained), "--undo", "--yes", "--wait")
 	checkfor.Eventually(t, 15*time.Second, fmt.Sprintf("node %d coordinating again after the undo", drained), func() error {
@@ -83,7 +87,150 @@ func TestDrainNode(t *testing.T) {
 		return fmt.Errorf("node %d serves nothing: %s", drained, describeRound(last))
 	})
 	r.waitProgress("the load after the undo")
+	r.killedNodeGone(t)
 	r.finish()
+}
+
+// plan is `drain node N --dry-run -o json`: log partition -> destination node.
+func (r *run) plan(t *testing.T, node int32) map[int]int32 {
+	t.Helper()
+	out, _ := r.operator(t, "drain", "node", fmt.Sprint(node), "--dry-run", "-o", "json")
+	var doc struct {
+		Data []struct {
+			Partition  int    `json:"partition"`
+			From       int32  `json:"from_node"`
+			To         *int32 `json:"to_node"`
+			Collateral bool   `json:"collateral"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("drain --dry-run -o json: %v\n%s", err, out)
+	}
+	plan := map[int]int32{}
+	for _, s := range doc.Data {
+		if s.To == nil {
+			t.Fatalf("the plan of node %d gives partition %d no destination: %s", node, s.Partition, out)
+		}
+		plan[s.Partition] = *s.To
+	}
+	return plan
+}
+
+// checkMovesPlanned: the partitions whose coordinator changed from before to after are exactly
+// the plan's, each at its planned destination; it logs how many moved.
+func checkMovesPlanned(t *testing.T, what string, before, after [LogPartitions]int32, plan map[int]int32) {
+	t.Helper()
+	moved := map[int]int32{}
+	for p := range LogPartitions {
+		if before[p] != after[p] {
+			moved[p] = after[p]
+		}
+	}
+	if fmt.Sprint(moved) != fmt.Sprint(plan) {
+		t.Errorf("%s moved %v (partition: new coordinator), the plan said %v", what, moved, plan)
+	}
+	t.Logf("%s: %d partitions moved, %d planned", what, len(moved), len(plan))
+}
+
+// drainAllButOne drains node 1 beside node 2, so node 3 alone serves: a drain of node 3 is then
+// refused, dry-run included, and node 3 keeps all 16 partitions; the node table says so. Node 1
+// comes back at the end.
+func (r *run) drainAllButOne(t *testing.T, before [LogPartitions]int32) {
+	t.Helper()
+	planned := r.plan(t, 1)
+	r.operator(t, "drain", "node", "1", "--yes", "--wait", "--timeout", "30s", "-o", "json")
+	after := r.pr.waitAllServed(t, 10*time.Second, "after the drain of node 1")
+	checkMovesPlanned(t, "drain of node 1", before, after, planned)
+	for _, args := range [][]string{{"drain", "node", "3", "--dry-run"}, {"drain", "node", "3", "--yes"}} {
+		code, stderr := r.operatorFails(t, args...)
+		if code != 1 || !strings.Contains(stderr, "refusing to drain node 3: no gateway would be left serving the coordinator log (1 gateway serves now: node 3)") {
+			t.Errorf("%s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+		}
+	}
+	for p, id := range r.pr.waitAllServed(t, 10*time.Second, "node 3 alone") {
+		if id != 3 {
+			t.Errorf("log partition %d served by node %d with nodes 1 and 2 drained", p, id)
+		}
+	}
+	checkfor.Eventually(t, 10*time.Second, "the node table: 1 and 2 drained, 3 serving all 16", func() error {
+		nodes, err := r.nodeTable(t)
+		if err != nil {
+			return err
+		}
+		got := fmt.Sprint(nodes)
+		if got != "map[1:drained/0 2:drained/0 3:serving/16]" {
+			return fmt.Errorf("nodes %s", got)
+		}
+		return nil
+	})
+	r.operator(t, "drain", "node", "1", "--undo", "--wait", "--timeout", "30s")
+}
+
+// killedNodeGone SIGKILLs node 1: the node table shows it gone within 1.5 s (its lease
+// membership ends with its connection), then it restarts.
+func (r *run) killedNodeGone(t *testing.T) {
+	t.Helper()
+	g := r.f.gw(1)
+	at := time.Now()
+	g.kill(t)
+	checkfor.Eventually(t, 1500*time.Millisecond, "node 1 gone in the node table", func() error {
+		nodes, err := r.nodeTable(t)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(nodes[1], "gone/") {
+			return fmt.Errorf("nodes %v", nodes)
+		}
+		return nil
+	})
+	t.Logf("SIGKILLed node 1 shown gone %v after the signal", time.Since(at).Round(time.Millisecond))
+	r.f.restart(g)
+}
+
+// nodeTable is `claims --nodes -o json`: node -> "state/partitions".
+func (r *run) nodeTable(t *testing.T) (map[int32]string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, iggyKafka, "claims", "--nodes", "-o", "json", "--iggy", r.f.store.addr)
+	cmd.Env = environ(r.f.home)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("claims --nodes: %v", err)
+	}
+	var doc struct {
+		Data []struct {
+			Node       int32  `json:"node"`
+			State      string `json:"state"`
+			Partitions []int  `json:"partitions"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return nil, fmt.Errorf("claims --nodes -o json: %v\n%s", err, out)
+	}
+	nodes := map[int32]string{}
+	for _, n := range doc.Data {
+		nodes[n.Node] = fmt.Sprintf("%s/%d", n.State, len(n.Partitions))
+	}
+	return nodes, nil
+}
+
+// operatorFails runs iggy-kafka with args, expecting it to fail, and returns its exit status
+// and stderr.
+func (r *run) operatorFails(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, iggyKafka, append(args, "--iggy", r.f.store.addr)...)
+	cmd.Env = environ(r.f.home)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("iggy-kafka %s: %v, want a failure\nstderr:\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return ee.ExitCode(), errb.String()
 }
 
 // operator runs the built iggy-kafka with args against the fleet's store and returns its stdout
