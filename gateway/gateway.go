@@ -356,6 +356,12 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	if err := g.coord.Leave(lctx); err != nil {
 		g.log.Warn("leaving the coordinator group", "err", err)
 	}
+	// Controlled shutdown: once the others no longer name this gateway in Metadata, it becomes
+	// a lame duck (leads nothing, answers Produce and Fetch NOT_LEADER_OR_FOLLOWER), so clients
+	// refresh and move while their connections still work; then it stops listening.
+	g.coord.WaitSeen(lctx)
+	g.kafka.LameDuck()
+	g.coord.WaitSeen(lctx)
 	lcancel()
 	dctx, cancel := context.WithTimeout(ctx, g.cfg.DrainTimeout)
 	defer cancel()

@@ -266,6 +266,32 @@ func (c *Coordinator) Leave(ctx context.Context) error {
 	return err
 }
 
+// WaitSeen waits, after Leave, until every other gateway has read this gateway's leaving
+// announcement: each reads coordinator_owners every FollowInterval, so two intervals cover one
+// read in flight. It returns at once without the log or when no other gateway is live, and
+// early when ctx ends.
+func (c *Coordinator) WaitSeen(ctx context.Context) {
+	if !c.cfg.Log {
+		return
+	}
+	others := false
+	now := c.clk.Now()
+	c.mu.Lock()
+	for node := range c.fv.Announcements() {
+		others = others || node != c.cfg.NodeID && c.fv.Alive(node, now)
+	}
+	c.mu.Unlock()
+	if !others {
+		return
+	}
+	t := c.clk.NewTimer(2 * c.cfg.FollowInterval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C():
+	}
+}
+
 // Close stops everything and ends the lease session.
 func (c *Coordinator) Close() error {
 	c.leaving.Store(true)

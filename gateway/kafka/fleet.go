@@ -27,18 +27,21 @@ type DrainingFleet interface {
 	Draining(node int32) bool
 }
 
-// leaders is the brokers partition leaders are chosen from: brokers without the drained ones,
-// or all of them when every one is drained (a partition always has a leader).
+// leaders is the brokers partition leaders are chosen from: brokers without the drained ones
+// and without this gateway while it is a lame duck, or all of them when none is left (a
+// partition always has a leader).
 func (s *Server) leaders(brokers []Broker) []Broker {
 	df, ok := s.cfg.Fleet.(DrainingFleet)
-	if !ok {
+	lame := s.lameDuck.Load()
+	if !ok && !lame {
 		return brokers
 	}
 	out := make([]Broker, 0, len(brokers))
 	for _, b := range brokers {
-		if !df.Draining(b.NodeID) {
-			out = append(out, b)
+		if ok && df.Draining(b.NodeID) || lame && b.NodeID == s.cfg.NodeID {
+			continue
 		}
+		out = append(out, b)
 	}
 	if len(out) == 0 {
 		return brokers

@@ -52,6 +52,9 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 	if req.kreq == nil || (isGroupKey(req.key) && c.s.cfg.Groups == nil) {
 		return c.unsupported(req)
 	}
+	if (req.key == produceKey || req.key == fetchKey) && c.s.lameDuck.Load() {
+		return c.notLeader(req)
+	}
 	switch req.key {
 	case produceKey:
 		return c.handleProduce(req)

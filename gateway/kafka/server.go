@@ -9,6 +9,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
@@ -102,8 +103,11 @@ type Server struct {
 
 	ctx    context.Context // cancelled when shutdown gives up waiting
 	cancel context.CancelFunc
-	// draining closes when Shutdown starts: long polls answer at once with what they have.
-	draining  chan struct{}
+	// draining closes when Shutdown or LameDuck starts: long polls answer at once with what
+	// they have.
+	draining chan struct{}
+	// lameDuck: this gateway leads nothing and answers Produce and Fetch NOT_LEADER_OR_FOLLOWER.
+	lameDuck  atomic.Bool
 	drainOnce sync.Once
 
 	mu        sync.Mutex

@@ -1,0 +1,87 @@
+package kafka
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A lame duck names itself leader of nothing, answers Produce and Fetch NOT_LEADER_OR_FOLLOWER
+// for every partition, and ends a long poll in flight at once; alone in its fleet it changes
+// nothing.
+func TestLameDuck(t *testing.T) {
+	ts, fl, cl := startFleetServer(t)
+	fl.set(1, Broker{1, "h1", 91})
+	ts.s.LameDuck()
+	if ts.s.lameDuck.Load() {
+		t.Fatal("a gateway alone in its fleet became a lame duck")
+	}
+	fl.set(1, Broker{1, "h1", 91}, Broker{2, "h2", 92})
+
+	// A long poll in flight when the lame duck starts answers at once.
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = 20000, 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "t"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.PartitionMaxBytes = 0, 1<<20
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	entered := make(chan struct{})
+	ts.s.ControlKey(kmsg.Fetch.Int16(), func(r *Controlled) (kmsg.Response, error, bool) {
+		close(entered)
+		resp, err := r.c.handleFetch(r.req) // past the lame-duck check: the poll is in flight
+		return resp, err, true
+	})
+	type answer struct {
+		resp kmsg.Response
+		err  error
+		took time.Duration
+	}
+	done := make(chan answer, 1)
+	go func() {
+		at := time.Now()
+		resp, err := cl.SeedBrokers()[0].Request(testCtx(t), fetch)
+		done <- answer{resp, err, time.Since(at)}
+	}()
+	<-entered
+	ts.s.LameDuck()
+	a := <-done
+	if a.err != nil || a.took > 10*time.Second {
+		t.Fatalf("the long poll in flight answered after %v: %v", a.took, a.err)
+	}
+	if fr := a.resp.(*kmsg.FetchResponse); len(fr.Topics) != 1 || fr.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("the long poll in flight: %+v", fr.Topics)
+	}
+
+	for _, p := range metadataOf(t, cl).Topics[0].Partitions {
+		if p.Leader != 2 {
+			t.Fatalf("partition %d led by %d while node 1 is a lame duck", p.Partition, p.Leader)
+		}
+	}
+	fr := seedRequest[*kmsg.FetchResponse](t, cl, fetch)
+	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 || fr.Topics[0].Partitions[0].ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("fetch from a lame duck: %+v", fr.Topics)
+	}
+	produce := kmsg.NewPtrProduceRequest()
+	produce.Acks, produce.TimeoutMillis = -1, 5000
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "t"
+	for _, p := range []int32{0, 5} {
+		pp := kmsg.NewProduceRequestTopicPartition()
+		pp.Partition = p
+		pt.Partitions = append(pt.Partitions, pp)
+	}
+	produce.Topics = append(produce.Topics, pt)
+	pr := seedRequest[*kmsg.ProduceResponse](t, cl, produce)
+	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 2 {
+		t.Fatalf("produce to a lame duck: %+v", pr.Topics)
+	}
+	for _, p := range pr.Topics[0].Partitions {
+		if p.ErrorCode != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("produce to a lame duck, partition %d: code %d", p.Partition, p.ErrorCode)
+		}
+	}
+}
