@@ -157,6 +157,10 @@ type Coordinator struct {
 
 	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
 	member atomic.Int64
+	// membersMu orders the reads of the lease group's membership outside the lease loop
+	// (refreshMembers); membersAt is when the last read of it was recorded (Unix ns).
+	membersMu sync.Mutex
+	membersAt atomic.Int64
 
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
@@ -511,16 +515,10 @@ func (c *Coordinator) readLease(sess *iggy.Session) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	members := make([]uint32, 0, len(g.Members))
-	for _, m := range g.Members {
-		members = append(members, m.ID)
-	}
+	members := c.setMembers(g)
 	if !slices.Contains(members, uint32(c.member.Load())) {
 		return nil, wire.ConsumerGroupMemberNotFound
 	}
-	c.mu.Lock()
-	c.fv.SetMembers(members)
-	c.mu.Unlock()
 	return members, nil
 }
 

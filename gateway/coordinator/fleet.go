@@ -162,6 +162,7 @@ func (f *brokerView) LiveBrokers() []kafka.Broker {
 		slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
 		return slices.CompactFunc(out, func(a, b kafka.Broker) bool { return a.NodeID == b.NodeID })
 	}
+	c.refreshMembers()
 	now := c.clk.Now()
 	out := []kafka.Broker{self}
 	c.mu.Lock()
@@ -174,6 +175,46 @@ func (f *brokerView) LiveBrokers() []kafka.Broker {
 	c.mu.Unlock()
 	slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
 	return out
+}
+
+// membersFresh is how old the lease group's membership may be when Metadata lists the live
+// gateways. A client that lost its connection to a crashed gateway asks for Metadata at once,
+// and franz-go asks again only 5 s later: the answer must already leave the crashed gateway out,
+// which it does as soon as its membership ended (at once with the embedded store, whose sessions
+// end with their connections).
+const membersFresh = 20 * time.Millisecond
+
+// refreshMembers reads the lease group's membership into the fleet view unless a read is newer
+// than membersFresh; one read at a time, bounded by LeasePoll, and a failed read keeps what was
+// known.
+func (c *Coordinator) refreshMembers() {
+	if !c.membersMu.TryLock() {
+		return
+	}
+	defer c.membersMu.Unlock()
+	if c.clk.Now().Sub(time.Unix(0, c.membersAt.Load())) < membersFresh {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeasePoll)
+	defer cancel()
+	g, err := c.cfg.Client.GetConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
+	if err != nil {
+		return
+	}
+	c.setMembers(g)
+}
+
+// setMembers records a read of the lease group's members (at the time of the call).
+func (c *Coordinator) setMembers(g *wire.ConsumerGroupDetails) []uint32 {
+	members := make([]uint32, 0, len(g.Members))
+	for _, m := range g.Members {
+		members = append(members, m.ID)
+	}
+	c.mu.Lock()
+	c.fv.SetMembers(members)
+	c.mu.Unlock()
+	c.membersAt.Store(c.clk.Now().UnixNano())
+	return members
 }
 
 // brokerLocked is the address of node: from Config.Brokers, else from its announcement.
