@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -67,7 +68,7 @@ func newMetrics() *metrics {
 		Help: "Partition reads answered with producers' own batches from the tail cache (process-wide).",
 	}, func() float64 { return float64(bridge.TailFetches()) })
 	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -140,11 +140,10 @@ type group struct {
 	// timer that fired after it was replaced.
 	timer    clock.Timer
 	timerSeq uint64
-	// initial is set while the initial rebalance delay runs; remaining is what is left of the
-	// rebalance timeout after the current delay, joined tells that a member came meanwhile.
-	initial   bool
-	remaining time.Duration
-	joined    bool
+	// initial is set while the initial rebalance delay runs; joined tells that a member came
+	// meanwhile.
+	initial bool
+	joined  bool
 
 	pendingSync map[string]bool
 	storing     bool // the leader's assignment is being journaled
