@@ -68,6 +68,7 @@ func (b *Bridge) forget(topic string) {
 			delete(b.parts, k)
 		}
 	}
+	b.known.drop(topic)
 }
 
 // dropProducers forgets the producer cache: appends this gateway did not make may hold
