@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 // metrics implements kafka.Observer with Prometheus collectors on a registry of its own, so
@@ -67,7 +68,11 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_tail_fetches_total",
 		Help: "Partition reads answered with producers' own batches from the tail cache (process-wide).",
 	}, func() float64 { return float64(bridge.TailFetches()) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches,
+	fetchCapped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_waits_capped_total",
+		Help: "Fetch long polls that watched only 16 of their empty partitions for new data (process-wide).",
+	}, func() float64 { return float64(kafka.FetchWaitsCapped()) })
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, fetchCapped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
