@@ -218,6 +218,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	}
 	g.users = &userClients{
 		bridge: g.bridge,
+		clock:  clock.Real,
 		users:  make(map[string]*userClient),
 		dial: func(ctx context.Context, user, password string) (*iggy.Client, error) {
 			return dial(ctx, user, password, 2)
@@ -270,6 +271,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	if g.kafka, err = kafka.NewServer(kcfg); err != nil {
 		return err
 	}
+	g.users.closeUser = g.kafka.CloseUser
+	g.metrics.limitsOf(g)
 	g.serveDone = make(chan error, 1)
 	go func() { g.serveDone <- g.kafka.Serve(g.ln) }()
 	if cfg.SASL {

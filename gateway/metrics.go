@@ -28,6 +28,15 @@ type metrics struct {
 	accepted    prometheus.Counter
 }
 
+// limitsOf registers the gauges of a gateway's own limits (the process-wide ones are in
+// newMetrics).
+func (m *metrics) limitsOf(g *Gateway) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "iggy_kafka_sasl_retired_clients",
+		Help: "Iggy clients kept for SASL users whose password changed while their earlier connections may still use them (at most 4 per user).",
+	}, func() float64 { return float64(g.users.retiredClients()) }))
+}
+
 func newMetrics() *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),

@@ -191,3 +191,48 @@ func TestOutageProbeBound(t *testing.T) {
 		t.Fatalf("%d probe timers left pending", n)
 	}
 }
+
+// countingStore counts topic lookups.
+type countingStore struct {
+	*memStore
+	lookups atomic.Int32
+}
+
+func (c *countingStore) topic(ctx context.Context, stream, name string) (topicMeta, error) {
+	c.lookups.Add(1)
+	return c.memStore.topic(ctx, stream, name)
+}
+
+// The producer cache is trusted for trustWindow after this gateway's own append, on the bridge's
+// clock: within it an idempotent batch costs no metadata read, past it one.
+func TestTrustWindowOnClock(t *testing.T) {
+	ctx := context.Background()
+	cs := &countingStore{memStore: newMemStore()}
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	b, err := newBridge(ctx, cs, Config{Clock: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.createTopic(ctx, cs, "t", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	seq := int32(0)
+	produce := func() int32 {
+		t.Helper()
+		before := cs.lookups.Load()
+		if _, err := b.produce(ctx, cs, "t", 0, kafkaBatch(t, codecNone, valueRecs("w", 1), 7, 0, seq)); err != nil {
+			t.Fatal(err)
+		}
+		seq++
+		return cs.lookups.Load() - before
+	}
+	produce()
+	if n := produce(); n != 0 {
+		t.Fatalf("%d metadata reads within the trust window", n)
+	}
+	fc.Advance(trustWindow)
+	if n := produce(); n != 1 {
+		t.Fatalf("%d metadata reads once the trust window passed on the clock, want 1", n)
+	}
+}

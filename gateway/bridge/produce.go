@@ -114,7 +114,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 		b.log.Debug("foreign writer noticed; dropping producer cache", "topic", topic, "partition", partition, "expected", st.next, "got", base)
 		st.dropProducers()
 	}
-	st.confirmed = time.Now()
+	st.confirmed = b.clock.Now()
 	if kb.ProducerID >= 0 {
 		ps := st.producers[kb.ProducerID]
 		if ps == nil {
@@ -134,8 +134,9 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 	return base, nil
 }
 
-// trustWindow is how long after its own last append a gateway trusts its
-// producer cache without asking Iggy whether anyone else appended since. A
+// trustWindow is how long after its own last append (on Config.Clock) a
+// gateway trusts its producer cache without asking Iggy whether anyone else
+// appended since. A
 // producer that moves to another gateway and back within this window while
 // both are alive could have a resend stored twice; past it, the cache is
 // checked against the partition's high watermark (one metadata read) before
@@ -146,7 +147,7 @@ const trustWindow = time.Second
 // appends this gateway did not make. It costs a metadata read only when the
 // cache has not been confirmed by an append of ours within trustWindow.
 func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32) error {
-	if st.next >= 0 && time.Since(st.confirmed) < trustWindow {
+	if st.next >= 0 && b.clock.Now().Sub(st.confirmed) < trustWindow {
 		return nil
 	}
 	if len(st.producers) == 0 {
@@ -163,7 +164,7 @@ func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, top
 		st.dropProducers()
 		st.next = hw
 	}
-	st.confirmed = time.Now()
+	st.confirmed = b.clock.Now()
 	return nil
 }
 
