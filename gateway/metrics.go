@@ -77,11 +77,23 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_tail_fetches_total",
 		Help: "Partition reads answered with producers' own batches from the tail cache (process-wide).",
 	}, func() float64 { return float64(bridge.TailFetches()) })
+	scans := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_producer_scans_total",
+		Help: "Tail scans that rebuilt an idempotent producer's state from Iggy (process-wide).",
+	}, func() float64 { return float64(bridge.ProducerScans()) })
+	scansSkipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_producer_scans_skipped_total",
+		Help: "Unknown idempotent producers taken for new without a scan, a recent scan of the partition having read it to its bound (process-wide).",
+	}, func() float64 { return float64(bridge.ProducerScansSkipped()) })
+	statesDropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_producer_states_dropped_total",
+		Help: "Idempotent producer states dropped, expired (producer-id-expiration) or past 4096 per partition (process-wide).",
+	}, func() float64 { return float64(bridge.ProducerStatesDropped()) })
 	fetchCapped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_waits_capped_total",
 		Help: "Fetch long polls that watched only 16 of their empty partitions for new data (process-wide).",
 	}, func() float64 { return float64(kafka.FetchWaitsCapped()) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, fetchCapped,
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, fetchCapped, scans, scansSkipped, statesDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -50,6 +51,9 @@ type Config struct {
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
+	// ProducerIDExpiration is how long an idempotent producer's state is kept per partition
+	// after its last batch there, as Kafka's producer.id.expiration.ms. Default 1 day.
+	ProducerIDExpiration time.Duration
 }
 
 const (
@@ -85,6 +89,8 @@ type Bridge struct {
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}
+	// scanning bounds the producer tail scans running at once (producers.go).
+	scanning chan struct{}
 }
 
 type partKey struct {
@@ -122,6 +128,10 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	b.admin = b.guard(admin)
 	b.conf.m = map[string]topicConf{}
 	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
+	b.scanning = make(chan struct{}, maxScans)
+	if b.cfg.ProducerIDExpiration <= 0 {
+		b.cfg.ProducerIDExpiration = defaultProducerIDExpiration
+	}
 	if cfg.TailCacheBytes > 0 {
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
