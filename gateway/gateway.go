@@ -50,6 +50,9 @@ type Config struct {
 	MaxRequestBytes   int32  // default 100 MiB
 	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
 	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 32 MiB, negative: off
+	// ProducerIDExpiration drops an idempotent producer's state on a partition this long after
+	// its last batch there (bridge.Config.ProducerIDExpiration); default 24h.
+	ProducerIDExpiration time.Duration
 	// Limits of the Kafka listener (kafka.Config): requests being read or handled share BufferBudget
 	// (default 32 MiB); a request must arrive within ReadTimeout of its first byte (5s); a
 	// connection is closed when silent for IdleTimeout (10m), AuthTimeout before SASL (10s).
@@ -206,12 +209,13 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		return fmt.Errorf("gateway: connecting to Iggy at %v: %w", addrs, err)
 	}
 	if g.bridge, err = bridge.New(ctx, g.admin, bridge.Config{
-		Stream:            cfg.Stream,
-		AutoCreateTopics:  cfg.AutoCreateTopics,
-		DefaultPartitions: cfg.DefaultPartitions,
-		FetchCodec:        cfg.FetchCodec,
-		TailCacheBytes:    cfg.TailCacheBytes,
-		Logger:            cfg.Logger.With("component", "bridge"),
+		Stream:               cfg.Stream,
+		AutoCreateTopics:     cfg.AutoCreateTopics,
+		DefaultPartitions:    cfg.DefaultPartitions,
+		FetchCodec:           cfg.FetchCodec,
+		TailCacheBytes:       cfg.TailCacheBytes,
+		ProducerIDExpiration: cfg.ProducerIDExpiration,
+		Logger:               cfg.Logger.With("component", "bridge"),
 		// The coordinator starts after the bridge and before the Kafka listener, the only
 		// way a topic is deleted through the bridge.
 		TopicDeleted: func(string) { g.coord.TopicsDeleted() },
@@ -220,6 +224,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	}
 	g.users = &userClients{
 		bridge: g.bridge,
+		clock:  clock.Real,
 		users:  make(map[string]*userClient),
 		dial: func(ctx context.Context, user, password string) (*iggy.Client, error) {
 			return dial(ctx, user, password, 2)
@@ -273,6 +278,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	if g.kafka, err = kafka.NewServer(kcfg); err != nil {
 		return err
 	}
+	g.users.closeUser = g.kafka.CloseUser
+	g.metrics.limitsOf(g)
 	g.serveDone = make(chan error, 1)
 	go func() { g.serveDone <- g.kafka.Serve(g.ln) }()
 	if cfg.SASL {

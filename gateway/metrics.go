@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 // metrics implements kafka.Observer with Prometheus collectors on a registry of its own, so
@@ -24,6 +26,15 @@ type metrics struct {
 	fetched     prometheus.Counter
 	connections prometheus.Gauge
 	accepted    prometheus.Counter
+}
+
+// limitsOf registers the gauges of a gateway's own limits (the process-wide ones are in
+// newMetrics).
+func (m *metrics) limitsOf(g *Gateway) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "iggy_kafka_sasl_retired_clients",
+		Help: "Iggy clients kept for SASL users whose password changed while their earlier connections may still use them (at most 4 per user).",
+	}, func() float64 { return float64(g.users.retiredClients()) }))
 }
 
 func newMetrics() *metrics {
@@ -66,8 +77,24 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_tail_fetches_total",
 		Help: "Partition reads answered with producers' own batches from the tail cache (process-wide).",
 	}, func() float64 { return float64(bridge.TailFetches()) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	scans := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_producer_scans_total",
+		Help: "Tail scans that rebuilt an idempotent producer's state from Iggy (process-wide).",
+	}, func() float64 { return float64(bridge.ProducerScans()) })
+	scansSkipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_producer_scans_skipped_total",
+		Help: "Unknown idempotent producers taken for new without a scan, a recent scan of the partition having read it to its bound (process-wide).",
+	}, func() float64 { return float64(bridge.ProducerScansSkipped()) })
+	statesDropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_producer_states_dropped_total",
+		Help: "Idempotent producer states dropped, expired (producer-id-expiration) or past 4096 per partition (process-wide).",
+	}, func() float64 { return float64(bridge.ProducerStatesDropped()) })
+	fetchCapped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_waits_capped_total",
+		Help: "Fetch long polls that watched only 16 of their empty partitions for new data (process-wide).",
+	}, func() float64 { return float64(kafka.FetchWaitsCapped()) })
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, fetchCapped, scans, scansSkipped, statesDropped,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

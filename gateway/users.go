@@ -6,11 +6,13 @@ import (
 	"crypto/subtle"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // userClients logs SASL users in to Iggy and keeps one client per user, so a user's many Kafka
@@ -21,13 +23,19 @@ import (
 type userClients struct {
 	dial   func(ctx context.Context, user, password string) (*iggy.Client, error)
 	bridge *bridge.Bridge
+	clock  clock.Clock // times recheckAfter
+	// closeUser closes the Kafka connections authenticated as a user (kafka.Server.CloseUser);
+	// nil before the listener exists.
+	closeUser func(user string) int
 
 	mu    sync.Mutex
 	users map[string]*userClient
 	// retired are clients replaced by a login with a new password, by user; connections
 	// authenticated earlier may still use them until the user is dropped or the gateway closes.
 	retired map[string][]*iggy.Client
-	closed  bool
+	// nRetired is the number of clients in retired, for iggy_kafka_sasl_retired_clients.
+	nRetired atomic.Int64
+	closed   bool
 }
 
 type userClient struct {
@@ -38,6 +46,12 @@ type userClient struct {
 
 const recheckAfter = time.Minute
 
+// maxRetired bounds the retired clients kept per user: past it, every retired client of the
+// user is closed with the user's Kafka connections, which reconnect with the current password.
+// Each retired client holds an Iggy pool, and a user whose password changes over and over would
+// otherwise add one per change for as long as the gateway runs.
+const maxRetired = 4
+
 var errClosed = errors.New("gateway: closed")
 
 func (u *userClients) authenticate(ctx context.Context, user, password string) (kafka.Storage, error) {
@@ -47,7 +61,7 @@ func (u *userClients) authenticate(ctx context.Context, user, password string) (
 		u.mu.Unlock()
 		return nil, errClosed
 	}
-	if c, ok := u.users[user]; ok && subtle.ConstantTimeCompare(c.secret[:], secret[:]) == 1 && time.Since(c.verified) < recheckAfter {
+	if c, ok := u.users[user]; ok && subtle.ConstantTimeCompare(c.secret[:], secret[:]) == 1 && u.clock.Now().Sub(c.verified) < recheckAfter {
 		u.mu.Unlock()
 		return u.bridge.As(c.client), nil
 	}
@@ -67,7 +81,7 @@ func (u *userClients) authenticate(ctx context.Context, user, password string) (
 		if old.secret == secret {
 			// A periodic recheck: keep the client connections already use.
 			client.Close()
-			old.verified = time.Now()
+			old.verified = u.clock.Now()
 			return u.bridge.As(old.client), nil
 		}
 		// The password changed. The old client may still serve connections authenticated
@@ -76,10 +90,26 @@ func (u *userClients) authenticate(ctx context.Context, user, password string) (
 			u.retired = make(map[string][]*iggy.Client)
 		}
 		u.retired[user] = append(u.retired[user], old.client)
+		u.nRetired.Add(1)
+		if len(u.retired[user]) > maxRetired {
+			// The user's connections go first, so none is left on a closed client; the new
+			// login is cached before they reconnect.
+			if u.closeUser != nil {
+				u.closeUser(user)
+			}
+			for _, c := range u.retired[user] {
+				c.Close()
+			}
+			u.nRetired.Add(-int64(len(u.retired[user])))
+			delete(u.retired, user)
+		}
 	}
-	u.users[user] = &userClient{secret: secret, verified: time.Now(), client: client}
+	u.users[user] = &userClient{secret: secret, verified: u.clock.Now(), client: client}
 	return u.bridge.As(client), nil
 }
+
+// retiredClients is how many retired clients are kept (iggy_kafka_sasl_retired_clients).
+func (u *userClients) retiredClients() int64 { return u.nRetired.Load() }
 
 // watched is one cached user and the client its connections use.
 type watched struct {
@@ -118,6 +148,7 @@ func (u *userClients) drop(user string, client *iggy.Client) []*iggy.Client {
 	}
 	delete(u.users, user)
 	out := append(u.retired[user], client)
+	u.nRetired.Add(-int64(len(u.retired[user])))
 	delete(u.retired, user)
 	return out
 }
@@ -136,4 +167,5 @@ func (u *userClients) close() {
 	}
 	u.users = nil
 	u.retired = nil
+	u.nRetired.Store(0)
 }

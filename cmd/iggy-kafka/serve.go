@@ -80,18 +80,19 @@ store. The fleet chooses --node-id, --brokers and --advertised-addr itself.`,
 func (a *app) gatewayConfig() (gateway.Config, error) {
 	v := a.values
 	cfg := gateway.Config{
-		Bind:              v.String("bind"),
-		AdvertisedAddr:    v.String("advertised-addr"),
-		IggyAddrs:         v.List("iggy"),
-		IggyUsername:      v.String("iggy-username"),
-		IggyPassword:      v.String("iggy-password"),
-		Stream:            v.String("stream"),
-		AutoCreateTopics:  v.Bool("auto-create-topics"),
-		SASL:              v.Bool("sasl"),
-		MetricsAddr:       v.String("metrics-addr"),
-		DefaultPartitions: int32(v.Int("default-partitions")),
-		FetchCodec:        v.String("fetch-codec"),
-		TailCacheBytes:    tailCache(v.Bytes("tail-cache")),
+		Bind:                 v.String("bind"),
+		AdvertisedAddr:       v.String("advertised-addr"),
+		IggyAddrs:            v.List("iggy"),
+		IggyUsername:         v.String("iggy-username"),
+		IggyPassword:         v.String("iggy-password"),
+		Stream:               v.String("stream"),
+		AutoCreateTopics:     v.Bool("auto-create-topics"),
+		SASL:                 v.Bool("sasl"),
+		MetricsAddr:          v.String("metrics-addr"),
+		DefaultPartitions:    int32(v.Int("default-partitions")),
+		FetchCodec:           v.String("fetch-codec"),
+		TailCacheBytes:       tailCache(v.Bytes("tail-cache")),
+		ProducerIDExpiration: v.Duration("producer-id-expiration"),
 	}
 	cfg.Version, _, _ = buildInfo()
 	fleet, err := fleetSize(v)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -50,6 +51,9 @@ type Config struct {
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
+	// ProducerIDExpiration is how long an idempotent producer's state is kept per partition
+	// after its last batch there, as Kafka's producer.id.expiration.ms. Default 1 day.
+	ProducerIDExpiration time.Duration
 }
 
 const (
@@ -79,10 +83,14 @@ type Bridge struct {
 
 	conf confCache
 
+	known knownTopics // partitions of the topics seen, for a store outage (outage.go)
+
 	cache *tailCache // nil when Config.TailCacheBytes < 0
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}
+	// scanning bounds the producer tail scans running at once (producers.go).
+	scanning chan struct{}
 }
 
 type partKey struct {
@@ -116,9 +124,14 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if err != nil {
 		return nil, err
 	}
-	b := &Bridge{cfg: cfg, fetchC: fc, admin: admin, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), parts: map[partKey]*partState{}}
+	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), parts: map[partKey]*partState{}}
+	b.admin = b.guard(admin)
 	b.conf.m = map[string]topicConf{}
 	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
+	b.scanning = make(chan struct{}, maxScans)
+	if b.cfg.ProducerIDExpiration <= 0 {
+		b.cfg.ProducerIDExpiration = defaultProducerIDExpiration
+	}
 	if cfg.TailCacheBytes > 0 {
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
@@ -143,6 +156,13 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 			}
 		}
 	}
+	// Every topic there is now can be listed through a store outage that comes before the
+	// first full Metadata; topics seen later are added as they are looked up.
+	ts, err := admin.topics(ctx, cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: list topics of %q: %w", cfg.Stream, err)
+	}
+	b.known.replace(ts)
 	return b, nil
 }
 
@@ -167,8 +187,12 @@ func info(t topicMeta) kafka.TopicInfo {
 func (b *Bridge) listTopics(ctx context.Context, as iggyAPI) ([]kafka.TopicInfo, error) {
 	ts, err := as.topics(ctx, b.cfg.Stream)
 	if err != nil {
+		if known, ok := b.known.all(); ok && unreachable(err) {
+			return known, nil
+		}
 		return nil, kafkaErr(err)
 	}
+	b.known.replace(ts)
 	out := make([]kafka.TopicInfo, len(ts))
 	for i, t := range ts {
 		out[i] = info(t)
@@ -177,11 +201,15 @@ func (b *Bridge) listTopics(ctx context.Context, as iggyAPI) ([]kafka.TopicInfo,
 }
 
 // topicInfo describes one topic, creating it with DefaultPartitions when it is
-// missing, autoCreate is set and the bridge allows auto-creation.
+// missing, autoCreate is set and the bridge allows auto-creation. While Iggy
+// cannot be reached it answers the topic's last known partitions, Offline.
 func (b *Bridge) topicInfo(ctx context.Context, as iggyAPI, name string, autoCreate bool) (kafka.TopicInfo, error) {
-	t, err := as.topic(ctx, b.cfg.Stream, name)
+	t, err := b.lookupTopic(ctx, as, name)
 	if err == nil {
 		return info(t), nil
+	}
+	if unreachable(err) {
+		return b.offlineTopic(name, err)
 	}
 	if !isNotFound(err) || !autoCreate || !b.cfg.AutoCreateTopics {
 		return kafka.TopicInfo{}, kafkaErr(err)
@@ -191,9 +219,12 @@ func (b *Bridge) topicInfo(ctx context.Context, as iggyAPI, name string, autoCre
 	}
 	err = as.createTopic(ctx, b.cfg.Stream, name, uint32(b.cfg.DefaultPartitions), topicOptions{})
 	if err != nil && !errors.Is(kafkaErr(err), kerr.TopicAlreadyExists) {
-		return kafka.TopicInfo{}, kafkaErr(err)
+		return kafka.TopicInfo{}, adminErr(err)
 	}
-	t, err = as.topic(ctx, b.cfg.Stream, name)
+	t, err = b.lookupTopic(ctx, as, name)
+	if unreachable(err) {
+		return b.offlineTopic(name, err)
+	}
 	if err != nil {
 		return kafka.TopicInfo{}, kafkaErr(err)
 	}
@@ -237,14 +268,15 @@ func (b *Bridge) createTopic(ctx context.Context, as iggyAPI, name string, parti
 		if _, err := as.topic(ctx, b.cfg.Stream, name); err == nil {
 			return fmt.Errorf("%w: %s", kerr.TopicAlreadyExists, name)
 		} else if !isNotFound(err) {
-			return kafkaErr(err)
+			return adminErr(err)
 		}
 		return nil
 	}
 	b.forget(name)
 	if err := as.createTopic(ctx, b.cfg.Stream, name, uint32(partitions), opts); err != nil {
-		return kafkaErr(err)
+		return adminErr(err)
 	}
+	b.known.setCount(name, partitions)
 	// Written even without configs, so settings of an earlier topic of the
 	// same name cannot come back.
 	return b.writeTopicConf(ctx, name, conf, false)
@@ -321,7 +353,7 @@ func (b *Bridge) deleteTopic(ctx context.Context, as iggyAPI, name string) error
 	err := as.deleteTopic(ctx, b.cfg.Stream, name)
 	b.forget(name)
 	if err != nil {
-		return kafkaErr(err)
+		return adminErr(err)
 	}
 	if b.cfg.TopicDeleted != nil {
 		b.cfg.TopicDeleted(name)
@@ -333,7 +365,7 @@ func (b *Bridge) deleteTopic(ctx context.Context, as iggyAPI, name string) error
 func (b *Bridge) createPartitions(ctx context.Context, as iggyAPI, name string, total int32, validateOnly bool) error {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
 	if err != nil {
-		return kafkaErr(err)
+		return adminErr(err)
 	}
 	have := int32(len(t.Partitions))
 	if total <= have {
@@ -345,7 +377,11 @@ func (b *Bridge) createPartitions(ctx context.Context, as iggyAPI, name string, 
 	if validateOnly {
 		return nil
 	}
-	return kafkaErr(as.createPartitions(ctx, b.cfg.Stream, name, uint32(total-have)))
+	if err := as.createPartitions(ctx, b.cfg.Stream, name, uint32(total-have)); err != nil {
+		return adminErr(err)
+	}
+	b.known.setCount(name, total)
+	return nil
 }
 
 // topicConfigs reports the topic's configs: the two Iggy settings that have
@@ -353,7 +389,7 @@ func (b *Bridge) createPartitions(ctx context.Context, as iggyAPI, name string, 
 func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]kafka.ConfigEntry, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
 	if err != nil {
-		return nil, kafkaErr(err)
+		return nil, adminErr(err)
 	}
 	conf, err := b.topicConf(ctx, name)
 	if err != nil {

@@ -28,6 +28,12 @@
 // the bridge does anyway (cleanup.policy=delete, compression.type, ...) are
 // accepted and not stored; anything else is refused with INVALID_CONFIG.
 //
+// While Iggy cannot be reached a topic keeps the partition count this
+// gateway last saw (kafka.TopicInfo.Offline: Metadata lists each partition
+// LEADER_NOT_AVAILABLE without a leader), and partition reads and writes are
+// NOT_LEADER_OR_FOLLOWER, both retriable, never KAFKA_STORAGE_ERROR
+// (outage.go).
+//
 // # Records
 //
 // One Kafka record is one Iggy message, and the Kafka offset is the Iggy

@@ -370,7 +370,9 @@ func (b *Bridge) initProducerID(ctx context.Context, as iggyAPI) (int64, int16, 
 	}
 	off, err := b.admin.send(ctx, b.meta, producerIDsTopic, 0, batch)
 	if err != nil {
-		return -1, -1, fmt.Errorf("bridge: allocate producer id: %w", err)
+		// COORDINATOR_NOT_AVAILABLE is Kafka's retriable answer while no coordinator can
+		// hand out ids.
+		return -1, -1, fmt.Errorf("bridge: allocate producer id: %w", kafkaErrOr(err, kerr.CoordinatorNotAvailable))
 	}
 	if off >= math.MaxInt64 {
 		return -1, -1, fmt.Errorf("bridge: producer id space exhausted")

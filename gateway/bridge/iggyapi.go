@@ -7,7 +7,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -65,10 +64,23 @@ func (p partMeta) highWatermark() int64 {
 	return int64(p.CurrentOffset) + 1
 }
 
-// kafkaErr maps an Iggy error onto the Kafka error a handler should answer,
-// keeping the original in the chain for logs. Errors already carrying a Kafka
-// code pass through; anything unknown stays a plain error.
-func kafkaErr(err error) error {
+// kafkaErr maps an Iggy error of a partition's produce or fetch onto the
+// Kafka error a handler should answer, keeping the original in the chain for
+// logs. Errors already carrying a Kafka code pass through; anything unknown
+// stays a plain error. An unreachable store is NOT_LEADER_OR_FOLLOWER, as Kafka
+// answers for a partition whose leader is gone: clients refresh metadata,
+// find the partition offline (outage.go) and wait, and a resent idempotent
+// batch that did land is recognised from Iggy, so retrying is safe. It is
+// never KAFKA_STORAGE_ERROR, which librdkafka's idempotent producer takes as
+// fatal.
+func kafkaErr(err error) error { return kafkaErrOr(err, kerr.NotLeaderForPartition) }
+
+// adminErr is kafkaErr for topic administration (create, delete, grow,
+// configs): an unreachable store is REQUEST_TIMED_OUT, retriable.
+func adminErr(err error) error { return kafkaErrOr(err, kerr.RequestTimedOut) }
+
+// kafkaErrOr is kafkaErr answering down for an unreachable store.
+func kafkaErrOr(err error, down *kerr.Error) error {
 	if err == nil {
 		return nil
 	}
@@ -76,10 +88,8 @@ func kafkaErr(err error) error {
 	if errors.As(err, &ke) {
 		return err
 	}
-	if errors.Is(err, iggy.ErrConnectionLost) || errors.Is(err, iggy.ErrUnavailable) {
-		// Retriable for Kafka clients; a resent idempotent batch that did
-		// land is recognised from Iggy, so retrying is safe.
-		return fmt.Errorf("%w: %w", kerr.KafkaStorageError, err)
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", down, err)
 	}
 	var code wire.Code
 	if !errors.As(err, &code) {

@@ -26,6 +26,10 @@ type partState struct {
 	// partition: a scan read the partition from offset 0, and nothing but this gateway's own
 	// appends came after it. A producer the cache does not know then has no history here.
 	complete bool
+	// boundedAt is when a scan last read the partition's tail to its bound with nothing but this
+	// gateway's appends since the cache started; within trustWindow of it a producer the cache
+	// does not know has no batch within the bound, and needs no scan of its own (producers.go).
+	boundedAt time.Time
 
 	hw       atomic.Int64 // highest high watermark seen; -1 unknown
 	avgBytes atomic.Int64 // running estimate of a stored record's size, for fetch sizing
@@ -68,6 +72,7 @@ func (b *Bridge) forget(topic string) {
 			delete(b.parts, k)
 		}
 	}
+	b.known.drop(topic)
 }
 
 // dropProducers forgets the producer cache: appends this gateway did not make may hold
@@ -75,6 +80,7 @@ func (b *Bridge) forget(topic string) {
 func (st *partState) dropProducers() {
 	st.producers = map[int64]*producerState{}
 	st.complete = false
+	st.boundedAt = time.Time{}
 }
 
 func (st *partState) sawHW(hw int64) {

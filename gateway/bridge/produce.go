@@ -85,7 +85,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 			return -1, err
 		}
 		dup, err := ps.check(kb)
-		if err != nil && cached {
+		if err != nil && cached && (ps.partial || b.appendedElsewhere(ctx, as, st, topic, partition)) {
 			// The cache may predate writes by another gateway: decide again
 			// from what Iggy holds before refusing the batch.
 			delete(st.producers, kb.ProducerID)
@@ -114,14 +114,16 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 		b.log.Debug("foreign writer noticed; dropping producer cache", "topic", topic, "partition", partition, "expected", st.next, "got", base)
 		st.dropProducers()
 	}
-	st.confirmed = time.Now()
+	st.confirmed = b.clock.Now()
 	if kb.ProducerID >= 0 {
 		ps := st.producers[kb.ProducerID]
 		if ps == nil {
-			ps = &producerState{epoch: kb.ProducerEpoch}
+			// The cache was just dropped: this state knows only this batch.
+			ps = &producerState{epoch: kb.ProducerEpoch, partial: true}
 			st.producers[kb.ProducerID] = ps
 		}
 		ps.add(kb.ProducerEpoch, kb.BaseSequence, kb.NumRecords, base)
+		ps.last = st.confirmed
 	}
 	st.next = base + n
 	b.remember(st, cb, base)
@@ -134,8 +136,9 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 	return base, nil
 }
 
-// trustWindow is how long after its own last append a gateway trusts its
-// producer cache without asking Iggy whether anyone else appended since. A
+// trustWindow is how long after its own last append (on Config.Clock) a
+// gateway trusts its producer cache without asking Iggy whether anyone else
+// appended since. A
 // producer that moves to another gateway and back within this window while
 // both are alive could have a resend stored twice; past it, the cache is
 // checked against the partition's high watermark (one metadata read) before
@@ -146,7 +149,7 @@ const trustWindow = time.Second
 // appends this gateway did not make. It costs a metadata read only when the
 // cache has not been confirmed by an append of ours within trustWindow.
 func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32) error {
-	if st.next >= 0 && time.Since(st.confirmed) < trustWindow {
+	if st.next >= 0 && b.clock.Now().Sub(st.confirmed) < trustWindow {
 		return nil
 	}
 	if len(st.producers) == 0 {
@@ -163,7 +166,7 @@ func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, top
 		st.dropProducers()
 		st.next = hw
 	}
-	st.confirmed = time.Now()
+	st.confirmed = b.clock.Now()
 	return nil
 }
 
@@ -184,6 +187,10 @@ type seqBatch struct {
 type producerState struct {
 	epoch   int16
 	batches []seqBatch // oldest first, at most producerWindow
+	last    time.Time  // this gateway's last append of the producer here (Config.Clock); zero: none yet
+	// partial says the state began with an append after the cache was dropped, so older
+	// batches of the producer may be missing from it.
+	partial bool
 }
 
 func (ps *producerState) add(epoch int16, seq, n int32, base int64) {
@@ -254,11 +261,22 @@ const (
 // history in the partition) and rescan is false.
 func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, pid int64, rescan bool) (*producerState, error) {
 	if ps := st.producers[pid]; ps != nil {
+		if !b.expired(ps) {
+			return ps, nil
+		}
+		// As Kafka does once producer.id.expiration.ms passed: the producer starts afresh.
+		producerStatesDropped.Add(1)
+		ps = &producerState{epoch: -1}
+		st.producers[pid] = ps
 		return ps, nil
 	}
-	if st.complete && !rescan {
+	if !rescan && (st.complete || b.scannedRecently(st)) {
+		if !st.complete {
+			producerScansSkipped.Add(1)
+		}
 		ps := &producerState{epoch: -1}
 		st.producers[pid] = ps
+		b.pruneProducers(st)
 		return ps, nil
 	}
 	ps, err := b.scanProducer(ctx, as, st, topic, partition, pid)
@@ -266,6 +284,7 @@ func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic 
 		return nil, err
 	}
 	st.producers[pid] = ps
+	b.pruneProducers(st)
 	return ps, nil
 }
 
@@ -275,6 +294,13 @@ func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic 
 // the partition is then known, and a producer the cache does not know needs no scan (a new
 // producer spreading over many partitions would otherwise scan each of them).
 func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, pid int64) (*producerState, error) {
+	select {
+	case b.scanning <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-b.scanning }()
+	producerScans.Add(1)
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
 	if err != nil {
 		return nil, kafkaErr(err)
@@ -347,13 +373,21 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 		return ps
 	}
 	ps := build(seen[pid])
-	if whole && end == 0 {
+	found := seen[pid] != nil && len(seen[pid].batches) >= producerWindow
+	if whole {
+		// Nothing but this gateway's appends came after the cache started, so every producer
+		// seen has its newest batches in what was read: note them all.
 		for id, h := range seen {
 			if id != pid && st.producers[id] == nil {
 				st.producers[id] = build(h)
 			}
 		}
-		st.complete = true
+		st.complete = end == 0
+		if !found {
+			// The scan ran to its bound: a producer it did not see has no batch within the
+			// bound, which stays true until someone else appends (dropProducers).
+			st.boundedAt = b.clock.Now()
+		}
 	}
 	b.log.Debug("rebuilt producer state from Iggy", "topic", topic, "partition", partition, "pid", pid, "batches", len(ps.batches), "scanned", scanned, "complete", st.complete)
 	return ps, nil

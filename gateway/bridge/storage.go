@@ -10,7 +10,7 @@ import (
 // As returns the bridge acting as the Iggy identity of c: every Iggy call goes through c, so
 // Iggy's permissions for that user apply to what the Kafka connection does. The gateway makes
 // one for its own login and one per SASL user; they share the bridge's caches.
-func (b *Bridge) As(c *iggy.Client) kafka.Storage { return boundStorage{b: b, as: wrap(c)} }
+func (b *Bridge) As(c *iggy.Client) kafka.Storage { return boundStorage{b: b, as: b.guard(wrap(c))} }
 
 // boundStorage is a Bridge bound to one Iggy identity, the kafka.Storage the handlers speak to.
 type boundStorage struct {
@@ -45,11 +45,19 @@ func (s boundStorage) TopicConfigs(ctx context.Context, name string) ([]kafka.Co
 }
 
 func (s boundStorage) Produce(ctx context.Context, topic string, partition int32, records []byte) (kafka.ProduceResult, error) {
-	return s.b.produce(ctx, s.as, topic, partition, records)
+	res, err := s.b.produce(ctx, s.as, topic, partition, records)
+	if err == nil {
+		s.b.learn(ctx, s.as, topic, partition)
+	}
+	return res, err
 }
 
 func (s boundStorage) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, version int16) (kafka.FetchResult, error) {
-	return s.b.fetch(ctx, s.as, topic, partition, offset, maxBytes, version)
+	res, err := s.b.fetch(ctx, s.as, topic, partition, offset, maxBytes, version)
+	if err == nil {
+		s.b.learn(ctx, s.as, topic, partition)
+	}
+	return res, err
 }
 
 func (s boundStorage) Offsets(ctx context.Context, topic string, partition int32) (int64, int64, error) {

@@ -60,7 +60,7 @@ func (b *Bridge) writeTopicConf(ctx context.Context, name string, conf topicConf
 		return err
 	}
 	if _, err := b.admin.send(ctx, b.meta, topicConfigsTopic, 0, batch); err != nil {
-		return fmt.Errorf("bridge: record configs of %s: %w", name, err)
+		return fmt.Errorf("bridge: record configs of %s: %w", name, adminErr(err))
 	}
 	b.conf.refresh.Lock()
 	b.conf.mu.Lock()
@@ -130,7 +130,7 @@ func (b *Bridge) refreshConf(ctx context.Context) error {
 	for {
 		p, err := b.admin.poll(ctx, b.meta, topicConfigsTopic, 0, c.next, confPollCount)
 		if err != nil {
-			return fmt.Errorf("bridge: read topic configs: %w", err)
+			return fmt.Errorf("bridge: read topic configs: %w", kafkaErr(err))
 		}
 		recs := p.Records
 		n := p.Count

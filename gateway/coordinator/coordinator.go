@@ -154,6 +154,10 @@ type Coordinator struct {
 	sess      atomic.Pointer[iggy.Session]
 	confirmed atomic.Int64 // Unix ns of the send time of the last sync that succeeded
 	leaving   atomic.Bool
+	// stops counts the goroutines of partition.stop, which Close waits for after it stopped
+	// every partition: no stop can start one after that, since nothing loads a partition once
+	// the lease loop ended.
+	stops sync.WaitGroup
 
 	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
 	member atomic.Int64
@@ -305,6 +309,7 @@ func (c *Coordinator) Close() error {
 	}
 	c.wg.Wait()
 	c.dropAll("closing")
+	c.stops.Wait()
 	if c.nolog != nil {
 		c.nolog.Close()
 	}

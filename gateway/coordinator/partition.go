@@ -83,12 +83,15 @@ func (pt *partition) promote() {
 // stop ends serving at once; the manager is closed in the background, since an append in flight
 // holds the partition's lock until its request ends and the lease loop must not wait for it.
 // Once the manager is closed and no append is in flight, the claim is recorded as released.
+// Coordinator.Close waits for that.
 func (pt *partition) stop(why string) {
 	if pt.status.Swap(stStopped) == stStopped {
 		return
 	}
 	pt.cancel()
+	pt.c.stops.Add(1)
 	go func() {
+		defer pt.c.stops.Done()
 		defer close(pt.done)
 		pt.mu.Lock()
 		mgr := pt.mgr
@@ -394,6 +397,11 @@ func (j journal) Append(ctx context.Context, recs ...record.Record) error {
 	}
 	j.pt.mu.Lock()
 	defer j.pt.mu.Unlock()
+	// A stop of the partition ends the append in flight, so that the stop's release (after the
+	// lock is free) is not held up by a slow or unreachable Iggy.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(j.pt.ctx, cancel)()
 	cp := make([]record.Record, len(recs))
 	copy(cp, recs)
 	return j.pt.appendLocked(ctx, cp, false)

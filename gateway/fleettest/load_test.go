@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -394,21 +393,6 @@ func readAll(t testing.TB, f *fleet, tp *tap, ends map[int32]int64) map[pos]stri
 		})
 	}
 	return stored
-}
-
-// sortedPositions orders positions for stable failure messages.
-func sortedPositions(m map[pos]string) []pos {
-	ps := make([]pos, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool {
-		if ps[i].p != ps[j].p {
-			return ps[i].p < ps[j].p
-		}
-		return ps[i].off < ps[j].off
-	})
-	return ps
 }
 
 // firstFew joins up to 10 items and says how many there were.

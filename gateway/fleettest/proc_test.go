@@ -87,13 +87,6 @@ func (p *proc) exitedLocked() bool {
 	}
 }
 
-// running reports whether the current run has not exited (a stopped process is running).
-func (p *proc) running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd != nil && !p.exitedLocked()
-}
-
 func (p *proc) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	p.mu.Lock()

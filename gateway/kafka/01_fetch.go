@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,9 +20,12 @@ import (
 //     partition with data returns at least one whole batch even when it is larger (as Kafka
 //     does, so a client can always make progress). Data of a later partition that does not fit
 //     the request MaxBytes is left out; its watermarks are still reported.
-//   - Long poll: while the answer holds fewer than MinBytes and MaxWaitMillis (capped at 30 s) has
-//     not passed, the handler waits for new data in the partitions that returned none and reads
-//     again. An error in any partition answers at once.
+//   - Long poll: while the answer holds fewer than MinBytes and MaxWaitMillis (capped at 30 s, on
+//     Config.Clock) has not passed, the handler waits for new data in the partitions that
+//     returned none and reads again. An error in any partition answers at once. The wait watches
+//     each partition once however often the request names it, and at most maxFetchWaiters of
+//     them (the others are read again when the Storage's wait returns, within 100 ms for the
+//     bridge); FetchWaitsCapped counts the long polls that watched fewer than they could.
 //   - Fetch v0-3 get magic 0/1 message sets (the Storage converts); v4+ get magic-2 batches.
 //   - Any gateway serves any partition; there are no preferred read replicas.
 //
@@ -47,11 +51,12 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 		maxBytes = int64(freq.MaxBytes)
 	}
 	wait := min(time.Duration(max(freq.MaxWaitMillis, 0))*time.Millisecond, maxFetchWait)
-	deadline := time.Now().Add(wait)
+	clk := c.s.cfg.Clock
+	deadline := clk.Now().Add(wait)
 
 	for {
 		total, failed, empty := c.fetchOnce(req, freq, resp, maxBytes)
-		if total >= int64(freq.MinBytes) || failed || len(empty) == 0 || !time.Now().Before(deadline) {
+		if total >= int64(freq.MinBytes) || failed || len(empty) == 0 || !clk.Now().Before(deadline) {
 			break
 		}
 		c.releaseAll(req)
@@ -186,27 +191,66 @@ func (c *conn) releaseAll(req *request) {
 	req.release = req.release[:0]
 }
 
-// waitAny blocks until one of the points may have new data (true) or the deadline or ctx ends
-// (false).
+// maxFetchWaiters bounds the goroutines one long poll starts to watch partitions: a request
+// naming thousands of partitions, or one partition thousands of times, costs no more.
+const maxFetchWaiters = 16
+
+var fetchWaitsCapped atomic.Int64
+
+// FetchWaitsCapped counts the fetch long polls that watched only maxFetchWaiters of their
+// empty partitions (process-wide).
+func FetchWaitsCapped() int64 { return fetchWaitsCapped.Load() }
+
+// waitAny blocks until one of the points may have new data (true) or the deadline (on the
+// server's clock), ctx or the server's drain ends it (false). It watches each partition once,
+// from the lowest offset asked, and at most maxFetchWaiters partitions.
 func (c *conn) waitAny(ctx context.Context, b Storage, points []waitPoint, deadline time.Time) bool {
-	wctx, cancel := context.WithDeadline(ctx, deadline)
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	watch := make([]waitPoint, 0, min(len(points), maxFetchWaiters))
+	at := make(map[tp]int, min(len(points), maxFetchWaiters))
+	capped := false
+	for _, p := range points {
+		k := tp{p.topic, p.partition}
+		if i, ok := at[k]; ok {
+			watch[i].offset = min(watch[i].offset, p.offset)
+			continue
+		}
+		if len(watch) == maxFetchWaiters {
+			capped = true
+			continue
+		}
+		at[k] = len(watch)
+		watch = append(watch, p)
+	}
+	if capped {
+		fetchWaitsCapped.Add(1)
+	}
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
+	timer := c.s.cfg.Clock.AfterFunc(deadline.Sub(c.s.cfg.Clock.Now()), cancel)
+	defer timer.Stop()
+	woke := make(chan struct{}, len(watch)+1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		select {
 		case <-c.s.draining:
 			cancel()
 		case <-wctx.Done():
 		}
-	}()
-	woke := make(chan struct{}, len(points))
-	var wg sync.WaitGroup
-	for _, p := range points {
+	})
+	for _, p := range watch {
 		wg.Go(func() {
 			b.Wait(wctx, p.topic, p.partition, p.offset)
 			woke <- struct{}{}
 		})
 	}
-	<-woke
+	select {
+	case <-woke:
+	case <-wctx.Done():
+	}
 	ok := wctx.Err() == nil
 	cancel()
 	wg.Wait()

@@ -21,6 +21,9 @@ import (
 //   - __consumer_offsets is listed as an internal topic of 16 partitions (see internal.go).
 //   - A missing topic is created when the gateway allows auto-creation and the request does
 //     (AllowAutoTopicCreation, v4+; always at v0-3).
+//   - While the store cannot be reached a topic keeps its last known partitions, each
+//     LEADER_NOT_AVAILABLE with leader -1 (TopicInfo.Offline); a topic this gateway never saw is
+//     LEADER_NOT_AVAILABLE. Both are retriable: clients hold their records and ask again.
 //
 // Not implemented:
 //   - Topic IDs: they are reported as zero and a topic asked for by ID alone is
@@ -108,6 +111,11 @@ func metadataTopic(t TopicInfo, brokers []Broker) kmsg.MetadataResponseTopic {
 		sp.LeaderEpoch = 0
 		sp.Replicas = []int32{leader}
 		sp.ISR = []int32{leader}
+		if t.Offline {
+			sp.ErrorCode = kerr.LeaderNotAvailable.Code
+			sp.Leader = -1
+			sp.ISR = []int32{}
+		}
 		st.Partitions = append(st.Partitions, sp)
 	}
 	return st

@@ -19,11 +19,6 @@ import (
 // * Synonyms (v1+) and documentation (v3+) are empty.
 func init() { regKey(describeConfigsKey, 0, 4) }
 
-const (
-	resourceTopic  int8 = 2
-	resourceBroker int8 = 4
-)
-
 func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 	dreq := req.kreq.(*kmsg.DescribeConfigsRequest)
 	resp := dreq.ResponseKind().(*kmsg.DescribeConfigsResponse)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
@@ -74,6 +75,8 @@ type Config struct {
 	// Observer, when set, is told about connections and requests (metrics).
 	Observer Observer
 	Logger   *slog.Logger
+	// Clock times the fetch long poll; nil is the wall clock.
+	Clock clock.Clock
 }
 
 // Observer receives events for metrics. Calls come from many goroutines at once.
@@ -153,6 +156,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	seen := make(map[int32]bool)
 	for _, b := range cfg.Brokers {
 		if seen[b.NodeID] {

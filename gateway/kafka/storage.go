@@ -43,6 +43,10 @@ type TopicInfo struct {
 	Name       string
 	Partitions int32
 	Internal   bool
+	// Offline says the store cannot be reached: Partitions is the last count it gave, and
+	// Metadata answers each partition LEADER_NOT_AVAILABLE without a leader, as Kafka answers
+	// for offline partitions, so that clients keep their records and ask again.
+	Offline bool
 }
 
 // ConfigEntry is one topic configuration value as DescribeConfigs reports it.

@@ -140,7 +140,6 @@ func topicPerm(sp *wire.StreamPermissions, topicID uint32) *wire.TopicPermission
 }
 
 // Permission checks, from the broadest grant down to one topic.
-func canManageServers(p *wire.Permissions) bool { return p.Global.ManageServers }
 func canReadServers(p *wire.Permissions) bool {
 	return p.Global.ManageServers || p.Global.ReadServers
 }

@@ -78,16 +78,6 @@ type pat struct {
 
 func nowMicros() uint64 { return uint64(time.Now().UnixMicro()) }
 
-func (st *state) streamCount() int {
-	n := 0
-	for _, s := range st.streams {
-		if s != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // freeSlot returns the lowest nil index of a slab, or its length.
 func freeSlot[T any](slab []*T) int {
 	for i, v := range slab {

@@ -129,7 +129,7 @@ func (m *Manager) Delete(ctx context.Context, group string) int16 {
 	wait, done := g.takeTurn()
 	m.mu.Unlock()
 	defer done()
-	err := m.append(ctx, wait, []record.Record{{Type: record.TypeGroupDeleted, GroupDeleted: &record.GroupDeleted{Group: group}}})
+	err := m.append(wait, []record.Record{{Type: record.TypeGroupDeleted, GroupDeleted: &record.GroupDeleted{Group: group}}})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if code := m.journalCode(err); code != 0 {

@@ -532,7 +532,7 @@ func (m *Manager) replaceStatic(ctx context.Context, g *group, oldID string, id 
 		wait, done := g.takeTurn()
 		m.mu.Unlock()
 		defer done()
-		err := m.append(ctx, wait, []record.Record{groupRecord(snap)})
+		err := m.append(wait, []record.Record{groupRecord(snap)})
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if code := m.journalCode(err); code != 0 {
@@ -666,7 +666,7 @@ func (m *Manager) storeAssignment(ctx context.Context, g *group, req *kmsg.SyncG
 	m.mu.Unlock()
 	defer m.mu.Lock()
 	defer done()
-	err := m.append(ctx, wait, []record.Record{groupRecord(snap)})
+	err := m.append(wait, []record.Record{groupRecord(snap)})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if errors.Is(err, ErrNotCoordinator) {

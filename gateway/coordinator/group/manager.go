@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -61,6 +62,12 @@ type Manager struct {
 	clk clock.Clock
 	log *slog.Logger
 
+	// ctx is what every journal append runs under, so that Close ends the appends in flight,
+	// those of requests as well as the background ones (persistGroup, expireOffsets): a request's
+	// own context does not end an append, whose answer must not depend on the client waiting.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu     sync.Mutex
 	groups map[string]*group
 	closed bool
@@ -82,6 +89,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.RetentionCheckInterval = 10 * time.Minute
 	}
 	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group)}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -140,11 +148,10 @@ type group struct {
 	// timer that fired after it was replaced.
 	timer    clock.Timer
 	timerSeq uint64
-	// initial is set while the initial rebalance delay runs; remaining is what is left of the
-	// rebalance timeout after the current delay, joined tells that a member came meanwhile.
-	initial   bool
-	remaining time.Duration
-	joined    bool
+	// initial is set while the initial rebalance delay runs; joined tells that a member came
+	// meanwhile.
+	initial bool
+	joined  bool
 
 	pendingSync map[string]bool
 	storing     bool // the leader's assignment is being journaled
@@ -193,12 +200,20 @@ func (g *group) takeTurn() (wait <-chan struct{}, done func()) {
 
 // append journals recs in the group's order. The context is detached from the request so that
 // the log's outcome, not a client's disconnect, decides what the group becomes.
-func (m *Manager) append(ctx context.Context, wait <-chan struct{}, recs []record.Record) error {
-	<-wait
+func (m *Manager) append(wait <-chan struct{}, recs []record.Record) error {
+	select {
+	case <-wait:
+	case <-m.ctx.Done():
+		return fmt.Errorf("%w: the manager stopped", ErrNotCoordinator)
+	}
 	if m.cfg.Journal == nil || len(recs) == 0 {
 		return nil
 	}
-	return m.cfg.Journal.Append(context.WithoutCancel(ctx), recs...)
+	err := m.cfg.Journal.Append(m.ctx, recs...)
+	if err != nil && m.ctx.Err() != nil {
+		return fmt.Errorf("%w: the manager stopped during the append: %w", ErrNotCoordinator, err)
+	}
+	return err
 }
 
 // journalCode turns an Append error into the code the request is answered with; it stops the
@@ -249,6 +264,7 @@ func (m *Manager) closeLocked() {
 		return
 	}
 	m.closed = true
+	m.cancel()
 	m.sweep.Stop()
 	for _, g := range m.groups {
 		g.stopTimer()
@@ -463,7 +479,7 @@ func (m *Manager) persistGroup(g *group) {
 	wait, done := g.takeTurn()
 	go func() {
 		defer done()
-		err := m.append(context.Background(), wait, []record.Record{groupRecord(snap)})
+		err := m.append(wait, []record.Record{groupRecord(snap)})
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if err != nil {
@@ -521,7 +537,7 @@ func (m *Manager) expireOffsets() {
 		wait, done := g.takeTurn()
 		go func(g *group) {
 			defer done()
-			err := m.append(context.Background(), wait, recs)
+			err := m.append(wait, recs)
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			if err != nil {

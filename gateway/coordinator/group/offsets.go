@@ -150,7 +150,7 @@ func (m *Manager) CommitOffsets(ctx context.Context, id kafka.Identity, req *kms
 	wait, done := g.takeTurn()
 	m.mu.Unlock()
 	defer done()
-	err := m.append(ctx, wait, recs)
+	err := m.append(wait, recs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if code := m.journalCode(err); code != 0 {
@@ -362,7 +362,7 @@ func (m *Manager) DeleteOffsets(ctx context.Context, id kafka.Identity, req *kms
 	wait, done := g.takeTurn()
 	m.mu.Unlock()
 	defer done()
-	err := m.append(ctx, wait, recs)
+	err := m.append(wait, recs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if code := m.journalCode(err); code != 0 {
@@ -449,7 +449,7 @@ func (m *Manager) dropTopicsOf(ctx context.Context, name string, gone func(topic
 	}
 	ready := make(chan struct{})
 	close(ready)
-	err := m.append(ctx, ready, recs)
+	err := m.append(ready, recs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {

@@ -26,12 +26,6 @@ func (f Frame) Valid() bool {
 	return len(f.raw) >= FrameHeaderSize && frameChecksum(f.raw) == f.Checksum
 }
 
-func decodeFrame(b []byte) Frame {
-	var f Frame
-	decodeFrameInto(b, &f)
-	return f
-}
-
 func decodeFrameInto(b []byte, f *Frame) {
 	le := binary.LittleEndian
 	hl := le.Uint32(b[offUserHeadersLen:])

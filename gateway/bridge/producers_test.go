@@ -1,0 +1,91 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
+)
+
+func producersBridge(t *testing.T) (*Bridge, *memStore, *clock.Fake) {
+	t.Helper()
+	m := newMemStore()
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	b, err := newBridge(context.Background(), m, Config{Clock: fc, ProducerIDExpiration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.createTopic(context.Background(), m, "t", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	return b, m, fc
+}
+
+// A client inventing producer ids on a partition longer than the scan bound costs one tail scan
+// per trustWindow, not one per id.
+func TestProducerScansRateLimited(t *testing.T) {
+	b, m, fc := producersBridge(t)
+	ctx := context.Background()
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("bulk", scanMaxMessages+100), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	scans, skipped := ProducerScans(), ProducerScansSkipped()
+	for pid := int64(100); pid < 150; pid++ {
+		if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("x", 1), pid, 0, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := ProducerScans() - scans; n != 1 {
+		t.Fatalf("%d tail scans for 50 new producers within the trust window, want 1", n)
+	}
+	if n := ProducerScansSkipped() - skipped; n != 49 {
+		t.Fatalf("%d scans skipped, want 49", n)
+	}
+	fc.Advance(trustWindow)
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("x", 1), 200, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if n := ProducerScans() - scans; n != 2 {
+		t.Fatalf("%d tail scans once the trust window passed, want 2", n)
+	}
+}
+
+// A producer's state expires ProducerIDExpiration after its last batch (it then starts afresh,
+// as with Kafka), and a partition holds at most maxProducersPerPartition states however many
+// ids a client invents.
+func TestProducerStatesBounded(t *testing.T) {
+	b, m, fc := producersBridge(t)
+	ctx := context.Background()
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 1), 7, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 1), 7, 0, 5)); !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
+		t.Fatalf("a gap before the expiry: %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", err)
+	}
+	dropped := ProducerStatesDropped()
+	fc.Advance(time.Hour)
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 1), 7, 0, 5)); err != nil {
+		t.Fatalf("the same batch once the state expired: %v", err)
+	}
+	if ProducerStatesDropped() != dropped+1 {
+		t.Fatalf("dropped states went from %d to %d, want one more", dropped, ProducerStatesDropped())
+	}
+
+	for pid := int64(1000); pid < 1000+maxProducersPerPartition+500; pid++ {
+		if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("h", 1), pid, 0, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := b.part("t", 0)
+	st.mu.Lock()
+	n := len(st.producers)
+	st.mu.Unlock()
+	if n > maxProducersPerPartition {
+		t.Fatalf("%d producer states on one partition, bound %d", n, maxProducersPerPartition)
+	}
+}
