@@ -450,6 +450,8 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	t := c.clk.NewTimer(0)
 	defer t.Stop()
 	backoff := c.cfg.LeasePoll
+	// lastOK is when the last lease read that succeeded on sess was sent (zero: none yet).
+	var lastOK time.Time
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -477,11 +479,13 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 				continue
 			}
 			backoff = c.cfg.LeasePoll
+			lastOK = time.Time{}
 		}
 		sent := c.clk.Now()
-		members, err := c.readLease(sess)
+		members, err := c.readLease(sess, lastOK.IsZero() || sent.Sub(lastOK) >= c.cfg.LeaseBound)
 		switch {
 		case err == nil:
+			lastOK = sent
 			c.assign(fleet.Held(members, uint32(c.member.Load())), len(members) == 1, sent, c.clk.Now())
 		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil:
 			// Iggy dropped the membership while the connection lives: a new session joins
@@ -506,15 +510,21 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	}
 }
 
-// readLease confirms this gateway's membership (a sync, which answers for the caller) and then
-// reads the members of the lease group; fleet.Lease turns them into partitions. A membership
-// without this gateway's id is ConsumerGroupMemberNotFound.
-func (c *Coordinator) readLease(sess *iggy.Session) ([]uint32, error) {
+// readLease reads the members of the lease group; fleet.Lease turns them into partitions. A
+// membership without this gateway's id is ConsumerGroupMemberNotFound. With confirm, a sync
+// first confirms that the caller is still a member: needed after joining and after a gap of
+// LeaseBound since the last read that succeeded, when Iggy may have evicted the session as
+// silent and given its member id to another gateway. Within LeaseBound of a read Iggy
+// received, it cannot have (LeaseBound < 1.2 H, see the package doc), so a read of the members
+// alone is one request per LeasePoll.
+func (c *Coordinator) readLease(sess *iggy.Session, confirm bool) ([]uint32, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseBound)
 	defer cancel()
 	gid := wire.NamedID(fleet.LeaseGroup)
-	if _, err := sess.SyncConsumerGroup(ctx, c.meta, c.topic, gid); err != nil {
-		return nil, err
+	if confirm {
+		if _, err := sess.SyncConsumerGroup(ctx, c.meta, c.topic, gid); err != nil {
+			return nil, err
+		}
 	}
 	g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, gid)
 	if err != nil {

@@ -125,9 +125,11 @@
 // that joins takes only the ones it wins (Iggy's own assignment, which moves every partition on
 // a departure, is not used). After joining, a gateway learns its own member id (a sync, a get, a
 // sync with the same generation: the member whose partitions hold the sync's is the caller).
-// Every LeasePoll (default 100 ms) its dedicated iggy.Session sends a sync, which answers for
-// the caller and fails when it is no longer a member, then reads the members (GetConsumerGroup)
-// and serves what fleet.Lease gives its id. A partition is served only while (a) the Session is
+// Every LeasePoll (default 100 ms) its dedicated iggy.Session reads the members
+// (GetConsumerGroup) and serves what fleet.Lease gives its id. After joining, and after a gap of
+// LeaseBound since its last read that succeeded, a sync comes first (it answers for the caller
+// and fails when Iggy dropped the membership): only a session silent for 1.2 H can be evicted
+// and its id given to another gateway, and LeaseBound is below that. A partition is served only while (a) the Session is
 // unbroken and (b) the last lease read that succeeded was sent less than HandoverBound ago
 // (default 3 x LeasePoll = 300 ms, never above LeaseBound). Both are checked on every Directory
 // answer and before every journal append; a failed read drops every partition at once and a new
