@@ -254,6 +254,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		return fmt.Errorf("gateway: starting the group coordinator: %w", err)
 	}
 	kcfg := kafka.Config{
+		CheckReachable:   true,
 		NodeID:           cfg.NodeID,
 		AdvertisedHost:   host,
 		AdvertisedPort:   port,

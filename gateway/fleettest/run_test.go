@@ -3,7 +3,9 @@ package fleettest
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,6 +274,7 @@ func (r *run) finish() {
 	if sb := splitBrain(rounds); len(sb) > 0 {
 		t.Errorf("two coordinators at once: %s", firstFew(sb))
 	}
+	r.checkVerify()
 	t.Logf("%d acknowledged, %d stored, %d probe rounds; non-zero group answers: %s", len(l.acked), len(stored), len(rounds), r.tp.summary())
 }
 
@@ -308,4 +311,25 @@ func (r *run) checkOffsetFetch(commits map[int32]int64) {
 			t.Errorf("OffsetFetch of partition %d is %d, the last commit was %d", p, o.At, commits[p])
 		}
 	}
+}
+
+// checkVerify runs `iggy-kafka inspect --verify` on the fleet's log: whatever the scenario did
+// (stops, crashes, drains), the log holds no finding, claims among them: each claim is numbered
+// above every earlier one from the first start on.
+func (r *run) checkVerify() {
+	t := r.t
+	t.Helper()
+	if r.f.store == nil {
+		return // kfake's brokers, no coordinator log
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, iggyKafka, "inspect", "--verify", "--iggy", r.f.store.addr)
+	cmd.Env = environ(r.f.home)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("inspect --verify after the scenario: %v\n%s", err, out)
+		return
+	}
+	t.Logf("inspect --verify: %s", strings.TrimSpace(string(out)))
 }

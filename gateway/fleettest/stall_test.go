@@ -3,8 +3,10 @@ package fleettest
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,8 +21,8 @@ const (
 	killStall = 1500 * time.Millisecond
 )
 
-// TestClientStallAfterStop measures what a gateway's SIGTERM and SIGKILL cost clients that keep
-// franz-go's defaults: the worst produce latency (produce call to acknowledgement) of the records
+// TestClientStallAfterStop measures what a gateway's SIGTERM, a SIGKILL, and two gateways'
+// SIGTERM at once cost clients that keep franz-go's defaults: the worst produce latency (produce call to acknowledgement) of the records
 // produced around the signal, and the worst consume delay (acknowledgement to a plain
 // consumer's read) of the records acknowledged after it. A SIGTERMed gateway leaves the fleet,
 // waits until the others stopped naming it, and answers NOT_LEADER_OR_FOLLOWER before it closes
@@ -35,19 +37,25 @@ func TestClientStallAfterStop(t *testing.T) {
 	s.waitFlowing(t, "the load before the first stop")
 
 	for _, c := range []struct {
-		id    int32
+		ids   []int32
 		crash bool
 		bound time.Duration
-	}{{2, false, termStall}, {3, true, killStall}} {
-		g := f.gw(c.id)
+	}{{[]int32{2}, false, termStall}, {[]int32{3}, true, killStall}, {[]int32{1, 2}, false, termStall}} {
 		s.minAgePassed(t)
 		at := time.Now()
 		what := "SIGTERM"
 		if c.crash {
 			what = "SIGKILL"
-			g.kill(t)
-		} else {
-			g.term(t, exitLimit)
+		}
+		sig := syscall.SIGTERM
+		if c.crash {
+			sig = syscall.SIGKILL
+		}
+		for _, id := range c.ids { // at once, then wait for each
+			f.gw(id).signal(t, sig)
+		}
+		for _, id := range c.ids {
+			f.gw(id).waitExit(t, exitLimit)
 		}
 		// Records produced from a second before the signal to three seconds after it, once all of
 		// them are acknowledged and read.
@@ -56,12 +64,14 @@ func TestClientStallAfterStop(t *testing.T) {
 			return s.settled(from, to)
 		})
 		prod, cons := s.worst(from, to)
-		t.Logf("gateway %d %s: worst produce latency %v, worst consume delay %v (bound %v)", c.id, what, prod, cons, c.bound)
+		t.Logf("gateways %v %s: worst produce latency %v, worst consume delay %v (bound %v)", c.ids, what, prod, cons, c.bound)
 		if prod > c.bound || cons > c.bound {
-			t.Errorf("gateway %d %s stalled clients: produce %v, consume %v, bound %v", c.id, what, prod, cons, c.bound)
+			t.Errorf("gateways %v %s stalled clients: produce %v, consume %v, bound %v", c.ids, what, prod, cons, c.bound)
 		}
-		f.restart(g)
-		s.waitFlowing(t, fmt.Sprintf("the load with gateway %d back", c.id))
+		for _, id := range c.ids {
+			f.restart(f.gw(id))
+		}
+		s.waitFlowing(t, fmt.Sprintf("the load with gateways %v back", c.ids))
 	}
 }
 
@@ -114,7 +124,7 @@ func startStallLoad(t *testing.T, f *fleet) *stallLoad {
 	t.Helper()
 	metaHook := &metadataTimes{}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(f.seeds()...), kgo.ClientID("stall-producer"),
-		kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(metaHook))
+		kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(metaHook), stallDebug())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,4 +242,11 @@ func (s *stallLoad) worst(from, to time.Time) (produce, consume time.Duration) {
 		consume = max(consume, tm.read.Sub(tm.acked))
 	}
 	return produce, consume
+}
+
+func stallDebug() kgo.Opt {
+	if os.Getenv("STALL_DEBUG") == "" {
+		return kgo.WithLogger(nil)
+	}
+	return kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelDebug, func() string { return time.Now().Format("15:04:05.000 ") }))
 }

@@ -49,8 +49,9 @@ func (s *Server) leaders(brokers []Broker) []Broker {
 	return out
 }
 
-// liveBrokers is the brokers Metadata lists, sorted by node id: the fleet's live gateways, or
-// the configured brokers without a fleet (or while it knows none).
+// liveBrokers is the brokers Metadata lists, sorted by node id: the fleet's live gateways that
+// accept connections (reachable), or the configured brokers without a fleet (or while it knows
+// none).
 //
 // Each partition's leader is leaderIndex over this list less the drained gateways (leaders): FNV-1a 32 of the topic name plus the
 // partition index, modulo the number of live gateways. Every gateway of one view computes the
@@ -61,7 +62,7 @@ func (s *Server) liveBrokers() []Broker {
 	if s.cfg.Fleet == nil {
 		return s.brokers()
 	}
-	live := slices.Clone(s.cfg.Fleet.LiveBrokers())
+	live := s.reachable(s.cfg.Fleet.LiveBrokers())
 	if len(live) == 0 {
 		return s.brokers()
 	}

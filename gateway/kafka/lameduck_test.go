@@ -1,8 +1,12 @@
 package kafka
 
 import (
+	"fmt"
+	"net"
 	"testing"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -84,4 +88,43 @@ func TestLameDuck(t *testing.T) {
 			t.Fatalf("produce to a lame duck, partition %d: code %d", p.Partition, p.ErrorCode)
 		}
 	}
+}
+
+// With CheckReachable, Metadata leaves out a gateway of the fleet whose port refuses
+// connections (it crashed), and lists a gateway that accepts them.
+func TestMetadataLeavesOutUnreachableGateways(t *testing.T) {
+	ts, fl, cl := startFleetServer(t)
+	ts.s.cfg.CheckReachable = true
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := int32(ln.Addr().(*net.TCPAddr).Port)
+	_ = ln.Close() // nothing listens there now: a crashed gateway
+	self := Broker{1, "127.0.0.1", 1}
+	fl.set(1, self, Broker{2, "127.0.0.1", port})
+	if m := metadataOf(t, cl); len(m.Brokers) != 1 || m.Brokers[0].NodeID != 1 {
+		t.Fatalf("Metadata lists %+v with node 2's port closed", m.Brokers)
+	}
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	fl.set(1, self, Broker{2, "127.0.0.1", int32(ln.Addr().(*net.TCPAddr).Port)}) // node 2 back, listening
+	checkfor.Eventually(t, 5*time.Second, "node 2 listed once it listens", func() error {
+		if m := metadataOf(t, cl); len(m.Brokers) != 2 {
+			return fmt.Errorf("brokers %+v", m.Brokers)
+		}
+		return nil
+	})
 }

@@ -72,6 +72,9 @@ type Config struct {
 	// Fleet, when set, is the live view of the fleet (fleet.go); nil lists Brokers and makes
 	// this node the controller.
 	Fleet Fleet
+	// CheckReachable makes Metadata leave out the fleet's gateways that refuse a connection
+	// (reach.go); the gateway sets it, tests of made-up fleets do not.
+	CheckReachable bool
 	// Observer, when set, is told about connections and requests (metrics).
 	Observer Observer
 	Logger   *slog.Logger
@@ -122,6 +125,8 @@ type Server struct {
 
 	// controls are the request hooks tests install (control.go).
 	controls controls
+	// reach keeps which other gateways accepted a connection lately (reach.go).
+	reach reachability
 }
 
 // NewServer checks cfg and returns a Server ready to Serve.
