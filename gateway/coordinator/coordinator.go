@@ -595,9 +595,12 @@ func (c *Coordinator) noteReleased(p int, claim uint64) {
 	c.kickAnnounce()
 }
 
-// releasedLocked reports whether the owner of claim prev is known to have stopped serving p:
-// no claim at all, a claim of this process that it stopped, or a claim whose node's newest
-// announcement lists it as released.
+// releasedLocked reports whether the owner of claim prev is known to have stopped serving p for
+// good: no claim at all, a claim of this process that it stopped, or a claim whose node's newest
+// announcement lists it as released while leaving the fleet or drained. A gateway that released
+// p on losing its lease (a new member, a broken session) may win p back and claim it again at
+// any moment, so its release does not spare the HandoverBound wait: two gateways claiming p
+// from the same log would write the same number twice.
 func (c *Coordinator) releasedLocked(p int, prev record.Claim) bool {
 	if prev.Number == 0 {
 		return true
@@ -606,7 +609,7 @@ func (c *Coordinator) releasedLocked(p int, prev record.Claim) bool {
 		return true
 	}
 	a, ok := c.fv.Announcement(prev.Node)
-	return ok && a.Released[p] == prev.Number
+	return ok && a.Released[p] == prev.Number && (a.Leaving || a.Draining)
 }
 
 // dropAll stops serving every partition at once (session broke, leaving, closing) and returns

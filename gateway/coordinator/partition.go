@@ -141,9 +141,19 @@ func (pt *partition) loadErr() error {
 	// among them) until HandoverBound after the gain: claim only after that, from the log as it
 	// then stands, so claims strictly increase in log order and no claim is void, also when two
 	// gateways gain an empty partition one after the other at start-up. A partition never
-	// claimed, gained by the group's only member, is claimed at once (a fleet's first start).
+	// claimed, or last claimed and released by this gateway, gained as the group's only member,
+	// is claimed at once (a fleet's first start, a lone gateway's new session).
 	pt.c.mu.Lock()
-	released := prev.Number == 0 && pt.alone || prev.Number > 0 && pt.c.releasedLocked(pt.id, prev)
+	var released bool
+	switch {
+	case prev.Number == 0:
+		released = pt.alone
+	case prev.Node == pt.c.cfg.NodeID:
+		// Another gateway may have gained p since this one stopped it, and be claiming now.
+		released = pt.alone && pt.c.releasedLocked(pt.id, prev)
+	default:
+		released = pt.c.releasedLocked(pt.id, prev)
+	}
 	pt.c.mu.Unlock()
 	if !released {
 		if err := pt.waitUntil(ctx, pt.gained.Add(pt.c.cfg.HandoverBound)); err != nil {
