@@ -35,7 +35,7 @@ func topicMetaOf(t *wire.Topic, parts []wire.Partition) topicMeta {
 	tm.Partitions = make([]partMeta, n)
 	for _, p := range parts {
 		if int(p.ID) < n {
-			tm.Partitions[p.ID] = partMeta{CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount}
+			tm.Partitions[p.ID] = partMeta{CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount, Segments: p.SegmentsCount}
 		}
 	}
 	return tm
@@ -93,4 +93,21 @@ func (cb iggyClient) poll(ctx context.Context, stream, topic string, partition u
 		return polled{}, err
 	}
 	return polled{Records: p.Batches, CurrentOffset: p.CurrentOffset, Count: p.Count, Release: p.Release}, nil
+}
+
+func singleConsumer(name string) wire.Consumer {
+	return wire.Consumer{Kind: wire.ConsumerKindSingle, ID: wire.NamedID(name)}
+}
+
+func (cb iggyClient) consumerOffset(ctx context.Context, stream, topic string, partition uint32, consumer string) (uint64, bool, error) {
+	off, ok, err := cb.c.GetOffset(ctx, singleConsumer(consumer), wire.NamedID(stream), wire.NamedID(topic), partition)
+	return off.StoredOffset, ok, err
+}
+
+func (cb iggyClient) storeConsumerOffset(ctx context.Context, stream, topic string, partition uint32, consumer string, offset uint64) error {
+	return cb.c.StoreOffset(ctx, singleConsumer(consumer), wire.NamedID(stream), wire.NamedID(topic), partition, offset)
+}
+
+func (cb iggyClient) deleteSegments(ctx context.Context, stream, topic string, partition, count uint32) error {
+	return cb.c.DeleteSegments(ctx, wire.NamedID(stream), wire.NamedID(topic), partition, count)
 }

@@ -140,6 +140,29 @@
 // moment can still both accept a resend; partition leadership keeps that to
 // fail-over moments.
 //
+// # The log start (DeleteRecords)
+//
+// A partition's Kafka log start offset is kept in Iggy as the stored offset of the single Iggy
+// consumer "kafka-log-start" on that partition: log start - 1, the last offset deleted; no
+// stored offset means 0. It lives and dies with the partition, so a topic deleted and created
+// again, or purged, starts at 0 again. DeleteRecords stores it (only forward: an offset below
+// it answers it unchanged) after checking that the connection's Iggy user may manage the topic
+// (a delete_segments of no segment); ListOffsets reads it from Iggy every time, Fetch and
+// Produce at most once a second per partition and gateway, so a deletion through one gateway
+// shows at the others within a second and survives every restart. Kafka readers then see the
+// partition start there: Fetch below it is OFFSET_OUT_OF_RANGE, ListOffsets earliest answers
+// the first record at or after it, and Fetch and Produce answer it as LogStartOffset.
+//
+// Iggy deletes only whole segments, the oldest first, and tells no segment's offsets. So when a
+// DeleteRecords reaches the high watermark read just before it, every sealed segment holds only
+// records below the new log start and Iggy deletes them all (delete_segments of the segment
+// count less the active one); a DeleteRecords below the high watermark deletes nothing in Iggy.
+// A native Iggy reader therefore still reads the records below the log start that are left:
+// those of the active segment, and all of them after a partial deletion, until Iggy's own
+// retention (message_expiry, max_topic_size) or a later DeleteRecords up to the high watermark
+// removes their segments. Offsets never restart: Iggy keeps counting from where it was, so the
+// Kafka offset stays the Iggy offset.
+//
 // # Waiting for data
 //
 // Wait returns as soon as a produce through the same Bridge reaches the

@@ -33,15 +33,21 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		return res, fmt.Errorf("%w: offset %d", kerr.OffsetOutOfRange, offset)
 	}
 	st := b.part(topic, partition)
+	logStart, err := b.cachedLogStart(ctx, as, st, topic, partition)
+	if err != nil {
+		return res, err
+	}
+	if offset < logStart {
+		return res, fmt.Errorf("%w: offset %d, log start %d", kerr.OffsetOutOfRange, offset, logStart)
+	}
 	if maxBytes == 0 {
-		return b.watermarks(ctx, as, st, topic, partition, offset)
+		return b.watermarks(ctx, as, st, topic, partition, offset, logStart)
 	}
 	buf := getBuffer()
 	out := buf.b
 	n := 0 // records in out
 	if version >= 4 && b.cache != nil {
 		var next, hw int64
-		var err error
 		out, n, next, hw, err = b.fetchTail(ctx, as, st, topic, partition, offset, maxBytes, out)
 		if err != nil {
 			putBuffer(buf)
@@ -49,7 +55,7 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		}
 		if n > 0 && (next >= hw || len(out) >= int(maxBytes)) {
 			buf.b = out
-			res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0
+			res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
 			res.Records = out
 			res.Release = func() { putBuffer(buf) }
 			return res, nil
@@ -96,7 +102,7 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		return res, err
 	}
 	st.sawHW(hw)
-	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0
+	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
 	if p.Count == 0 && n == 0 {
 		putBuffer(buf)
 		return res, nil
@@ -172,7 +178,7 @@ func (b *Bridge) highWatermark(ctx context.Context, as iggyAPI, topic string, pa
 // watermarks answers a fetch asked for no records (maxBytes 0): one message is read at offset
 // for the high watermark, as a fetch with data would, and an offset outside the log is an error
 // as there.
-func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64) (kafka.FetchResult, error) {
+func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset, logStart int64) (kafka.FetchResult, error) {
 	res := kafka.FetchResult{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, Release: noRelease}
 	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(offset), 1)
 	if err != nil {
@@ -187,7 +193,7 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 		return res, err
 	}
 	st.sawHW(hw)
-	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, 0
+	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
 	return res, nil
 }
 
@@ -257,7 +263,7 @@ func batchBase(rec []byte) uint64 {
 	return h.BaseOffset
 }
 
-// offsets returns the log start offset and the high watermark of a
+// offsets returns the log start offset (logstart.go, read from Iggy) and the high watermark of a
 // partition without reading data.
 func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partition int32) (int64, int64, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
@@ -268,8 +274,13 @@ func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partitio
 		return -1, -1, fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
 	}
 	hw := t.Partitions[partition].highWatermark()
-	b.part(topic, partition).sawHW(hw)
-	return 0, hw, nil
+	st := b.part(topic, partition)
+	st.sawHW(hw)
+	logStart, err := b.readLogStart(ctx, as, st, topic, partition)
+	if err != nil {
+		return -1, -1, err
+	}
+	return min(logStart, hw), hw, nil
 }
 
 // listOffset answers ListOffsets for one partition: timestamp -1 is the high

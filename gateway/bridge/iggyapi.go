@@ -26,6 +26,13 @@ type iggyAPI interface {
 	// offset on, the partition's current offset (the highest stored, 0 when
 	// empty) and the number of messages. release hands the buffer back.
 	poll(ctx context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error)
+	// consumerOffset is the offset stored for the single Iggy consumer named consumer on a
+	// partition; ok false when none is. storeConsumerOffset stores one.
+	consumerOffset(ctx context.Context, stream, topic string, partition uint32, consumer string) (offset uint64, ok bool, err error)
+	storeConsumerOffset(ctx context.Context, stream, topic string, partition uint32, consumer string, offset uint64) error
+	// deleteSegments removes the count oldest sealed segments of a partition (0: none, which
+	// still needs the permission to manage the topic).
+	deleteSegments(ctx context.Context, stream, topic string, partition, count uint32) error
 }
 
 type topicMeta struct {
@@ -38,6 +45,7 @@ type topicMeta struct {
 type partMeta struct {
 	CurrentOffset uint64
 	Messages      uint64
+	Segments      uint32 // Iggy segments, the active one included
 }
 
 // topicOptions are the Iggy topic settings Kafka configs map onto. Zero

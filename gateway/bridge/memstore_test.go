@@ -21,6 +21,11 @@ type memStore struct {
 	sendLost bool
 	sends    int
 	polls    int
+	// offsetReads counts consumerOffset calls; segmentDeletes is every deleteSegments count;
+	// manageErr, when set, is what a call needing the permission to manage a topic returns.
+	offsetReads    int
+	segmentDeletes []uint32
+	manageErr      error
 }
 
 type storeTopic struct {
@@ -32,6 +37,7 @@ type storeTopic struct {
 type storePart struct {
 	batches [][]byte
 	next    uint64
+	offsets map[string]uint64 // stored consumer offsets by consumer name
 }
 
 func newMemStore() *memStore { return &memStore{streams: map[string]map[string]*storeTopic{}} }
@@ -60,7 +66,7 @@ func (m *memStore) find(stream, name string) (*storeTopic, error) {
 func (t *storeTopic) meta(name string) topicMeta {
 	tm := topicMeta{ID: t.id, Name: name, Options: t.opts}
 	for _, p := range t.parts {
-		pm := partMeta{}
+		pm := partMeta{Segments: 1}
 		if p.next > 0 {
 			pm.CurrentOffset, pm.Messages = p.next-1, p.next
 		}
@@ -185,6 +191,63 @@ func (m *memStore) poll(_ context.Context, stream, topic string, partition uint3
 		out.Count += n
 	}
 	return out, nil
+}
+
+func (m *memStore) part(stream, topic string, partition uint32) (*storePart, error) {
+	t, err := m.find(stream, topic)
+	if err != nil {
+		return nil, err
+	}
+	if int(partition) >= len(t.parts) {
+		return nil, wire.PartitionNotFound
+	}
+	return t.parts[partition], nil
+}
+
+func (m *memStore) consumerOffset(_ context.Context, stream, topic string, partition uint32, consumer string) (uint64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.offsetReads++
+	p, err := m.part(stream, topic, partition)
+	if err != nil {
+		// Iggy answers nothing stored when the stream or topic does not resolve.
+		if errors.Is(err, wire.PartitionNotFound) {
+			return 0, false, err
+		}
+		return 0, false, nil
+	}
+	off, ok := p.offsets[consumer]
+	return off, ok, nil
+}
+
+func (m *memStore) storeConsumerOffset(_ context.Context, stream, topic string, partition uint32, consumer string, offset uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.part(stream, topic, partition)
+	if err != nil {
+		return err
+	}
+	if p.next == 0 || offset > p.next-1 {
+		return wire.InvalidOffset
+	}
+	if p.offsets == nil {
+		p.offsets = map[string]uint64{}
+	}
+	p.offsets[consumer] = offset
+	return nil
+}
+
+func (m *memStore) deleteSegments(_ context.Context, stream, topic string, partition, count uint32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.manageErr != nil {
+		return m.manageErr
+	}
+	if _, err := m.part(stream, topic, partition); err != nil {
+		return err
+	}
+	m.segmentDeletes = append(m.segmentDeletes, count)
+	return nil
 }
 
 // appendNative stores a batch as a native Iggy client would write it.

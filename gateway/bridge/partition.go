@@ -40,6 +40,8 @@ type partState struct {
 	notify chan struct{}
 
 	tail tail // the batches this gateway appended lately (tail.go)
+
+	ls logStartState // the Kafka log start offset (logstart.go)
 }
 
 func (b *Bridge) part(topic string, partition int32) *partState {

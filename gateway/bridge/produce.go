@@ -68,6 +68,10 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 			res.BaseOffset = base
 		}
 	}
+	res.LogStartOffset = -1
+	if ls, err := b.cachedLogStart(ctx, as, st, topic, partition); err == nil {
+		res.LogStartOffset = ls
+	}
 	return res, nil
 }
 

@@ -75,3 +75,7 @@ func (s boundStorage) Wait(ctx context.Context, topic string, partition int32, o
 func (s boundStorage) InitProducerID(ctx context.Context) (int64, int16, error) {
 	return s.b.initProducerID(ctx, s.as)
 }
+
+func (s boundStorage) DeleteRecords(ctx context.Context, topic string, partition int32, offset int64) (int64, error) {
+	return s.b.deleteRecords(ctx, s.as, topic, partition, offset)
+}

@@ -113,10 +113,18 @@
 //
 // A topic deleted and recreated between two resyncs is told apart by its Iggy id together with
 // its creation time (the store reuses a deleted topic's id slot, so the id alone would not do):
-// when either changed since the partition's last resync, the topic's offsets are dropped too. That
-// also drops what consumers committed to the new topic before that resync, and a partition gained
-// after the recreation, by a gateway that saw only the new topic, keeps the old topic's offsets,
-// since an offset-commit record names no topic id.
+// when either changed since the partition's last resync, the topic's offsets are dropped too.
+// Only the gateway that served the DeleteTopics resyncs at once; the others find the recreation
+// up to TopicResync later, while consumers may already commit to the new topic through them. So
+// before a commit lands, its topic is read (one GetTopic per topic of the OffsetCommit), and
+// when the partition last saw an earlier incarnation, that one's offsets are dropped then, in the
+// log ahead of the commit, and the partition is marked as holding the new one: the resync that
+// finds the recreation later keeps the commit. A commit checked against an incarnation older than
+// the partition's (the topic was recreated while the commit was checked) is refused with
+// UNKNOWN_TOPIC_OR_PARTITION. A partition gained by a gateway whose last list predates the
+// recreation still drops what was committed to the new topic before that gateway's next resync,
+// and one gained after the recreation by a gateway that saw only the new topic keeps the old
+// topic's offsets, since an offset-commit record names no topic id.
 //
 // # Lease and the split-brain bound
 //

@@ -176,6 +176,7 @@ func (pt *partition) loadErr() error {
 	gcfg := pt.c.cfg.Groups
 	gcfg.Clock = pt.c.clk
 	gcfg.Journal = journal{pt}
+	gcfg.CommitTopic = pt.c.commitTopic(pt)
 	gcfg.Logger = pt.c.log.With("partition", pt.id)
 	mgr := group.NewManager(gcfg)
 	var groups []record.Group

@@ -2,9 +2,14 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -15,8 +20,15 @@ type topicKey struct {
 	created uint64
 }
 
-// topicState is what the resync knows: per served partition, the topics as of its last
-// successful drop, and the newest list read, which a newly gained partition starts from.
+// newer reports whether k is a later incarnation of its topic than was.
+func (k topicKey) newer(was topicKey) bool {
+	return k.created > was.created || k.created == was.created && k.id != was.id
+}
+
+// topicState is what the resync knows: per served partition, the incarnation of each topic its
+// offsets belong to (as of its last resync, or of a commit since: commitTopic), and the newest
+// list read, which a newly gained partition starts from. mu is held across a resync's read of
+// the list and its drops, so what a partition saw only ever moves to later incarnations.
 type topicState struct {
 	now  chan struct{}
 	mu   sync.Mutex
@@ -48,6 +60,8 @@ func (c *Coordinator) topicLoop() {
 // here, drops the offsets of each topic that is missing from it or was recreated since the
 // partition's last resync.
 func (c *Coordinator) resyncTopics(ctx context.Context) error {
+	c.topics.mu.Lock()
+	defer c.topics.mu.Unlock()
 	list, err := c.cfg.Client.GetTopics(ctx, wire.NamedID(c.cfg.Stream))
 	if err != nil {
 		return fmt.Errorf("listing the topics of %s: %w", c.cfg.Stream, err)
@@ -60,8 +74,6 @@ func (c *Coordinator) resyncTopics(ctx context.Context) error {
 	parts := c.parts
 	c.mu.Unlock()
 
-	c.topics.mu.Lock()
-	defer c.topics.mu.Unlock()
 	prevLast := c.topics.last
 	c.topics.last = cur
 	held := make(map[*partition]bool)
@@ -109,4 +121,58 @@ func (c *Coordinator) resyncTopics(ctx context.Context) error {
 		}
 	}
 	return firstErr
+}
+
+// commitTopic is the group.Config.CommitTopic of partition pt. The resync drops a topic's
+// offsets when the topic's incarnation differs from the one pt saw at its last resync; a commit
+// to a topic deleted and created again since then would be dropped with them, although it
+// belongs to the new incarnation. That is the fleet's case: only the gateway that deleted the
+// topic resyncs at once, every other one finds the recreation up to TopicResync later, and a
+// consumer group coordinated there had its commits to the new topic dropped in between, so
+// its next generation read those records again. So before a commit lands, the topic is read
+// (one GetTopic); when pt saw an earlier incarnation, that one's offsets are dropped now, ahead
+// of the commit in the log, and pt is marked as holding the new one. A read older than what pt
+// saw means the topic was created again while this commit was checked: the commit is for a
+// topic that no longer exists, UNKNOWN_TOPIC_OR_PARTITION.
+func (c *Coordinator) commitTopic(pt *partition) func(ctx context.Context, m *group.Manager, topic string) error {
+	return func(ctx context.Context, m *group.Manager, topic string) error {
+		t, err := c.cfg.Client.GetTopic(ctx, wire.NamedID(c.cfg.Stream), wire.NamedID(topic))
+		if err != nil {
+			if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) ||
+				errors.Is(err, wire.StreamNameNotFound) || errors.Is(err, wire.StreamIDNotFound) {
+				return kerr.UnknownTopicOrPartition
+			}
+			return fmt.Errorf("coordinator: reading topic %s before a commit: %w", topic, err)
+		}
+		return c.adoptTopic(ctx, pt, m, topic, topicKey{id: t.ID, created: t.CreatedAt})
+	}
+}
+
+// adoptTopic makes k the incarnation of topic whose offsets partition pt holds, dropping those
+// of an earlier one first; a k earlier than what pt holds is refused.
+func (c *Coordinator) adoptTopic(ctx context.Context, pt *partition, m *group.Manager, topic string, k topicKey) error {
+	c.topics.mu.Lock()
+	defer c.topics.mu.Unlock()
+	prev, ok := c.topics.seen[pt]
+	if !ok {
+		prev = c.topics.last
+	}
+	was, known := prev[topic]
+	switch {
+	case known && was == k:
+		return nil
+	case known && was.newer(k):
+		return kerr.UnknownTopicOrPartition
+	case known:
+		if err := m.DropTopics(ctx, func(name string) bool { return name == topic }); err != nil {
+			return err
+		}
+	}
+	next := maps.Clone(prev)
+	if next == nil {
+		next = make(map[string]topicKey)
+	}
+	next[topic] = k
+	c.topics.seen[pt] = next
+	return nil
 }

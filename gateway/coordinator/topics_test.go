@@ -1,12 +1,14 @@
 package coordinator
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
@@ -212,6 +214,75 @@ func TestResyncDropsRecreatedTopicOffsets(t *testing.T) {
 	}
 	if got := e.fetch(g, "a", 1); got != 3 {
 		t.Fatalf("recreated a's new offset %d, want 3", got)
+	}
+}
+
+// A commit to a topic deleted and created again since the partition's last resync lands in the
+// new incarnation: the former one's offsets are dropped before it, and the resync that then finds
+// the recreation keeps it. (On a fleet, a gateway other than the one that deleted the topic is
+// told nothing and finds the recreation only at its next resync; it dropped the commits made in
+// between, so a later generation of their group read those records again.)
+func TestCommitAfterRecreationSurvivesResync(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = time.Hour }, "a", "b")
+	g, h := groupIn(5, "g"), groupIn(5, "h")
+	e.commit(g, "a", 1, 10)
+	e.commit(h, "a", 0, 5)
+	e.commit(h, "b", 0, 6)
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.delete("a")
+	e.create("a")
+	e.commit(g, "a", 1, 3)
+	// The former incarnation's offsets are gone with the first commit to the new one.
+	if got := e.fetch(h, "a", 0); got != -1 {
+		t.Fatalf("h kept a/0 = %d of the deleted a after a commit to the new one", got)
+	}
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fetch(g, "a", 1); got != 3 {
+		t.Fatalf("g's commit of 3 to the recreated a is %d after the resync", got)
+	}
+	if got := e.fetch(h, "b", 0); got != 6 {
+		t.Fatalf("h's b/0 is %d, want 6", got)
+	}
+	want := []record.OffsetDeleted{{Group: g, Topic: "a", Partition: 1}, {Group: h, Topic: "a", Partition: 0}}
+	got := e.deletedIn(5)
+	sort.Slice(got, func(i, j int) bool { return got[i].Group < got[j].Group })
+	sort.Slice(want, func(i, j int) bool { return want[i].Group < want[j].Group })
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("deletions %+v, want %+v", got, want)
+	}
+	live, replayed := e.offsetsIn(5)
+	if !reflect.DeepEqual(live, replayed) {
+		t.Fatalf("manager holds %+v, replay gives %+v", live, replayed)
+	}
+}
+
+// A commit checked against an incarnation older than the one its partition holds (the topic was
+// created again meanwhile) is refused and drops nothing; the current one is taken as it is.
+func TestCommitTopicRefusesAnOlderIncarnation(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = time.Hour }, "a")
+	g := groupIn(2, "g")
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.c.topics.mu.Lock()
+	old := e.c.topics.last["a"]
+	e.c.topics.mu.Unlock()
+	e.delete("a")
+	e.create("a")
+	e.commit(g, "a", 0, 4)
+	m, _ := (directory{e.c}).Manager(g)
+	e.c.mu.Lock()
+	pt := e.c.parts[2]
+	e.c.mu.Unlock()
+	if err := e.c.adoptTopic(ctxT(t), pt, m, "a", old); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("the deleted incarnation was adopted: %v", err)
+	}
+	if got := e.fetch(g, "a", 0); got != 4 {
+		t.Fatalf("a/0 is %d after a refused stale commit, want 4", got)
 	}
 }
 

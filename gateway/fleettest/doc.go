@@ -4,7 +4,9 @@
 // restart those processes under load from franz-go clients and check what Kafka promises across
 // it: every acknowledged record stored once at its offset and read once by the consumer group,
 // no rebalance because a gateway went away, committed offsets intact, and never two gateways
-// answering as coordinator of one group at once.
+// answering as coordinator of one group at once. TestSaramaGroupChurn drives IBM/sarama's
+// consumer-group churn instead, as a program of its own module (scripts/clients/sarama/churn)
+// that the test builds.
 //
 // The two types to know are fleet (the processes, their flags and logs, and the signals the
 // scenarios send them) and run (the load on a fleet: producers, a two-member consumer group, the

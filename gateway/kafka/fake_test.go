@@ -30,10 +30,11 @@ type memTopic struct {
 }
 
 type memPart struct {
-	batches [][]byte
-	bases   []int64
-	next    int64
-	changed chan struct{}
+	batches  [][]byte
+	bases    []int64
+	next     int64
+	changed  chan struct{}
+	logStart int64 // moved by DeleteRecords (delete_records_test.go)
 }
 
 func newMemStorage() *memStorage {

@@ -70,6 +70,13 @@ func (s *Server) liveBrokers() []Broker {
 	return slices.CompactFunc(live, func(a, b Broker) bool { return a.NodeID == b.NodeID })
 }
 
+// leaderOf is the node Metadata names as leader of the partition now: leaderIndex over the live
+// brokers less the drained ones.
+func (s *Server) leaderOf(topic string, partition int32) int32 {
+	brokers := s.leaders(s.liveBrokers())
+	return brokers[leaderIndex(topic, partition, len(brokers))].NodeID
+}
+
 // controllerID is what Metadata and DescribeCluster name as controller.
 func (s *Server) controllerID() int32 {
 	if s.cfg.Fleet == nil {

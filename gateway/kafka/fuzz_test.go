@@ -26,6 +26,7 @@ func FuzzServeRequest(f *testing.F) {
 		kmsg.NewPtrSASLHandshakeRequest(),
 		kmsg.NewPtrSASLAuthenticateRequest(),
 		kmsg.NewPtrDescribeConfigsRequest(),
+		deleteRecordsSeed(),
 	} {
 		req.SetVersion(versions[req.Key()].max)
 		body := encodeRequest(req, 1)[4:]
@@ -63,4 +64,18 @@ func FuzzServeRequest(f *testing.F) {
 		c.Close()
 		health.roundTrip(t, kmsg.NewPtrApiVersionsRequest())
 	})
+}
+
+// deleteRecordsSeed deletes the records of two partitions, one of them up to the end.
+func deleteRecordsSeed() kmsg.Request {
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = "t"
+	for p, off := range []int64{3, -1} {
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = int32(p), off
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
 }

@@ -25,6 +25,7 @@ const (
 	apiVersionsKey          int16 = 18
 	createTopicsKey         int16 = 19
 	deleteTopicsKey         int16 = 20
+	deleteRecordsKey        int16 = 21
 	initProducerIDKey       int16 = 22
 	offsetForLeaderEpochKey int16 = 23
 	describeConfigsKey      int16 = 32
@@ -90,6 +91,8 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleCreateTopics(req)
 	case deleteTopicsKey:
 		return c.handleDeleteTopics(req)
+	case deleteRecordsKey:
+		return c.handleDeleteRecords(req)
 	case initProducerIDKey:
 		return c.handleInitProducerID(req)
 	case offsetForLeaderEpochKey:

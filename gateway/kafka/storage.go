@@ -36,6 +36,10 @@ type Storage interface {
 	// Wait returns when data at or past offset may be available, or when ctx ends.
 	Wait(ctx context.Context, topic string, partition int32, offset int64)
 	InitProducerID(ctx context.Context) (id int64, epoch int16, err error)
+	// DeleteRecords moves the partition's log start offset forward to offset, -1 meaning the high
+	// watermark, and returns the log start offset after it (never below what it was). An offset
+	// below -1 or past the high watermark is kerr.OffsetOutOfRange.
+	DeleteRecords(ctx context.Context, topic string, partition int32, offset int64) (logStart int64, err error)
 }
 
 // TopicInfo describes one Kafka topic.

@@ -46,6 +46,12 @@ type Config struct {
 	// FallbackOffset answers OffsetFetch for a partition the group has no committed offset
 	// for (the offsets an Iggy consumer group of the same name stored); ok false means none.
 	FallbackOffset func(ctx context.Context, id kafka.Identity, group, topic string, partition int32) (offset int64, ok bool, err error)
+	// CommitTopic, when set, is called by OffsetCommit once for each topic of a commit that
+	// exists, before the commit takes its group's turn in the journal; an error refuses that
+	// topic's partitions with its *kerr.Error code, or else as a failed append would. The
+	// coordinator drops there what a topic deleted and created again left of its former
+	// incarnation, so that the first commit to the new one comes after that in the log.
+	CommitTopic func(ctx context.Context, m *Manager, topic string) error
 	// OffsetRetention is how long committed offsets of an empty group are kept (Kafka's
 	// offsets.retention.minutes); zero means 7 days.
 	OffsetRetention time.Duration

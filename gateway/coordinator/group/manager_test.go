@@ -515,6 +515,70 @@ func (e *env) fetch(group, topic string, parts ...int32) []kmsg.OffsetFetchRespo
 	return out
 }
 
+// Config.CommitTopic is asked once per topic of a commit, before the commit is journaled: a
+// topic it refuses is answered with its code and not journaled, the others are committed, and a
+// drop it makes of the same manager's offsets lands in the log ahead of the commit.
+func TestCommitTopicHook(t *testing.T) {
+	var asked []string
+	e := newEnv(t, func(c *Config) {
+		c.CommitTopic = func(ctx context.Context, m *Manager, topic string) error {
+			asked = append(asked, topic)
+			switch topic {
+			case "gone":
+				return kerr.UnknownTopicOrPartition
+			case "renewed":
+				return m.DropTopics(ctx, func(name string) bool { return name == topic })
+			}
+			return nil
+		}
+	})
+	if c := e.m.CommitOffsets(ctx(t), testID, commitReq("other", "", -1, "renewed", 0, 70)).Topics[0].Partitions[0].ErrorCode; c != 0 {
+		t.Fatalf("first commit: %d", c)
+	}
+	req := commitReq("g", "", -1, "t1", 0, 5)
+	for _, topic := range []string{"gone", "renewed", "t1"} {
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset = 1, 6
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+	}
+	asked = nil
+	resp := e.m.CommitOffsets(ctx(t), testID, req)
+	if fmt.Sprint(asked) != "[t1 gone renewed]" {
+		t.Fatalf("asked about %v, want each topic once in request order", asked)
+	}
+	codes := map[string][]int16{}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			codes[rt.Topic] = append(codes[rt.Topic], rp.ErrorCode)
+		}
+	}
+	if fmt.Sprint(codes) != fmt.Sprint(map[string][]int16{"t1": {0, 0}, "gone": {kerr.UnknownTopicOrPartition.Code}, "renewed": {0}}) {
+		t.Fatalf("codes %v", codes)
+	}
+	if got := e.fetch("g", "gone", 1); got[0].Offset != -1 {
+		t.Fatalf("a refused topic was committed: %+v", got)
+	}
+	if got := e.fetch("other", "renewed", 0); got[0].Offset != -1 {
+		t.Fatalf("the hook's drop did not happen: %+v", got)
+	}
+	var order []string
+	for _, r := range e.j.records() {
+		switch r.Type {
+		case record.TypeOffsetCommit:
+			order = append(order, "commit "+r.OffsetCommit.Group+" "+r.OffsetCommit.Topic)
+		case record.TypeOffsetDeleted:
+			order = append(order, "deleted "+r.OffsetDeleted.Group+" "+r.OffsetDeleted.Topic)
+		}
+	}
+	want := "[commit other renewed deleted other renewed commit g t1 commit g renewed commit g t1]"
+	if fmt.Sprint(order) != want {
+		t.Fatalf("journal %v, want %s", order, want)
+	}
+}
+
 func TestOffsetCommit(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.FallbackOffset = func(_ context.Context, _ kafka.Identity, group, topic string, p int32) (int64, bool, error) {

@@ -86,6 +86,18 @@ func (m *Manager) CommitOffsets(ctx context.Context, id kafka.Identity, req *kms
 		names[i] = t.Topic
 	}
 	tcodes, tparts := topicCodes(ctx, id, names)
+	if m.cfg.CommitTopic != nil {
+		asked := make(map[string]bool, len(names))
+		for _, t := range names {
+			if tcodes[t] != 0 || asked[t] {
+				continue
+			}
+			asked[t] = true
+			if err := m.cfg.CommitTopic(ctx, m, t); err != nil {
+				tcodes[t] = m.commitTopicCode(err)
+			}
+		}
+	}
 
 	m.mu.Lock()
 	code := m.commitCode(req)
@@ -165,6 +177,17 @@ func (m *Manager) CommitOffsets(ctx context.Context, id kafka.Identity, req *kms
 		g.offsets[tp{oc.Topic, oc.Partition}] = oc
 	}
 	return answer()
+}
+
+// commitTopicCode is the code of a topic that Config.CommitTopic refused.
+func (m *Manager) commitTopicCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) && !errors.Is(err, ErrNotCoordinator) {
+		return ke.Code
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.journalCode(err)
 }
 
 // commitCode is Kafka's validation of a group commit. Called with m.mu held.
