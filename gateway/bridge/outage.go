@@ -164,6 +164,24 @@ func (g guarded) poll(ctx context.Context, stream, topic string, partition uint3
 	return p, err
 }
 
+func (g guarded) consumerOffset(ctx context.Context, stream, topic string, partition uint32, consumer string) (off uint64, ok bool, err error) {
+	err = g.call(ctx, func(ctx context.Context) error {
+		off, ok, err = g.api.consumerOffset(ctx, stream, topic, partition, consumer)
+		return err
+	})
+	return off, ok, err
+}
+
+func (g guarded) storeConsumerOffset(ctx context.Context, stream, topic string, partition uint32, consumer string, offset uint64) error {
+	return g.call(ctx, func(ctx context.Context) error {
+		return g.api.storeConsumerOffset(ctx, stream, topic, partition, consumer, offset)
+	})
+}
+
+func (g guarded) deleteSegments(ctx context.Context, stream, topic string, partition, count uint32) error {
+	return g.call(ctx, func(ctx context.Context) error { return g.api.deleteSegments(ctx, stream, topic, partition, count) })
+}
+
 // lookupTopic asks Iggy for one topic and keeps what it learns in b.known.
 func (b *Bridge) lookupTopic(ctx context.Context, as iggyAPI, name string) (topicMeta, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
