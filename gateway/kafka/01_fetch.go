@@ -26,8 +26,12 @@ import (
 //   - Any gateway serves any partition; there are no preferred read replicas.
 //
 // Not implemented:
-//   - Fetch sessions (KIP-227): the session id is always 0, so clients send full requests; a
-//     request naming a session gets FETCH_SESSION_ID_NOT_FOUND.
+//   - Fetch sessions (KIP-227): no session is created. A full fetch (session epoch 0 or -1, with
+//     any session id) is served and answered with session id 0, which tells the client that the
+//     broker made no session, so it goes on sending full fetches; an incremental fetch (any
+//     other epoch) names a session the gateway does not hold and gets FETCH_SESSION_ID_NOT_FOUND
+//     with no topics, as Kafka answers an unknown session. A session would pin per-client state
+//     to one gateway for a saving of request bytes only: the answer is the same either way.
 //   - v13+ (topic IDs), leader epoch fencing (every partition is at epoch 0), read_committed
 //     (there are no transactions, so it equals read_uncommitted).
 func init() { regKey(fetchKey, 0, 12) }
@@ -37,7 +41,7 @@ const maxFetchWait = 30 * time.Second
 func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 	freq := req.kreq.(*kmsg.FetchRequest)
 	resp := freq.ResponseKind().(*kmsg.FetchResponse)
-	if freq.Version >= 7 && freq.SessionID != 0 {
+	if freq.Version >= 7 && freq.SessionEpoch != 0 && freq.SessionEpoch != -1 {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		req.setErr(resp.ErrorCode)
 		return resp, nil
