@@ -20,8 +20,8 @@ type memStorage struct {
 	// parked, when set, is told each time a Wait finds nothing new and starts waiting: the sync
 	// point for "the long poll is parked".
 	parked func(topic string, partition int32)
-	// fetched, when set, is told the limit of every Fetch.
-	fetched func(topic string, partition int32, maxBytes int32)
+	// fetched, when set, is told the offset and limit of every Fetch.
+	fetched func(topic string, partition int32, offset int64, maxBytes int32)
 }
 
 type memTopic struct {
@@ -229,7 +229,7 @@ func (m *memStorage) Fetch(ctx context.Context, topic string, partition int32, o
 	}
 	res := FetchResult{HighWatermark: p.next, LastStableOffset: p.next}
 	if m.fetched != nil {
-		m.fetched(topic, partition, maxBytes)
+		m.fetched(topic, partition, offset, maxBytes)
 	}
 	if maxBytes == 0 {
 		return res, nil // watermarks only
