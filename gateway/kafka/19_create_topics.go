@@ -10,7 +10,9 @@ import (
 // CreateTopics: v0-7
 //
 // Behavior:
+//
 //   - NumPartitions -1 takes the Storage's default; a replica assignment gives the partition count.
+//
 //   - Replication factor: Iggy keeps the data (one copy on the embedded store, replicated by an
 //     Iggy cluster) and gateways keep none, so there is nothing for a Kafka replica to be; every
 //     topic has one replica, its leader (Metadata), and answers a replication factor of 1.
@@ -18,13 +20,19 @@ import (
 //     gateways Metadata lists are accepted, a larger factor is INVALID_REPLICATION_FACTOR (as
 //     Kafka answers a factor above its live brokers), 0 or below -1 too, with validate_only as
 //     without. A replica assignment comes with both NumPartitions and ReplicationFactor -1.
+//
 //   - Configs are handed to the Storage, which refuses the ones it cannot honour.
+//
 //   - ValidateOnly checks without creating. A topic named twice in one request is INVALID_REQUEST.
+//
 //   - With a Fleet, a gateway that is not the controller answers NOT_CONTROLLER for every topic;
 //     clients then refresh Metadata and ask the controller.
 //
+//   - The answer names the created topic's id (v7) and partition count, read back from the
+//     Storage; a validate-only answer has no id.
+//
 // Not implemented:
-// * Topic IDs in the response (zero), the per-topic config listing of v5+.
+// * The per-topic config listing of v5+.
 func init() { regKey(createTopicsKey, 0, 7) }
 
 func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
@@ -67,9 +75,9 @@ func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 			if err := req.storage.CreateTopic(req.ctx, t.Topic, partitions, configs, creq.ValidateOnly); err != nil {
 				st.ErrorCode = errCode(err)
 				st.ErrorMessage = errMessage(err)
-			} else if partitions == -1 {
+			} else if !creq.ValidateOnly {
 				if info, err := req.storage.Topic(req.ctx, t.Topic, false); err == nil {
-					st.NumPartitions = info.Partitions
+					st.NumPartitions, st.TopicID = info.Partitions, info.ID
 				}
 			}
 		}
