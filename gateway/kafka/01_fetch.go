@@ -279,7 +279,7 @@ func (c *conn) readParts(req *request, version int16, parts []fetchPart, maxByte
 func recordsEnd(b []byte) (end int64, ok bool) {
 	be := binary.BigEndian
 	for len(b) > 0 {
-		if len(b) < 17 {
+		if len(b) <= magicAt {
 			return 0, false
 		}
 		size := int64(int32(be.Uint32(b[8:])))
@@ -287,7 +287,7 @@ func recordsEnd(b []byte) (end int64, ok bool) {
 			return 0, false
 		}
 		end = int64(be.Uint64(b)) + 1
-		if b[16] == 2 {
+		if b[magicAt] == 2 {
 			if size < 15 {
 				return 0, false
 			}

@@ -656,8 +656,8 @@ func TestUnsupportedKeysAnswerUnsupportedVersion(t *testing.T) {
 	if resp.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("error code %d", resp.ErrorCode)
 	}
-	// Produce v2 is below our range.
-	conn.write(t, rawRequest(0, 2, 12, nil))
+	// Produce v13 is above our range.
+	conn.write(t, rawRequest(0, 13, 12, nil))
 	body = conn.readFrame(t)
 	if corr := int32(binary.BigEndian.Uint32(body)); corr != 12 {
 		t.Fatalf("correlation %d", corr)
