@@ -374,9 +374,9 @@ func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]k
 	return []kafka.ConfigEntry{
 		{Name: "cleanup.policy", Value: "delete", ReadOnly: true, Default: true},
 		{Name: "compression.type", Value: "producer", ReadOnly: true, Default: true},
-		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault},
+		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault, DefaultValue: strconv.Itoa(int(b.cfg.MaxMessageBytes))},
 		{Name: "message.timestamp.type", Value: "CreateTime", ReadOnly: true, Default: true},
-		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault},
-		{Name: "retention.ms", Value: retMS, Default: retDefault},
+		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault, DefaultValue: "-1"},
+		{Name: "retention.ms", Value: retMS, Default: retDefault, DefaultValue: "-1"},
 	}, nil
 }

@@ -53,6 +53,10 @@ type TopicInfo struct {
 type ConfigEntry struct {
 	Name, Value                  string
 	ReadOnly, Default, Sensitive bool
+	// DefaultValue is the value the topic would have without a setting of its own, when Default
+	// is false (empty: not known); DescribeConfigs lists it as the broker config behind the
+	// topic config.
+	DefaultValue string
 }
 
 // ProduceResult is the outcome of one partition's produce.
