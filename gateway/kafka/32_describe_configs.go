@@ -27,11 +27,6 @@ import (
 // * Documentation (v3+) is empty.
 func init() { regKey(describeConfigsKey, 0, 4) }
 
-const (
-	resourceTopic  int8 = 2
-	resourceBroker int8 = 4
-)
-
 func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 	dreq := req.kreq.(*kmsg.DescribeConfigsRequest)
 	resp := dreq.ResponseKind().(*kmsg.DescribeConfigsResponse)
