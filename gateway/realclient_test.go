@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 // A franz-go producer and consumer round-trip keys, headers and timestamps with every codec
@@ -222,4 +227,107 @@ func idempotentBatch(pid int64, epoch int16, seq int32, values ...string) []byte
 	crc := crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli))
 	raw[17], raw[18], raw[19], raw[20] = byte(crc>>24), byte(crc>>16), byte(crc>>8), byte(crc)
 	return raw
+}
+
+// Produce v0-2 are listed by ApiVersions and served: franz-go pinned to Kafka 0.8, 0.9 and
+// 0.10.2 produces with Produce v0, v1 and v2 (magic 0 and 1 message sets, compressed in
+// wrappers), and a current consumer reads every record back in order, with its key, value and
+// (magic 1) timestamp.
+func TestOldProducersServed(t *testing.T) {
+	g := startGateway(t, nil)
+	adm := kadm.NewClient(client(t, g))
+	versions := []struct {
+		name    string
+		v       *kversion.Versions
+		produce int16
+		magic1  bool
+	}{
+		{"0.8", kversion.V0_8_0(), 0, false},
+		{"0.9", kversion.V0_9_0(), 1, false},
+		{"0.10.2", kversion.V0_10_2(), 2, true},
+	}
+	codecs := []struct {
+		name  string
+		codec kgo.CompressionCodec
+	}{{"none", kgo.NoCompression()}, {"gzip", kgo.GzipCompression()}, {"snappy", kgo.SnappyCompression()}, {"lz4", kgo.Lz4Compression()}}
+	for _, v := range versions {
+		for _, c := range codecs {
+			t.Run(v.name+"/"+c.name, func(t *testing.T) {
+				topic := "old-" + strings.ReplaceAll(v.name, ".", "") + "-" + c.name
+				if r, err := adm.CreateTopic(testCtx(t), 1, 1, nil, topic); err != nil || r.Err != nil {
+					t.Fatalf("create: %v %v", err, r.Err)
+				}
+				var used atomic.Int32
+				used.Store(-1)
+				g.kafka.ControlKey(kmsg.Produce.Int16(), func(r *kafka.Controlled) (kmsg.Response, error, bool) {
+					r.Keep()
+					used.Store(int32(r.Request().GetVersion()))
+					return nil, nil, false
+				})
+				prod := client(t, g, kgo.MaxVersions(v.v), kgo.ProducerBatchCompression(c.codec), kgo.DefaultProduceTopic(topic),
+					kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+				base := time.UnixMilli(1_700_000_000_000)
+				var recs []*kgo.Record
+				for i := range 50 {
+					recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: bytes.Repeat([]byte{byte('a' + i%26)}, 20+i),
+						Timestamp: base.Add(time.Duration(i) * time.Second)})
+				}
+				if err := prod.ProduceSync(testCtx(t), recs...).FirstErr(); err != nil {
+					t.Fatalf("produce: %v", err)
+				}
+				if got := used.Load(); got != int32(v.produce) {
+					t.Fatalf("the client produced with v%d, want v%d", got, v.produce)
+				}
+				cons := client(t, g, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+				ctx := testCtx(t)
+				var got []*kgo.Record
+				for len(got) < len(recs) {
+					fs := cons.PollFetches(ctx)
+					if err := fs.Err0(); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, fs.Records()...)
+				}
+				for i, r := range got {
+					w := recs[i]
+					if r.Offset != int64(i) || !bytes.Equal(r.Key, w.Key) || !bytes.Equal(r.Value, w.Value) {
+						t.Fatalf("record %d: offset %d key %q value %q; want offset %d key %q value %q", i, r.Offset, r.Key, r.Value, i, w.Key, w.Value)
+					}
+					if v.magic1 && !r.Timestamp.Equal(w.Timestamp) {
+						t.Fatalf("record %d: timestamp %v, want %v", i, r.Timestamp, w.Timestamp)
+					}
+				}
+			})
+		}
+	}
+}
+
+// An acks=0 producer on Produce v2 is served too: nothing answers it, and its records land.
+func TestOldProducerWithoutAcks(t *testing.T) {
+	g := startGateway(t, nil)
+	if r, err := kadm.NewClient(client(t, g)).CreateTopic(testCtx(t), 1, 1, nil, "old-noack"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	prod := client(t, g, kgo.MaxVersions(kversion.V0_10_2()), kgo.DefaultProduceTopic("old-noack"),
+		kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	for i := range 20 {
+		if err := prod.ProduceSync(testCtx(t), kgo.StringRecord(fmt.Sprint(i))).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cons := client(t, g, kgo.ConsumeTopics("old-noack"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx := testCtx(t)
+	var got []string
+	for len(got) < 20 {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	for i, v := range got {
+		if v != fmt.Sprint(i) {
+			t.Fatalf("read %v, want 0..19 in order", got)
+		}
+	}
 }

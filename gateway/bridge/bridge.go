@@ -179,8 +179,8 @@ func (b *Bridge) Close() error {
 	return nil
 }
 
-func info(t topicMeta) kafka.TopicInfo {
-	return kafka.TopicInfo{Name: t.Name, Partitions: int32(len(t.Partitions))}
+func (b *Bridge) info(t topicMeta) kafka.TopicInfo {
+	return kafka.TopicInfo{Name: t.Name, ID: TopicID(b.cfg.Stream, t.ID, t.CreatedAt, t.Name), Partitions: int32(len(t.Partitions))}
 }
 
 // listTopics lists the Kafka topics, i.e. the topics of the Kafka stream.
@@ -195,7 +195,7 @@ func (b *Bridge) listTopics(ctx context.Context, as iggyAPI) ([]kafka.TopicInfo,
 	b.known.replace(ts)
 	out := make([]kafka.TopicInfo, len(ts))
 	for i, t := range ts {
-		out[i] = info(t)
+		out[i] = b.info(t)
 	}
 	return out, nil
 }
@@ -206,7 +206,7 @@ func (b *Bridge) listTopics(ctx context.Context, as iggyAPI) ([]kafka.TopicInfo,
 func (b *Bridge) topicInfo(ctx context.Context, as iggyAPI, name string, autoCreate bool) (kafka.TopicInfo, error) {
 	t, err := b.lookupTopic(ctx, as, name)
 	if err == nil {
-		return info(t), nil
+		return b.info(t), nil
 	}
 	if unreachable(err) {
 		return b.offlineTopic(name, err)
@@ -228,7 +228,7 @@ func (b *Bridge) topicInfo(ctx context.Context, as iggyAPI, name string, autoCre
 	if err != nil {
 		return kafka.TopicInfo{}, kafkaErr(err)
 	}
-	return info(t), nil
+	return b.info(t), nil
 }
 
 // validTopicName applies Kafka's rules: 1..249 characters of [a-zA-Z0-9._-],
@@ -410,9 +410,9 @@ func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]k
 	return []kafka.ConfigEntry{
 		{Name: "cleanup.policy", Value: "delete", ReadOnly: true, Default: true},
 		{Name: "compression.type", Value: "producer", ReadOnly: true, Default: true},
-		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault},
+		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault, DefaultValue: strconv.Itoa(int(b.cfg.MaxMessageBytes))},
 		{Name: "message.timestamp.type", Value: "CreateTime", ReadOnly: true, Default: true},
-		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault},
-		{Name: "retention.ms", Value: retMS, Default: retDefault},
+		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault, DefaultValue: "-1"},
+		{Name: "retention.ms", Value: retMS, Default: retDefault, DefaultValue: "-1"},
 	}, nil
 }

@@ -1,9 +1,7 @@
 package bridge
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -37,6 +35,7 @@ type idGen struct {
 // path allocates nothing once they have grown.
 type converter struct {
 	dec     []byte
+	up      []byte // a magic 0/1 message set as one magic-2 batch (legacy.go)
 	hdr     []byte // user headers of the message being built
 	plain   []byte // records of a fetched batch before they are compressed
 	recs    []krecord
@@ -81,6 +80,9 @@ func putConverter(c *converter) {
 	}
 	if cap(c.plain) > 16<<20 {
 		c.plain = nil
+	}
+	if cap(c.up) > 16<<20 {
+		c.up = nil
 	}
 	if c.builder.Size() > 16<<20 {
 		c.builder = message.Builder{}
@@ -350,58 +352,4 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		}
 	}
 	return w.finish(dst, &kb), n, next, nil
-}
-
-// appendLegacy appends one Iggy batch record as a magic 0 or 1 message set
-// (Fetch v0-v3). Kafka headers have no place there and are dropped.
-func (c *converter) appendLegacy(dst, rec []byte, from int64, magic int8) ([]byte, int, int64, error) {
-	h, err := message.ParseBatchHeader(rec)
-	if err != nil {
-		return dst, 0, 0, err
-	}
-	it := message.Frames(rec)
-	var (
-		out   fetchOut
-		n     int
-		next  int64
-		start = len(dst)
-		be    = binary.BigEndian
-	)
-	for {
-		f, ok := it.Next()
-		if !ok {
-			break
-		}
-		c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
-		if out.offset < from {
-			continue
-		}
-		// offset int64, size int32, crc uint32, magic int8, attributes int8,
-		// [timestamp int64 if magic 1], key bytes, value bytes.
-		msgStart := len(dst)
-		dst = be.AppendUint64(dst, uint64(out.offset))
-		dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
-		dst = append(dst, byte(magic), 0)
-		if magic == 1 {
-			dst = be.AppendUint64(dst, uint64(out.ts))
-		}
-		dst = appendBytes32(dst, out.key, out.keyNull)
-		dst = appendBytes32(dst, out.value, out.valueNull)
-		be.PutUint32(dst[msgStart+8:], uint32(len(dst)-msgStart-12))
-		be.PutUint32(dst[msgStart+12:], crc32.ChecksumIEEE(dst[msgStart+16:]))
-		n++
-		next = out.offset + 1
-	}
-	if err := it.Err(); err != nil {
-		return dst[:start], 0, 0, err
-	}
-	return dst, n, next, nil
-}
-
-func appendBytes32(dst, b []byte, null bool) []byte {
-	if null {
-		return binary.BigEndian.AppendUint32(dst, math.MaxUint32)
-	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b)))
-	return append(dst, b...)
 }

@@ -17,7 +17,10 @@
 //
 // Kafka topic T is Iggy topic T in the stream Config.Stream (default
 // "kafka"); Kafka partition p is Iggy partition p, both counted from 0. Kafka
-// topic names follow Kafka's rules (1..249 characters of [a-zA-Z0-9._-]). The
+// topic names follow Kafka's rules (1..249 characters of [a-zA-Z0-9._-]). A
+// topic's Kafka id is not stored: TopicID derives it from the stream name and
+// the Iggy topic's id, creation time and name, so every gateway agrees on it
+// and a re-created topic gets a new one. The
 // topic configs retention.ms and retention.bytes map onto Iggy's
 // message_expiry (µs) and max_topic_size. max.message.bytes, which Iggy has
 // no field for, is kept in Iggy as well: every topic create or delete appends
@@ -42,7 +45,10 @@
 // offset is its Kafka base offset. Produce accepts magic-2 batches with any
 // codec (none, gzip, snappy raw or in the Java client's xerial framing, lz4,
 // zstd); Iggy stores the records uncompressed, so native Iggy clients read
-// plain values. Fetch turns each Iggy batch back into one magic-2 batch
+// plain values. A magic 0/1 message set (Produce v0-2) becomes one magic-2
+// batch first, as Kafka converts it: a record per message (per inner message
+// of a compressed wrapper), no headers, timestamp -1 for magic 0; it is
+// fetched back uncompressed. Fetch turns each Iggy batch back into one magic-2 batch
 // (CRC-32C computed once per batch), compressed again with the codec its
 // producer used (snappy in xerial framing) as Kafka would hand it back, while
 // that pays: after a batch that its codec shrank by less than 1/16, the

@@ -37,6 +37,7 @@ type iggyAPI interface {
 
 type topicMeta struct {
 	ID         uint32
+	CreatedAt  uint64 // µs, as Iggy reports it
 	Name       string
 	Partitions []partMeta
 	Options    topicOptions

@@ -41,7 +41,8 @@ type partState struct {
 
 	tail tail // the batches this gateway appended lately (tail.go)
 
-	ls logStartState // the Kafka log start offset (logstart.go)
+	ls    logStartState // the Kafka log start offset (logstart.go)
+	maxTS maxTSScan     // the partition's largest timestamp as far as read (maxts.go)
 }
 
 func (b *Bridge) part(topic string, partition int32) *partState {

@@ -13,10 +13,11 @@ import (
 )
 
 // produce stores one partition's records (the Records bytes of a
-// ProduceRequest partition: one or more magic-2 batches, any codec) as one
-// Iggy batch per Kafka batch, and returns the base offset of the first. Every
-// batch is checked before any is stored, so a refused partition stores
-// nothing. Idempotent batches are deduplicated (doc.go).
+// ProduceRequest partition: one or more magic-2 batches, any codec, or a
+// magic 0/1 message set, which becomes one uncompressed magic-2 batch first)
+// as one Iggy batch per Kafka batch, and returns the base offset of the
+// first. Every batch is checked before any is stored, so a refused partition
+// stores nothing. Idempotent batches are deduplicated (doc.go).
 func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partition int32, records []byte) (kafka.ProduceResult, error) {
 	res := kafka.ProduceResult{BaseOffset: -1, LogAppendTime: -1}
 	if partition < 0 {
@@ -48,6 +49,12 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 	defer func() { <-b.converting }()
 	c := getConverter()
 	defer putConverter(c)
+	if legacyMessageSet(records) {
+		if c.up, err = c.upconvert(c.up[:0], records); err != nil {
+			return res, err
+		}
+		records = c.up
+	}
 	checked, err := checkBatches(c, &b.ids, records, maxRecord)
 	if errors.Is(err, kerr.MessageTooLarge) {
 		// Another gateway may have raised max.message.bytes since the cache was read: decide

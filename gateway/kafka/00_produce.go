@@ -10,53 +10,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Produce: v3-12
+// Produce: v0-12
 //
 // Behavior:
 //   - acks 0, 1 and -1 are the same write: the store acknowledges once, there are no replicas to
 //     wait for, and TimeoutMillis is ignored. acks=0 gets no response.
-//   - Every partition goes to the Storage as the client's bytes (one or more magic-2 record
-//     batches); the Storage checks CRCs, sizes and idempotent sequences.
+//   - Every partition goes to the Storage as the client's bytes; the Storage checks CRCs, sizes
+//     and idempotent sequences. v3+ carry magic-2 batches (anything else is INVALID_RECORD, as
+//     in Kafka); v0-2 carry magic 0/1 message sets, which the Storage turns into one magic-2
+//     batch per partition as Kafka converts them for a magic-2 log.
+//   - v0-2 are served, not only listed. Kafka 4.0 dropped them but still lists Produce from v0
+//     (KAFKA-18659), because librdkafka before 2.11.1 compresses with gzip or snappy only when
+//     the broker lists Produce v0, and otherwise sends those batches uncompressed without a
+//     word; a client that chooses v0-2 from that list (sarama at protocol 0.10, franz-go pinned
+//     to 0.10.2) would then hang or fail. Serving what is listed keeps both working.
 //   - Partitions of one request are written in parallel; writes to the same partition from one
 //     connection stay in the order the requests arrived, which pipelined idempotent producers need.
 //   - Any gateway accepts any partition: there is no NOT_LEADER_OR_FOLLOWER.
 //
 // Not implemented:
-//   - v0-2 (magic 0/1 message sets), as in Kafka 4.0: such a request writes nothing and every
-//     partition it names is answered UNSUPPORTED_VERSION (acks=0: no answer).
-//     ApiVersions still lists Produce from v0, as Kafka 4.0 does (KAFKA-18659): librdkafka before
-//     2.11.1 compresses with gzip or snappy only when the broker lists Produce v0, and otherwise
-//     sends those batches uncompressed without a word. Clients pick the highest common version,
-//     so none is led to v0-2 by this.
 //   - v13 (topic IDs).
 //   - Transactions: a transactional produce is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
-func init() {
-	regKey(produceKey, 3, 12)
-	listFrom(produceKey, 0)
-}
-
-// refuseProduce answers a Produce v0-2 request. Naming every partition matters: a client that
-// finds a partition missing from the answer retries it until its delivery timeout, while
-// UNSUPPORTED_VERSION fails the records at once.
-func refuseProduce(preq *kmsg.ProduceRequest) kmsg.Response {
-	if preq.Acks == 0 {
-		return nil
-	}
-	resp := preq.ResponseKind().(*kmsg.ProduceResponse)
-	for _, rt := range preq.Topics {
-		st := kmsg.NewProduceResponseTopic()
-		st.Topic = rt.Topic
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewProduceResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.ErrorCode = kerr.UnsupportedVersion.Code
-			sp.BaseOffset = -1
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
-	return resp
-}
+func init() { regKey(produceKey, 0, 12) }
 
 func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
 	preq := req.kreq.(*kmsg.ProduceRequest)
@@ -146,6 +121,9 @@ func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob)
 	case len(j.records) == 0:
 		j.out.ErrorCode = kerr.CorruptMessage.Code
 		return 0
+	case preq.Version >= 3 && (len(j.records) <= magicAt || j.records[magicAt] != 2):
+		j.out.ErrorCode = kerr.InvalidRecord.Code
+		return 0
 	}
 	res, err := req.storage.Produce(req.ctx, j.tp.topic, j.tp.partition, j.records)
 	if err != nil {
@@ -159,6 +137,9 @@ func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob)
 	return countRecords(j.records)
 }
 
+// magicAt is where a record batch, and a magic 0/1 message, has its magic byte.
+const magicAt = 16
+
 // countRecords sums the record counts of the magic-2 batches in b, for metrics; it stops at
 // anything that does not look like one.
 func countRecords(b []byte) int {
@@ -166,7 +147,7 @@ func countRecords(b []byte) int {
 	n := 0
 	for len(b) >= headerLen {
 		length := int64(int32(binary.BigEndian.Uint32(b[8:])))
-		if length < headerLen-12 || length+12 > int64(len(b)) || b[16] != 2 {
+		if length < headerLen-12 || length+12 > int64(len(b)) || b[magicAt] != 2 {
 			break
 		}
 		n += int(int32(binary.BigEndian.Uint32(b[57:])))

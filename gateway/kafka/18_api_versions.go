@@ -10,9 +10,10 @@ import (
 // ApiVersions: v0-4
 //
 // Behavior:
-//   - Lists every key registered by the handler files' init functions with its version range;
-//     Produce is listed from v0 although v3 is the lowest served (see 00_produce.go). The group
-//     keys (regGroupKey) are listed only when the server has a Config.Groups.
+//   - Lists every key registered by the handler files' init functions with the version range it
+//     serves, nothing more: a client that picks an advertised version is served (Produce v0-2
+//     too, see 00_produce.go). The group keys (regGroupKey) are listed only when the server has
+//     a Config.Groups.
 //   - A version above ours is answered with a v0 response carrying UNSUPPORTED_VERSION and only
 //     the ApiVersions range (KIP-511), so the client retries at a version we speak.
 //   - Always answered, also before SASL authentication.
@@ -22,9 +23,8 @@ import (
 // * v5 (KIP-1242 cluster and node checks).
 func init() { regKey(apiVersionsKey, 0, 4) }
 
-// versionRange is what a key serves (min..max) and the minimum ApiVersions lists, which is
-// lower than min only where clients read an old version's presence as a feature flag.
-type versionRange struct{ min, max, listedMin int16 }
+// versionRange is what a key serves and ApiVersions lists: min..max.
+type versionRange struct{ min, max int16 }
 
 var versions = map[int16]versionRange{}
 
@@ -33,7 +33,7 @@ func regKey(key, min, max int16) {
 	if _, dup := versions[key]; dup {
 		panic("kafka: api key registered twice")
 	}
-	versions[key] = versionRange{min, max, min}
+	versions[key] = versionRange{min, max}
 }
 
 // groupVersions are the versions of the consumer-group keys, registered like the others but
@@ -49,22 +49,7 @@ func regGroupKey(key, min, max int16) {
 	if _, dup := groupVersions[key]; dup {
 		panic("kafka: api key registered twice")
 	}
-	groupVersions[key] = versionRange{min, max, min}
-}
-
-// listFrom makes ApiVersions list key from version listedMin although requests below the
-// served minimum are still refused; a handler file calls it from init after regKey.
-func listFrom(key, listedMin int16) {
-	v := versions[key]
-	v.listedMin = listedMin
-	versions[key] = v
-}
-
-// listedOnly reports whether ApiVersions lists the key at this version although no handler
-// serves it.
-func listedOnly(key, version int16) bool {
-	v, ok := versions[key]
-	return ok && version >= v.listedMin && version < v.min
+	groupVersions[key] = versionRange{min, max}
 }
 
 // served reports whether the key is served at this version by every Server.
@@ -111,7 +96,7 @@ func (c *conn) handleApiVersions(req *request) (kmsg.Response, error) {
 	for _, k := range keys {
 		v := listed[k]
 		ak := kmsg.NewApiVersionsResponseApiKey()
-		ak.ApiKey, ak.MinVersion, ak.MaxVersion = k, v.listedMin, v.max
+		ak.ApiKey, ak.MinVersion, ak.MaxVersion = k, v.min, v.max
 		resp.ApiKeys = append(resp.ApiKeys, ak)
 	}
 	return resp, nil

@@ -13,10 +13,18 @@ import (
 //   - Topic resources list the Storage's configuration of the topic; ConfigNames filters them.
 //   - Broker resources (this node's id, or empty) list a few read-only values the gateway
 //     enforces.
+//   - Every entry carries its Kafka config type (v3+, configs.go) and its source: a topic's own
+//     setting is DYNAMIC_TOPIC_CONFIG, a topic config left at the gateway's default
+//     DEFAULT_CONFIG, a broker value STATIC_BROKER_CONFIG; v0's is_default is source ==
+//     DEFAULT_CONFIG, which is how Kafka's client reads it back.
+//   - With IncludeSynonyms (v1+) an entry lists what it stands for, highest precedence first,
+//     as Kafka does: a topic's own setting, then the broker config behind the topic config
+//     (message.max.bytes behind max.message.bytes, ...) at the gateway's default; a broker
+//     value lists itself.
 //   - Other resource types are INVALID_REQUEST.
 //
 // Not implemented:
-// * Synonyms (v1+) and documentation (v3+) are empty.
+// * Documentation (v3+) is empty.
 func init() { regKey(describeConfigsKey, 0, 4) }
 
 func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
@@ -58,14 +66,12 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 			if e.Sensitive {
 				sc.Value = nil
 			}
-			sc.ReadOnly, sc.IsDefault, sc.IsSensitive = e.ReadOnly, e.Default, e.Sensitive
-			switch {
-			case e.Default:
-				sc.Source = kmsg.ConfigSourceDefaultConfig
-			case kmsg.ConfigResourceType(r.ResourceType) == kmsg.ConfigResourceTypeTopic:
-				sc.Source = kmsg.ConfigSourceDynamicTopicConfig
-			default:
-				sc.Source = kmsg.ConfigSourceStaticBrokerConfig
+			resource := kmsg.ConfigResourceType(r.ResourceType)
+			sc.Source = configSource(&e, resource)
+			sc.ReadOnly, sc.IsDefault, sc.IsSensitive = e.ReadOnly, sc.Source == kmsg.ConfigSourceDefaultConfig, e.Sensitive
+			sc.ConfigType = configDefs[e.Name].typ
+			if dreq.IncludeSynonyms {
+				sc.ConfigSynonyms = configSynonyms(&e, resource, sc.Source)
 			}
 			sr.Configs = append(sr.Configs, sc)
 		}

@@ -81,9 +81,6 @@ type request struct {
 	corr         int32
 	clientID     *string
 	kreq         kmsg.Request // nil when the key or version is not served
-	// refused is the body of a version ApiVersions lists but no handler serves (listFrom), so
-	// that the refusal can name what the request named.
-	refused kmsg.Request
 
 	ctx     context.Context
 	storage Storage
@@ -495,11 +492,6 @@ func (c *conn) parse(body []byte) (*request, error) {
 	}
 	kreq := kmsg.RequestForKey(req.key)
 	if kreq == nil || !c.s.serves(req.key, req.version) {
-		// A listed-only version is decoded so that its refusal can name what it named; one that
-		// does not decode is refused all the same, only more tersely.
-		if kreq != nil && listedOnly(req.key, req.version) && decodeBody(kreq, req.version, rest) == nil {
-			req.refused = kreq
-		}
 		return req, nil
 	}
 	if err := decodeBody(kreq, req.version, rest); err != nil {

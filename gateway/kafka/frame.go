@@ -93,14 +93,10 @@ func (c *conn) frameFailed(err error) {
 }
 
 // closingRequest names why req closes its connection unanswered, or is empty. Kafka closes on a
-// key it does not know (there is no response header the client could expect) and on an acks=0
-// produce it refuses (closing is the only signal such a client gets).
+// key it does not know: there is no response header the client could expect.
 func closingRequest(req *request) string {
 	if kmsg.RequestForKey(req.key) == nil {
 		return "request with an unknown API key"
-	}
-	if p, ok := req.refused.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
-		return "acks=0 produce of an unserved version"
 	}
 	return ""
 }

@@ -106,6 +106,7 @@ func bigProduce(c *rawConn, n int) []byte {
 	rt.Topic = "t"
 	rp := kmsg.NewProduceRequestTopicPartition()
 	rp.Records = make([]byte, n)
+	rp.Records[magicAt] = 2 // looks like a record batch, so the handler hands it to the Storage
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	c.corr++
@@ -257,6 +258,7 @@ func TestRefusedAcksZeroProduceCloses(t *testing.T) {
 		rt.Topic = "t"
 		rp := kmsg.NewProduceRequestTopicPartition()
 		rp.Records = make([]byte, 70)
+		rp.Records[magicAt] = 2
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		c.corr++

@@ -122,9 +122,6 @@ func (c *conn) unsupported(req *request) (kmsg.Response, error) {
 	if req.key == apiVersionsKey {
 		return c.apiVersionsUnsupported(), nil
 	}
-	if preq, ok := req.refused.(*kmsg.ProduceRequest); ok {
-		return refuseProduce(preq), nil
-	}
 	resp := kmsg.ResponseForKey(req.key)
 	if resp == nil {
 		return rawResponse{}, nil

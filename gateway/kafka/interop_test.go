@@ -1,20 +1,21 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // These tests pin down wire details that franz-go tolerates but librdkafka (kcat, the
@@ -265,10 +266,13 @@ func TestParseFetchResponseSeesNull(t *testing.T) {
 }
 
 // librdkafka before 2.11.1 turns gzip and snappy off (and sends those batches uncompressed,
-// saying so only in a debug log) unless ApiVersions lists Produce v0. Produce is listed from v0,
-// as Kafka 4.0 does, but v0-2 requests are still refused: every partition they name gets
-// UNSUPPORTED_VERSION, nothing is written, and acks=0 gets no answer.
-func TestProduceListedFromV0ServedFromV3(t *testing.T) {
+// saying so only in a debug log) unless ApiVersions lists Produce v0, and a client that picks
+// v0-2 from that list must be served. Produce is listed from v0 and v0-2 requests reach the
+// Storage with the client's message sets, partition by partition; v3+ must carry
+// record batches (magic 2), as in Kafka, and anything else is INVALID_RECORD without reaching
+// the Storage. (The Storage's conversion of message sets is tested in the bridge, end to end
+// in the gateway's TestOldProducersServed.)
+func TestProduceServedFromV0(t *testing.T) {
 	ts := startServer(t, nil)
 	conn := dialRaw(t, ts.addr)
 	av := conn.roundTrip(t, kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
@@ -281,11 +285,28 @@ func TestProduceListedFromV0ServedFromV3(t *testing.T) {
 	if listed == nil || listed.MinVersion != 0 || listed.MaxVersion != 12 {
 		t.Fatalf("Produce listed as %+v, want v0-12", listed)
 	}
-	if served(produceKey, 2) || !served(produceKey, 3) {
-		t.Fatal("Produce must be served from v3 only")
+	for _, topic := range []string{"old-a", "old-b"} {
+		if err := ts.storage.CreateTopic(context.Background(), topic, 2, nil, false); err != nil {
+			t.Fatal(err)
+		}
 	}
-
-	oldProduce := func(version, acks int16) *kmsg.ProduceRequest {
+	var mu sync.Mutex
+	var seen []string
+	ts.storage.onProduce(func(topic string, partition int32, records []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("%s/%d:%v", topic, partition, bytes.Equal(records, oldMessageSet())))
+		return kerr.NotEnoughReplicas // the answer must be the Storage's
+	})
+	takeSeen := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		sort.Strings(seen)
+		out := fmt.Sprint(seen)
+		seen = nil
+		return out
+	}
+	produce := func(version, acks int16) *kmsg.ProduceRequest {
 		req := kmsg.NewPtrProduceRequest()
 		req.SetVersion(version)
 		req.Acks = acks
@@ -303,50 +324,38 @@ func TestProduceListedFromV0ServedFromV3(t *testing.T) {
 		}
 		return req
 	}
-	for _, version := range []int16{0, 1, 2} {
-		resp := conn.roundTrip(t, oldProduce(version, 1)).(*kmsg.ProduceResponse)
+	const all = "[old-a/0:true old-a/1:true old-b/0:true old-b/1:true]"
+	answered := func(resp *kmsg.ProduceResponse) string {
 		var got []string
 		for _, topic := range resp.Topics {
 			for _, p := range topic.Partitions {
 				got = append(got, fmt.Sprintf("%s/%d:%d", topic.Topic, p.Partition, p.ErrorCode))
 			}
 		}
-		code := kerr.UnsupportedVersion.Code
-		want := fmt.Sprintf("[old-a/0:%d old-a/1:%d old-b/0:%d old-b/1:%d]", code, code, code, code)
-		if fmt.Sprint(got) != want {
-			t.Fatalf("produce v%d answered %v, want %s", version, got, want)
+		return fmt.Sprint(got)
+	}
+	for _, version := range []int16{0, 1, 2} {
+		resp := conn.roundTrip(t, produce(version, 1)).(*kmsg.ProduceResponse)
+		code := kerr.NotEnoughReplicas.Code
+		if want := fmt.Sprintf("[old-a/0:%d old-a/1:%d old-b/0:%d old-b/1:%d]", code, code, code, code); answered(resp) != want {
+			t.Fatalf("produce v%d answered %v, want %s", version, answered(resp), want)
+		}
+		if got := takeSeen(); got != all {
+			t.Fatalf("produce v%d reached the storage as %s, want %s", version, got, all)
 		}
 	}
-
-	// acks=0: refused, and the only way to tell such a client is to close its connection.
-	conn.corr++
-	conn.write(t, encodeRequest(oldProduce(2, 0), conn.corr))
-	conn.expectClosed(t)
-
-	topics, err := ts.storage.ListTopics(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	resp := conn.roundTrip(t, produce(7, 1)).(*kmsg.ProduceResponse)
+	code := kerr.InvalidRecord.Code
+	if want := fmt.Sprintf("[old-a/0:%d old-a/1:%d old-b/0:%d old-b/1:%d]", code, code, code, code); answered(resp) != want {
+		t.Fatalf("produce v7 of message sets answered %v, want %s", answered(resp), want)
 	}
-	if len(topics) != 0 {
-		t.Fatalf("a v0-2 produce reached the storage: topics %v", topics)
-	}
-}
-
-// A client that speaks only old versions picks Produce v2 now that it is listed; it must fail
-// its records at once rather than wait out its timeout.
-func TestOldProduceClientFailsFast(t *testing.T) {
-	ts := startServer(t, nil)
-	cl := ts.client(t, kgo.MaxVersions(kversion.V0_10_2()), kgo.DefaultProduceTopic("old"), kgo.AllowAutoTopicCreation())
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	err := cl.ProduceSync(ctx, kgo.StringRecord("v")).FirstErr()
-	if !errors.Is(err, kerr.UnsupportedVersion) {
-		t.Fatalf("produce with a 0.10.2 client: %v, want UNSUPPORTED_VERSION", err)
+	if got := takeSeen(); got != "[]" {
+		t.Fatalf("produce v7 of message sets reached the storage: %s", got)
 	}
 }
 
 // oldMessageSet is one magic-1 message (offset, size, crc, magic, attributes, timestamp, key -1,
-// value "x"); its CRC is left zero, as nothing may read it.
+// value "x"); its CRC is left zero, as only the fake Storage sees it.
 func oldMessageSet() []byte {
 	msg := []byte{0, 0, 0, 0, 1, 0}
 	msg = binary.BigEndian.AppendUint64(msg, 1000)

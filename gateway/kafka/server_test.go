@@ -281,7 +281,7 @@ func TestFetchStopsReadingAtTheLimit(t *testing.T) {
 	var mu sync.Mutex
 	reads := 0
 	ts.storage.mu.Lock()
-	ts.storage.fetched = func(_ string, _ int32, maxBytes int32) {
+	ts.storage.fetched = func(_ string, _ int32, _ int64, maxBytes int32) {
 		mu.Lock()
 		defer mu.Unlock()
 		if maxBytes > 0 {
@@ -656,8 +656,8 @@ func TestUnsupportedKeysAnswerUnsupportedVersion(t *testing.T) {
 	if resp.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("error code %d", resp.ErrorCode)
 	}
-	// Produce v2 is below our range.
-	conn.write(t, rawRequest(0, 2, 12, nil))
+	// Produce v13 is above our range.
+	conn.write(t, rawRequest(0, 13, 12, nil))
 	body = conn.readFrame(t)
 	if corr := int32(binary.BigEndian.Uint32(body)); corr != 12 {
 		t.Fatalf("correlation %d", corr)

@@ -44,7 +44,11 @@ type Storage interface {
 
 // TopicInfo describes one Kafka topic.
 type TopicInfo struct {
-	Name       string
+	Name string
+	// ID is the Kafka topic id (Metadata v10+, CreateTopics v7, DeleteTopics v6): never zero,
+	// the same at every gateway, and new when a topic is deleted and created again. The bridge
+	// derives it from what Iggy keeps about the topic (bridge.TopicID).
+	ID         [16]byte
 	Partitions int32
 	Internal   bool
 	// Offline says the store cannot be reached: Partitions is the last count it gave, and
@@ -57,6 +61,10 @@ type TopicInfo struct {
 type ConfigEntry struct {
 	Name, Value                  string
 	ReadOnly, Default, Sensitive bool
+	// DefaultValue is the value the topic would have without a setting of its own, when Default
+	// is false (empty: not known); DescribeConfigs lists it as the broker config behind the
+	// topic config.
+	DefaultValue string
 }
 
 // ProduceResult is the outcome of one partition's produce.

@@ -49,15 +49,14 @@ func main() {
 }
 
 type run struct {
-	broker      string
-	version     sarama.KafkaVersion
-	topic       string
-	group       string
-	n, m        int
-	tap         *tap
-	failed      bool
-	label       string
-	produceWith sarama.KafkaVersion
+	broker  string
+	version sarama.KafkaVersion
+	topic   string
+	group   string
+	n, m    int
+	tap     *tap
+	failed  bool
+	label   string
 }
 
 func (r *run) pass(format string, args ...any) {
@@ -90,13 +89,8 @@ func (r *run) config(v sarama.KafkaVersion) *sarama.Config {
 
 func (r *run) main() {
 	r.label = "sarama " + r.version.String()
-	// Produce v0-2 (magic 0/1 message sets) are not served, as in Kafka 4.0: below 0.11 the
-	// records are produced at V0_11_0_0 and only the group runs at the old version.
-	r.produceWith = r.version
-	if !r.version.IsAtLeast(sarama.V0_11_0_0) {
-		r.produceWith = sarama.V0_11_0_0
-		r.produceRefused()
-	}
+	// Produce v0-2 (magic 0/1 message sets) are served, so every level produces at its own
+	// version: below 0.11 that is Produce v2, magic 1.
 
 	admin, err := sarama.NewClusterAdmin([]string{r.broker}, r.config(r.version))
 	if err != nil {
@@ -120,26 +114,9 @@ func (r *run) main() {
 	r.committed(admin)
 }
 
-// produceRefused checks that a producer at the old version is refused at once rather than
-// left retrying.
-func (r *run) produceRefused() {
-	p, err := sarama.NewSyncProducer([]string{r.broker}, r.config(r.version))
-	if err != nil {
-		r.fail("producer at %s: %v", r.version, err)
-		return
-	}
-	defer p.Close()
-	_, _, err = p.SendMessage(&sarama.ProducerMessage{Topic: r.topic + "-old", Partition: 0, Value: sarama.StringEncoder("old")})
-	if errors.Is(err, sarama.ErrUnsupportedVersion) {
-		r.pass("produce at %s (Produce v2, magic 1) refused with UNSUPPORTED_VERSION, as Kafka 4.0 does; producing at %s", r.version, r.produceWith)
-	} else {
-		r.fail("produce at %s: want UNSUPPORTED_VERSION, got %v", r.version, err)
-	}
-}
-
 // produce sends records numbered from..to-1, record i to partition i%3.
 func (r *run) produce(from, to int) bool {
-	p, err := sarama.NewSyncProducer([]string{r.broker}, r.config(r.produceWith))
+	p, err := sarama.NewSyncProducer([]string{r.broker}, r.config(r.version))
 	if err != nil {
 		r.fail("producer: %v", err)
 		return false
