@@ -238,7 +238,9 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 	var sess *iggy.Session
 	if drained {
 		c.log.Info("drained by an operator: not joining " + fleet.LeaseGroup + " until the drain is undone")
-	} else if sess, err = c.join(ctx); err != nil {
+	} else if sess, err = c.join(ctx); errors.Is(err, errFleetFull) {
+		c.log.Warn(err.Error())
+	} else if err != nil {
 		c.cancel()
 		return nil, err
 	}
@@ -375,12 +377,19 @@ func (c *Coordinator) join(ctx context.Context) (*iggy.Session, error) {
 		_ = sess.Close()
 		return nil, fmt.Errorf("coordinator: creating Iggy group %s: %w", fleet.LeaseGroup, err)
 	}
+	if g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, gid); err == nil && len(g.Members) >= record.Partitions {
+		_ = sess.Close()
+		return nil, errFleetFull
+	}
 	if err := sess.JoinConsumerGroup(ctx, c.meta, c.topic, gid); err != nil {
 		_ = sess.Close()
 		return nil, fmt.Errorf("coordinator: joining Iggy group %s: %w", fleet.LeaseGroup, err)
 	}
 	member, err := c.learnMember(ctx, sess)
 	if err != nil {
+		if errors.Is(err, errFleetFull) {
+			_ = sess.LeaveConsumerGroup(ctx, c.meta, c.topic, gid)
+		}
 		_ = sess.Close()
 		return nil, err
 	}
@@ -390,6 +399,12 @@ func (c *Coordinator) join(ctx context.Context) (*iggy.Session, error) {
 	return sess, nil
 }
 
+// errFleetFull is a gateway beyond the 16 that can hold leases: it does not join the lease group
+// (its member id could not be told, and a member that cannot tell its id would hold partitions
+// nobody serves), serves produce and fetch, and tries again every two seconds.
+var errFleetFull = fmt.Errorf("coordinator: %d gateways hold the coordinator log's leases, as many as it has partitions: "+
+	"this one coordinates no group until one of them leaves (it serves produce and fetch)", record.Partitions)
+
 // learnMember finds the member id of sess in the lease group. Iggy says a caller's partitions
 // (sync) and every member's (get), not the caller's id, so: a sync, a get, a sync; when both
 // syncs give the same generation, no rebalance came between, and the member whose partitions
@@ -397,7 +412,6 @@ func (c *Coordinator) join(ctx context.Context) (*iggy.Session, error) {
 // up to 16 members holds at least one; gateways never poll, so no hand-off is pending).
 func (c *Coordinator) learnMember(ctx context.Context, sess *iggy.Session) (uint32, error) {
 	gid := wire.NamedID(fleet.LeaseGroup)
-	var last error
 	for range 50 {
 		a1, err := sess.SyncConsumerGroup(ctx, c.meta, c.topic, gid)
 		if err != nil {
@@ -411,9 +425,10 @@ func (c *Coordinator) learnMember(ctx context.Context, sess *iggy.Session) (uint
 		if err != nil {
 			return 0, fmt.Errorf("coordinator: reading the lease group %s: %w", fleet.LeaseGroup, err)
 		}
-		if len(a1.Partitions) == 0 {
-			last = fmt.Errorf("coordinator: the lease group %s gives this gateway no partition (more than %d gateways?)", fleet.LeaseGroup, record.Partitions)
-		} else if a1.Generation == a2.Generation {
+		if a1.Generation == a2.Generation {
+			if len(a1.Partitions) == 0 {
+				return 0, errFleetFull // Iggy gives each of up to 16 members at least one
+			}
 			for _, m := range g.Members {
 				if holdsAll(m.Partitions, a1.Partitions) {
 					return m.ID, nil
@@ -428,10 +443,7 @@ func (c *Coordinator) learnMember(ctx context.Context, sess *iggy.Session) (uint
 		case <-t.C():
 		}
 	}
-	if last == nil {
-		last = fmt.Errorf("coordinator: the lease group %s kept changing; could not tell this gateway's member id", fleet.LeaseGroup)
-	}
-	return 0, last
+	return 0, fmt.Errorf("coordinator: the lease group %s kept changing; could not tell this gateway's member id", fleet.LeaseGroup)
 }
 
 func holdsAll(have, want []uint32) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -482,5 +483,42 @@ func TestLeaveHandsOver(t *testing.T) {
 	waitServing(t, "b serves all and a is gone", func() error {
 		live := b.Fleet().LiveBrokers()
 		return checkfor.True(len(serving(b)) == 16 && len(live) == 1 && b.Fleet().IsController(), "b serves %d, live %v", len(serving(b)), live)
+	})
+}
+
+// Sixteen gateways hold the log's leases; a seventeenth starts, holds none (it could not tell
+// its member id, and a member that cannot would hold partitions nobody serves), and takes a
+// share once one of the sixteen has stopped.
+func TestSeventeenthGatewayWaitsForALease(t *testing.T) {
+	s := newStore(t)
+	var cs []*Coordinator
+	for n := range int32(record.Partitions) {
+		cs = append(cs, start(t, s, n+1, nil))
+	}
+	total := func() int {
+		n := 0
+		for _, c := range cs {
+			n += len(serving(c))
+		}
+		return n
+	}
+	waitServing(t, "16 gateways serving one partition each", func() error {
+		return checkfor.True(total() == record.Partitions, "%d partitions served", total())
+	})
+	extra := start(t, s, 17, nil)
+	if m := extra.member.Load(); m != -1 {
+		t.Fatalf("the 17th gateway is lease member %d", m)
+	}
+	if n := len(serving(extra)); n != 0 {
+		t.Fatalf("the 17th gateway serves %d partitions", n)
+	}
+	// Stop one that serves (under the rendezvous lease some of 16 members win no partition);
+	// the 17th takes its member id, which Iggy reuses, and so its partitions.
+	i := slices.IndexFunc(cs, func(c *Coordinator) bool { return len(serving(c)) > 0 })
+	if err := cs[i].Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkfor.Eventually(t, 15*time.Second, "the 17th gateway serving once one of the 16 stopped", func() error {
+		return checkfor.True(len(serving(extra)) > 0 && extra.member.Load() >= 0, "serves %d, member %d", len(serving(extra)), extra.member.Load())
 	})
 }
