@@ -143,6 +143,11 @@
 // answer and before every journal append; a failed read drops every partition at once and a new
 // session joins again (and learns its new member id).
 //
+// At most 16 gateways hold leases (Iggy gives each of up to 16 members a partition, which is how
+// a gateway tells its id): a gateway that finds 16 members does not join, serves produce and
+// fetch, and tries again every two seconds. Under the rendezvous lease a fleet of many gateways
+// holds uneven shares, and with 16 some hold none.
+//
 // Handover. The membership may change at any moment R, moving a partition from a live owner O
 // to a gateway N (N joins, or a member leaves). O's last read that still showed the old
 // membership was answered before R, so it was sent at s < R; O stops by s + HandoverBound at
