@@ -128,6 +128,20 @@ func (d DrainStatus) Sentence() string {
 	return fmt.Sprintf("draining %s: %d of %d partition(s) served elsewhere", who, served, len(d.Plan.Steps))
 }
 
+// Summary is the plan in one sentence, as `drain` prints it before asking.
+func (p DrainPlan) Summary() string {
+	groups, members, collateral := 0, 0, 0
+	for _, s := range p.Steps {
+		groups += len(s.Groups)
+		members += s.Members
+		if s.Collateral {
+			collateral++
+		}
+	}
+	return fmt.Sprintf("drain %s: %d partition(s) move (%d collateral), %d group(s), %d member(s), without a rebalance; %d gateway(s) keep serving",
+		nodeList(p.Nodes), len(p.Steps), collateral, groups, members, len(p.ServingAfter))
+}
+
 // Sink receives what a console says: a snapshot after every round that read something, and a
 // status on every beat. Both may be called from different goroutines.
 type Sink interface {
@@ -169,6 +183,8 @@ type Console struct {
 	// Bootstrap names their addresses in the banner.
 	Gateways  func(ctx context.Context) error
 	Bootstrap string
+	// Live answers the group page (DescribeGroup); nil leaves it out.
+	Live GroupLive
 	// StaleAfter, default DefaultStaleAfter.
 	StaleAfter time.Duration
 
@@ -600,4 +616,12 @@ func (c *Console) GroupLog(ctx context.Context) GroupLog {
 		})
 		return gc, gv, err
 	}
+}
+
+// Group is DescribeGroup on the console's model and Live.
+func (c *Console) Group(ctx context.Context, group string) (GroupDetail, error) {
+	if c.Live == nil {
+		return GroupDetail{}, errors.New("the console has no connection to the gateways")
+	}
+	return DescribeGroup(ctx, c.Live, c.GroupLog(ctx), group, c.Log.clock.Now())
 }

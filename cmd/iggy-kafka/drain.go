@@ -143,22 +143,12 @@ func runDrain(ctx context.Context, r drainRun) error {
 	if err != nil {
 		return err
 	}
-	groups, members, collateral := 0, 0, 0
-	for _, s := range plan.Steps {
-		groups += len(s.Groups)
-		members += s.Members
-		if s.Collateral {
-			collateral++
-		}
-	}
 	if r.f == output.Text || r.dryRun {
 		if err := output.List(r.out, r.f, "drain.plan", plan.Steps); err != nil {
 			return err
 		}
 	}
-	summary := fmt.Sprintf("drain %s: %d partition(s) move (%d collateral), %d group(s), %d member(s), without a rebalance; %d gateway(s) keep serving",
-		r.who(), len(plan.Steps), collateral, groups, members, len(plan.ServingAfter))
-	fmt.Fprintln(r.errw, summary)
+	fmt.Fprintln(r.errw, plan.Summary())
 	if r.dryRun {
 		return nil
 	}
