@@ -21,9 +21,9 @@ type column[T any] struct {
 	flex     bool
 	more     int
 	morePrio int
-	cell  func(T) string
-	cmp   func(a, b T) int // nil: not a sort key
-	field string
+	cell     func(T) string
+	cmp      func(a, b T) int // nil: not a sort key
+	field    string
 }
 
 // layout picks the columns that fit in width (two columns go to the cursor and the change

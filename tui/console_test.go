@@ -25,9 +25,9 @@ func init() { lipgloss.SetColorProfile(termenv.Ascii) }
 
 var base = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-func i32(n int32) *int32       { return &n }
-func f64(f float64) *float64   { return &f }
-func u64(n uint64) *uint64     { return &n }
+func i32(n int32) *int32        { return &n }
+func f64(f float64) *float64    { return &f }
+func u64(n uint64) *uint64      { return &n }
 func tp(t time.Time) *time.Time { return &t }
 
 // fleetAt is three nodes over 16 partitions at base+1m: partition 5 unowned, partition 9 in
