@@ -167,7 +167,7 @@ var partColumns = []column[inspect.ClaimRow]{
 		return strconv.FormatUint(r.Claim, 10)
 	}, cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Claim, b.Claim) }},
 	{title: "SINCE", width: 8, prio: 4, cell: func(r inspect.ClaimRow) string { return clock(r.ClaimedAt) }},
-	{title: "HELD", width: 6, prio: 1, cell: func(r inspect.ClaimRow) string { return ago(r.HeldSeconds) },
+	{title: "HELD", width: 8, prio: 1, cell: func(r inspect.ClaimRow) string { return ago(r.HeldSeconds) },
 		cmp: func(a, b inspect.ClaimRow) int { return ptrCmp(a.HeldSeconds, b.HeldSeconds) }},
 	{title: "GROUPS", width: 6, prio: 0, field: inspect.FieldGroups, cell: func(r inspect.ClaimRow) string { return strconv.Itoa(r.Groups) },
 		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Groups, b.Groups) }},

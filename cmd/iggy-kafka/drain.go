@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -90,21 +89,6 @@ to the meta stream.`,
 	fl.BoolVar(&undo, "undo", false, "bring the nodes back")
 	fl.DurationVar(&timeout, "timeout", time.Minute, "how long to follow the drain")
 	return cmd
-}
-
-// openLogClient is openLog that also hands out the client, for commands that write.
-func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, func(), error) {
-	cfg, err := a.iggyConfig()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	dctx, cancel := context.WithTimeout(ctx, a.values.Duration("request-timeout"))
-	defer cancel()
-	c, err := iggy.Dial(dctx, cfg)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("connect to Iggy at %v: %w", cfg.Addrs, err)
-	}
-	return inspect.NewLog(c, a.values.String("stream"), nil), c, func() { _ = c.Close() }, nil
 }
 
 type drainRun struct {
