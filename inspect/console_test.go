@@ -98,7 +98,9 @@ func (e *consoleEnv) send(topic string, payload []byte) {
 	}
 }
 
-func (e *consoleEnv) announce(a fleet.Announcement) { e.send(fleet.OwnersTopic, fleet.EncodeAnnouncement(a)) }
+func (e *consoleEnv) announce(a fleet.Announcement) {
+	e.send(fleet.OwnersTopic, fleet.EncodeAnnouncement(a))
+}
 
 func (e *consoleEnv) start(drainer bool) {
 	e.t.Helper()
