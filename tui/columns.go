@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 )
 
@@ -97,14 +99,8 @@ func fit(s string, w int) string {
 	return s + strings.Repeat(" ", w-len(r))
 }
 
-// clip cuts s to w columns.
-func clip(s string, w int) string {
-	r := []rune(s)
-	if len(r) > w {
-		return string(r[:max(w, 0)])
-	}
-	return s
-}
+// clip cuts s to w columns of the terminal; styled text keeps its escape sequences whole.
+func clip(s string, w int) string { return ansi.Truncate(s, max(w, 0), "") }
 
 func dash(s string) string {
 	if s == "" {

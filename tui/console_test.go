@@ -13,6 +13,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
@@ -477,5 +478,21 @@ func TestConsoleShowsRefusals(t *testing.T) {
 	ro := update(tui.NewConsole(fleetAt(now0), act, true), keys("tab", "tab", "d")...).(tui.Console)
 	if !strings.Contains(ro.Message(), "read-only") {
 		t.Fatalf("read-only console: %q", ro.Message())
+	}
+}
+
+// Styles change no text: with colours the view shows, once the escape sequences are taken out,
+// what it shows without (a styled cell once cut a row short by the length of its escapes).
+func TestConsoleStylesKeepTheText(t *testing.T) {
+	m := update(newConsole(&fakeActions{}), tea.WindowSizeMsg{Width: 120, Height: 35}, tui.SnapshotMsg(later()))
+	plain := m.View()
+	lipgloss.SetColorProfile(termenv.ANSI256)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	styled := m.View()
+	if styled == plain {
+		t.Fatal("no style in the styled view")
+	}
+	if got := ansi.Strip(styled); got != plain {
+		t.Fatalf("styled view, stripped:\n%s\nplain view:\n%s", got, plain)
 	}
 }

@@ -325,7 +325,11 @@ func (m Console) drainPane(rows int) []string {
 		lines = append(lines, "  "+mv.Sentence())
 	}
 	if len(lines) == 0 {
-		lines = append(lines, dimStyle.Render("  waiting for the first partition to be released"))
+		wait := "  waiting for the first partition to be released"
+		if d.Undo {
+			wait = "  waiting for " + nodesText(d.Nodes) + " to serve again"
+		}
+		lines = append(lines, dimStyle.Render(wait))
 	}
 	// The header line of the handover pane is the first line of the list here.
 	if len(lines) > rows+1 {
