@@ -269,7 +269,8 @@ type GroupLag struct {
 	LogEnd *int64 `json:"log_end_offset"`
 	// Lag is LogEnd - Committed in records (from the start offset without a commit).
 	Lag *int64 `json:"lag"`
-	// LagSeconds is the age of the oldest unread record (0 without lag), nil when unknown.
+	// LagSeconds is the age of the oldest unread record (at the commit, or at the log start
+	// without one; 0 without lag), nil when unknown.
 	LagSeconds *float64 `json:"lag_seconds"`
 	// MemberID and ClientID name the member assigned the partition, "" when none is.
 	MemberID string `json:"member_id"`
@@ -365,14 +366,21 @@ func DescribeGroup(ctx context.Context, live GroupLive, fromLog GroupLog, group 
 		if pl.Lag >= 0 {
 			lag := pl.Lag
 			row.Lag = &lag
-			if lag == 0 {
+			// The oldest unread record is at the commit, or without one where the group
+			// would start reading: the log start, from which kadm counts the lag then.
+			from := pl.Start.Offset
+			if row.Committed != nil {
+				from = *row.Committed
+			}
+			switch {
+			case lag == 0:
 				zero := 0.0
 				row.LagSeconds = &zero
-			} else if row.Committed != nil {
+			case row.Committed != nil || pl.Start.Err == nil:
 				if want[pl.Topic] == nil {
 					want[pl.Topic] = map[int32]int64{}
 				}
-				want[pl.Topic][pl.Partition] = *row.Committed
+				want[pl.Topic][pl.Partition] = from
 			}
 		}
 		if pl.Member != nil {

@@ -95,7 +95,10 @@ func (p *tmuxPane) run(args ...string) (string, error) {
 }
 
 func (p *tmuxPane) screen() string {
-	s, _ := p.run("capture-pane", "-p", "-t", p.session)
+	s, err := p.run("capture-pane", "-p", "-t", p.session)
+	if err != nil {
+		return "(no screen: " + err.Error() + ": " + s + ")"
+	}
 	return s
 }
 
@@ -139,6 +142,9 @@ func TestConsoleEndToEnd(t *testing.T) {
 			}
 		}
 		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(dir, "console.stderr")); err == nil {
+				t.Logf("----- console stderr -----\n%s", b)
+			}
 			for _, c := range children {
 				t.Logf("----- %s -----\n%s", c.name, testbin.TailFile(c.log, 30))
 			}
@@ -247,6 +253,40 @@ func TestConsoleEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
+	// claims --group joins the log and the group's coordinator: state, members, lag.
+	checkfor.Eventually(t, 20*time.Second, "claims --group with the group's lag", func() error {
+		code, out, stderr := runCLI(t, cliEnv, "claims", "--group", group, "-o", "json")
+		var doc struct {
+			Kind string                `json:"kind"`
+			Data []inspect.GroupDetail `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK || doc.Kind != "claims.group" || len(doc.Data) != 1 {
+			return fmt.Errorf("exit %d %v %s %s", code, err, out, stderr)
+		}
+		d := doc.Data[0]
+		if d.State != "Stable" || len(d.Members) != 1 || d.Members[0].Assignment != "orders[0,1,2]" || len(d.Lag) != 3 || !d.Agrees || d.Generation == nil {
+			return fmt.Errorf("group %+v", d)
+		}
+		committed := 0
+		for _, l := range d.Lag {
+			if l.LogEnd == nil || l.Lag == nil || l.LagSeconds == nil || l.ClientID == "" {
+				return fmt.Errorf("lag row %+v", l)
+			}
+			if l.Committed != nil {
+				committed++
+			}
+		}
+		if committed == 0 {
+			return fmt.Errorf("no committed offset in %+v", d.Lag)
+		}
+		return nil
+	})
+	for _, f := range []struct{ format, want string }{{"text", "LAG-TIME"}, {"yaml", "kind: claims.group"}} {
+		if code, out, stderr := runCLI(t, cliEnv, "claims", "--group", group, "-o", f.format); code != exitOK || !strings.Contains(out, f.want) || !strings.Contains(out, "orders[0,1,2]") {
+			t.Fatalf("claims --group -o %s: exit %d\n%s%s", f.format, code, out, stderr)
+		}
+	}
+
 	// The node to drain coordinates the group.
 	fc := adm.FindGroupCoordinators(ctx, group)[group]
 	if fc.Err != nil {
@@ -311,7 +351,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 		return nil
 	})
 	// And the view still acts: undo the drain.
-	pane.keys("Escape", "u")
+	pane.keys("u")
 	pane.waitScreen(10*time.Second, "undo the drain of "+who+"?")
 	pane.keys("y")
 	pane.waitScreen(30*time.Second, who+" serving again")
