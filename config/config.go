@@ -214,9 +214,19 @@ func (r *Registry) knownEnv(name string) bool {
 }
 
 func (r *Registry) closest(name string, key func(Setting) string) string {
+	keys := make([]string, len(r.list))
+	for i, s := range r.list {
+		keys[i] = key(s)
+	}
+	return Closest(name, keys)
+}
+
+// Closest is the candidate nearest to name, ignoring case, when it is near enough to be a typo
+// of it (an edit distance of at most 3, or a third of name); "" otherwise. Every "did you mean"
+// of the binary (settings, commands, flags) uses it.
+func Closest(name string, candidates []string) string {
 	best, bestD := "", 1<<30
-	for _, s := range r.list {
-		k := key(s)
+	for _, k := range candidates {
 		if d := distance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}

@@ -50,6 +50,9 @@ to the meta stream.`,
   iggy-kafka drain node 2 3 --yes --wait --timeout 30s
   iggy-kafka drain node 2 --undo --wait`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := contradictions(cmd.Flags(), [][2]string{{"dry-run", "yes"}, {"dry-run", "wait"}, {"dry-run", "undo"}}); err != nil {
+				return a.fail(err)
+			}
 			var nodes []int32
 			for _, arg := range args[1:] {
 				n, err := strconv.ParseInt(arg, 10, 32)

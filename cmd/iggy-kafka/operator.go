@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/iggy-kafka/iggy-kafka/config"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
@@ -29,7 +30,8 @@ import (
 // of the registry (Iggy and Kafka addresses, credentials, TLS, SASL), -o, and errors printed in
 // the chosen format.
 
-// operatorCmd declares the command's settings as flags, with -o as the shorthand of --output.
+// operatorCmd declares the command's settings as flags, with -o as the shorthand of --output;
+// a wrong positional argument exits 2.
 func operatorCmd(cmd *cobra.Command, args cobra.PositionalArgs) *cobra.Command {
 	fs := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
 	settings.AddFlags(fs, cmd.Name(), false)
@@ -39,7 +41,15 @@ func operatorCmd(cmd *cobra.Command, args cobra.PositionalArgs) *cobra.Command {
 		}
 		cmd.Flags().AddFlag(f)
 	})
-	cmd.Args = args
+	completeSettings(cmd)
+	cmd.Args = func(c *cobra.Command, a []string) error {
+		err := args(c, a)
+		var ue *config.UsageError
+		if err != nil && !errors.As(err, &ue) {
+			return usageError(err)
+		}
+		return err
+	}
 	return cmd
 }
 

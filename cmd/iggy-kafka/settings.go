@@ -66,6 +66,6 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "kafka-tls-server-name", Usage: "server name expected in the gateways' certificates (default: the host dialled)", Commands: []string{"inspect", "claims", "replay", "drain"}},
 	config.Setting{Name: "kafka-sasl-username", Usage: "SASL PLAIN user for the gateways (an Iggy user; empty: no SASL)", Commands: []string{"inspect", "claims", "replay", "drain"}},
 	config.Setting{Name: "kafka-sasl-password", Secret: true, Usage: "password of --kafka-sasl-username", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain"}},
+	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain", "version"}},
 	config.Setting{Name: "request-timeout", Kind: config.Duration, Default: "10s", Usage: "bound of each request to Iggy or a gateway", Commands: []string{"inspect", "claims", "replay", "drain"}},
 )
