@@ -267,6 +267,18 @@ func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
 func (m *Console) say(isErr bool, s string) { m.message, m.messageErr = s, isErr }
 
 func (m Console) key(msg tea.KeyMsg) (Console, tea.Cmd) {
+	// Keys typed faster than the terminal is read arrive as one message of several runes: each
+	// is a key of its own (a filter being typed takes them as text).
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !m.filtering && !msg.Paste {
+		var cmds []tea.Cmd
+		for _, r := range msg.Runes {
+			var cmd tea.Cmd
+			m, cmd = m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+			m = m.scrolled()
+			cmds = append(cmds, cmd)
+		}
+		return m, tea.Batch(cmds...)
+	}
 	if m.filtering {
 		switch msg.Type {
 		case tea.KeyEnter:

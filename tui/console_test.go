@@ -496,3 +496,12 @@ func TestConsoleStylesKeepTheText(t *testing.T) {
 		t.Fatalf("styled view, stripped:\n%s\nplain view:\n%s", got, plain)
 	}
 }
+
+// Keys that arrive together (typed faster than the terminal is read) act one by one.
+func TestConsoleKeysTypedTogether(t *testing.T) {
+	act := &fakeActions{}
+	m := update(newConsole(act), tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jd")}).(tui.Console)
+	if got := act.Calls(); !slices.Equal(got, []string{"plan [2]"}) || m.Plan() == nil {
+		t.Fatalf("calls %v, plan %v", got, m.Plan())
+	}
+}

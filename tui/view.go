@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -323,6 +324,13 @@ func (m Console) drainPane(rows int) []string {
 	}
 	for _, mv := range d.Moves {
 		lines = append(lines, "  "+mv.Sentence())
+	}
+	if d.Undo && d.Done {
+		for _, n := range m.snap.Nodes {
+			if slices.Contains(d.Nodes, n.Node) {
+				lines = append(lines, fmt.Sprintf("  node %d %s: %s", n.Node, n.State, plural(len(n.Partitions), "partition")))
+			}
+		}
 	}
 	if len(lines) == 0 {
 		wait := "  waiting for the first partition to be released"
