@@ -238,10 +238,10 @@ var handoverColumns = []column[inspect.HandoverRow]{
 
 // The tables of the drill-down and the plan: every column always shown, the last one cut.
 var groupColumns = []column[inspect.GroupView]{
-	{title: "GROUP", width: 20, flex: true, cell: func(g inspect.GroupView) string { return g.Group }},
+	{title: "GROUP", width: 16, flex: true, cell: func(g inspect.GroupView) string { return g.Group }},
 	{title: "STATE", width: 11, cell: func(g inspect.GroupView) string { return g.State }},
 	{title: "GEN", width: 5, cell: func(g inspect.GroupView) string { return strconv.Itoa(int(g.Generation)) }},
-	{title: "PROTOCOL", width: 28, prio: 1, cell: func(g inspect.GroupView) string {
+	{title: "PROTOCOL", width: 20, more: 8, morePrio: 1, cell: func(g inspect.GroupView) string {
 		if g.ProtocolType == "" {
 			return g.Protocol
 		}
