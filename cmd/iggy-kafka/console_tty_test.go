@@ -169,7 +169,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	for _, a := range kafka {
 		checkfor.Eventually(t, 30*time.Second, "Kafka answers on "+a, kafkaAnswers(a))
 	}
-	cliEnv := []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_IGGY=" + storeAddr, "IGGY_KAFKA_KAFKA_BOOTSTRAP=" + strings.Join(kafka, ",")}
+	cliEnv := []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_OPERATOR_IGGY=" + storeAddr, "IGGY_KAFKA_KAFKA_BOOTSTRAP=" + strings.Join(kafka, ",")}
 	fleetNow := func() (inspect.Fleet, error) {
 		code, out, stderr := runCLI(t, cliEnv, "claims", "-o", "json")
 		var doc struct {

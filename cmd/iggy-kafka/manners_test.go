@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +58,7 @@ func TestVersionJSON(t *testing.T) {
 // fleet's node ids with their state.
 func TestCompletionOfValues(t *testing.T) {
 	addr, _ := operatorStore(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	c, err := iggy.Dial(t.Context(), iggy.Config{Addrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,5 +125,38 @@ func TestTimedOutReadSaysRead(t *testing.T) {
 	code, _, stderr := runCLI(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "claims", "--iggy", ln.Addr().String(), "--request-timeout", "300ms")
 	if code != exitFailed || strings.Contains(stderr, "may or may not have been applied") || !strings.Contains(stderr, "no answer from the store at "+ln.Addr().String()) {
 		t.Fatalf("exit %d stderr %s", code, stderr)
+	}
+}
+
+// The operator commands' Iggy settings are their own: an operator's IGGY_KAFKA_OPERATOR_IGGY
+// (or operator-iggy in the config file) does not reach serve, and serve's IGGY_KAFKA_IGGY does
+// not reach the operator commands.
+func TestOperatorSettingsApartFromServe(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("operator-iggy: 10.0.0.9:8090\noperator-stream: other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_OPERATOR_IGGY=10.0.0.7:8090", "IGGY_KAFKA_CONFIG=" + cfg}
+	code, out, stderr := runCLI(t, env, "serve", "--print-config")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && (f[0] == "iggy" || f[0] == "stream") && f[2] != "default" {
+			t.Errorf("serve took an operator setting: %q", l)
+		}
+		if len(f) > 0 && strings.HasPrefix(f[0], "operator-") {
+			t.Errorf("serve lists %q", l)
+		}
+	}
+	addr, _ := operatorStore(t)
+	code, _, stderr = runCLI(t, []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_IGGY=" + addr}, "claims", "--request-timeout", "500ms", "--iggy", "127.0.0.1:1")
+	if code != exitFailed || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Fatalf("claims with --iggy: exit %d %s", code, stderr)
+	}
+	if code, _, stderr = runCLI(t, []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_OPERATOR_IGGY=" + addr}, "claims", "--nodes"); code != exitOK {
+		t.Fatalf("claims with IGGY_KAFKA_OPERATOR_IGGY: exit %d %s", code, stderr)
 	}
 }

@@ -95,7 +95,7 @@ func (a *app) fail(err error) error {
 // iggyAddrs are the Iggy addresses of an operator command; without --iggy the address an
 // embedded store of `serve` or `store` listens on by default.
 func (a *app) iggyAddrs() []string {
-	if addrs := a.values.List("iggy"); len(addrs) > 0 {
+	if addrs := a.values.List("operator-iggy"); len(addrs) > 0 {
 		return addrs
 	}
 	return []string{"127.0.0.1:8090"}
@@ -104,13 +104,13 @@ func (a *app) iggyAddrs() []string {
 // iggyConfig is the Iggy connection of an operator command.
 func (a *app) iggyConfig() (iggy.Config, error) {
 	v := a.values
-	cfg := iggy.Config{Addrs: a.iggyAddrs(), Username: v.String("iggy-username"), Password: v.String("iggy-password"), PoolSize: 2, RequestTimeout: v.Duration("request-timeout")}
-	if v.Bool("iggy-tls") {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("iggy-tls-server-name")}
-		if ca := v.String("iggy-tls-ca"); ca != "" {
+	cfg := iggy.Config{Addrs: a.iggyAddrs(), Username: v.String("operator-iggy-username"), Password: v.String("operator-iggy-password"), PoolSize: 2, RequestTimeout: v.Duration("request-timeout")}
+	if v.Bool("operator-iggy-tls") {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("operator-iggy-tls-server-name")}
+		if ca := v.String("operator-iggy-tls-ca"); ca != "" {
 			pool, err := caPool(ca)
 			if err != nil {
-				return cfg, v.Invalid("iggy-tls-ca", "%v", err)
+				return cfg, v.Invalid("operator-iggy-tls-ca", "%v", err)
 			}
 			tc.RootCAs = pool
 		}
@@ -126,7 +126,7 @@ func (a *app) iggyError(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w\nno answer from the store at %s: is '%s serve' (embedded store) or '%s store' running there? --iggy (%s) sets the address",
-		err, strings.Join(a.iggyAddrs(), ","), programName, programName, a.envOf("iggy"))
+		err, strings.Join(a.iggyAddrs(), ","), programName, programName, a.envOf("operator-iggy"))
 }
 
 // kafkaError says, for an error of reaching the gateways, where the command looked and how to
@@ -157,7 +157,7 @@ func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, fu
 	if err != nil {
 		return nil, nil, nil, a.iggyError(fmt.Errorf("connect to Iggy at %s: %w", strings.Join(cfg.Addrs, ","), err))
 	}
-	return inspect.NewLog(c, a.values.String("stream"), nil), c, func() { _ = c.Close() }, nil
+	return inspect.NewLog(c, a.values.String("operator-stream"), nil), c, func() { _ = c.Close() }, nil
 }
 
 // openLog connects to Iggy and returns the coordinator log reader with a closer.

@@ -45,7 +45,7 @@ func operatorStore(t *testing.T) (addr string, put func(p int, r record.Record))
 
 func TestOperatorCommandsEndToEnd(t *testing.T) {
 	addr, put := operatorStore(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	now = func() time.Time { return time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC) }
 	t.Cleanup(func() { now = time.Now })
 
@@ -139,13 +139,13 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 func TestClaimsGroupUnreachable(t *testing.T) {
 	addr, _ := operatorStore(t)
 	closed := freeport.Addr(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	code, out, stderr := runCLI(t, env, "claims", "--group", "g", "--kafka-bootstrap", closed, "--request-timeout", "1s")
 	if code != exitFailed || out != "" || !strings.Contains(stderr, "no gateway answered at "+closed) || !strings.Contains(stderr, "--kafka-bootstrap (IGGY_KAFKA_KAFKA_BOOTSTRAP) sets the addresses") {
 		t.Fatalf("gateways away: exit %d\nstdout %s\nstderr %s", code, out, stderr)
 	}
 	code, _, stderr = runCLI(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "claims", "--group", "g", "--iggy", closed, "--request-timeout", "1s")
-	if code != exitFailed || !strings.Contains(stderr, "no answer from the store at "+closed) || !strings.Contains(stderr, "--iggy (IGGY_KAFKA_IGGY) sets the address") {
+	if code != exitFailed || !strings.Contains(stderr, "no answer from the store at "+closed) || !strings.Contains(stderr, "--iggy (IGGY_KAFKA_OPERATOR_IGGY) sets the address") {
 		t.Fatalf("store away: exit %d stderr %s", code, stderr)
 	}
 	for _, args := range [][]string{
