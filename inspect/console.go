@@ -206,8 +206,16 @@ type session struct {
 	trail     *trail
 	prevRows  []ClaimRow
 	prevNodes []NodeRow
-	handovers []HandoverRow
+	handovers []handover
 	drain     *drainTrack
+}
+
+// handover is a row of the pane with what explains it again once the announcements of its
+// moment are read.
+type handover struct {
+	row       HandoverRow
+	prevClaim uint64
+	settled   bool
 }
 
 type drainTrack struct {
@@ -269,7 +277,10 @@ func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
 					return err
 				}
 			}
-			s.add(hs)
+			if refreshed {
+				s.settle()
+			}
+			s.add(hs, refreshed)
 			s.observe()
 			s.emit(sink)
 			return nil
@@ -294,8 +305,9 @@ func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
 				return nil
 			}
 			if err == nil {
-				s.add(handoversBetween(s.m, nm))
+				missed := handoversBetween(s.m, nm)
 				s.m = nm
+				s.add(missed, true)
 				break
 			}
 			c.fail(err)
@@ -335,14 +347,26 @@ func (s *session) serve() {
 	}
 }
 
-func (s *session) add(hs []Handover) {
+// add puts hs at the top of the pane; settled says the view and the trail were read after
+// their claims, so their explanation stands.
+func (s *session) add(hs []Handover, settled bool) {
 	now := s.c.Log.clock.Now()
 	for _, h := range hs {
-		row := handoverRow(s.m.View, s.trail, h, previousClaim(s.m, h.Partition, h.Claim), now)
-		s.handovers = append([]HandoverRow{row}, s.handovers...)
+		prev := previousClaim(s.m, h.Partition, h.Claim)
+		s.handovers = append([]handover{{row: handoverRow(s.m.View, s.trail, h, prev, now), prevClaim: prev, settled: settled}}, s.handovers...)
 	}
 	if len(s.handovers) > keepHandovers {
 		s.handovers = s.handovers[:keepHandovers]
+	}
+}
+
+// settle explains again, with the announcements just read, the handovers shown before them.
+func (s *session) settle() {
+	now := s.c.Log.clock.Now()
+	for i := range s.handovers {
+		if h := &s.handovers[i]; !h.settled {
+			h.row, h.settled = handoverRow(s.m.View, s.trail, h.row.Handover, h.prevClaim, now), true
+		}
 	}
 }
 
@@ -383,8 +407,12 @@ func (s *session) observe() {
 func (s *session) emit(sink Sink) {
 	now := s.c.Log.clock.Now()
 	rows, nodes := s.m.Rows(now), s.m.Nodes(now)
+	hs := make([]HandoverRow, len(s.handovers))
+	for i, h := range s.handovers {
+		hs[i] = h.row
+	}
 	snap := Snapshot{
-		At: now, Nodes: nodes, Rows: rows, Handovers: slices.Clone(s.handovers),
+		At: now, Nodes: nodes, Rows: rows, Handovers: hs,
 		Changes: Diff(s.prevRows, rows, now), NodeChanges: DiffNodes(s.prevNodes, nodes, now),
 		Status: s.c.status(now),
 	}

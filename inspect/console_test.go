@@ -238,18 +238,18 @@ func TestConsoleExplainsHandovers(t *testing.T) {
 	put(2, 1, now.Add(time.Second))          // node 3's, drained
 	put(3, 1, now.Add(time.Second))          // node 4's, crashed
 	put(4, 2, now.Add(time.Second))          // node 1's: alive and serving, the lease moved
-	snap := e.waitSnap(10*time.Second, "four handovers", func(s inspect.Snapshot) error {
+	want := map[int]string{1: inspect.ReasonStop, 2: inspect.ReasonDrain, 3: inspect.ReasonCrash, 4: inspect.ReasonLease}
+	snap := e.waitSnap(10*time.Second, "four handovers with their reasons", func(s inspect.Snapshot) error {
 		if len(s.Handovers) != 4 {
 			return fmt.Errorf("%d handovers", len(s.Handovers))
 		}
+		for _, h := range s.Handovers {
+			if h.Reason != want[h.Partition] {
+				return fmt.Errorf("partition %d: reason %q, want %q", h.Partition, h.Reason, want[h.Partition])
+			}
+		}
 		return nil
 	})
-	want := map[int]string{1: inspect.ReasonStop, 2: inspect.ReasonDrain, 3: inspect.ReasonCrash, 4: inspect.ReasonLease}
-	for _, h := range snap.Handovers {
-		if h.Reason != want[h.Partition] {
-			t.Errorf("partition %d: reason %q, want %q", h.Partition, h.Reason, want[h.Partition])
-		}
-	}
 	for _, h := range snap.Handovers {
 		switch h.Partition {
 		case 1:

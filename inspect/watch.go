@@ -230,10 +230,11 @@ func FollowModel(ctx context.Context, l *Log, f *Model, round func(handovers []H
 }
 
 // followModel is FollowModel with a hook called after every poll that answered (caught, before
-// round) and the round told whether it refreshed.
+// round) and the round told whether it refreshed. A round that brings handovers without a
+// refresh is followed by one that refreshes, one poll later.
 func followModel(ctx context.Context, l *Log, f *Model, caught func() error, round func(handovers []Handover, refreshed bool) error) error {
 	var handovers []Handover
-	dirty := false
+	dirty, explain := false, false
 	lastRefresh := l.clock.Now()
 	return l.Follow(ctx, AllPartitions(), f.Ends, func(e *Entry) error {
 		if h, ok := f.Parts[e.Partition].Apply(e); ok {
@@ -251,20 +252,21 @@ func followModel(ctx context.Context, l *Log, f *Model, caught func() error, rou
 			}
 		}
 		refreshed := false
-		// A claim read now is explained by the announcements of the moment (who left, who
-		// drained), so they are read at once rather than at the next refresh.
-		if now := l.clock.Now(); now.Sub(lastRefresh) >= RefreshEvery || len(handovers) > 0 {
+		if now := l.clock.Now(); now.Sub(lastRefresh) >= RefreshEvery || explain {
 			lastRefresh = now
 			if err := f.Refresh(ctx, l); err != nil {
 				return err
 			}
-			dirty, refreshed = true, true
+			dirty, refreshed, explain = true, true, false
 		}
 		if !dirty {
 			return nil
 		}
 		h := handovers
 		handovers, dirty = nil, false
+		// A handover is shown at once; the announcements that explain it (who left, who
+		// drained) are read in the next round rather than at the next periodic refresh.
+		explain = explain || len(h) > 0 && !refreshed
 		return round(h, refreshed)
 	})
 }
