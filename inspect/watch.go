@@ -359,30 +359,28 @@ func (t *trail) update(ctx context.Context, l *Log) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range td.Partitions {
-		end := uint64(0)
-		if p.MessagesCount > 0 {
-			end = p.CurrentOffset + 1
-		}
-		if !t.started {
-			t.next, t.started = end-min(end, recentAnnouncements), true
-		}
-		if t.next > end {
-			t.next = end - min(end, recentAnnouncements) // the topic was recreated
-		}
-		err := l.readTopic(ctx, fleet.OwnersTopic, int(p.ID), t.next, end, false, func(e *Entry) error {
-			if a, err := fleet.DecodeAnnouncement(e.Payload); err == nil {
-				t.apply(a)
-			}
-			t.next = e.Offset + 1
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		break // the owners topic has one partition
+	// The owners topic has one partition.
+	if len(td.Partitions) == 0 {
+		return nil
 	}
-	return nil
+	p := td.Partitions[0]
+	end := uint64(0)
+	if p.MessagesCount > 0 {
+		end = p.CurrentOffset + 1
+	}
+	if !t.started {
+		t.next, t.started = end-min(end, recentAnnouncements), true
+	}
+	if t.next > end {
+		t.next = end - min(end, recentAnnouncements) // the topic was recreated
+	}
+	return l.readTopic(ctx, fleet.OwnersTopic, int(p.ID), t.next, end, false, func(e *Entry) error {
+		if a, err := fleet.DecodeAnnouncement(e.Payload); err == nil {
+			t.apply(a)
+		}
+		t.next = e.Offset + 1
+		return nil
+	})
 }
 
 func (t *trail) apply(a fleet.Announcement) {

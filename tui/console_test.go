@@ -471,7 +471,7 @@ func TestConsoleShowsRefusals(t *testing.T) {
 	if m.Plan() != nil || !strings.Contains(m.View(), "drain refused: refusing to drain node 2") {
 		t.Fatalf("refusal not shown:\n%s", m.View())
 	}
-	m = update(m, keyMsg("y")).(tui.Console)
+	update(m, keyMsg("y"))
 	if got := act.Calls(); !slices.Equal(got, []string{"plan [2]"}) {
 		t.Fatalf("calls %v", got)
 	}

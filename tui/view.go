@@ -19,7 +19,6 @@ var (
 	badStyle     = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
 	bannerStyle  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("15")).Background(lipgloss.Color("1"))
 	dimStyle     = lipgloss.NewStyle().Faint(true)
-	selStyle     = lipgloss.NewStyle().Reverse(true)
 )
 
 // paneSizes is how many rows each pane of the main screen shows at the current size.

@@ -171,7 +171,7 @@ func gatewayProbe(adm *kadm.Client) func(context.Context) error {
 			}
 		}
 		if first == nil {
-			first = errors.New("Metadata lists no gateway")
+			first = errors.New("no gateway is listed in Metadata")
 		}
 		return first
 	}
