@@ -57,3 +57,25 @@ func TestClassifyHandover(t *testing.T) {
 		}
 	}
 }
+
+// The store is said to be away once it was silent past StaleAfter, or at once when a request
+// failed; the banner says since when the rows are and when the next retry comes.
+func TestStatusStaleness(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s := inspect.Status{At: at.Add(900 * time.Millisecond), Store: "127.0.0.1:8090", StoreAnswered: at, StaleAfter: time.Second}
+	if !s.StoreOK() || len(s.Problems()) != 0 {
+		t.Fatalf("silent 900ms: %+v %q", s, s.Problems())
+	}
+	s.At = at.Add(1100 * time.Millisecond)
+	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 1s; the rows are as of 09:00:00" {
+		t.Fatalf("silent 1.1s: %q", s.Problems())
+	}
+	s.At, s.StoreError, s.Retry, s.NextRetry = at.Add(200*time.Millisecond), "connection refused", 2, at.Add(700*time.Millisecond)
+	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 200ms (retry 2 in 500ms): connection refused; the rows are as of 09:00:00" {
+		t.Fatalf("failed request: %q", s.Problems())
+	}
+	s = inspect.Status{At: at, StoreAnswered: at, StaleAfter: time.Second, Gateways: "localhost:9092", GatewaysError: "dial tcp: refused"}
+	if !s.StoreOK() || s.Healthy() || s.Problems()[0] != "no gateway answers at localhost:9092: dial tcp: refused" {
+		t.Fatalf("gateways away: %q", s.Problems())
+	}
+}
