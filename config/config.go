@@ -66,6 +66,17 @@ type Setting struct {
 	Secret   bool     // redacted when the configuration is printed
 	Usage    string   // flag help
 	Commands []string // commands that use it; empty means every command
+	// Flag is the flag's name when it is not Name: two settings of different commands may
+	// share a flag and keep apart their environment variables and config keys.
+	Flag string
+}
+
+// FlagName is the setting's flag, without the dashes.
+func (s Setting) FlagName() string {
+	if s.Flag != "" {
+		return s.Flag
+	}
+	return s.Name
 }
 
 // Env is the setting's environment variable.
@@ -123,9 +134,9 @@ func (r *Registry) AddFlags(fs *pflag.FlagSet, command string, global bool) {
 		switch s.Kind {
 		case Bool:
 			b, _ := strconv.ParseBool(s.Default)
-			fs.Bool(s.Name, b, usage)
+			fs.Bool(s.FlagName(), b, usage)
 		default:
-			fs.Var(&textValue{text: s.Default, kind: s.Kind}, s.Name, usage)
+			fs.Var(&textValue{text: s.Default, kind: s.Kind}, s.FlagName(), usage)
 		}
 	}
 }
@@ -214,9 +225,19 @@ func (r *Registry) knownEnv(name string) bool {
 }
 
 func (r *Registry) closest(name string, key func(Setting) string) string {
+	keys := make([]string, len(r.list))
+	for i, s := range r.list {
+		keys[i] = key(s)
+	}
+	return Closest(name, keys)
+}
+
+// Closest is the candidate nearest to name, ignoring case, when it is near enough to be a typo
+// of it (an edit distance of at most 3, or a third of name); "" otherwise. Every "did you mean"
+// of the binary (settings, commands, flags) uses it.
+func Closest(name string, candidates []string) string {
 	best, bestD := "", 1<<30
-	for _, s := range r.list {
-		k := key(s)
+	for _, k := range candidates {
 		if d := distance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
@@ -299,10 +320,10 @@ func (r *Registry) Load(command string, fs *pflag.FlagSet, environ []string) (*V
 			continue
 		}
 		val := &Value{Setting: s}
-		f := fs.Lookup(s.Name)
+		f := fs.Lookup(s.FlagName())
 		switch {
 		case f != nil && f.Changed:
-			val.Raw, val.Source = f.Value.String(), Source{Kind: "flag", Where: "--" + s.Name}
+			val.Raw, val.Source = f.Value.String(), Source{Kind: "flag", Where: "--" + s.FlagName()}
 		case hasEnv(env, s.Env()):
 			val.Raw, val.Source = env[s.Env()], Source{Kind: "env", Where: s.Env()}
 		case file != "" && v.IsSet(s.Name):

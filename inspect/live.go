@@ -2,11 +2,17 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 )
@@ -177,4 +183,298 @@ func offsetText(at int64, epoch int32, meta string) string {
 		s += " metadata " + strconv.Quote(meta)
 	}
 	return s
+}
+
+// GroupLive is what DescribeGroup asks the fleet; KafkaLive has it.
+type GroupLive interface {
+	FindGroupCoordinators(ctx context.Context, groups ...string) kadm.FindCoordinatorResponses
+	// Lag is kadm's: DescribeGroups, OffsetFetch and ListOffsets joined per partition.
+	Lag(ctx context.Context, groups ...string) (kadm.DescribedGroupLags, error)
+	// RecordTimes returns the timestamp of the first record at or after each offset (topic ->
+	// partition -> offset); a partition without one is left out.
+	RecordTimes(ctx context.Context, at map[string]map[int32]int64) (map[string]map[int32]time.Time, error)
+}
+
+// GroupLog is the log's side of DescribeGroup: the --group row given FindCoordinator's answer
+// (Model.CoordinatorOf) and the group as the log holds it (nil when it holds none).
+type GroupLog func(group string, fcNode int32, fcAddr string, fcErr error) (GroupCoordinator, *GroupView, error)
+
+// GroupLog is DescribeGroup's view of a loaded model.
+func (f *Model) GroupLog() GroupLog {
+	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *GroupView, error) {
+		return f.CoordinatorOf(group, node, addr, fcErr), f.GroupView(group), nil
+	}
+}
+
+// GroupView is the group as the log holds it, nil when its partition holds no such group.
+func (f *Model) GroupView(group string) *GroupView {
+	for _, v := range GroupViews(f.Parts[record.Partition(group)].State) {
+		if v.Group == group {
+			return &v
+		}
+	}
+	return nil
+}
+
+// ErrNoGateway matches a DescribeGroup that no gateway answered: the fleet was not reached,
+// which is not the same as a gateway answering with an error code.
+var ErrNoGateway = errors.New("no gateway answered")
+
+// GroupDetail is `claims --group G` and the console's group page: where the log puts the group
+// and what FindCoordinator says (the GroupCoordinator fields), then what the group's
+// coordinator answers (state, protocol, members) and, per partition, the committed offset, the
+// log end, the lag in records and in time. JSON field names are an interface.
+type GroupDetail struct {
+	GroupCoordinator
+	State        string `json:"state"`
+	ProtocolType string `json:"protocol_type"`
+	Protocol     string `json:"protocol"`
+	// Generation is the generation of the group's newest snapshot in the log (DescribeGroups
+	// does not say it); nil when the log holds no snapshot.
+	Generation *int32        `json:"generation"`
+	Members    []GroupMember `json:"members"`
+	Lag        []GroupLag    `json:"lag"`
+	// DescribeError is the error code the coordinator answered DescribeGroups or OffsetFetch
+	// with, if any.
+	DescribeError string `json:"describe_error,omitempty"`
+}
+
+// GroupMember is one member as the group's coordinator describes it. JSON field names are an
+// interface.
+type GroupMember struct {
+	MemberID   string `json:"member_id"`
+	InstanceID string `json:"instance_id,omitempty"`
+	ClientID   string `json:"client_id"`
+	ClientHost string `json:"client_host"`
+	// Assignment is "topic[0,1] other[2]" for the consumer protocol.
+	Assignment string `json:"assignment"`
+}
+
+func (GroupMember) Columns() []string {
+	return []string{"MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"}
+}
+
+func (m GroupMember) Cells() []string {
+	return []string{m.MemberID, m.InstanceID, m.ClientID, m.ClientHost, m.Assignment}
+}
+
+// GroupLag is one partition a group commits to or is assigned. JSON field names are an
+// interface.
+type GroupLag struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Committed is the group's committed offset, nil when it has none.
+	Committed *int64 `json:"committed_offset"`
+	// LogEnd is the partition's end offset (high watermark), nil when it could not be listed.
+	LogEnd *int64 `json:"log_end_offset"`
+	// Lag is LogEnd - Committed in records (from the start offset without a commit).
+	Lag *int64 `json:"lag"`
+	// LagSeconds is the age of the oldest unread record (at the commit, or at the log start
+	// without one; 0 without lag), nil when unknown.
+	LagSeconds *float64 `json:"lag_seconds"`
+	// MemberID and ClientID name the member assigned the partition, "" when none is.
+	MemberID string `json:"member_id"`
+	ClientID string `json:"client_id"`
+	Error    string `json:"error,omitempty"`
+}
+
+func (GroupLag) Columns() []string {
+	return []string{"TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "LAG-TIME", "CLIENT-ID", "MEMBER-ID"}
+}
+
+func (l GroupLag) Cells() []string {
+	lagTime := ""
+	if l.LagSeconds != nil {
+		lagTime = Seconds(*l.LagSeconds)
+	}
+	return []string{l.Topic, strconv.Itoa(int(l.Partition)), ptrText(l.Committed), ptrText(l.LogEnd), ptrText(l.Lag), lagTime, l.ClientID, l.MemberID}
+}
+
+// answered reports whether err is a gateway's answer (a Kafka error code) rather than a failure
+// to reach one.
+func answered(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke)
+}
+
+// DescribeGroup asks the fleet about group (FindCoordinator, then kadm's Lag and the records at
+// the committed offsets) and joins the answers with the log. It fails, matching ErrNoGateway,
+// when no gateway answers; an error code a gateway answers is part of the result.
+func DescribeGroup(ctx context.Context, live GroupLive, fromLog GroupLog, group string, now time.Time) (GroupDetail, error) {
+	var (
+		node  int32
+		addr  string
+		fcErr error
+	)
+	switch r, ok := live.FindGroupCoordinators(ctx, group)[group]; {
+	case !ok:
+		fcErr = errors.New("no answer to FindCoordinator")
+	case r.Err != nil:
+		fcErr = r.Err
+	default:
+		node, addr = r.NodeID, net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port)))
+	}
+	if fcErr != nil && !answered(fcErr) {
+		return GroupDetail{}, fmt.Errorf("%w: FindCoordinator: %w", ErrNoGateway, fcErr)
+	}
+	gc, gv, err := fromLog(group, node, addr, fcErr)
+	if err != nil {
+		return GroupDetail{}, err
+	}
+	d := GroupDetail{GroupCoordinator: gc, Members: []GroupMember{}, Lag: []GroupLag{}}
+	if gv != nil {
+		gen := gv.Generation
+		d.Generation = &gen
+	}
+	if fcErr != nil {
+		return d, nil
+	}
+	lags, err := live.Lag(ctx, group)
+	if err != nil {
+		if !answered(err) {
+			return GroupDetail{}, fmt.Errorf("%w: describe group %q: %w", ErrNoGateway, group, err)
+		}
+		d.DescribeError = err.Error()
+		return d, nil
+	}
+	l := lags[group]
+	if err := l.Error(); err != nil {
+		if !answered(err) {
+			return GroupDetail{}, fmt.Errorf("%w: describe group %q: %w", ErrNoGateway, group, err)
+		}
+		d.DescribeError = err.Error()
+	}
+	d.State, d.ProtocolType, d.Protocol = l.State, l.ProtocolType, l.Protocol
+	for _, m := range l.Members {
+		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: assignedText(m)}
+		if m.InstanceID != nil {
+			gm.InstanceID = *m.InstanceID
+		}
+		d.Members = append(d.Members, gm)
+	}
+	want := map[string]map[int32]int64{}
+	for _, pl := range l.Lag.Sorted() {
+		row := GroupLag{Topic: pl.Topic, Partition: pl.Partition}
+		if pl.Commit.At >= 0 {
+			at := pl.Commit.At
+			row.Committed = &at
+		}
+		if pl.End.Err == nil {
+			end := pl.End.Offset
+			row.LogEnd = &end
+		}
+		if pl.Lag >= 0 {
+			lag := pl.Lag
+			row.Lag = &lag
+			// The oldest unread record is at the commit, or without one where the group
+			// would start reading: the log start, from which kadm counts the lag then.
+			from := pl.Start.Offset
+			if row.Committed != nil {
+				from = *row.Committed
+			}
+			switch {
+			case lag == 0:
+				zero := 0.0
+				row.LagSeconds = &zero
+			case row.Committed != nil || pl.Start.Err == nil:
+				if want[pl.Topic] == nil {
+					want[pl.Topic] = map[int32]int64{}
+				}
+				want[pl.Topic][pl.Partition] = from
+			}
+		}
+		if pl.Member != nil {
+			row.MemberID, row.ClientID = pl.Member.MemberID, pl.Member.ClientID
+		}
+		if pl.Err != nil {
+			row.Error = pl.Err.Error()
+		}
+		d.Lag = append(d.Lag, row)
+	}
+	if len(want) > 0 {
+		// The lag in time is worth a try, not a failure: without an answer the column stays empty.
+		rctx, cancel := context.WithTimeout(ctx, recordTimesBudget)
+		times, err := live.RecordTimes(rctx, want)
+		cancel()
+		if err == nil {
+			for i := range d.Lag {
+				r := &d.Lag[i]
+				if ts, ok := times[r.Topic][r.Partition]; ok && r.LagSeconds == nil {
+					age := max(0, now.Sub(ts).Seconds())
+					r.LagSeconds = &age
+				}
+			}
+		}
+	}
+	return d, nil
+}
+
+func assignedText(m kadm.DescribedGroupMember) string {
+	c, ok := m.Assigned.AsConsumer()
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for _, t := range c.Topics {
+		ps := make([]string, len(t.Partitions))
+		for i, p := range t.Partitions {
+			ps[i] = strconv.Itoa(int(p))
+		}
+		parts = append(parts, t.Topic+"["+strings.Join(ps, ",")+"]")
+	}
+	return strings.Join(parts, " ")
+}
+
+// recordTimesBudget bounds the reads of the records at the committed offsets.
+const recordTimesBudget = 2 * time.Second
+
+// KafkaLive is GroupLive over the gateways: Admin answers the admin requests, and a short-lived
+// consumer built from Opts (the admin client's connection options) reads the records at the
+// committed offsets, never joining a group or committing.
+type KafkaLive struct {
+	Admin *kadm.Client
+	Opts  []kgo.Opt
+}
+
+func (k KafkaLive) FindGroupCoordinators(ctx context.Context, groups ...string) kadm.FindCoordinatorResponses {
+	return k.Admin.FindGroupCoordinators(ctx, groups...)
+}
+
+func (k KafkaLive) Lag(ctx context.Context, groups ...string) (kadm.DescribedGroupLags, error) {
+	return k.Admin.Lag(ctx, groups...)
+}
+
+// RecordTimes reads one fetch's worth from each offset until every partition gave its first
+// record or ctx ends.
+func (k KafkaLive) RecordTimes(ctx context.Context, at map[string]map[int32]int64) (map[string]map[int32]time.Time, error) {
+	parts := map[string]map[int32]kgo.Offset{}
+	want := 0
+	for t, ps := range at {
+		parts[t] = map[int32]kgo.Offset{}
+		for p, off := range ps {
+			parts[t][p] = kgo.NewOffset().At(off)
+			want++
+		}
+	}
+	opts := append(slices.Clone(k.Opts), kgo.ConsumePartitions(parts), kgo.FetchMaxWait(100*time.Millisecond), kgo.FetchMaxPartitionBytes(64<<10))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	out := map[string]map[int32]time.Time{}
+	got := 0
+	for got < want && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			if out[r.Topic] == nil {
+				out[r.Topic] = map[int32]time.Time{}
+			}
+			if _, ok := out[r.Topic][r.Partition]; !ok && r.Offset >= at[r.Topic][r.Partition] {
+				out[r.Topic][r.Partition] = r.Timestamp
+				got++
+			}
+		})
+	}
+	return out, nil
 }

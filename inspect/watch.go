@@ -2,10 +2,14 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
 // Update is what a claims watcher learns in one round: the 16 rows as they stand, the
@@ -16,12 +20,25 @@ type Update struct {
 	Changes   []Change
 }
 
+// Fields of a Change, in the order Diff compares them: an interface (the NDJSON lines of
+// `claims --watch`), add, never rename.
+const (
+	FieldOwner      = "owner"
+	FieldClaim      = "claim"
+	FieldGroups     = "groups"
+	FieldLogEnd     = "log_end"
+	FieldCheckpoint = "checkpoint"
+	FieldAssigned   = "assigned"
+	FieldFlags      = "flags"
+)
+
 // Change is one difference between two claim rows of a partition: one line of `claims --watch`
 // without a terminal. JSON field names are an interface.
 type Change struct {
 	Time      time.Time `json:"time"`
 	Partition int       `json:"partition"`
-	// Field is "owner", "claim", "groups", "checkpoint", "assigned" or "flags".
+	// Field is one of the Field constants: owner, claim, groups, log_end, checkpoint, assigned,
+	// flags.
 	Field string `json:"field"`
 	Old   string `json:"old"`
 	New   string `json:"new"`
@@ -33,24 +50,159 @@ func (c Change) Cells() []string {
 	return []string{c.Time.UTC().Format("15:04:05.000"), strconv.Itoa(c.Partition), c.Field, c.Old, c.New}
 }
 
-// Diff lists what changed between two row sets of the same partitions.
+// Diff lists what changed between two row sets, partition by partition, comparing the rows'
+// typed fields (an age that grows with the clock is no change). Old and New are the values as
+// text, "" where none applies.
 func Diff(before, after []ClaimRow, now time.Time) []Change {
+	old := make(map[int]ClaimRow, len(before))
+	for _, r := range before {
+		old[r.Partition] = r
+	}
 	var out []Change
-	for i := range after {
-		if i >= len(before) {
-			break
+	for _, a := range after {
+		b, ok := old[a.Partition]
+		if !ok {
+			continue
 		}
-		a, b := before[i].Cells(), after[i].Cells()
-		for _, f := range []struct {
-			name string
-			col  int
-		}{{"owner", 1}, {"claim", 3}, {"groups", 6}, {"checkpoint", 8}, {"assigned", 12}, {"flags", 13}} {
-			if a[f.col] != b[f.col] {
-				out = append(out, Change{Time: now, Partition: after[i].Partition, Field: f.name, Old: a[f.col], New: b[f.col]})
-			}
+		add := func(field, o, n string) {
+			out = append(out, Change{Time: now, Partition: a.Partition, Field: field, Old: o, New: n})
+		}
+		if !samePtr(b.OwnerNode, a.OwnerNode) {
+			add(FieldOwner, ptrText(b.OwnerNode), ptrText(a.OwnerNode))
+		}
+		if claimOf(b) != claimOf(a) {
+			add(FieldClaim, claimText(b), claimText(a))
+		}
+		if b.Groups != a.Groups {
+			add(FieldGroups, strconv.Itoa(b.Groups), strconv.Itoa(a.Groups))
+		}
+		if b.LogEndOffset != a.LogEndOffset {
+			add(FieldLogEnd, strconv.FormatUint(b.LogEndOffset, 10), strconv.FormatUint(a.LogEndOffset, 10))
+		}
+		if !samePtr(b.CheckpointOffset, a.CheckpointOffset) {
+			add(FieldCheckpoint, ptrText(b.CheckpointOffset), ptrText(a.CheckpointOffset))
+		}
+		if !samePtr(b.AssignedNode, a.AssignedNode) || !samePtr(b.AssignedClient, a.AssignedClient) {
+			add(FieldAssigned, AssignedText(b), AssignedText(a))
+		}
+		if !slices.Equal(b.Flags, a.Flags) {
+			add(FieldFlags, strings.Join(b.Flags, ","), strings.Join(a.Flags, ","))
 		}
 	}
 	return out
+}
+
+func claimOf(r ClaimRow) uint64 {
+	if r.OwnerNode == nil {
+		return 0
+	}
+	return r.Claim
+}
+
+func claimText(r ClaimRow) string {
+	if r.OwnerNode == nil {
+		return ""
+	}
+	return strconv.FormatUint(r.Claim, 10)
+}
+
+// AssignedText is the ASSIGNED value of a row: the node whose lease holds the partition, else
+// the lease member that no node announces ("member 7"), else "".
+func AssignedText(r ClaimRow) string {
+	switch {
+	case r.AssignedNode != nil:
+		return strconv.Itoa(int(*r.AssignedNode))
+	case r.AssignedClient != nil:
+		return "member " + strconv.FormatUint(uint64(*r.AssignedClient), 10)
+	}
+	return ""
+}
+
+type number interface {
+	~int32 | ~uint32 | ~uint64 | ~int64 | ~int
+}
+
+func samePtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func ptrText[T number](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(*p), 10)
+}
+
+// Node fields of a NodeChange: an interface, add, never rename.
+const (
+	NodeFieldState      = "state"
+	NodeFieldAddr       = "addr"
+	NodeFieldPartitions = "partitions"
+	NodeFieldGroups     = "groups"
+	NodeFieldDrain      = "drain"
+	NodeFieldVersion    = "version"
+	NodeFieldController = "controller"
+)
+
+// NodeChange is one difference between two rows of a node. JSON field names are an interface.
+type NodeChange struct {
+	Time  time.Time `json:"time"`
+	Node  int32     `json:"node"`
+	Field string    `json:"field"`
+	Old   string    `json:"old"`
+	New   string    `json:"new"`
+}
+
+// DiffNodes lists what changed between two node tables, comparing typed fields; a node that
+// appears has no change (it is new), one that disappears is not listed.
+func DiffNodes(before, after []NodeRow, now time.Time) []NodeChange {
+	old := make(map[int32]NodeRow, len(before))
+	for _, r := range before {
+		old[r.Node] = r
+	}
+	var out []NodeChange
+	for _, a := range after {
+		b, ok := old[a.Node]
+		if !ok {
+			continue
+		}
+		add := func(field, o, n string) {
+			out = append(out, NodeChange{Time: now, Node: a.Node, Field: field, Old: o, New: n})
+		}
+		if b.State != a.State {
+			add(NodeFieldState, b.State, a.State)
+		}
+		if b.Addr != a.Addr {
+			add(NodeFieldAddr, b.Addr, a.Addr)
+		}
+		if !slices.Equal(b.Partitions, a.Partitions) {
+			add(NodeFieldPartitions, intsText(b.Partitions), intsText(a.Partitions))
+		}
+		if b.Groups != a.Groups {
+			add(NodeFieldGroups, strconv.Itoa(b.Groups), strconv.Itoa(a.Groups))
+		}
+		if b.DrainRequested != a.DrainRequested {
+			add(NodeFieldDrain, strconv.FormatBool(b.DrainRequested), strconv.FormatBool(a.DrainRequested))
+		}
+		if b.Version != a.Version {
+			add(NodeFieldVersion, b.Version, a.Version)
+		}
+		if b.Controller != a.Controller {
+			add(NodeFieldController, strconv.FormatBool(b.Controller), strconv.FormatBool(a.Controller))
+		}
+	}
+	return out
+}
+
+func intsText(ps []int) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ",")
 }
 
 // ChangedPartitions lists the partitions a set of changes touches, sorted.
@@ -74,8 +226,15 @@ var RefreshEvery = time.Second
 // handovers read since the last call after each round that applied a record or refreshed. It
 // returns when ctx ends or round fails (ErrStop ends it without an error).
 func FollowModel(ctx context.Context, l *Log, f *Model, round func(handovers []Handover) error) error {
+	return followModel(ctx, l, f, nil, func(handovers []Handover, _ bool) error { return round(handovers) })
+}
+
+// followModel is FollowModel with a hook called after every poll that answered (caught, before
+// round) and the round told whether it refreshed. A round that brings handovers without a
+// refresh is followed by one that refreshes, one poll later.
+func followModel(ctx context.Context, l *Log, f *Model, caught func() error, round func(handovers []Handover, refreshed bool) error) error {
 	var handovers []Handover
-	dirty := false
+	dirty, explain := false, false
 	lastRefresh := l.clock.Now()
 	return l.Follow(ctx, AllPartitions(), f.Ends, func(e *Entry) error {
 		if h, ok := f.Parts[e.Partition].Apply(e); ok {
@@ -87,19 +246,28 @@ func FollowModel(ctx context.Context, l *Log, f *Model, round func(handovers []H
 		f.Ends[e.Partition] = max(f.Ends[e.Partition], e.Offset+1)
 		return nil
 	}, func() error {
-		if now := l.clock.Now(); now.Sub(lastRefresh) >= RefreshEvery {
+		if caught != nil {
+			if err := caught(); err != nil {
+				return err
+			}
+		}
+		refreshed := false
+		if now := l.clock.Now(); now.Sub(lastRefresh) >= RefreshEvery || explain {
 			lastRefresh = now
 			if err := f.Refresh(ctx, l); err != nil {
 				return err
 			}
-			dirty = true
+			dirty, refreshed, explain = true, true, false
 		}
 		if !dirty {
 			return nil
 		}
 		h := handovers
 		handovers, dirty = nil, false
-		return round(h)
+		// A handover is shown at once; the announcements that explain it (who left, who
+		// drained) are read in the next round rather than at the next periodic refresh.
+		explain = explain || len(h) > 0 && !refreshed
+		return round(h, refreshed)
 	})
 }
 
@@ -128,11 +296,186 @@ func HandoverText(h Handover) string {
 		b.WriteString("node " + strconv.Itoa(int(*h.From)) + " -> node " + strconv.Itoa(int(h.To)))
 	}
 	b.WriteString(" (claim " + strconv.FormatUint(h.Claim, 10) + ")")
-	if h.GapSeconds != nil {
-		b.WriteString(", gap " + Seconds(*h.GapSeconds))
-	}
 	if h.HeldSeconds != nil {
 		b.WriteString(", held " + Seconds(*h.HeldSeconds))
 	}
 	return b.String()
+}
+
+// Reasons of a handover: an interface (JSON, the console), add, never rename.
+const (
+	ReasonFirst = "first" // the partition's first claim
+	ReasonDrain = "drain" // an operator drained the previous owner
+	ReasonStop  = "stop"  // the previous owner stopped (SIGTERM): it announced that it leaves
+	ReasonCrash = "crash" // the previous owner went silent or lost its lease membership
+	ReasonLease = "lease" // the previous owner is serving: the lease moved (a gateway joined)
+)
+
+// HandoverRow is a handover as the console lists it: why it happened and how long the
+// partition went unserved. JSON field names are an interface.
+type HandoverRow struct {
+	Handover
+	Reason string `json:"reason"`
+	// UnservedSeconds is the time from the moment the previous owner stopped serving the
+	// partition (its announcement of the release; for a crash, its last announcement as owner)
+	// to the new claim, after which the new owner serves within a lease read. nil when the
+	// previous owner's stop is not in the announcements read.
+	UnservedSeconds *float64 `json:"unserved_seconds"`
+}
+
+// stamp is one announcement's word on a partition: under which claim, at what time.
+type stamp struct {
+	claim uint64
+	at    time.Time
+}
+
+type nodePart struct {
+	p    int
+	node int32
+}
+
+// trail follows coordinator_owners message by message, remembering per (partition, node) the
+// newest announcement that listed the partition and the first that released it under its
+// claim: the fold of View keeps only each node's newest announcement, which is not enough to
+// say when a partition stopped being served.
+type trail struct {
+	next     uint64
+	started  bool
+	listed   map[nodePart]stamp
+	released map[nodePart]stamp
+}
+
+func newTrail() *trail {
+	return &trail{listed: map[nodePart]stamp{}, released: map[nodePart]stamp{}}
+}
+
+// update reads the announcements appended since the last update (the newest
+// recentAnnouncements the first time).
+func (t *trail) update(ctx context.Context, l *Log) error {
+	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(fleet.OwnersTopic))
+	if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// The owners topic has one partition.
+	if len(td.Partitions) == 0 {
+		return nil
+	}
+	p := td.Partitions[0]
+	end := uint64(0)
+	if p.MessagesCount > 0 {
+		end = p.CurrentOffset + 1
+	}
+	if !t.started {
+		t.next, t.started = end-min(end, recentAnnouncements), true
+	}
+	if t.next > end {
+		t.next = end - min(end, recentAnnouncements) // the topic was recreated
+	}
+	return l.readTopic(ctx, fleet.OwnersTopic, int(p.ID), t.next, end, false, func(e *Entry) error {
+		if a, err := fleet.DecodeAnnouncement(e.Payload); err == nil {
+			t.apply(a)
+		}
+		t.next = e.Offset + 1
+		return nil
+	})
+}
+
+func (t *trail) apply(a fleet.Announcement) {
+	for p, cl := range a.Claims {
+		t.listed[nodePart{p, a.Node}] = stamp{cl, a.Time}
+	}
+	for p, cl := range a.Released {
+		k := nodePart{p, a.Node}
+		if s, ok := t.released[k]; !ok || s.claim != cl {
+			t.released[k] = stamp{cl, a.Time}
+		}
+	}
+}
+
+// stoppedAt is when node stopped serving p under claim: its release, else its last word as
+// owner.
+func (t *trail) stoppedAt(p int, node int32, claim uint64) (time.Time, bool) {
+	if s, ok := t.released[nodePart{p, node}]; ok && s.claim >= claim {
+		return s.at, true
+	}
+	if s, ok := t.listed[nodePart{p, node}]; ok && s.claim == claim {
+		return s.at, true
+	}
+	return time.Time{}, false
+}
+
+// ClassifyHandover says why a partition changed owner, from the fleet as the view has it now
+// (read right after the claim): the previous owner drained, stopped, crashed, or is still
+// serving and the lease moved.
+func ClassifyHandover(v *fleet.View, h Handover, now time.Time) string {
+	if h.From == nil {
+		return ReasonFirst
+	}
+	from := *h.From
+	a, ok := v.Announcement(from)
+	switch {
+	case v.DrainStands(from) || ok && a.Draining:
+		return ReasonDrain
+	case ok && a.Leaving:
+		return ReasonStop
+	case !v.Alive(from, now):
+		return ReasonCrash
+	}
+	return ReasonLease
+}
+
+// handoverRow explains h with the view and the trail.
+func handoverRow(v *fleet.View, t *trail, h Handover, prevClaim uint64, now time.Time) HandoverRow {
+	r := HandoverRow{Handover: h, Reason: ClassifyHandover(v, h, now)}
+	if h.From != nil {
+		if at, ok := t.stoppedAt(h.Partition, *h.From, prevClaim); ok {
+			s := max(0, h.At.Sub(at).Seconds())
+			r.UnservedSeconds = &s
+		}
+	}
+	return r
+}
+
+// handoversBetween lists the handovers a reload found: the claims of after newer than the
+// newest claim before knew, per partition, oldest first.
+func handoversBetween(before, after *Model) []Handover {
+	var out []Handover
+	for p, t := range after.Parts {
+		known := uint64(0)
+		if p < len(before.Parts) {
+			if n := len(before.Parts[p].Tenures); n > 0 {
+				known = before.Parts[p].Tenures[n-1].Claim
+			}
+		}
+		for i, te := range t.Tenures {
+			if te.Claim <= known {
+				continue
+			}
+			h := Handover{Partition: p, Claim: te.Claim, To: te.Node, Addr: te.Addr, At: te.At}
+			if i > 0 {
+				prev := t.Tenures[i-1]
+				from := prev.Node
+				held := te.At.Sub(prev.At).Seconds()
+				h.From, h.HeldSeconds = &from, &held
+			}
+			out = append(out, h)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Handover) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// previousClaim is the claim before claim in partition p's history, 0 for none.
+func previousClaim(m *Model, p int, claim uint64) uint64 {
+	prev := uint64(0)
+	for _, te := range m.Parts[p].Tenures {
+		if te.Claim >= claim {
+			break
+		}
+		prev = te.Claim
+	}
+	return prev
 }

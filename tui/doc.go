@@ -1,9 +1,14 @@
 // Package tui holds the live terminal views of the operator commands, as bubbletea models
-// styled with lipgloss. It renders and never talks to the network: package inspect reads the
-// log and sends each change in as a message, so a view is a pure function of the messages it
-// got, which is what lets its View() be compared with golden files at a fixed size.
+// styled with lipgloss. It renders and never talks to the network: package inspect follows the
+// fleet and sends each snapshot in as a message, and the view asks for actions (a drain plan, a
+// drain, an undo, a partition's groups, a group's lag) through an interface whose calls run in
+// commands of their own. A view is a pure function of the messages it got, which is what lets
+// its View() be compared with golden files at a fixed size.
 //
-// The two types to know are Claims, the model of `claims --watch` (the 16 partitions, what the
-// last update changed, a pane of recent handovers, a filter and help), and UpdateMsg, the
-// message a watcher sends it.
+// The two types to know are Console, the model of `claims --watch` (a node pane, a partition
+// pane and a pane of recent handovers or of the drain under way; columns chosen by the width,
+// scrolling, sorting, a filter; the drill-down into groups; drain and undo with their plan and
+// confirmation; a banner when a source stops answering), and Actions, what its keys ask of
+// inspect.Console. It holds no rule: changes are marked by the typed fields inspect reports,
+// drains are refused by inspect's rules, and the banner says inspect.Status's sentences.
 package tui

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
@@ -16,14 +19,15 @@ import (
 
 func newClaimsCmd(a *app) *cobra.Command {
 	var (
-		group   string
-		history int
-		watch   bool
-		nodes   bool
+		group    string
+		history  int
+		watch    bool
+		nodes    bool
+		readOnly bool
 	)
 	cmd := &cobra.Command{
 		Use:   "claims",
-		Short: "Show which gateway coordinates each coordinator log partition",
+		Short: "Show which gateway coordinates each coordinator log partition; --watch is the live console",
 		Long: `First the gateways: every node the log and Iggy know, its state (serving, draining, drained, or
 gone: no announcement within the live bound, a leaving announcement, or its lease membership
 ended), address, coordinator partitions and groups held, age of its last announcement, since
@@ -36,66 +40,89 @@ held, log end offset, last checkpoint (offset, age, records since), owner lag, a
 whose lease holds it (rendezvous hashing over the kafka-gateways members). FLAGS marks
 disagreements between the log, the lease and the owners topic, and partitions without an owner.
 
---group G says which partition and gateway coordinate G and whether FindCoordinator agrees.
+--group G says which partition and gateway coordinate G and whether FindCoordinator agrees,
+then what G's coordinator answers: state, protocol, members with their assignment, and per
+partition the committed offset, the log end, the lag in records and in time (the age of the
+oldest unread record). It exits 1 when the log or the gateways cannot be reached.
 --history P lists every claim of partition P and how long each owner held it.
---watch follows the log in a live view (q quits, ? help, / filter); without a terminal it prints
-one line per change (NDJSON with -o json).`,
+
+--watch is the live console: the nodes, the partitions and the recent handovers (why: drain,
+stop, crash, lease; and how long the partition went unserved), kept current as the log grows.
+Keys: arrows or j/k move, tab switches pane, enter lists a partition's groups and then a
+group's members and lag, esc goes back, s/S sort, / filters, d drains the selected node (the
+plan is shown first, y confirms, anything else cancels), u undoes a drain, ? lists every key,
+q quits. Drains from the view are the same requests as 'drain' and refused by the same rules;
+--read-only turns them off. One partition cannot be moved alone (m): the lease decides each
+partition's owner, so a partition moves only with its node's drain. When the store or the
+gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
+and the console retries with backoff until the store answers again. Without a terminal --watch
+prints one line per change instead (NDJSON with -o json).`,
 		Example: `  iggy-kafka claims
   iggy-kafka claims --nodes -o json
-  iggy-kafka claims --group orders
+  iggy-kafka claims --group orders -o yaml
   iggy-kafka claims --history 7 -o json
-  iggy-kafka claims --watch`,
+  iggy-kafka claims --watch
+  iggy-kafka claims --watch --read-only`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			f := a.format()
-			if nodes && (group != "" || cmd.Flags().Changed("history") || watch) {
-				return a.fail(usageError(errors.New("--nodes prints the node table alone: it does not go with --group, --history or --watch")))
+			fl := cmd.Flags()
+			if err := contradictions(fl, [][2]string{
+				{"nodes", "group"}, {"nodes", "history"}, {"nodes", "watch"},
+				{"history", "group"}, {"watch", "group"}, {"watch", "history"},
+			}); err != nil {
+				return a.fail(err)
 			}
-			if cmd.Flags().Changed("history") {
+			if readOnly && !watch {
+				return a.fail(usageError(errors.New("--read-only goes with --watch: only the console drains")))
+			}
+			if fl.Changed("history") {
 				if err := inspect.CheckPartition(history); err != nil {
 					return a.fail(usageError(err))
 				}
 			}
-			log, closeLog, err := a.openLog(ctx)
+			log, c, closeLog, err := a.openLogClient(ctx)
 			if err != nil {
 				return a.fail(err)
 			}
 			defer closeLog()
-			fleet, err := inspect.LoadModel(ctx, log)
+			model, err := inspect.LoadModel(ctx, log)
 			if err != nil {
-				return a.fail(err)
+				return a.fail(a.iggyError(err))
 			}
 			w := cmd.OutOrStdout()
 			switch {
-			case cmd.Flags().Changed("history"):
-				return a.fail(output.List(w, f, "claims.history", fleet.Parts[history].History(now())))
+			case fl.Changed("history"):
+				return a.fail(output.List(w, f, "claims.history", model.Parts[history].History(now())))
 			case group != "":
-				adm, closeAdm, err := a.kafkaAdmin()
+				live, closeLive, err := a.kafkaLive()
 				if err != nil {
 					return a.fail(err)
 				}
-				defer closeAdm()
-				var node int32
-				var addr string
-				fc := adm.FindGroupCoordinators(ctx, group)
-				r, ok := fc[group]
-				switch {
-				case !ok:
-					err = errors.New("no answer")
-				case r.Err != nil:
-					err = r.Err
-				default:
-					node, addr = r.NodeID, fmt.Sprintf("%s:%d", r.Host, r.Port)
+				defer closeLive()
+				d, err := inspect.DescribeGroup(ctx, live, model.GroupLog(), group, now())
+				if err != nil {
+					return a.fail(a.kafkaError(err))
 				}
-				return a.fail(output.List(w, f, "claims.group", []inspect.GroupCoordinator{fleet.CoordinatorOf(group, node, addr, err)}))
+				return a.fail(output.Print(w, f, "claims.group", groupDoc{d}))
 			case watch && f == output.Text && isTerminal(w):
-				return a.fail(watchView(ctx, log, fleet))
+				live, closeLive, err := a.kafkaLive()
+				if err != nil {
+					return a.fail(err)
+				}
+				defer closeLive()
+				con := &inspect.Console{Log: log, Store: strings.Join(a.iggyAddrs(), ","), Live: live,
+					Bootstrap: strings.Join(a.values.List("kafka-bootstrap"), ","), Gateways: gatewayProbe(live.Admin)}
+				if !readOnly {
+					con.Drainer = inspect.IggyDrainer{Log: log, Writer: c}
+				}
+				return a.fail(watchView(ctx, con, model, readOnly))
 			case watch:
 				s := output.NewStream[inspect.Change](w, f, "claims.change", true)
 				if watchLoaded != nil {
 					watchLoaded()
 				}
-				err := inspect.Watch(ctx, log, fleet, func(u inspect.Update) error {
+				err := inspect.Watch(ctx, log, model, func(u inspect.Update) error {
 					for _, c := range u.Changes {
 						if err := s.Add(c); err != nil {
 							return err
@@ -106,37 +133,59 @@ one line per change (NDJSON with -o json).`,
 				if cerr := s.Close(); err == nil {
 					err = cerr
 				}
-				return a.fail(err)
+				return a.fail(a.iggyError(err))
 			}
 			if nodes {
-				return a.fail(output.List(w, f, "claims.nodes", fleet.Nodes(now())))
+				return a.fail(output.List(w, f, "claims.nodes", model.Nodes(now())))
 			}
-			return a.fail(output.Print(w, f, "claims", fleetDoc(fleet.Fleet(now()))))
+			return a.fail(output.Print(w, f, "claims", fleetDoc(model.Fleet(now()))))
 		},
 	}
-	operatorCmd(cmd, cobra.NoArgs)
+	operatorCmd(cmd, noArgs)
 	fl := cmd.Flags()
-	fl.StringVar(&group, "group", "", "which partition and gateway coordinate this consumer group")
+	fl.StringVar(&group, "group", "", "which partition and gateway coordinate this consumer group, its members and lag")
 	fl.IntVar(&history, "history", 0, "every claim of this log partition")
-	fl.BoolVar(&watch, "watch", false, "follow the log in a live view (lines without a terminal)")
+	fl.BoolVar(&watch, "watch", false, "the live console (lines without a terminal)")
 	fl.BoolVar(&nodes, "nodes", false, "only the node table")
+	fl.BoolVar(&readOnly, "read-only", false, "with --watch: no drain or undo from the console")
+	_ = cmd.RegisterFlagCompletionFunc("history", completePartitions)
+	_ = cmd.RegisterFlagCompletionFunc("group", cobra.NoFileCompletions)
 	return cmd
 }
 
-// watchView runs the live claims view until the operator quits or ctx ends; the watcher feeds
-// it each update as the records arrive.
-func watchView(ctx context.Context, log *inspect.Log, fleet *inspect.Model) error {
+// gatewayProbe asks every gateway in Metadata for its API versions: the console's check that a
+// gateway answers.
+func gatewayProbe(adm *kadm.Client) func(context.Context) error {
+	return func(ctx context.Context) error {
+		vs, err := adm.ApiVersions(ctx)
+		if err != nil {
+			return err
+		}
+		var first error
+		for _, v := range vs {
+			if v.Err == nil {
+				return nil
+			}
+			if first == nil {
+				first = v.Err
+			}
+		}
+		if first == nil {
+			first = errors.New("no gateway is listed in Metadata")
+		}
+		return first
+	}
+}
+
+// watchView runs the console until the operator quits or ctx ends; the engine feeds it
+// snapshots as the records arrive and a status beat four times a second.
+func watchView(ctx context.Context, con *inspect.Console, model *inspect.Model, readOnly bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := tui.NewClaims(fleet.Rows(now()), now)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
+	first := inspect.Snapshot{At: now(), Nodes: model.Nodes(now()), Rows: model.Rows(now()), Status: con.Status()}
+	p := tea.NewProgram(tui.NewConsole(first, con, readOnly), tea.WithAltScreen(), tea.WithContext(ctx))
 	errc := make(chan error, 1)
-	go func() {
-		errc <- inspect.Watch(ctx, log, fleet, func(u inspect.Update) error {
-			p.Send(tui.UpdateMsg(u))
-			return nil
-		})
-	}()
+	go func() { errc <- con.Run(ctx, model, programSink{p}) }()
 	_, err := p.Run()
 	cancel()
 	werr := <-errc
@@ -148,6 +197,12 @@ func watchView(ctx context.Context, log *inspect.Log, fleet *inspect.Model) erro
 	}
 	return err
 }
+
+// programSink hands the engine's messages to the program.
+type programSink struct{ p *tea.Program }
+
+func (s programSink) Snapshot(snap inspect.Snapshot) { s.p.Send(tui.SnapshotMsg(snap)) }
+func (s programSink) Status(st inspect.Status)       { s.p.Send(tui.StatusMsg(st)) }
 
 // watchLoaded, when set by a test, is called once claims --watch has read the fleet and starts
 // following the log, so the test writes the record it expects as a change only after that.
@@ -165,4 +220,45 @@ func (d fleetDoc) Text(w io.Writer) error {
 		return err
 	}
 	return output.List(w, output.Text, "", d.Partitions)
+}
+
+// groupDoc is `claims --group G`: the coordinator row, the group's state, its members, its lag;
+// JSON and YAML hold one object per group under "data", the coordinator fields first.
+type groupDoc []inspect.GroupDetail
+
+func (d groupDoc) Text(w io.Writer) error {
+	for _, g := range d {
+		if err := output.List(w, output.Text, "", []inspect.GroupCoordinator{g.GroupCoordinator}); err != nil {
+			return err
+		}
+		gen := output.None
+		if g.Generation != nil {
+			gen = strconv.Itoa(int(*g.Generation))
+		}
+		t := output.NewTable([]string{"STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "MEMBERS"})
+		t.Add([]string{g.State, g.ProtocolType, g.Protocol, gen, strconv.Itoa(len(g.Members))})
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		if err := t.Write(w); err != nil {
+			return err
+		}
+		if g.DescribeError != "" {
+			if _, err := fmt.Fprintf(w, "the coordinator answered: %s\n", g.DescribeError); err != nil {
+				return err
+			}
+		}
+		for _, part := range []func() error{
+			func() error { return output.List(w, output.Text, "", g.Members) },
+			func() error { return output.List(w, output.Text, "", g.Lag) },
+		} {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+			if err := part(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/iggy-kafka/iggy-kafka/config"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
 )
 
 func newCompletionCmd() *cobra.Command {
@@ -45,4 +52,73 @@ func writeCompletion(root *cobra.Command, shell string, w io.Writer) error {
 		return root.GenPowerShellCompletionWithDesc(w)
 	}
 	return usageError(fmt.Errorf("unknown shell %q: want bash, zsh, fish or powershell", shell))
+}
+
+// completeSettings completes the values of every enumerated setting the command has as a flag
+// (-o, --log-level, --log-format, --fsync, ...).
+func completeSettings(cmd *cobra.Command) {
+	for _, s := range settings.All() {
+		if s.Kind != config.Enum || cmd.Flags().Lookup(s.Name) == nil {
+			continue
+		}
+		values := s.Enum
+		_ = cmd.RegisterFlagCompletionFunc(s.Name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return values, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+}
+
+// completeArguments completes what the commands take beyond flags: node ids of the fleet for
+// `drain node`, log partitions for `replay partition` and `inspect --partition`.
+func completeArguments(root *cobra.Command, a *app) {
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "drain":
+			c.ValidArgsFunction = a.completeNodes
+		case "replay":
+			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				if len(args) == 0 {
+					return []string{"partition"}, cobra.ShellCompDirectiveNoFileComp
+				}
+				if len(args) == 1 {
+					return completePartitions(cmd, args, toComplete)
+				}
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+		case "inspect":
+			_ = c.RegisterFlagCompletionFunc("partition", completePartitions)
+		}
+	}
+}
+
+// completeNodes completes `drain node N...` with the nodes the fleet's announcements name, each
+// with its state and address, asking the store within a second.
+func (a *app) completeNodes(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return []string{"node"}, cobra.ShellCompDirectiveNoFileComp
+	}
+	vals, err := settings.Load(cmd.Name(), cmd.Flags(), a.environ)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	a.values = vals
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	log, closeLog, err := a.openLog(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer closeLog()
+	m := inspect.NewModel()
+	if err := m.Refresh(ctx, log); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, n := range m.View.Nodes(now()) {
+		id := strconv.Itoa(int(n.ID))
+		if !slices.Contains(args[1:], id) {
+			out = append(out, id+"\t"+string(n.State)+" "+n.Addr)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -51,6 +50,9 @@ to the meta stream.`,
   iggy-kafka drain node 2 3 --yes --wait --timeout 30s
   iggy-kafka drain node 2 --undo --wait`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := contradictions(cmd.Flags(), [][2]string{{"dry-run", "yes"}, {"dry-run", "wait"}, {"dry-run", "undo"}}); err != nil {
+				return a.fail(err)
+			}
 			var nodes []int32
 			for _, arg := range args[1:] {
 				n, err := strconv.ParseInt(arg, 10, 32)
@@ -92,21 +94,6 @@ to the meta stream.`,
 	return cmd
 }
 
-// openLogClient is openLog that also hands out the client, for commands that write.
-func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, func(), error) {
-	cfg, err := a.iggyConfig()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	dctx, cancel := context.WithTimeout(ctx, a.values.Duration("request-timeout"))
-	defer cancel()
-	c, err := iggy.Dial(dctx, cfg)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("connect to Iggy at %v: %w", cfg.Addrs, err)
-	}
-	return inspect.NewLog(c, a.values.String("stream"), nil), c, func() { _ = c.Close() }, nil
-}
-
 type drainRun struct {
 	log     *inspect.Log
 	drainer inspect.Drainer
@@ -143,22 +130,12 @@ func runDrain(ctx context.Context, r drainRun) error {
 	if err != nil {
 		return err
 	}
-	groups, members, collateral := 0, 0, 0
-	for _, s := range plan.Steps {
-		groups += len(s.Groups)
-		members += s.Members
-		if s.Collateral {
-			collateral++
-		}
-	}
 	if r.f == output.Text || r.dryRun {
 		if err := output.List(r.out, r.f, "drain.plan", plan.Steps); err != nil {
 			return err
 		}
 	}
-	summary := fmt.Sprintf("drain %s: %d partition(s) move (%d collateral), %d group(s), %d member(s), without a rebalance; %d gateway(s) keep serving",
-		r.who(), len(plan.Steps), collateral, groups, members, len(plan.ServingAfter))
-	fmt.Fprintln(r.errw, summary)
+	fmt.Fprintln(r.errw, plan.Summary())
 	if r.dryRun {
 		return nil
 	}

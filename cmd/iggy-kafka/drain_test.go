@@ -36,7 +36,7 @@ func drainRequest(ctx context.Context, log *inspect.Log, node int32) (fleet.Drai
 // drain request by claiming node 2's partitions on node 1 and announcing them.
 func TestDrainEndToEnd(t *testing.T) {
 	addr, put := operatorStore(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{addr}})

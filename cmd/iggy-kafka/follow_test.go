@@ -37,7 +37,7 @@ func (s *syncBuffer) String() string {
 // --follow -o json one per record, each as its record arrives.
 func TestFollowersPrintNDJSON(t *testing.T) {
 	addr, put := operatorStore(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var watchOut, followOut, errs syncBuffer

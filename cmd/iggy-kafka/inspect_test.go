@@ -23,7 +23,7 @@ import (
 // none on a clean log, one after a fenced owner writes on.
 func TestInspectVerifyVerdict(t *testing.T) {
 	addr, put := operatorStore(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	for _, f := range []string{"text", "json", "yaml"} {
 		code, out, stderr := runCLI(t, env, "inspect", "--verify", "-o", f)
 		if code != exitOK || stderr != "" {
@@ -91,7 +91,7 @@ func everyRecordStore(t *testing.T) string {
 // inspect -o json and yaml give each record's fields as an object of its type's fields, and an
 // undecodable record's error; the text keeps its key=value column.
 func TestInspectRecordFields(t *testing.T) {
-	env := []string{"IGGY_KAFKA_IGGY=" + everyRecordStore(t), "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + everyRecordStore(t), "XDG_CONFIG_HOME=" + t.TempDir()}
 	for _, f := range []string{"text", "json", "yaml"} {
 		code, out, stderr := runCLI(t, env, "inspect", "--partition", "4", "-o", f)
 		if code != exitOK || stderr != "" {
@@ -125,7 +125,7 @@ func TestInspectRecordFields(t *testing.T) {
 // appended after it has read the log.
 func TestInspectFollowStartsAtTheEnd(t *testing.T) {
 	addr, put := operatorStore(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	caught := make(chan struct{}, 1)

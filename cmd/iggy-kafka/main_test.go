@@ -183,7 +183,7 @@ func TestREADMEListsEverySetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range settings.All() {
-		row := "| `--" + s.Name + "` | `" + s.Env() + "` |"
+		row := "| `--" + s.FlagName() + "` | `" + s.Env() + "` |"
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README.md lacks the row for %s (%q)", s.Name, row)
 		}

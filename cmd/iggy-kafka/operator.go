@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -17,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/iggy-kafka/iggy-kafka/config"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
@@ -26,7 +30,8 @@ import (
 // of the registry (Iggy and Kafka addresses, credentials, TLS, SASL), -o, and errors printed in
 // the chosen format.
 
-// operatorCmd declares the command's settings as flags, with -o as the shorthand of --output.
+// operatorCmd declares the command's settings as flags, with -o as the shorthand of --output;
+// a wrong positional argument exits 2.
 func operatorCmd(cmd *cobra.Command, args cobra.PositionalArgs) *cobra.Command {
 	fs := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
 	settings.AddFlags(fs, cmd.Name(), false)
@@ -36,7 +41,15 @@ func operatorCmd(cmd *cobra.Command, args cobra.PositionalArgs) *cobra.Command {
 		}
 		cmd.Flags().AddFlag(f)
 	})
-	cmd.Args = args
+	completeSettings(cmd)
+	cmd.Args = func(c *cobra.Command, a []string) error {
+		err := args(c, a)
+		var ue *config.UsageError
+		if err != nil && !errors.As(err, &ue) {
+			return usageError(err)
+		}
+		return err
+	}
 	return cmd
 }
 
@@ -79,20 +92,25 @@ func (a *app) fail(err error) error {
 	return &formatError{f: a.format(), err: err}
 }
 
-// iggyConfig is the Iggy connection of an operator command; without --iggy it is the address an
+// iggyAddrs are the Iggy addresses of an operator command; without --iggy the address an
 // embedded store of `serve` or `store` listens on by default.
+func (a *app) iggyAddrs() []string {
+	if addrs := a.values.List("operator-iggy"); len(addrs) > 0 {
+		return addrs
+	}
+	return []string{"127.0.0.1:8090"}
+}
+
+// iggyConfig is the Iggy connection of an operator command.
 func (a *app) iggyConfig() (iggy.Config, error) {
 	v := a.values
-	cfg := iggy.Config{Addrs: v.List("iggy"), Username: v.String("iggy-username"), Password: v.String("iggy-password"), PoolSize: 2, RequestTimeout: v.Duration("request-timeout")}
-	if len(cfg.Addrs) == 0 {
-		cfg.Addrs = []string{"127.0.0.1:8090"}
-	}
-	if v.Bool("iggy-tls") {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("iggy-tls-server-name")}
-		if ca := v.String("iggy-tls-ca"); ca != "" {
+	cfg := iggy.Config{Addrs: a.iggyAddrs(), Username: v.String("operator-iggy-username"), Password: v.String("operator-iggy-password"), PoolSize: 2, RequestTimeout: v.Duration("request-timeout")}
+	if v.Bool("operator-iggy-tls") {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("operator-iggy-tls-server-name")}
+		if ca := v.String("operator-iggy-tls-ca"); ca != "" {
 			pool, err := caPool(ca)
 			if err != nil {
-				return cfg, v.Invalid("iggy-tls-ca", "%v", err)
+				return cfg, v.Invalid("operator-iggy-tls-ca", "%v", err)
 			}
 			tc.RootCAs = pool
 		}
@@ -101,23 +119,55 @@ func (a *app) iggyConfig() (iggy.Config, error) {
 	return cfg, nil
 }
 
-// openLog connects to Iggy and returns the coordinator log reader with a closer.
-func (a *app) openLog(ctx context.Context) (*inspect.Log, func(), error) {
+// iggyError says, for an error of reaching the store, where the command looked and how to
+// point it elsewhere.
+func (a *app) iggyError(err error) error {
+	if err == nil || !errors.Is(err, iggy.ErrUnavailable) && !errors.Is(err, iggy.ErrConnectionLost) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w\nno answer from the store at %s: is '%s serve' (embedded store) or '%s store' running there? --iggy (%s) sets the address",
+		err, strings.Join(a.iggyAddrs(), ","), programName, programName, a.envOf("operator-iggy"))
+}
+
+// kafkaError says, for an error of reaching the gateways, where the command looked and how to
+// point it elsewhere.
+func (a *app) kafkaError(err error) error {
+	if err == nil || !errors.Is(err, inspect.ErrNoGateway) {
+		return err
+	}
+	return fmt.Errorf("%w\nno gateway answered at %s: is '%s serve' running there? --kafka-bootstrap (%s) sets the addresses",
+		err, strings.Join(a.values.List("kafka-bootstrap"), ","), programName, a.envOf("kafka-bootstrap"))
+}
+
+func (a *app) envOf(name string) string {
+	s, _ := settings.Lookup(name)
+	return s.Env()
+}
+
+// openLogClient connects to Iggy and returns the coordinator log reader, the client (for
+// commands that write) and a closer.
+func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, func(), error) {
 	cfg, err := a.iggyConfig()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, a.values.Duration("request-timeout"))
 	defer cancel()
 	c, err := iggy.Dial(dctx, cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to Iggy at %v: %w", cfg.Addrs, err)
+		return nil, nil, nil, a.iggyError(fmt.Errorf("connect to Iggy at %s: %w", strings.Join(cfg.Addrs, ","), err))
 	}
-	return inspect.NewLog(c, a.values.String("stream"), nil), func() { _ = c.Close() }, nil
+	return inspect.NewLog(c, a.values.String("operator-stream"), nil), c, func() { _ = c.Close() }, nil
 }
 
-// kafkaAdmin is a kadm client on --kafka-bootstrap.
-func (a *app) kafkaAdmin() (*kadm.Client, func(), error) {
+// openLog connects to Iggy and returns the coordinator log reader with a closer.
+func (a *app) openLog(ctx context.Context) (*inspect.Log, func(), error) {
+	log, _, closer, err := a.openLogClient(ctx)
+	return log, closer, err
+}
+
+// kafkaOpts are the kgo options of the gateways: --kafka-bootstrap, TLS, SASL, timeouts.
+func (a *app) kafkaOpts() ([]kgo.Opt, error) {
 	v := a.values
 	opts := []kgo.Opt{kgo.SeedBrokers(v.List("kafka-bootstrap")...), kgo.RequestTimeoutOverhead(v.Duration("request-timeout")), kgo.RetryTimeout(v.Duration("request-timeout"))}
 	if v.Bool("kafka-tls") {
@@ -125,7 +175,7 @@ func (a *app) kafkaAdmin() (*kadm.Client, func(), error) {
 		if ca := v.String("kafka-tls-ca"); ca != "" {
 			pool, err := caPool(ca)
 			if err != nil {
-				return nil, nil, v.Invalid("kafka-tls-ca", "%v", err)
+				return nil, v.Invalid("kafka-tls-ca", "%v", err)
 			}
 			tc.RootCAs = pool
 		}
@@ -134,11 +184,60 @@ func (a *app) kafkaAdmin() (*kadm.Client, func(), error) {
 	if u := v.String("kafka-sasl-username"); u != "" {
 		opts = append(opts, kgo.SASL(plain.Auth{User: u, Pass: v.String("kafka-sasl-password")}.AsMechanism()))
 	}
+	return opts, nil
+}
+
+// kafkaAdmin is a kadm client on --kafka-bootstrap.
+func (a *app) kafkaAdmin() (*kadm.Client, func(), error) {
+	opts, err := a.kafkaOpts()
+	if err != nil {
+		return nil, nil, err
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return kadm.NewClient(cl), cl.Close, nil
+}
+
+// kafkaLive is what DescribeGroup asks of the gateways.
+func (a *app) kafkaLive() (inspect.KafkaLive, func(), error) {
+	opts, err := a.kafkaOpts()
+	if err != nil {
+		return inspect.KafkaLive{}, nil, err
+	}
+	adm, closer, err := a.kafkaAdmin()
+	if err != nil {
+		return inspect.KafkaLive{}, nil, err
+	}
+	return inspect.KafkaLive{Admin: adm, Opts: opts}, closer, nil
+}
+
+// contradictions refuses, with exit status 2, any two flags of a pair set together.
+func contradictions(fl *pflag.FlagSet, pairs [][2]string) error {
+	for _, p := range pairs {
+		if fl.Changed(p[0]) && fl.Changed(p[1]) {
+			return usageError(fmt.Errorf("--%s and --%s do not go together: choose one", p[0], p[1]))
+		}
+	}
+	return nil
+}
+
+// noArgs refuses positional arguments with exit status 2.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("%s takes no arguments, got %q; see '%s --help'", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath()))
+	}
+	return nil
+}
+
+// completePartitions completes a coordinator log partition: 0 to 15.
+func completePartitions(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	out := make([]string, 0, fleet.Partitions)
+	for p := range fleet.Partitions {
+		out = append(out, strconv.Itoa(p))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // isTerminal reports whether w (stdout or stdin) is a terminal, where views draw instead of

@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
@@ -44,7 +45,7 @@ func operatorStore(t *testing.T) (addr string, put func(p int, r record.Record))
 
 func TestOperatorCommandsEndToEnd(t *testing.T) {
 	addr, put := operatorStore(t)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	now = func() time.Time { return time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC) }
 	t.Cleanup(func() { now = time.Now })
 
@@ -126,6 +127,33 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 		{"inspect", "--from", "yesterday"},
 		{"claims", "--history", "-1"},
 		{"inspect", "-o", "xml"},
+	} {
+		if code, _, stderr := runCLI(t, env, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, stderr)
+		}
+	}
+}
+
+// claims --group fails, naming the address and the flag, when the store or the gateways cannot
+// be reached (it once printed the dial error in a table cell and exited 0).
+func TestClaimsGroupUnreachable(t *testing.T) {
+	addr, _ := operatorStore(t)
+	closed := freeport.Addr(t)
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
+	code, out, stderr := runCLI(t, env, "claims", "--group", "g", "--kafka-bootstrap", closed, "--request-timeout", "1s")
+	if code != exitFailed || out != "" || !strings.Contains(stderr, "no gateway answered at "+closed) || !strings.Contains(stderr, "--kafka-bootstrap (IGGY_KAFKA_KAFKA_BOOTSTRAP) sets the addresses") {
+		t.Fatalf("gateways away: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	code, _, stderr = runCLI(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "claims", "--group", "g", "--iggy", closed, "--request-timeout", "1s")
+	if code != exitFailed || !strings.Contains(stderr, "no answer from the store at "+closed) || !strings.Contains(stderr, "--iggy (IGGY_KAFKA_OPERATOR_IGGY) sets the address") {
+		t.Fatalf("store away: exit %d stderr %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"claims", "--group", "g", "--history", "2"},
+		{"claims", "--watch", "--group", "g"},
+		{"claims", "--watch", "--history", "1"},
+		{"claims", "--read-only"},
+		{"claims", "extra"},
 	} {
 		if code, _, stderr := runCLI(t, env, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, stderr)

@@ -44,7 +44,7 @@ func TestReplayDiffLiveVerdict(t *testing.T) {
 	}
 	// The log of partition 2 holds group g with t[2] at 5 (operatorStore).
 	commit("g", 2, 5)
-	env := []string{"IGGY_KAFKA_IGGY=" + addr, "IGGY_KAFKA_KAFKA_BOOTSTRAP=" + kf.ListenAddrs()[0], "XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "IGGY_KAFKA_KAFKA_BOOTSTRAP=" + kf.ListenAddrs()[0], "XDG_CONFIG_HOME=" + t.TempDir()}
 	for _, f := range []string{"text", "json"} {
 		code, out, stderr := runCLI(t, env, "replay", "partition", "2", "--diff-live", "-o", f)
 		if code != exitOK || stderr != "" {

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/iggy-kafka/iggy-kafka/config"
 	"github.com/iggy-kafka/iggy-kafka/logfmt"
@@ -37,7 +39,7 @@ defaults; every flag's environment variable is shown in its help.`,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError(fmt.Errorf("unknown command %q; see '%s --help'", args[0], programName))
+				return usageError(fmt.Errorf("unknown command %q%s; see '%s --help'", args[0], didYouMean(args[0], commandNames(cmd)), programName))
 			}
 			return nil
 		},
@@ -52,7 +54,13 @@ defaults; every flag's environment variable is shown in its help.`,
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageError(fmt.Errorf("%v; see '%s --help'", err, cmd.CommandPath()))
+		// A mistyped command followed by its flags reaches the root's flags first.
+		if args := cmd.Flags().Args(); !cmd.HasParent() && len(args) > 0 {
+			if s := didYouMean(args[0], commandNames(cmd)); s != "" {
+				return usageError(fmt.Errorf("unknown command %q%s; see '%s --help'", args[0], s, programName))
+			}
+		}
+		return usageError(fmt.Errorf("%v%s; see '%s --help'", err, flagSuggestion(cmd, err), cmd.CommandPath()))
 	})
 	settings.AddFlags(root.PersistentFlags(), "", true)
 	root.AddCommand(
@@ -62,17 +70,53 @@ defaults; every flag's environment variable is shown in its help.`,
 		newClaimsCmd(a),
 		newReplayCmd(a),
 		newDrainCmd(a),
-		newVersionCmd(),
+		newVersionCmd(a),
 		newCompletionCmd(),
 	)
+	completeArguments(root, a)
 	return root
 }
 
 // withSettings declares the command's own settings as flags.
 func withSettings(cmd *cobra.Command) *cobra.Command {
 	settings.AddFlags(cmd.Flags(), cmd.Name(), false)
-	cmd.Args = cobra.NoArgs
+	completeSettings(cmd)
+	cmd.Args = noArgs
 	return cmd
+}
+
+func commandNames(root *cobra.Command) []string {
+	var out []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			out = append(out, c.Name())
+		}
+	}
+	return out
+}
+
+// didYouMean is ` (did you mean "x"?)` for the candidate nearest a typo, or "".
+func didYouMean(typo string, candidates []string) string {
+	if near := config.Closest(typo, candidates); near != "" {
+		return fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return ""
+}
+
+// flagSuggestion names the flag of cmd nearest an unknown one.
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if near := config.Closest(name, names); near != "" {
+		return " (did you mean --" + near + "?)"
+	}
+	return ""
 }
 
 // logger builds the logger of a long-running command from --log-format and --log-level.

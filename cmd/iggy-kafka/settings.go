@@ -7,6 +7,9 @@ import (
 
 // settings is the one list of every setting: each has a flag (--name), an environment variable
 // (IGGY_KAFKA_NAME) and a config file key (name). The README's configuration table follows it.
+// operatorCommands read the coordinator log and ask the gateways.
+var operatorCommands = []string{"inspect", "claims", "replay", "drain"}
+
 var settings = config.NewRegistry(
 	// Every command.
 	config.Setting{Name: config.ConfigKey, Usage: "config file (default $XDG_CONFIG_HOME/iggy-kafka/config.yaml, then /etc/iggy-kafka/config.yaml)"},
@@ -22,13 +25,13 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "node-id", Kind: config.Int, Default: "0", Usage: "this gateway's Kafka broker id in the fleet", Commands: []string{"serve"}},
 	config.Setting{Name: "brokers", Kind: config.List, Usage: "the fleet as id@host:port,... (default: this gateway alone)", Commands: []string{"serve"}},
 	config.Setting{Name: "fleet", Kind: config.Int, Default: "0", Usage: "run N gateways in this process (node ids 1..N, Kafka on consecutive ports from --bind's) sharing the embedded store or --iggy; 0: one gateway", Commands: []string{"serve"}},
-	config.Setting{Name: "iggy", Kind: config.List, Usage: "Iggy server addresses host:port,... (default: run the embedded store in-process)", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "iggy-username", Default: "iggy", Usage: "Iggy user the gateway logs in as", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "iggy-password", Default: "iggy", Secret: true, Usage: "password of --iggy-username", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "iggy-tls", Kind: config.Bool, Default: "false", Usage: "connect to Iggy over TLS", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "iggy-tls-ca", Usage: "PEM file of the CA that signed the Iggy server's certificate (default: system roots)", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "iggy-tls-server-name", Usage: "server name expected in the Iggy server's certificate (default: the host of --iggy)", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics", Commands: []string{"serve", "inspect", "claims", "replay", "drain"}},
+	config.Setting{Name: "iggy", Kind: config.List, Usage: "Iggy server addresses host:port,... (default: run the embedded store in-process)", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-username", Default: "iggy", Usage: "Iggy user the gateway logs in as", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-password", Default: "iggy", Secret: true, Usage: "password of --iggy-username", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-tls", Kind: config.Bool, Default: "false", Usage: "connect to Iggy over TLS", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-tls-ca", Usage: "PEM file of the CA that signed the Iggy server's certificate (default: system roots)", Commands: []string{"serve"}},
+	config.Setting{Name: "iggy-tls-server-name", Usage: "server name expected in the Iggy server's certificate (default: the host of --iggy)", Commands: []string{"serve"}},
+	config.Setting{Name: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics", Commands: []string{"serve"}},
 	config.Setting{Name: "auto-create-topics", Kind: config.Bool, Default: "true", Usage: "create unknown topics on Metadata and Produce, as Kafka does", Commands: []string{"serve"}},
 	config.Setting{Name: "default-partitions", Kind: config.Int, Default: "1", Usage: "partitions of an auto-created topic", Commands: []string{"serve"}},
 	config.Setting{Name: "fetch-codec", Kind: config.Enum, Default: "producer", Enum: bridge.FetchCodecs, Usage: "codec of the batches Fetch answers with: producer keeps each batch's own, none saves both sides compressing on a fast network", Commands: []string{"serve"}},
@@ -60,13 +63,22 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "root-password", Default: "iggy", Secret: true, Usage: "password of the root user created in a new store", Commands: []string{"serve", "store"}},
 	config.Setting{Name: "heartbeat-interval", Kind: config.Duration, Default: "30s", Usage: "consumer-group members silent for 1.2x this are evicted (serve --iggy: the Iggy server's heartbeat.interval)", Commands: []string{"serve", "store"}},
 
-	// Operator commands: how they reach Kafka and print (Iggy settings above are shared).
-	config.Setting{Name: "kafka-bootstrap", Kind: config.List, Default: "localhost:9092", Usage: "Kafka addresses of gateways the operator commands ask, host:port,...", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "kafka-tls", Kind: config.Bool, Default: "false", Usage: "connect to the gateways over TLS", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "kafka-tls-ca", Usage: "PEM file of the CA that signed the gateways' certificates (default: system roots)", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "kafka-tls-server-name", Usage: "server name expected in the gateways' certificates (default: the host dialled)", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "kafka-sasl-username", Usage: "SASL PLAIN user for the gateways (an Iggy user; empty: no SASL)", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "kafka-sasl-password", Secret: true, Usage: "password of --kafka-sasl-username", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain"}},
-	config.Setting{Name: "request-timeout", Kind: config.Duration, Default: "10s", Usage: "bound of each request to Iggy or a gateway", Commands: []string{"inspect", "claims", "replay", "drain"}},
+	// Operator commands: how they reach Iggy (settings of their own, so that pointing them at
+	// a remote store never turns a bare serve into a gateway of that store), how they reach
+	// Kafka and how they print.
+	config.Setting{Name: "operator-iggy", Flag: "iggy", Kind: config.List, Usage: "Iggy server addresses the operator commands read, host:port,... (default: 127.0.0.1:8090, where serve's embedded store listens)", Commands: operatorCommands},
+	config.Setting{Name: "operator-iggy-username", Flag: "iggy-username", Default: "iggy", Usage: "Iggy user the operator commands log in as", Commands: operatorCommands},
+	config.Setting{Name: "operator-iggy-password", Flag: "iggy-password", Default: "iggy", Secret: true, Usage: "password of --iggy-username", Commands: operatorCommands},
+	config.Setting{Name: "operator-iggy-tls", Flag: "iggy-tls", Kind: config.Bool, Default: "false", Usage: "connect to Iggy over TLS", Commands: operatorCommands},
+	config.Setting{Name: "operator-iggy-tls-ca", Flag: "iggy-tls-ca", Usage: "PEM file of the CA that signed the Iggy server's certificate (default: system roots)", Commands: operatorCommands},
+	config.Setting{Name: "operator-iggy-tls-server-name", Flag: "iggy-tls-server-name", Usage: "server name expected in the Iggy server's certificate (default: the host of --iggy)", Commands: operatorCommands},
+	config.Setting{Name: "operator-stream", Flag: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics of the fleet the operator commands read", Commands: operatorCommands},
+	config.Setting{Name: "kafka-bootstrap", Kind: config.List, Default: "localhost:9092", Usage: "Kafka addresses of gateways the operator commands ask, host:port,...", Commands: operatorCommands},
+	config.Setting{Name: "kafka-tls", Kind: config.Bool, Default: "false", Usage: "connect to the gateways over TLS", Commands: operatorCommands},
+	config.Setting{Name: "kafka-tls-ca", Usage: "PEM file of the CA that signed the gateways' certificates (default: system roots)", Commands: operatorCommands},
+	config.Setting{Name: "kafka-tls-server-name", Usage: "server name expected in the gateways' certificates (default: the host dialled)", Commands: operatorCommands},
+	config.Setting{Name: "kafka-sasl-username", Usage: "SASL PLAIN user for the gateways (an Iggy user; empty: no SASL)", Commands: operatorCommands},
+	config.Setting{Name: "kafka-sasl-password", Secret: true, Usage: "password of --kafka-sasl-username", Commands: operatorCommands},
+	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain", "version"}},
+	config.Setting{Name: "request-timeout", Kind: config.Duration, Default: "10s", Usage: "bound of each request to Iggy or a gateway", Commands: operatorCommands},
 )

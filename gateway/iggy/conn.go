@@ -32,6 +32,13 @@ type call struct {
 // reads (NonReplicated) are; every write is not.
 func (c *call) idempotent() bool { return c.cmd.NonReplicated() }
 
+// changesState reports whether a failed call may have changed what the server stores, which
+// its error then says. A login travels as a replicated operation but only opens the session the
+// failed connection took with it.
+func (c *call) changesState() bool {
+	return !c.idempotent() && c.cmd != wire.CmdLoginRegister && c.cmd != wire.CmdLoginRegisterWithPAT
+}
+
 // conn is one lockstep connection. It is used by one goroutine at a time
 // (the pool slot owner or the Session's lock holder).
 type conn struct {
@@ -362,8 +369,10 @@ func (c *conn) ioFailure(ctx context.Context, cl *call, phase string, err error)
 	c.broken = true
 	_ = c.nc.Close()
 	what := "read"
-	if !cl.idempotent() {
+	if cl.changesState() {
 		what = "write (it may or may not have been applied)"
+	} else if !cl.idempotent() {
+		what = "login"
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("iggy: %s of %s to %s interrupted: %w: %w", phase, what, c.addr, ErrConnectionLost, ctxErr)

@@ -55,8 +55,10 @@ func (c *conn) exchangeLocal(ctx context.Context, cl *call, req uint64) ([]byte,
 			c.broken = true
 			_ = c.local.Close()
 			what := "read"
-			if !cl.idempotent() {
+			if cl.changesState() {
 				what = "write (it may or may not have been applied)"
+			} else if !cl.idempotent() {
+				what = "login"
 			}
 			return nil, fmt.Errorf("iggy: %s to %s failed: %w: %w", what, c.addr, ErrConnectionLost, err)
 		}

@@ -1,0 +1,655 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+)
+
+// Snapshot is the fleet as the console shows it at one instant: the node table, the partition
+// table, the recent handovers (newest first), what changed since the previous snapshot (typed
+// fields, for the view to mark), the drain or undo started from the console, and the
+// connection status. Rows are those of Status.StoreAnswered: when the store stops answering
+// the console keeps sending the last rows it knows, and Status says they are stale.
+type Snapshot struct {
+	At          time.Time
+	Nodes       []NodeRow
+	Rows        []ClaimRow
+	Handovers   []HandoverRow
+	Changes     []Change
+	NodeChanges []NodeChange
+	Drain       *DrainStatus
+	Status      Status
+}
+
+// Status is what the console knows of its sources at At: when the store last answered, the
+// last error, the retries, and whether a gateway answers.
+type Status struct {
+	At    time.Time
+	Store string
+	// StoreAnswered is when the store last answered a request of the console.
+	StoreAnswered time.Time
+	// StoreError is the last request's error, "" once a request succeeded again.
+	StoreError string
+	// Retry counts the reloads tried since the store stopped answering; NextRetry is when the
+	// next one starts (zero while none is due).
+	Retry     int
+	NextRetry time.Time
+	// Gateways names the gateways' addresses; GatewaysError is why none answered at the last
+	// probe ("" when one did, or no probe ran).
+	Gateways      string
+	GatewaysError string
+	// StaleAfter is how long the store may be silent before the console says so.
+	StaleAfter time.Duration
+}
+
+// StoreOK reports whether the store answered within StaleAfter and its last request did not
+// fail.
+func (s Status) StoreOK() bool {
+	return s.StoreError == "" && s.At.Sub(s.StoreAnswered) <= s.StaleAfter
+}
+
+// Healthy reports whether every source answers.
+func (s Status) Healthy() bool { return s.StoreOK() && s.GatewaysError == "" }
+
+// Problems are the sentences of the console's banner, one per source that does not answer.
+func (s Status) Problems() []string {
+	var out []string
+	if !s.StoreOK() {
+		msg := "no answer from the store at " + s.Store + " for " + Seconds(s.At.Sub(s.StoreAnswered).Seconds())
+		if !s.NextRetry.IsZero() {
+			msg += " (retry " + strconv.Itoa(s.Retry) + " in " + Seconds(max(0, s.NextRetry.Sub(s.At).Seconds())) + ")"
+		}
+		if s.StoreError != "" {
+			msg += ": " + s.StoreError
+		}
+		out = append(out, msg+"; the rows are as of "+s.StoreAnswered.UTC().Format("15:04:05"))
+	}
+	if s.GatewaysError != "" {
+		out = append(out, "no gateway answers at "+s.Gateways+": "+s.GatewaysError)
+	}
+	return out
+}
+
+// DrainStatus is a drain or an undo started from the console, as it goes.
+type DrainStatus struct {
+	Nodes []int32
+	Undo  bool
+	// Plan is the drain's plan (empty for an undo).
+	Plan DrainPlan
+	// Events are the phases reached so far, in order.
+	Events []DrainEvent
+	// Done: every partition of the plan is served elsewhere (an undo: every node serves again).
+	Done bool
+	// Undone: someone undid the drain while it was followed.
+	Undone bool
+	// Moves are the moves that happened, once Done (a drain only).
+	Moves []Move
+	// Error is why the request could not be written.
+	Error string
+}
+
+// Sentence says where the drain stands.
+func (d DrainStatus) Sentence() string {
+	who := nodeList(d.Nodes)
+	served := 0
+	for _, e := range d.Events {
+		if e.Phase == PhaseServed {
+			served++
+		}
+	}
+	switch {
+	case d.Error != "":
+		return "the request for " + who + " failed: " + d.Error
+	case d.Undo && d.Done:
+		return who + " serving again"
+	case d.Undo:
+		return "asked " + who + " to come back; waiting until it serves"
+	case d.Undone:
+		return "the drain of " + who + " was undone meanwhile"
+	case d.Done:
+		differ := 0
+		for _, m := range d.Moves {
+			if !m.Planned {
+				differ++
+			}
+		}
+		if differ > 0 {
+			return fmt.Sprintf("%s drained, but %d move(s) differ from the plan", who, differ)
+		}
+		return who + " drained: every partition is claimed and served elsewhere"
+	}
+	return fmt.Sprintf("draining %s: %d of %d partition(s) served elsewhere", who, served, len(d.Plan.Steps))
+}
+
+// Summary is the plan in one sentence, as `drain` prints it before asking.
+func (p DrainPlan) Summary() string {
+	groups, members, collateral := 0, 0, 0
+	for _, s := range p.Steps {
+		groups += len(s.Groups)
+		members += s.Members
+		if s.Collateral {
+			collateral++
+		}
+	}
+	return fmt.Sprintf("drain %s: %d partition(s) move (%d collateral), %d group(s), %d member(s), without a rebalance; %d gateway(s) keep serving",
+		nodeList(p.Nodes), len(p.Steps), collateral, groups, members, len(p.ServingAfter))
+}
+
+// Sink receives what a console says: a snapshot after every round that read something, and a
+// status on every beat. Both may be called from different goroutines.
+type Sink interface {
+	Snapshot(Snapshot)
+	Status(Status)
+}
+
+// Console defaults.
+const (
+	// DefaultStaleAfter is how long the store may be silent before the console says so: a
+	// following console hears from it every FollowEvery.
+	DefaultStaleAfter = time.Second
+	// beatEvery paces the status beats (the age of the last answer on screen).
+	beatEvery = 250 * time.Millisecond
+	// probeEvery and probeBudget pace and bound the gateway probe.
+	probeEvery  = time.Second
+	probeBudget = 1500 * time.Millisecond
+	// retryMin and retryMax bound the backoff between reloads while the store is away.
+	retryMin = 250 * time.Millisecond
+	retryMax = 4 * time.Second
+	// keepHandovers is how many handovers the console keeps.
+	keepHandovers = 200
+)
+
+// Console is the engine of the live console (`claims --watch`): it follows the log into a Model
+// on one goroutine (Run), sends a Snapshot after every round and a Status on every beat, notices
+// within StaleAfter when the store stops answering, reloads with backoff until it answers again
+// (taking in whatever changed meanwhile, a new controller included), and performs the
+// operator's actions with the same calls and safety rules as `drain`: PlanDrain, Drain (which
+// plans again and refuses a plan the fleet no longer matches), CheckUndo and Undo. The model is
+// only touched by Run's goroutine; the actions are run there between two polls.
+type Console struct {
+	Log *Log
+	// Drainer writes drain requests; nil makes the console read-only.
+	Drainer Drainer
+	// Store names the store's addresses in the banner.
+	Store string
+	// Gateways, when set, is asked every second whether a gateway answers (within 1.5 s);
+	// Bootstrap names their addresses in the banner.
+	Gateways  func(ctx context.Context) error
+	Bootstrap string
+	// Live answers the group page (DescribeGroup); nil leaves it out.
+	Live GroupLive
+	// StaleAfter, default DefaultStaleAfter.
+	StaleAfter time.Duration
+
+	once sync.Once
+	reqs chan func(*session)
+
+	mu        sync.Mutex
+	answered  time.Time
+	storeErr  error
+	retry     int
+	nextRetry time.Time
+	gwErr     error
+}
+
+// session is Run's state: only its goroutine touches it.
+type session struct {
+	c         *Console
+	m         *Model
+	trail     *trail
+	prevRows  []ClaimRow
+	prevNodes []NodeRow
+	handovers []handover
+	drain     *drainTrack
+}
+
+// handover is a row of the pane with what explains it again once the announcements of its
+// moment are read.
+type handover struct {
+	row       HandoverRow
+	prevClaim uint64
+	settled   bool
+}
+
+type drainTrack struct {
+	DrainStatus
+	prog      *DrainProgress
+	requested time.Time
+	seen      map[int32]bool
+}
+
+func (c *Console) init() {
+	c.once.Do(func() {
+		c.reqs = make(chan func(*session))
+		if c.StaleAfter <= 0 {
+			c.StaleAfter = DefaultStaleAfter
+		}
+	})
+}
+
+// ErrReadOnly is an action of a console without a Drainer.
+var ErrReadOnly = errors.New("the console is read-only: drains and undos are off")
+
+// Run follows the fleet from m (as LoadModel returned it) until ctx ends, and returns nil then.
+// Failures of the store are not errors: Run says so in the Status and retries.
+func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
+	c.init()
+	clk := c.Log.clock
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	c.answer(clk.Now())
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.beat(ctx, sink)
+	}()
+	if c.Gateways != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.probe(ctx)
+		}()
+	}
+	s := &session{c: c, m: m, trail: newTrail()}
+	if err := s.trail.update(ctx, c.Log); err != nil {
+		c.fail(err)
+	}
+	s.emit(sink)
+	for {
+		err := followModel(ctx, c.Log, s.m, func() error {
+			c.answer(clk.Now())
+			s.serve()
+			return nil
+		}, func(hs []Handover, refreshed bool) error {
+			if refreshed {
+				if err := s.trail.update(ctx, c.Log); err != nil {
+					return err
+				}
+			}
+			if refreshed {
+				s.settle()
+			}
+			s.add(hs, refreshed)
+			s.observe()
+			s.emit(sink)
+			return nil
+		})
+		if ctx.Err() != nil || err == nil {
+			return nil
+		}
+		c.fail(err)
+		sink.Status(c.status(clk.Now()))
+		backoff := retryMin
+		for attempt := 1; ; attempt++ {
+			c.retrying(attempt, clk.Now().Add(backoff))
+			sink.Status(c.status(clk.Now()))
+			if !s.wait(ctx, backoff) {
+				return nil
+			}
+			nm, err := LoadModel(ctx, c.Log)
+			if err == nil {
+				err = s.trail.update(ctx, c.Log)
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err == nil {
+				missed := handoversBetween(s.m, nm)
+				s.m = nm
+				s.add(missed, true)
+				break
+			}
+			c.fail(err)
+			backoff = min(2*backoff, retryMax)
+		}
+		c.answer(clk.Now())
+		s.observe()
+		s.emit(sink)
+	}
+}
+
+// wait pauses d, serving actions meanwhile; false when ctx ended.
+func (s *session) wait(ctx context.Context, d time.Duration) bool {
+	t := s.c.Log.clock.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C():
+			return true
+		case fn := <-s.c.reqs:
+			fn(s)
+		}
+	}
+}
+
+// serve runs the actions waiting for the model.
+func (s *session) serve() {
+	for {
+		select {
+		case fn := <-s.c.reqs:
+			fn(s)
+		default:
+			return
+		}
+	}
+}
+
+// add puts hs at the top of the pane; settled says the view and the trail were read after
+// their claims, so their explanation stands.
+func (s *session) add(hs []Handover, settled bool) {
+	now := s.c.Log.clock.Now()
+	for _, h := range hs {
+		prev := previousClaim(s.m, h.Partition, h.Claim)
+		s.handovers = append([]handover{{row: handoverRow(s.m.View, s.trail, h, prev, now), prevClaim: prev, settled: settled}}, s.handovers...)
+	}
+	if len(s.handovers) > keepHandovers {
+		s.handovers = s.handovers[:keepHandovers]
+	}
+}
+
+// settle explains again, with the announcements just read, the handovers shown before them.
+func (s *session) settle() {
+	now := s.c.Log.clock.Now()
+	for i := range s.handovers {
+		if h := &s.handovers[i]; !h.settled {
+			h.row, h.settled = handoverRow(s.m.View, s.trail, h.row.Handover, h.prevClaim, now), true
+		}
+	}
+}
+
+// observe moves the followed drain on with the model.
+func (s *session) observe() {
+	d := s.drain
+	if d == nil || d.Done || d.Undone || d.Error != "" {
+		return
+	}
+	now := s.c.Log.clock.Now()
+	if d.Undo {
+		for _, n := range d.Nodes {
+			if s.m.View.State(n, now) != fleet.Serving {
+				return
+			}
+		}
+		d.Done = true
+		return
+	}
+	d.Events = append(d.Events, d.prog.Observe(s.m, now)...)
+	if d.prog.Done() {
+		d.Done, d.Moves = true, d.Plan.Moves(s.m)
+		return
+	}
+	// As `drain --wait` judges it: undone once the drain was seen standing and then no longer,
+	// or when an undo written after the request is the latest.
+	for _, n := range d.Nodes {
+		req, ok := s.m.View.DrainRequest(n)
+		switch {
+		case ok && !req.Undo:
+			d.seen[n] = true
+		case d.seen[n], ok && req.Undo && !req.Time.Before(d.requested):
+			d.Undone = true
+		}
+	}
+}
+
+func (s *session) emit(sink Sink) {
+	now := s.c.Log.clock.Now()
+	rows, nodes := s.m.Rows(now), s.m.Nodes(now)
+	hs := make([]HandoverRow, len(s.handovers))
+	for i, h := range s.handovers {
+		hs[i] = h.row
+	}
+	snap := Snapshot{
+		At: now, Nodes: nodes, Rows: rows, Handovers: hs,
+		Changes: Diff(s.prevRows, rows, now), NodeChanges: DiffNodes(s.prevNodes, nodes, now),
+		Status: s.c.status(now),
+	}
+	s.prevRows, s.prevNodes = rows, nodes
+	if d := s.drain; d != nil {
+		ds := d.DrainStatus
+		ds.Events, ds.Moves = slices.Clone(d.Events), slices.Clone(d.Moves)
+		snap.Drain = &ds
+	}
+	sink.Snapshot(snap)
+}
+
+func (c *Console) beat(ctx context.Context, sink Sink) {
+	clk := c.Log.clock
+	for {
+		t := clk.NewTimer(beatEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		sink.Status(c.status(clk.Now()))
+	}
+}
+
+func (c *Console) probe(ctx context.Context) {
+	clk := c.Log.clock
+	for {
+		pctx, cancel := context.WithTimeout(ctx, probeBudget)
+		err := c.Gateways(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		c.mu.Lock()
+		c.gwErr = err
+		c.mu.Unlock()
+		t := clk.NewTimer(probeEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
+func (c *Console) answer(at time.Time) {
+	c.mu.Lock()
+	c.answered, c.storeErr, c.retry, c.nextRetry = at, nil, 0, time.Time{}
+	c.mu.Unlock()
+}
+
+func (c *Console) fail(err error) {
+	c.mu.Lock()
+	c.storeErr = err
+	c.mu.Unlock()
+}
+
+func (c *Console) retrying(attempt int, next time.Time) {
+	c.mu.Lock()
+	c.retry, c.nextRetry = attempt, next
+	c.mu.Unlock()
+}
+
+func (c *Console) status(now time.Time) Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Status{At: now, Store: c.Store, StoreAnswered: c.answered, Retry: c.retry, NextRetry: c.nextRetry, Gateways: c.Bootstrap, StaleAfter: c.StaleAfter}
+	if c.storeErr != nil {
+		s.StoreError = c.storeErr.Error()
+	}
+	if c.gwErr != nil {
+		s.GatewaysError = c.gwErr.Error()
+	}
+	return s
+}
+
+// Status is the console's status now.
+func (c *Console) Status() Status {
+	c.init()
+	return c.status(c.Log.clock.Now())
+}
+
+// do runs fn on Run's goroutine with the model, between two polls.
+func (c *Console) do(ctx context.Context, fn func(*session) error) error {
+	c.init()
+	done := make(chan error, 1)
+	select {
+	case c.reqs <- func(s *session) { done <- fn(s) }:
+	case <-ctx.Done():
+		return fmt.Errorf("the console is busy reading the store at %s: %w", c.Store, ctx.Err())
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// usable refuses to act on a stale model.
+func (c *Console) usable(now time.Time) error {
+	if st := c.status(now); !st.StoreOK() {
+		return refuse("the store at %s does not answer, so the view is stale: nothing is planned on it until it answers again", c.Store)
+	}
+	return nil
+}
+
+// PlanDrain is inspect.PlanDrain on the console's model.
+func (c *Console) PlanDrain(ctx context.Context, nodes []int32) (DrainPlan, error) {
+	var plan DrainPlan
+	err := c.do(ctx, func(s *session) error {
+		now := c.Log.clock.Now()
+		if err := c.usable(now); err != nil {
+			return err
+		}
+		var err error
+		plan, err = PlanDrain(s.m, nodes, now)
+		return err
+	})
+	return plan, err
+}
+
+// Drain requests the drain of shown's nodes and follows it in the snapshots. It plans again
+// first and refuses when the fleet no longer matches the plan the operator confirmed.
+func (c *Console) Drain(ctx context.Context, shown DrainPlan) error {
+	if c.Drainer == nil {
+		return ErrReadOnly
+	}
+	err := c.do(ctx, func(s *session) error {
+		now := c.Log.clock.Now()
+		if err := c.usable(now); err != nil {
+			return err
+		}
+		plan, err := PlanDrain(s.m, shown.Nodes, now)
+		if err != nil {
+			return err
+		}
+		if !sameMoves(plan, shown) {
+			return refuse("the fleet changed since the plan was shown: press d again for the new plan")
+		}
+		s.drain = &drainTrack{DrainStatus: DrainStatus{Nodes: plan.Nodes, Plan: plan}, prog: NewDrainProgress(plan), requested: now, seen: map[int32]bool{}}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.request(ctx, shown.Nodes, false)
+}
+
+// CheckUndo is inspect.CheckUndo on the console's model.
+func (c *Console) CheckUndo(ctx context.Context, nodes []int32) error {
+	return c.do(ctx, func(s *session) error {
+		now := c.Log.clock.Now()
+		if err := c.usable(now); err != nil {
+			return err
+		}
+		return CheckUndo(s.m, nodes, now)
+	})
+}
+
+// Undo requests the undo of nodes' drain and follows it until each serves again.
+func (c *Console) Undo(ctx context.Context, nodes []int32) error {
+	if c.Drainer == nil {
+		return ErrReadOnly
+	}
+	err := c.do(ctx, func(s *session) error {
+		now := c.Log.clock.Now()
+		if err := c.usable(now); err != nil {
+			return err
+		}
+		if err := CheckUndo(s.m, nodes, now); err != nil {
+			return err
+		}
+		s.drain = &drainTrack{DrainStatus: DrainStatus{Nodes: slices.Sorted(slices.Values(nodes)), Undo: true}, requested: now, seen: map[int32]bool{}}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.request(ctx, nodes, true)
+}
+
+func (c *Console) request(ctx context.Context, nodes []int32, undo bool) error {
+	for _, n := range nodes {
+		if err := c.Drainer.RequestDrain(ctx, n, undo); err != nil {
+			_ = c.do(ctx, func(s *session) error {
+				if s.drain != nil {
+					s.drain.Error = err.Error()
+				}
+				return nil
+			})
+			return err
+		}
+	}
+	return nil
+}
+
+func sameMoves(a, b DrainPlan) bool {
+	return slices.EqualFunc(a.Steps, b.Steps, func(x, y DrainStep) bool {
+		return x.Partition == y.Partition && x.From == y.From && samePtr(x.To, y.To)
+	})
+}
+
+// Groups lists the groups the log holds in partition p, as `replay` shows them.
+func (c *Console) Groups(ctx context.Context, p int) ([]GroupView, error) {
+	if err := CheckPartition(p); err != nil {
+		return nil, err
+	}
+	var out []GroupView
+	err := c.do(ctx, func(s *session) error {
+		out = GroupViews(s.m.Parts[p].State)
+		return nil
+	})
+	return out, err
+}
+
+// GroupLog is the model's side of DescribeGroup: where the log puts the group, given
+// FindCoordinator's answer, and the group as the log holds it.
+func (c *Console) GroupLog(ctx context.Context) GroupLog {
+	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *GroupView, error) {
+		var gc GroupCoordinator
+		var gv *GroupView
+		err := c.do(ctx, func(s *session) error {
+			gc, gv = s.m.CoordinatorOf(group, node, addr, fcErr), s.m.GroupView(group)
+			return nil
+		})
+		return gc, gv, err
+	}
+}
+
+// Group is DescribeGroup on the console's model and Live.
+func (c *Console) Group(ctx context.Context, group string) (GroupDetail, error) {
+	if c.Live == nil {
+		return GroupDetail{}, errors.New("the console has no connection to the gateways")
+	}
+	return DescribeGroup(ctx, c.Live, c.GroupLog(ctx), group, c.Log.clock.Now())
+}

@@ -1,0 +1,81 @@
+package inspect_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+)
+
+// Changes are found by typed field: the log end alone changing is a change (it went unseen when
+// the diff compared a fixed set of text columns), ages that grow with the clock are not.
+func TestDiffComparesTypedFields(t *testing.T) {
+	node, other := int32(2), int32(3)
+	held, lag := 10.0, 0.5
+	before := []inspect.ClaimRow{{Partition: 10, OwnerNode: &node, Claim: 4, LogEndOffset: 156, HeldSeconds: &held, OwnerLagSeconds: &lag, Flags: []string{}}}
+	later, laterLag := 70.0, 0.9
+	after := []inspect.ClaimRow{{Partition: 10, OwnerNode: &node, Claim: 4, LogEndOffset: 242, HeldSeconds: &later, OwnerLagSeconds: &laterLag, Flags: []string{}}}
+	at := time.Unix(0, 0)
+	got := inspect.Diff(before, after, at)
+	if len(got) != 1 || got[0] != (inspect.Change{Time: at, Partition: 10, Field: inspect.FieldLogEnd, Old: "156", New: "242"}) {
+		t.Fatalf("changes %+v", got)
+	}
+	after[0].OwnerNode, after[0].Claim, after[0].Flags = &other, 5, []string{inspect.FlagDraining}
+	got = inspect.Diff(before, after, at)
+	var fields []string
+	for _, c := range got {
+		fields = append(fields, c.Field)
+	}
+	if len(got) != 4 || fields[0] != inspect.FieldOwner || got[0].Old != "2" || got[0].New != "3" || fields[1] != inspect.FieldClaim || fields[3] != inspect.FieldFlags {
+		t.Fatalf("changes %+v", got)
+	}
+
+	ago1, ago2 := 0.2, 0.9
+	nb := []inspect.NodeRow{{Node: 2, State: string(fleet.Serving), Partitions: []int{1, 4}, AnnouncedAgoSeconds: &ago1}}
+	na := []inspect.NodeRow{{Node: 2, State: string(fleet.Draining), Partitions: []int{1, 4}, AnnouncedAgoSeconds: &ago2}, {Node: 4, State: string(fleet.Serving)}}
+	nc := inspect.DiffNodes(nb, na, at)
+	if len(nc) != 1 || nc[0].Node != 2 || nc[0].Field != inspect.NodeFieldState || nc[0].New != "draining" {
+		t.Fatalf("node changes %+v", nc)
+	}
+}
+
+func TestClassifyHandover(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	v := fleet.NewView(0)
+	v.Announce(fleet.Announcement{Node: 1, Time: now, Claims: map[int]uint64{0: 1}})
+	v.Announce(fleet.Announcement{Node: 2, Time: now, Leaving: true})
+	v.Announce(fleet.Announcement{Node: 3, Time: now.Add(-time.Minute)})
+	v.Announce(fleet.Announcement{Node: 4, Time: now, Draining: true})
+	n := func(i int32) *int32 { return &i }
+	for _, c := range []struct {
+		from *int32
+		want string
+	}{{nil, inspect.ReasonFirst}, {n(1), inspect.ReasonLease}, {n(2), inspect.ReasonStop}, {n(3), inspect.ReasonCrash}, {n(4), inspect.ReasonDrain}, {n(9), inspect.ReasonCrash}} {
+		if got := inspect.ClassifyHandover(v, inspect.Handover{Partition: 5, From: c.from, To: 7}, now); got != c.want {
+			t.Errorf("from %v: %q, want %q", c.from, got, c.want)
+		}
+	}
+}
+
+// The store is said to be away once it was silent past StaleAfter, or at once when a request
+// failed; the banner says since when the rows are and when the next retry comes.
+func TestStatusStaleness(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s := inspect.Status{At: at.Add(900 * time.Millisecond), Store: "127.0.0.1:8090", StoreAnswered: at, StaleAfter: time.Second}
+	if !s.StoreOK() || len(s.Problems()) != 0 {
+		t.Fatalf("silent 900ms: %+v %q", s, s.Problems())
+	}
+	s.At = at.Add(1100 * time.Millisecond)
+	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 1s; the rows are as of 09:00:00" {
+		t.Fatalf("silent 1.1s: %q", s.Problems())
+	}
+	s.At, s.StoreError, s.Retry, s.NextRetry = at.Add(200*time.Millisecond), "connection refused", 2, at.Add(700*time.Millisecond)
+	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 200ms (retry 2 in 500ms): connection refused; the rows are as of 09:00:00" {
+		t.Fatalf("failed request: %q", s.Problems())
+	}
+	s = inspect.Status{At: at, StoreAnswered: at, StaleAfter: time.Second, Gateways: "localhost:9092", GatewaysError: "dial tcp: refused"}
+	if !s.StoreOK() || s.Healthy() || s.Problems()[0] != "no gateway answers at localhost:9092: dial tcp: refused" {
+		t.Fatalf("gateways away: %q", s.Problems())
+	}
+}

@@ -1,0 +1,312 @@
+package tui
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+)
+
+// column is one column of a pane: its title, the width it needs, its priority (lower stays
+// longer as the terminal narrows), whether it takes the room left over (and how much more it
+// wants, at which priority, before other columns come in), how to show and how to sort a row,
+// and the typed field (inspect's Field names) whose change marks its cell.
+type column[T any] struct {
+	title    string
+	width    int
+	prio     int
+	flex     bool
+	more     int
+	morePrio int
+	cell     func(T) string
+	cmp      func(a, b T) int // nil: not a sort key
+	field    string
+}
+
+// layout picks the columns that fit in width (two columns go to the cursor and the change
+// mark), by priority, in their declared order, and widens the flexible one to the room left.
+func layout[T any](cols []column[T], width int) []column[T] {
+	room := width - 2
+	prios := []int{}
+	for _, c := range cols {
+		for _, p := range []int{c.prio, c.morePrio} {
+			if !slices.Contains(prios, p) {
+				prios = append(prios, p)
+			}
+		}
+	}
+	slices.Sort(prios)
+	keep := map[int]bool{}
+	grown := map[int]bool{}
+	used := -1
+	for _, p := range prios {
+		need := used
+		for i, c := range cols {
+			if c.prio == p {
+				need += c.width + 1
+			}
+			if c.more > 0 && c.morePrio == p && (keep[i] || c.prio == p) {
+				need += c.more
+			}
+		}
+		if need > room && len(keep) > 0 {
+			break
+		}
+		for i, c := range cols {
+			if c.prio == p {
+				keep[i] = true
+			}
+			if c.more > 0 && c.morePrio == p && keep[i] {
+				grown[i] = true
+			}
+		}
+		used = need
+	}
+	var out []column[T]
+	for i, c := range cols {
+		if keep[i] {
+			if grown[i] {
+				c.width += c.more
+			}
+			out = append(out, c)
+		}
+	}
+	if left := room - used; left > 0 {
+		for i := range out {
+			if out[i].flex {
+				out[i].width += left
+				break
+			}
+		}
+	}
+	return out
+}
+
+// fit pads or cuts s to w columns, marking a cut with "~".
+func fit(s string, w int) string {
+	r := []rune(s)
+	if len(r) > w {
+		if w <= 1 {
+			return string(r[:max(w, 0)])
+		}
+		return string(r[:w-1]) + "~"
+	}
+	return s + strings.Repeat(" ", w-len(r))
+}
+
+// clip cuts s to w columns of the terminal; styled text keeps its escape sequences whole.
+func clip(s string, w int) string { return ansi.Truncate(s, max(w, 0), "") }
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func ptrCmp[T cmp.Ordered](a, b *T) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return cmp.Compare(*a, *b)
+}
+
+func ptrInt32(p *int32) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.Itoa(int(*p))
+}
+
+func ago(s *float64) string {
+	if s == nil {
+		return ""
+	}
+	return inspect.Seconds(*s)
+}
+
+func clock(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format("15:04:05")
+}
+
+var partColumns = []column[inspect.ClaimRow]{
+	{title: "PART", width: 4, prio: 0, cell: func(r inspect.ClaimRow) string { return strconv.Itoa(r.Partition) },
+		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Partition, b.Partition) }},
+	{title: "OWNER", width: 5, prio: 0, field: inspect.FieldOwner, cell: func(r inspect.ClaimRow) string {
+		if r.OwnerNode == nil {
+			return "NONE"
+		}
+		s := strconv.Itoa(int(*r.OwnerNode))
+		if r.Controller {
+			s += "*"
+		}
+		return s
+	}, cmp: func(a, b inspect.ClaimRow) int { return ptrCmp(a.OwnerNode, b.OwnerNode) }},
+	{title: "ADDRESS", width: 15, prio: 3, cell: func(r inspect.ClaimRow) string { return r.OwnerAddr }},
+	{title: "CLAIM", width: 5, prio: 0, field: inspect.FieldClaim, cell: func(r inspect.ClaimRow) string {
+		if r.OwnerNode == nil {
+			return ""
+		}
+		return strconv.FormatUint(r.Claim, 10)
+	}, cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Claim, b.Claim) }},
+	{title: "SINCE", width: 8, prio: 4, cell: func(r inspect.ClaimRow) string { return clock(r.ClaimedAt) }},
+	{title: "HELD", width: 8, prio: 1, cell: func(r inspect.ClaimRow) string { return ago(r.HeldSeconds) },
+		cmp: func(a, b inspect.ClaimRow) int { return ptrCmp(a.HeldSeconds, b.HeldSeconds) }},
+	{title: "GROUPS", width: 6, prio: 0, field: inspect.FieldGroups, cell: func(r inspect.ClaimRow) string { return strconv.Itoa(r.Groups) },
+		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Groups, b.Groups) }},
+	{title: "END", width: 7, prio: 0, field: inspect.FieldLogEnd, cell: func(r inspect.ClaimRow) string { return strconv.FormatUint(r.LogEndOffset, 10) },
+		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.LogEndOffset, b.LogEndOffset) }},
+	{title: "OWNER-LAG", width: 9, prio: 2, cell: func(r inspect.ClaimRow) string { return ago(r.OwnerLagSeconds) },
+		cmp: func(a, b inspect.ClaimRow) int { return ptrCmp(a.OwnerLagSeconds, b.OwnerLagSeconds) }},
+	{title: "CHECKPOINT", width: 10, prio: 5, field: inspect.FieldCheckpoint, cell: func(r inspect.ClaimRow) string {
+		if r.CheckpointOffset == nil {
+			return ""
+		}
+		return strconv.FormatUint(*r.CheckpointOffset, 10)
+	}},
+	{title: "ASSIGNED", width: 8, prio: 3, field: inspect.FieldAssigned, cell: inspect.AssignedText},
+	{title: "FLAGS", width: 20, prio: 0, flex: true, more: 14, morePrio: 3, field: inspect.FieldFlags, cell: func(r inspect.ClaimRow) string { return strings.Join(r.Flags, ",") },
+		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(len(a.Flags), len(b.Flags)) }},
+}
+
+var nodeColumns = []column[inspect.NodeRow]{
+	{title: "NODE", width: 5, prio: 0, field: inspect.NodeFieldController, cell: func(r inspect.NodeRow) string {
+		s := strconv.Itoa(int(r.Node))
+		if r.Controller {
+			s += "*"
+		}
+		return s
+	}, cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(a.Node, b.Node) }},
+	{title: "STATE", width: 8, prio: 0, field: inspect.NodeFieldState, cell: func(r inspect.NodeRow) string { return r.State },
+		cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(a.State, b.State) }},
+	{title: "ADDRESS", width: 15, prio: 1, field: inspect.NodeFieldAddr, cell: func(r inspect.NodeRow) string { return r.Addr }},
+	{title: "PARTS", width: 5, prio: 0, field: inspect.NodeFieldPartitions, cell: func(r inspect.NodeRow) string { return strconv.Itoa(len(r.Partitions)) },
+		cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(len(a.Partitions), len(b.Partitions)) }},
+	{title: "GROUPS", width: 6, prio: 0, field: inspect.NodeFieldGroups, cell: func(r inspect.NodeRow) string { return strconv.Itoa(r.Groups) },
+		cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(a.Groups, b.Groups) }},
+	{title: "ANNOUNCED", width: 9, prio: 1, cell: func(r inspect.NodeRow) string { return ago(r.AnnouncedAgoSeconds) },
+		cmp: func(a, b inspect.NodeRow) int { return ptrCmp(a.AnnouncedAgoSeconds, b.AnnouncedAgoSeconds) }},
+	{title: "DRAINED", width: 8, prio: 2, field: inspect.NodeFieldDrain, cell: func(r inspect.NodeRow) string {
+		if r.DrainedSince != nil {
+			return clock(r.DrainedSince)
+		}
+		if r.DrainRequested {
+			return "yes"
+		}
+		return ""
+	}},
+	{title: "VERSION", width: 10, prio: 2, field: inspect.NodeFieldVersion, cell: func(r inspect.NodeRow) string { return r.Version }},
+	{title: "PARTITIONS", width: 10, prio: 3, flex: true, field: inspect.NodeFieldPartitions, cell: func(r inspect.NodeRow) string {
+		s := make([]string, len(r.Partitions))
+		for i, p := range r.Partitions {
+			s[i] = strconv.Itoa(p)
+		}
+		return strings.Join(s, ",")
+	}},
+}
+
+var handoverColumns = []column[inspect.HandoverRow]{
+	{title: "TIME", width: 12, prio: 0, cell: func(h inspect.HandoverRow) string { return h.At.UTC().Format("15:04:05.000") },
+		cmp: func(a, b inspect.HandoverRow) int { return a.At.Compare(b.At) }},
+	{title: "PART", width: 4, prio: 0, cell: func(h inspect.HandoverRow) string { return strconv.Itoa(h.Partition) },
+		cmp: func(a, b inspect.HandoverRow) int { return cmp.Compare(a.Partition, b.Partition) }},
+	{title: "FROM", width: 4, prio: 0, cell: func(h inspect.HandoverRow) string { return ptrInt32(h.From) },
+		cmp: func(a, b inspect.HandoverRow) int { return ptrCmp(a.From, b.From) }},
+	{title: "TO", width: 4, prio: 0, cell: func(h inspect.HandoverRow) string { return strconv.Itoa(int(h.To)) },
+		cmp: func(a, b inspect.HandoverRow) int { return cmp.Compare(a.To, b.To) }},
+	{title: "CLAIM", width: 5, prio: 1, cell: func(h inspect.HandoverRow) string { return strconv.FormatUint(h.Claim, 10) }},
+	{title: "REASON", width: 6, prio: 0, cell: func(h inspect.HandoverRow) string { return h.Reason },
+		cmp: func(a, b inspect.HandoverRow) int { return cmp.Compare(a.Reason, b.Reason) }},
+	{title: "UNSERVED", width: 8, prio: 0, cell: func(h inspect.HandoverRow) string { return ago(h.UnservedSeconds) },
+		cmp: func(a, b inspect.HandoverRow) int { return ptrCmp(a.UnservedSeconds, b.UnservedSeconds) }},
+	{title: "PREV-HELD", width: 9, prio: 2, cell: func(h inspect.HandoverRow) string { return ago(h.HeldSeconds) }},
+	{title: "TO-ADDRESS", width: 15, prio: 3, flex: true, cell: func(h inspect.HandoverRow) string { return h.Addr }},
+}
+
+// The tables of the drill-down and the plan: every column always shown, the last one cut.
+var groupColumns = []column[inspect.GroupView]{
+	{title: "GROUP", width: 16, flex: true, cell: func(g inspect.GroupView) string { return g.Group }},
+	{title: "STATE", width: 11, cell: func(g inspect.GroupView) string { return g.State }},
+	{title: "GEN", width: 5, cell: func(g inspect.GroupView) string { return strconv.Itoa(int(g.Generation)) }},
+	{title: "PROTOCOL", width: 20, more: 8, morePrio: 1, cell: func(g inspect.GroupView) string {
+		if g.ProtocolType == "" {
+			return g.Protocol
+		}
+		return g.ProtocolType + "/" + g.Protocol
+	}},
+	{title: "MEMBERS", width: 7, cell: func(g inspect.GroupView) string { return strconv.Itoa(len(g.Members)) }},
+	{title: "OFFSETS", width: 7, cell: func(g inspect.GroupView) string { return strconv.Itoa(len(g.Offsets)) }},
+}
+
+var memberColumns = []column[inspect.GroupMember]{
+	{title: "CLIENT-ID", width: 16, cell: func(m inspect.GroupMember) string { return m.ClientID }},
+	{title: "HOST", width: 16, cell: func(m inspect.GroupMember) string { return m.ClientHost }},
+	{title: "ASSIGNMENT", width: 20, flex: true, cell: func(m inspect.GroupMember) string { return m.Assignment }},
+	{title: "MEMBER-ID", width: 12, prio: 1, cell: func(m inspect.GroupMember) string { return m.MemberID }},
+}
+
+var lagColumns = []column[inspect.GroupLag]{
+	{title: "TOPIC", width: 14, flex: true, cell: func(l inspect.GroupLag) string { return l.Topic }},
+	{title: "PART", width: 4, cell: func(l inspect.GroupLag) string { return strconv.Itoa(int(l.Partition)) }},
+	{title: "COMMITTED", width: 9, cell: func(l inspect.GroupLag) string { return int64Text(l.Committed) }},
+	{title: "END", width: 9, cell: func(l inspect.GroupLag) string { return int64Text(l.LogEnd) }},
+	{title: "LAG", width: 7, cell: func(l inspect.GroupLag) string { return int64Text(l.Lag) }},
+	{title: "LAG-TIME", width: 8, cell: func(l inspect.GroupLag) string { return ago(l.LagSeconds) }},
+	{title: "CLIENT-ID", width: 14, prio: 1, cell: func(l inspect.GroupLag) string { return l.ClientID }},
+}
+
+var stepColumns = []column[inspect.DrainStep]{
+	{title: "PARTITION", width: 9, cell: func(s inspect.DrainStep) string { return strconv.Itoa(s.Partition) }},
+	{title: "FROM", width: 4, cell: func(s inspect.DrainStep) string { return strconv.Itoa(int(s.From)) }},
+	{title: "TO", width: 4, cell: func(s inspect.DrainStep) string { return dash(ptrInt32(s.To)) }},
+	{title: "CLAIM", width: 5, cell: func(s inspect.DrainStep) string { return strconv.FormatUint(s.Claim, 10) }},
+	{title: "GROUPS", width: 6, cell: func(s inspect.DrainStep) string { return strconv.Itoa(len(s.Groups)) }},
+	{title: "MEMBERS", width: 7, cell: func(s inspect.DrainStep) string { return strconv.Itoa(s.Members) }},
+	{title: "COLLATERAL", width: 10, flex: true, cell: func(s inspect.DrainStep) string {
+		if s.Collateral {
+			return "yes"
+		}
+		return ""
+	}},
+}
+
+func int64Text(p *int64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// header renders the titles of cols.
+func header[T any](cols []column[T]) string {
+	cells := make([]string, len(cols))
+	for i, c := range cols {
+		cells[i] = c.title
+	}
+	return joinCells(cols, cells)
+}
+
+func joinCells[T any](cols []column[T], cells []string) string {
+	var b strings.Builder
+	b.WriteString("  ")
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(fit(dash(c), cols[i].width))
+	}
+	return strings.TrimRight(b.String(), " ")
+}
