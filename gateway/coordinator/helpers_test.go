@@ -51,6 +51,9 @@ func start(t *testing.T, s *testStore, node int32, mod func(*Config)) *Coordinat
 		Client: s.client(t), Stream: "kafka", NodeID: node, Host: "127.0.0.1", Port: 9000 + node,
 		Log: true, Logger: testLogger(),
 		AnnounceInterval: 50 * time.Millisecond, FollowInterval: 20 * time.Millisecond, LeasePoll: 20 * time.Millisecond,
+		// Well above a lease read and a manager's close under -race on a loaded machine, where
+		// 3 x LeasePoll (60 ms) made a confirmation or a release miss its bound now and then.
+		HandoverBound: 250 * time.Millisecond,
 	}
 	if mod != nil {
 		mod(&cfg)
