@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	gscram "github.com/iggy-kafka/iggy-kafka/gateway/scram"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
@@ -157,4 +158,66 @@ func TestSCRAMAcrossGateways(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A credential record written into the meta stream by someone who may write there, holding an
+// Iggy token of their own under another user's name, does not let that name in: the token must
+// be the user's. Records that do not decode are skipped.
+func TestSCRAMRecordWithAnotherUsersToken(t *testing.T) {
+	g := startGateway(t, func(c *Config) { c.SASL = true })
+	ctx := testCtx(t)
+	addr := []string{g.StoreAddr().String()}
+	admin, err := iggy.Dial(ctx, iggy.Config{Addrs: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	perms := &wire.Permissions{Global: wire.GlobalPermissions{ReadStreams: true, ReadTopics: true, PollMessages: true}}
+	for _, u := range []string{"alice", "mallory"} {
+		if _, err := admin.CreateUser(ctx, u, u+"-pw", wire.UserStatusActive, perms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mallory, err := iggy.Dial(ctx, iggy.Config{Addrs: addr, Username: "mallory", Password: "mallory-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mallory.Close()
+	token, err := mallory.CreateToken(ctx, "mine", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := []byte("forged-salt-0123")
+	salted, err := gscram.SaltPassword(gscram.SHA256, "forged", salt, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, clientKey := gscram.FromSaltedPassword(gscram.SHA256, salt, 4096, salted)
+	sealed, err := gscram.Seal(clientKey, "alice", gscram.SHA256, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := gscram.Record{User: "alice", Mechanism: gscram.SHA256, Credential: cred, Token: sealed}.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, topic := wire.NamedID("kafka.meta"), wire.NamedID(gscram.Topic)
+	if _, err := admin.SendMessages(ctx, meta, topic, 0, []iggy.Message{{Payload: []byte("not a record")}, {Payload: rec}}); err != nil {
+		t.Fatal(err)
+	}
+
+	forged := client(t, g, kgo.RequestRetries(0), kgo.SASL(scram.Auth{User: "alice", Pass: "forged"}.AsSha256Mechanism()))
+	if err := forged.Ping(ctx); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("alice with a record holding mallory's token: %v", err)
+	}
+
+	// mallory's own credential, set after the undecodable record, authenticates.
+	adm := kadm.NewClient(client(t, g, kgo.SASL(plain.Auth{User: "mallory", Pass: "mallory-pw"}.AsMechanism())))
+	if res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "mallory", Mechanism: kadm.ScramSha256, Password: "own"}}); err != nil || res["mallory"].Err != nil {
+		t.Fatalf("mallory sets her password: %v %+v", err, res)
+	}
+	own := client(t, g, kgo.RequestRetries(0), kgo.SASL(scram.Auth{User: "mallory", Pass: "own"}.AsSha256Mechanism()))
+	if err := own.Ping(ctx); err != nil {
+		t.Fatalf("mallory's own credential: %v", err)
+	}
 }
