@@ -60,7 +60,7 @@ type Config struct {
 	ReadTimeout, IdleTimeout, AuthTimeout time.Duration
 
 	TLS         *tls.Config // Kafka listener TLS
-	SASL        bool        // require SASL PLAIN, checked against Iggy users
+	SASL        bool        // require SASL (PLAIN, SCRAM); each connection acts as its Iggy user
 	MetricsAddr string      // /metrics, /healthz, /readyz; empty: no HTTP listener
 	Logger      *slog.Logger
 
