@@ -16,9 +16,11 @@
 // in front of IggyAddrs; a LocalFleet shuts its gateways down in node order and the store last.
 //
 // Without SASL every Kafka connection acts through the gateway's own Iggy login. With SASL,
-// PLAIN credentials are checked by logging in to Iggy as that user; the login is cached per user
-// (a small Iggy pool shared by that user's connections, rechecked at most a minute after it was
-// last verified) and the connection acts with that user's Iggy permissions.
+// PLAIN credentials are checked by logging in to Iggy as that user, and a SCRAM connection logs
+// in with the Iggy token its credential holds (scramstore.go says how a credential in
+// `<stream>.meta/scram_credentials` holds a token only the password opens); the login is cached
+// per user and mechanism (a small Iggy pool shared by those connections, rechecked at most a
+// minute after it was last verified) and the connection acts with that user's Iggy permissions.
 //
 // With Config.MetricsAddr set, an HTTP listener serves /metrics (Prometheus: requests by API and
 // error code, request and response bytes, produced and fetched records, connections), /healthz

@@ -60,7 +60,7 @@ type Config struct {
 	ReadTimeout, IdleTimeout, AuthTimeout time.Duration
 
 	TLS         *tls.Config // Kafka listener TLS
-	SASL        bool        // require SASL PLAIN, checked against Iggy users
+	SASL        bool        // require SASL (PLAIN, SCRAM); each connection acts as its Iggy user
 	MetricsAddr string      // /metrics, /healthz, /readyz; empty: no HTTP listener
 	Logger      *slog.Logger
 
@@ -199,13 +199,13 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		}
 		iggyTLS = nil
 	}
-	dial := func(ctx context.Context, user, password string, pool int) (*iggy.Client, error) {
+	dial := func(ctx context.Context, l login, pool int) (*iggy.Client, error) {
 		return iggy.Dial(ctx, iggy.Config{
-			Addrs: addrs, Username: user, Password: password, TLS: iggyTLS, Local: iggyLocal, PoolSize: pool,
+			Addrs: addrs, Username: l.user, Password: l.password, Token: l.token, TLS: iggyTLS, Local: iggyLocal, PoolSize: pool,
 			Logger: cfg.Logger.With("component", "iggy"),
 		})
 	}
-	if g.admin, err = dial(ctx, user, pass, 0); err != nil {
+	if g.admin, err = dial(ctx, login{user: user, password: pass}, 0); err != nil {
 		return fmt.Errorf("gateway: connecting to Iggy at %v: %w", addrs, err)
 	}
 	if g.bridge, err = bridge.New(ctx, g.admin, bridge.Config{
@@ -225,10 +225,14 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	g.users = &userClients{
 		bridge: g.bridge,
 		clock:  clock.Real,
-		users:  make(map[string]*userClient),
-		dial: func(ctx context.Context, user, password string) (*iggy.Client, error) {
-			return dial(ctx, user, password, 2)
+		users:  make(map[loginKey]*userClient),
+		dial: func(ctx context.Context, l login) (*iggy.Client, error) {
+			return dial(ctx, l, 2)
 		},
+	}
+	scramCreds, err := newSCRAMStore(ctx, g.admin, g.users, cfg.Stream, cfg.Logger.With("component", "scram"))
+	if err != nil {
+		return err
 	}
 
 	if g.ln, err = net.Listen("tcp", cfg.Bind); err != nil {
@@ -268,6 +272,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		TLS:              cfg.TLS,
 		SASL:             cfg.SASL,
 		Storage:          g.bridge.As(g.admin),
+		SCRAM:            scramCreds,
 		Groups:           g.coord.Groups(),
 		Fleet:            g.coord.Fleet(),
 		Observer:         g.metrics,

@@ -35,9 +35,9 @@ func TestSASLClientsBounded(t *testing.T) {
 	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	var dials, closes atomic.Int32
 	u := &userClients{
-		bridge: b, clock: fc, users: map[string]*userClient{},
+		bridge: b, clock: fc, users: map[loginKey]*userClient{},
 		// The store knows one password; the gateway only compares what clients send.
-		dial: func(ctx context.Context, _, _ string) (*iggy.Client, error) {
+		dial: func(ctx context.Context, _ login) (*iggy.Client, error) {
 			dials.Add(1)
 			return dialRoot(ctx)
 		},
@@ -75,7 +75,7 @@ func TestSASLClientsBounded(t *testing.T) {
 		t.Fatal("the user's connections were closed within the bound")
 	}
 	u.mu.Lock()
-	oldest := u.retired["iggy"][0]
+	oldest := u.retired[loginKey{"iggy", "PLAIN"}][0]
 	u.mu.Unlock()
 	auth("one-too-many")
 	if n := u.retiredClients(); n != 0 {

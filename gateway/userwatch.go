@@ -174,7 +174,7 @@ func probeUser(ctx context.Context, c watched) verdict {
 }
 
 func (w *userWatch) dropUser(c watched, reason string) {
-	clients := w.users.drop(c.user, c.client)
+	clients := w.users.drop(c.key, c.client)
 	if clients == nil {
 		// A login replaced the client meanwhile; the next round asks about that one.
 		return

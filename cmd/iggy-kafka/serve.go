@@ -44,7 +44,7 @@ store. The fleet chooses --node-id, --brokers and --advertised-addr itself.`,
   # a local fleet: the embedded store on 127.0.0.1:8090 and gateways 1, 2 and 3 on :9092..:9094
   iggy-kafka serve --fleet 3
 
-  # TLS for Kafka clients, SASL PLAIN checked against Iggy users, metrics on :9644
+  # TLS for Kafka clients, SASL (PLAIN and SCRAM) as Iggy users, metrics on :9644
   iggy-kafka serve --tls-cert cert.pem --tls-key key.pem --sasl --metrics-addr :9644`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.values.Bool("print-config") {

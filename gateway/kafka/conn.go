@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/scram"
 	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
@@ -36,7 +37,11 @@ type conn struct {
 	authed   bool
 	saslMech string // set by SaslHandshake
 	saslRaw  bool   // SaslHandshake v0: the next frame is a bare token
-	user     string // the SASL user, once authenticated
+	// scram is the SCRAM exchange between the client-first and the client-final message.
+	scram *scram.Exchange
+	// saslAttempt is the user the last authentication named, for its log line.
+	saslAttempt string
+	user        string // the SASL user, once authenticated
 	// authUser is user as Server.CloseUser reads it, from another goroutine; the reader
 	// publishes it after every authentication attempt (noteUser).
 	authUser atomic.Pointer[string]
@@ -309,8 +314,9 @@ func (c *conn) process(req *request, sl *slot) {
 	if resp != nil {
 		sl.frame = c.encodeSlot(req, resp, sl)
 	}
-	// A SaslAuthenticate that did not authenticate closes the connection once its answer is out.
-	if req.key == saslAuthenticateKey && !c.authed {
+	// A SaslAuthenticate that did not authenticate, and did not start a SCRAM exchange, closes
+	// the connection once its answer is out.
+	if req.key == saslAuthenticateKey && !c.authed && c.scram == nil {
 		sl.closeAfter = true
 	}
 	if o := c.s.cfg.Observer; o != nil {

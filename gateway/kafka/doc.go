@@ -75,9 +75,14 @@
 //
 // # SASL
 //
-// With Config.SASL, a connection must authenticate with SASL PLAIN (SaslHandshake v0 or v1,
-// then SaslAuthenticate or the bare v0 token) before anything but ApiVersions; any other
-// request before that closes the connection. Config.Authenticate checks the credentials
-// (the gateway logs in to Iggy as that user) and returns the Storage the connection then uses.
-// Bad credentials are answered with SASL_AUTHENTICATION_FAILED and the connection is closed.
+// With Config.SASL, a connection must authenticate (SaslHandshake v0 or v1, then
+// SaslAuthenticate or bare v0 frames) before anything but ApiVersions; any other request before
+// that, or between a SCRAM exchange's two messages, closes the connection. PLAIN is checked by
+// Config.Authenticate (the gateway logs in to Iggy as that user), which returns the Storage the
+// connection then uses. With Config.SCRAM, SCRAM-SHA-256 and SCRAM-SHA-512 are offered too:
+// the exchange (package scram) runs here against the credential Config.SCRAM looks up, and
+// Config.SCRAM.Login gives the Storage once the proof holds. Bad credentials are answered with
+// SASL_AUTHENTICATION_FAILED and the connection is closed. A connection reads and changes the
+// SCRAM credentials of its own user only (50_describe_user_scram_credentials.go,
+// 51_alter_user_scram_credentials.go).
 package kafka

@@ -21,7 +21,7 @@ import (
 
 // Identity is who a connection acts as, handed to the group coordinator with every request.
 type Identity struct {
-	// User is the SASL PLAIN user the connection authenticated as; "" without SASL.
+	// User is the SASL user the connection authenticated as; "" without SASL.
 	User string
 	// ClientID is the client id of the request's header; ClientHost the peer's IP address
 	// (DescribeGroups reports both for every member).

@@ -33,6 +33,8 @@ const (
 	createPartitionsKey     int16 = 37
 	deleteGroupsKey         int16 = 42
 	offsetDeleteKey         int16 = 47
+	describeUserSCRAMKey    int16 = 50
+	alterUserSCRAMKey       int16 = 51
 	describeClusterKey      int16 = 60
 )
 
@@ -107,6 +109,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleDeleteGroups(req)
 	case offsetDeleteKey:
 		return c.handleOffsetDelete(req)
+	case describeUserSCRAMKey:
+		return c.handleDescribeUserSCRAMCredentials(req)
+	case alterUserSCRAMKey:
+		return c.handleAlterUserSCRAMCredentials(req)
 	case describeClusterKey:
 		return c.handleDescribeCluster(req)
 	}

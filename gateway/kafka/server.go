@@ -59,13 +59,18 @@ type Config struct {
 	AutoCreateTopics bool
 	// TLS, when set, wraps every accepted connection.
 	TLS *tls.Config
-	// SASL requires SASL PLAIN authentication before any request other than ApiVersions.
+	// SASL requires SASL authentication (PLAIN, and SCRAM with SCRAM set) before any request
+	// other than ApiVersions.
 	SASL bool
 	// Storage serves connections that did not authenticate.
 	Storage Storage
 	// Authenticate checks SASL PLAIN credentials and returns the Storage acting as that user. A
 	// nil Storage or an error rejects the credentials.
 	Authenticate func(ctx context.Context, user, password string) (Storage, error)
+	// SCRAM, when set, keeps the SCRAM credentials: SASL then offers SCRAM-SHA-256 and
+	// SCRAM-SHA-512 beside PLAIN, and DescribeUserScramCredentials and
+	// AlterUserScramCredentials read and change its credentials (without it there are none).
+	SCRAM SCRAMUsers
 	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
 	// and are refused as unsupported.
 	Groups GroupCoordinator

@@ -6,7 +6,8 @@ import (
 
 // Storage is the storage the handlers speak to. The gateway wires it to the Kafka <-> Iggy bridge,
 // bound to one Iggy identity: connections without SASL share the gateway's own Storage, and a
-// connection authenticated with SASL PLAIN gets the Storage of its user from Config.Authenticate.
+// connection authenticated with SASL gets the Storage of its user from Config.Authenticate
+// (PLAIN) or Config.SCRAM (SCRAM).
 //
 // Errors that map to a Kafka error code are *kerr.Error values (errors.As works through wrapping);
 // any other error is answered as UNKNOWN_SERVER_ERROR.
