@@ -615,7 +615,7 @@ func TestApiVersions(t *testing.T) {
 	for _, k := range resp.ApiKeys {
 		got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	want := map[int16][2]int16{0: {0, 12}, 1: {0, 12}, 2: {0, 9}, 3: {0, 12}, 17: {0, 1}, 18: {0, 4}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 36: {0, 2}, 37: {0, 3}, 60: {0, 1}}
+	want := map[int16][2]int16{0: {0, 12}, 1: {0, 12}, 2: {0, 9}, 3: {0, 12}, 17: {0, 1}, 18: {0, 4}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 33: {0, 2}, 36: {0, 2}, 37: {0, 3}, 44: {0, 1}, 60: {0, 1}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("api versions\n got %v\nwant %v", got, want)
 	}
