@@ -138,6 +138,11 @@ func TestAlterTopicConfigsAcrossGatewaysAndRestarts(t *testing.T) {
 			t.Errorf("%s of an unknown config: %v %+v, want INVALID_CONFIG", what, err, rs)
 		}
 	}
+	// Iggy's max_topic_size is at least the topic's segment size, 1 GiB on the embedded store.
+	rs, err = a2.AlterTopicConfigs(testCtx(t), []kadm.AlterConfig{set("retention.bytes", "1048576")}, "cfg")
+	if err != nil || len(rs) != 1 || !errors.Is(rs[0].Err, kerr.InvalidConfig) {
+		t.Errorf("retention.bytes below the segment size: %v %+v, want INVALID_CONFIG", err, rs)
+	}
 	check("after validations and refusals", a1, altered)
 
 	// compression.type is the codec of the topic's fetched batches, at both gateways.
