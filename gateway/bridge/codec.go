@@ -47,10 +47,10 @@ func parseFetchCodec(name string) (fetchCodec, error) {
 	return fetchCodec{}, fmt.Errorf("bridge: fetch codec %q is none of %v", name, FetchCodecs)
 }
 
-// compressionTypes are the values of Kafka's compression.type topic config and the fetch codec
-// each stands for: Kafka stores a topic's batches in that codec and hands them back so, and
-// Iggy stores records uncompressed, so the gateway gives the topic's fetched batches that codec.
-// "producer" keeps each batch's own, as Kafka keeps what the producer sent.
+// compressionTypes are the values of Kafka's compression.type topic config, each with the codec
+// the topic's fetched batches go out with. Kafka recompresses a topic's batches into that codec
+// as they are written and hands them back so; Iggy keeps records uncompressed, so the gateway
+// compresses them as they are fetched. "producer" keeps each batch's own codec.
 var compressionTypes = map[string]fetchCodec{
 	"producer":     {},
 	"uncompressed": {true, codecNone},
