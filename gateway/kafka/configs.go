@@ -81,6 +81,12 @@ func configSynonyms(e *ConfigEntry, resource kmsg.ConfigResourceType, source kms
 	return out
 }
 
+// ownBroker reports whether a broker resource's name is this gateway's: its node id, or empty
+// for the cluster, as Kafka takes it.
+func (c *conn) ownBroker(name string) bool {
+	return name == "" || name == strconv.Itoa(int(c.s.cfg.NodeID))
+}
+
 // resourceKey names a config resource of a request.
 type resourceKey struct {
 	typ  kmsg.ConfigResourceType
@@ -128,8 +134,8 @@ func (c *conn) checkAlter(key resourceKey, repeated bool, names, nulls []string)
 			return errReserved(key.name)
 		}
 	case kmsg.ConfigResourceTypeBroker:
-		if id := strconv.Itoa(int(c.s.cfg.NodeID)); key.name != "" && key.name != id {
-			return fmt.Errorf("%w: unexpected broker id, expected %s, but received %s", kerr.InvalidRequest, id, key.name)
+		if !c.ownBroker(key.name) {
+			return fmt.Errorf("%w: unexpected broker id, expected %d, but received %s", kerr.InvalidRequest, c.s.cfg.NodeID, key.name)
 		}
 	default:
 		return fmt.Errorf("%w: resource type %s is not served", kerr.InvalidRequest, key.typ)
