@@ -137,6 +137,24 @@ func fuzzSeeds() [][]byte {
 	cr.ResourceType, cr.ResourceName = kmsg.ConfigResourceTypeTopic, "fuzz"
 	configs.Resources = append(configs.Resources, cr)
 
+	alter := kmsg.NewPtrAlterConfigsRequest()
+	alter.Version = 2
+	ar := kmsg.NewAlterConfigsRequestResource()
+	ar.ResourceType, ar.ResourceName = kmsg.ConfigResourceTypeTopic, "fuzz"
+	ac := kmsg.NewAlterConfigsRequestResourceConfig()
+	ac.Name, ac.Value = "compression.type", kmsg.StringPtr("zstd")
+	ar.Configs = append(ar.Configs, ac)
+	alter.Resources = append(alter.Resources, ar)
+
+	incAlter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	incAlter.Version = 1
+	ir := kmsg.NewIncrementalAlterConfigsRequestResource()
+	ir.ResourceType, ir.ResourceName = kmsg.ConfigResourceTypeTopic, "fuzz"
+	ic := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	ic.Name, ic.Op, ic.Value = "retention.ms", kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr("60000")
+	ir.Configs = append(ir.Configs, ic)
+	incAlter.Resources = append(incAlter.Resources, ir)
+
 	parts := kmsg.NewPtrCreatePartitionsRequest()
 	parts.Version = 3
 	cpt := kmsg.NewCreatePartitionsRequestTopic()
@@ -168,7 +186,7 @@ func fuzzSeeds() [][]byte {
 	versions.Version = 3
 
 	var seeds [][]byte
-	for i, req := range []kmsg.Request{versions, meta, create, produce, fetch, list, configs, parts, epoch, hs, auth, cluster, pid, del} {
+	for i, req := range []kmsg.Request{versions, meta, create, produce, fetch, list, configs, alter, incAlter, parts, epoch, hs, auth, cluster, pid, del} {
 		seeds = append(seeds, requestBody(req, int32(i)))
 	}
 	return seeds

@@ -34,7 +34,7 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics", Commands: []string{"serve"}},
 	config.Setting{Name: "auto-create-topics", Kind: config.Bool, Default: "true", Usage: "create unknown topics on Metadata and Produce, as Kafka does", Commands: []string{"serve"}},
 	config.Setting{Name: "default-partitions", Kind: config.Int, Default: "1", Usage: "partitions of an auto-created topic", Commands: []string{"serve"}},
-	config.Setting{Name: "fetch-codec", Kind: config.Enum, Default: "producer", Enum: bridge.FetchCodecs, Usage: "codec of the batches Fetch answers with: producer keeps each batch's own, none saves both sides compressing on a fast network", Commands: []string{"serve"}},
+	config.Setting{Name: "fetch-codec", Kind: config.Enum, Default: "producer", Enum: bridge.FetchCodecs, Usage: "codec of the batches Fetch answers with, for topics without a compression.type of their own: producer keeps each batch's own, none saves both sides compressing on a fast network", Commands: []string{"serve"}},
 	config.Setting{Name: "tail-cache", Kind: config.Bytes, Default: "32MiB", Usage: "memory that keeps producers' own batches of the recent tail, so a consumer at the tail gets them as they came; 0 turns it off", Commands: []string{"serve"}},
 	config.Setting{Name: "producer-id-expiration", Kind: config.Duration, Default: "24h", Usage: "an idempotent producer's state on a partition is dropped this long after its last batch there (Kafka's producer.id.expiration.ms)", Commands: []string{"serve"}},
 	config.Setting{Name: "max-request-bytes", Kind: config.Bytes, Default: "100MiB", Usage: "largest Kafka request accepted", Commands: []string{"serve"}},

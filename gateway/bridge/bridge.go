@@ -245,11 +245,8 @@ func validTopicName(name string) error {
 	return nil
 }
 
-// createTopic creates a topic with partitions partitions (-1: the default).
-// configs may set retention.ms and retention.bytes, which map onto Iggy's
-// message_expiry and max_topic_size; other settings Kafka clients commonly
-// send are accepted when they describe what the bridge does anyway, and
-// anything else is refused with kerr.InvalidConfig.
+// createTopic creates a topic with partitions partitions (-1: the default) and
+// the configs topicOptionsFrom accepts at creation.
 func (b *Bridge) createTopic(ctx context.Context, as iggyAPI, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
 	if err := validTopicName(name); err != nil {
 		return err
@@ -260,7 +257,7 @@ func (b *Bridge) createTopic(ctx context.Context, as iggyAPI, name string, parti
 	if partitions < 1 || partitions > maxPartitionsPerTopic {
 		return fmt.Errorf("%w: %d partitions (1..%d)", kerr.InvalidPartitions, partitions, maxPartitionsPerTopic)
 	}
-	opts, conf, err := topicOptionsFrom(configs)
+	opts, conf, err := topicOptionsFrom(configs, true)
 	if err != nil {
 		return err
 	}
@@ -282,29 +279,40 @@ func (b *Bridge) createTopic(ctx context.Context, as iggyAPI, name string, parti
 	return b.writeTopicConf(ctx, name, conf, false)
 }
 
-// ignoredConfigs are topic configs the bridge accepts without storing them,
-// with the one value each may have (empty: any value), because they describe
-// what an Iggy-backed topic does anyway or concern only Kafka's replication.
-var ignoredConfigs = map[string]string{
-	"cleanup.policy":                 "delete",
-	"compression.type":               "",
-	"message.timestamp.type":         "CreateTime",
-	"min.insync.replicas":            "",
-	"segment.bytes":                  "",
-	"segment.ms":                     "",
-	"unclean.leader.election.enable": "",
-	"message.downconversion.enable":  "",
-	"file.delete.delay.ms":           "",
-	"flush.messages":                 "",
-	"flush.ms":                       "",
-	"index.interval.bytes":           "",
-	"preallocate":                    "",
-	"segment.index.bytes":            "",
-	"segment.jitter.ms":              "",
-	"delete.retention.ms":            "",
+// fixedConfigs are topic configs with the one value an Iggy-backed topic has: a create or an
+// alteration may name that value, which changes nothing, and no other.
+var fixedConfigs = map[string]string{
+	"cleanup.policy":         "delete",
+	"message.timestamp.type": "CreateTime",
 }
 
-func topicOptionsFrom(configs map[string]*string) (topicOptions, topicConf, error) {
+// creationConfigs are topic configs of Kafka's own log layout and replication, with nothing in
+// Iggy to stand for: CreateTopics accepts any value of them without storing it, because
+// frameworks send them with every topic they create (Kafka Streams sets segment.bytes and
+// segment.ms on its repartition topics); an alteration, which asks for their effect and
+// nothing else, is refused.
+var creationConfigs = map[string]bool{
+	"min.insync.replicas":            true,
+	"segment.bytes":                  true,
+	"segment.ms":                     true,
+	"unclean.leader.election.enable": true,
+	"message.downconversion.enable":  true,
+	"file.delete.delay.ms":           true,
+	"flush.messages":                 true,
+	"flush.ms":                       true,
+	"index.interval.bytes":           true,
+	"preallocate":                    true,
+	"segment.index.bytes":            true,
+	"segment.jitter.ms":              true,
+	"delete.retention.ms":            true,
+}
+
+// topicOptionsFrom is the one rule of which topic configs the gateway takes, at creation
+// (creating) and in an alteration, and what they become: retention.ms and retention.bytes map
+// onto Iggy's message_expiry and max_topic_size, max.message.bytes and compression.type are
+// kept in the config log (topicconf.go), fixedConfigs may name their one value,
+// creationConfigs are taken only at creation, and anything else is kerr.InvalidConfig.
+func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, topicConf, error) {
 	var o topicOptions
 	var conf topicConf
 	for k, vp := range configs {
@@ -324,6 +332,9 @@ func topicOptionsFrom(configs map[string]*string) (topicOptions, topicConf, erro
 			if err != nil || ms < -1 || ms == 0 {
 				return o, conf, fmt.Errorf("%w: retention.ms=%q", kerr.InvalidConfig, v)
 			}
+			// -1, Kafka's "forever", is Iggy's never rather than its default, which an Iggy
+			// server may set otherwise; so is a span past what µs can count.
+			o.MessageExpiryMicros = math.MaxUint64
 			if ms > 0 && ms <= math.MaxInt64/1000 {
 				o.MessageExpiryMicros = uint64(ms) * 1000
 			}
@@ -332,20 +343,52 @@ func topicOptionsFrom(configs map[string]*string) (topicOptions, topicConf, erro
 			if err != nil || n < -1 || n == 0 {
 				return o, conf, fmt.Errorf("%w: retention.bytes=%q", kerr.InvalidConfig, v)
 			}
+			o.MaxTopicSize = math.MaxUint64
 			if n > 0 {
 				o.MaxTopicSize = uint64(n)
 			}
+		case confCompression:
+			if _, ok := compressionTypes[v]; !ok {
+				return o, conf, fmt.Errorf("%w: compression.type=%q (one of producer, uncompressed, gzip, snappy, lz4, zstd)", kerr.InvalidConfig, v)
+			}
+			conf.compression = v
 		default:
-			want, ok := ignoredConfigs[k]
-			if !ok {
-				return o, conf, fmt.Errorf("%w: unsupported topic config %q", kerr.InvalidConfig, k)
+			if want, ok := fixedConfigs[k]; ok {
+				if v != want {
+					return o, conf, fmt.Errorf("%w: %s=%q (only %q is supported)", kerr.InvalidConfig, k, v, want)
+				}
+				continue
 			}
-			if want != "" && v != want {
-				return o, conf, fmt.Errorf("%w: %s=%q (only %q is supported)", kerr.InvalidConfig, k, v, want)
+			if creationConfigs[k] {
+				if !creating {
+					return o, conf, fmt.Errorf("%w: %s has no counterpart over Iggy, so it cannot be altered", kerr.InvalidConfig, k)
+				}
+				continue
 			}
+			return o, conf, fmt.Errorf("%w: unsupported topic config %q", kerr.InvalidConfig, k)
 		}
 	}
 	return o, conf, nil
+}
+
+// alterTopicConfigs replaces a topic's own configs with configs, as Kafka's AlterConfigs
+// does: a config left out goes back to its default. The Iggy settings are changed first, as the
+// connection's identity, so that without the permission to manage the topic nothing changes.
+// validateOnly checks the values and that the topic exists, not that permission, which only a
+// change can test.
+func (b *Bridge) alterTopicConfigs(ctx context.Context, as iggyAPI, name string, configs map[string]*string, validateOnly bool) error {
+	opts, conf, err := topicOptionsFrom(configs, false)
+	if err != nil {
+		return err
+	}
+	if validateOnly {
+		_, err := b.lookupTopic(ctx, as, name)
+		return adminErr(err)
+	}
+	if err := as.updateTopic(ctx, b.cfg.Stream, name, opts); err != nil {
+		return adminErr(err)
+	}
+	return b.writeTopicConf(ctx, name, conf, false)
 }
 
 // deleteTopic deletes a topic and everything cached about it.
@@ -385,15 +428,21 @@ func (b *Bridge) createPartitions(ctx context.Context, as iggyAPI, name string, 
 }
 
 // topicConfigs reports the topic's configs: the two Iggy settings that have
-// Kafka names, and fixed values for the rest of what clients usually ask.
+// Kafka names, the two of the config log, and the fixedConfigs. The config log
+// is read first, so that what another gateway changed a moment ago is seen.
 func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]kafka.ConfigEntry, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
 	if err != nil {
 		return nil, adminErr(err)
 	}
-	conf, err := b.topicConf(ctx, name)
+	conf, err := b.freshTopicConf(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	codecDefault := compressionType(b.fetchC)
+	codec := codecDefault
+	if conf.compression != "" {
+		codec = conf.compression
 	}
 	maxMsg, maxDefault := b.cfg.MaxMessageBytes, true
 	if conf.maxMessageBytes > 0 {
@@ -409,7 +458,7 @@ func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]k
 	}
 	return []kafka.ConfigEntry{
 		{Name: "cleanup.policy", Value: "delete", ReadOnly: true, Default: true},
-		{Name: "compression.type", Value: "producer", ReadOnly: true, Default: true},
+		{Name: "compression.type", Value: codec, Default: conf.compression == "", DefaultValue: codecDefault},
 		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault, DefaultValue: strconv.Itoa(int(b.cfg.MaxMessageBytes))},
 		{Name: "message.timestamp.type", Value: "CreateTime", ReadOnly: true, Default: true},
 		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault, DefaultValue: "-1"},

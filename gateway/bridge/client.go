@@ -77,6 +77,15 @@ func (cb iggyClient) createPartitions(ctx context.Context, stream, name string, 
 	return cb.c.CreatePartitions(ctx, wire.NamedID(stream), wire.NamedID(name), count)
 }
 
+func (cb iggyClient) updateTopic(ctx context.Context, stream, name string, o topicOptions) error {
+	// Both entries always go, zero included: an update keeps what it does not name, and zero is
+	// how Iggy is told to go back to its default.
+	return cb.c.UpdateTopic(ctx, wire.NamedID(stream), wire.NamedID(name), name, iggy.TopicOptions{Extra: []wire.TLVEntry{
+		wire.Uint64Entry(wire.OptMessageExpiry, o.MessageExpiryMicros),
+		wire.Uint64Entry(wire.OptMaxTopicSize, o.MaxTopicSize),
+	}})
+}
+
 func (cb iggyClient) send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
 	return cb.c.SendBatch(ctx, wire.NamedID(stream), wire.NamedID(topic), partition, batch)
 }

@@ -47,6 +47,29 @@ func parseFetchCodec(name string) (fetchCodec, error) {
 	return fetchCodec{}, fmt.Errorf("bridge: fetch codec %q is none of %v", name, FetchCodecs)
 }
 
+// compressionTypes are the values of Kafka's compression.type topic config, each with the codec
+// the topic's fetched batches go out with. Kafka recompresses a topic's batches into that codec
+// as they are written and hands them back so; Iggy keeps records uncompressed, so the gateway
+// compresses them as they are fetched. "producer" keeps each batch's own codec.
+var compressionTypes = map[string]fetchCodec{
+	"producer":     {},
+	"uncompressed": {true, codecNone},
+	"gzip":         {true, codecGzip},
+	"snappy":       {true, codecSnappy},
+	"lz4":          {true, codecLZ4},
+	"zstd":         {true, codecZstd},
+}
+
+// compressionType is the compression.type value that stands for fc.
+func compressionType(fc fetchCodec) string {
+	for name, c := range compressionTypes {
+		if c == fc {
+			return name
+		}
+	}
+	return "producer"
+}
+
 // Kafka compression codecs (the low three bits of the batch attributes).
 const (
 	codecNone   = 0

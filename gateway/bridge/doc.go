@@ -22,14 +22,23 @@
 // the Iggy topic's id, creation time and name, so every gateway agrees on it
 // and a re-created topic gets a new one. The
 // topic configs retention.ms and retention.bytes map onto Iggy's
-// message_expiry (µs) and max_topic_size. max.message.bytes, which Iggy has
-// no field for, is kept in Iggy as well: every topic create or delete appends
-// one message to "<Config.Stream>.meta"/topic_configs (partition 0), payload
-// the topic name, user headers "max.message.bytes" (Int32) and, for a delete,
-// "deleted" (Bool); the latest message per name wins, and each gateway reads
-// the new messages at most once a second. A few configs that describe what
-// the bridge does anyway (cleanup.policy=delete, compression.type, ...) are
-// accepted and not stored; anything else is refused with INVALID_CONFIG.
+// message_expiry (µs; -1 is Iggy's never) and max_topic_size (-1:
+// unlimited). max.message.bytes and compression.type, which Iggy has no field
+// for, are kept in Iggy as well: every topic create, config change or delete
+// appends one message to "<Config.Stream>.meta"/topic_configs (partition 0),
+// payload the topic name, user headers "max.message.bytes" (Int32) and
+// "compression.type" (String, Kafka's value name) when the topic sets them
+// and, for a delete, "deleted" (Bool); the latest message per name wins, and
+// each gateway reads the new messages at most once a second for produces and
+// fetches, and at once for DescribeConfigs. compression.type is the codec the
+// topic's fetched batches go out with, over Config.FetchCodec. An alteration
+// (AlterConfigs) replaces all of these at once: Iggy's options through the
+// connection's identity first, then the config log. cleanup.policy=delete and
+// message.timestamp.type=CreateTime, what the bridge does anyway, are taken
+// and change nothing; a few configs of Kafka's own log layout and replication
+// (segment.bytes, min.insync.replicas, ...) are taken at creation only and
+// not stored; anything else is refused with INVALID_CONFIG
+// (topicOptionsFrom).
 //
 // While Iggy cannot be reached a topic keeps the partition count this
 // gateway last saw (kafka.TopicInfo.Offline: Metadata lists each partition
@@ -73,9 +82,9 @@
 // leader epoch 0 written in (both outside the CRC), producer id and sequence
 // kept, after one message is read from Iggy at the last batch's base to check
 // that its id is still the one this gateway gave it (a partition deleted and
-// re-created elsewhere fails the check and the tail is forgotten). A
-// FetchCodec other than "producer" is served from the cache only for batches
-// produced with that codec.
+// re-created elsewhere fails the check and the tail is forgotten). A fetch
+// codec other than "producer" (the topic's compression.type, else
+// FetchCodec) is served from the cache only for batches produced with it.
 //
 // The record value is the Iggy payload. The Iggy origin timestamp is the
 // record timestamp in microseconds (Kafka milliseconds times 1000). The rest

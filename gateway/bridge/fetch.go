@@ -43,12 +43,13 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	if maxBytes == 0 {
 		return b.watermarks(ctx, as, st, topic, partition, offset, logStart)
 	}
+	codec := b.topicCodec(ctx, topic)
 	buf := getBuffer()
 	out := buf.b
 	n := 0 // records in out
 	if version >= 4 && b.cache != nil {
 		var next, hw int64
-		out, n, next, hw, err = b.fetchTail(ctx, as, st, topic, partition, offset, maxBytes, out)
+		out, n, next, hw, err = b.fetchTail(ctx, as, st, topic, partition, offset, maxBytes, codec, out)
 		if err != nil {
 			putBuffer(buf)
 			return res, err
@@ -110,7 +111,7 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 
 	c := getConverter()
 	defer putConverter(c)
-	c.out = b.fetchC
+	c.out = codec
 	c.plainLeft = int(st.plainLeft.Load())
 	defer func() { st.plainLeft.Store(int32(c.plainLeft)) }()
 	recs := p.Records
@@ -197,6 +198,17 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 	return res, nil
 }
 
+// topicCodec is the codec the topic's fetched batches go out with: its compression.type, else
+// Config.FetchCodec. The config log is read as a produce reads it, at most once a second, so a
+// change made at another gateway shows within a second.
+func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchCodec {
+	conf, _ := b.topicConf(ctx, topic)
+	if fc, ok := compressionTypes[conf.compression]; ok {
+		return fc
+	}
+	return b.fetchC
+}
+
 // fetchTail appends to out, from the tail cache, the producers' own batches from the one
 // holding offset on, as long as they are cached, contiguous and within maxBytes. One message is
 // then read from Iggy at the last batch's base: its id must be the one this gateway gave it,
@@ -204,9 +216,9 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 // re-created partition has other messages, or none, there), and the reply carries the high
 // watermark. It returns the records appended (0: the cache could not answer, out unchanged),
 // the offset after them and the high watermark.
-func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int32, out []byte) ([]byte, int, int64, int64, error) {
+func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int32, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
 	start := len(out)
-	out, last, n := st.tail.cached(out, offset, int(maxBytes), b.fetchC.allows)
+	out, last, n := st.tail.cached(out, offset, int(maxBytes), codec.allows)
 	if last == nil {
 		return out, 0, offset, -1, nil
 	}

@@ -21,6 +21,9 @@ type iggyAPI interface {
 	createTopic(ctx context.Context, stream, name string, partitions uint32, opts topicOptions) error
 	deleteTopic(ctx context.Context, stream, name string) error
 	createPartitions(ctx context.Context, stream, name string, count uint32) error
+	// updateTopic sets the topic's retention settings to opts, a zero field going back to the
+	// server default (needs the permission to manage the topic).
+	updateTopic(ctx context.Context, stream, name string, opts topicOptions) error
 	send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error)
 	// poll returns the batch records holding at most count messages from
 	// offset on, the partition's current offset (the highest stored, 0 when
@@ -119,6 +122,8 @@ func kafkaErrOr(err error, down *kerr.Error) error {
 		k = kerr.InvalidTopicException
 	case wire.TooBigMessagePayload, wire.TooBigUserHeaders:
 		k = kerr.MessageTooLarge
+	case wire.InvalidTopicSize, wire.InvalidOptionValue:
+		k = kerr.InvalidConfig
 	default:
 		return err
 	}

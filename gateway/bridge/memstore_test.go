@@ -126,6 +126,20 @@ func (m *memStore) deleteTopic(_ context.Context, stream, name string) error {
 	return nil
 }
 
+func (m *memStore) updateTopic(_ context.Context, stream, name string, opts topicOptions) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.manageErr != nil {
+		return m.manageErr
+	}
+	t, err := m.find(stream, name)
+	if err != nil {
+		return err
+	}
+	t.opts = opts
+	return nil
+}
+
 func (m *memStore) createPartitions(_ context.Context, stream, name string, count uint32) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

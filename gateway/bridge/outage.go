@@ -148,6 +148,10 @@ func (g guarded) createPartitions(ctx context.Context, stream, name string, coun
 	return g.call(ctx, func(ctx context.Context) error { return g.api.createPartitions(ctx, stream, name, count) })
 }
 
+func (g guarded) updateTopic(ctx context.Context, stream, name string, opts topicOptions) error {
+	return g.call(ctx, func(ctx context.Context) error { return g.api.updateTopic(ctx, stream, name, opts) })
+}
+
 func (g guarded) send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (off uint64, err error) {
 	err = g.call(ctx, func(ctx context.Context) error {
 		off, err = g.api.send(ctx, stream, topic, partition, batch)

@@ -44,6 +44,10 @@ func (s boundStorage) TopicConfigs(ctx context.Context, name string) ([]kafka.Co
 	return s.b.topicConfigs(ctx, s.as, name)
 }
 
+func (s boundStorage) AlterTopicConfigs(ctx context.Context, name string, configs map[string]*string, validateOnly bool) error {
+	return s.b.alterTopicConfigs(ctx, s.as, name, configs, validateOnly)
+}
+
 func (s boundStorage) Produce(ctx context.Context, topic string, partition int32, records []byte) (kafka.ProduceResult, error) {
 	res, err := s.b.produce(ctx, s.as, topic, partition, records)
 	if err == nil {

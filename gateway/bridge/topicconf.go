@@ -11,13 +11,16 @@ import (
 )
 
 // Kafka topic configs that Iggy has no field for live in Iggy too: every
-// create or delete of a topic appends one message to "<stream>.meta"/
-// topic_configs (partition 0) whose payload is the topic name and whose user
-// headers carry the configs; the latest message per name wins. Gateways read
-// the log incrementally, at most once per confRefresh when a produce needs it.
+// create, config change or delete of a topic appends one message to
+// "<stream>.meta"/topic_configs (partition 0) whose payload is the topic name
+// and whose user headers carry all of the topic's configs; the latest message
+// per name wins. Gateways read the log incrementally, at most once per
+// confRefresh when a produce or fetch needs it, and at once for
+// DescribeConfigs.
 const (
 	topicConfigsTopic = "topic_configs"
 	confMaxMessage    = "max.message.bytes" // Int32
+	confCompression   = "compression.type"  // String, one of compressionTypes
 	confDeleted       = "deleted"           // Bool: the topic was deleted
 	confRefresh       = time.Second
 	confPollCount     = 1000
@@ -26,7 +29,8 @@ const (
 
 // topicConf is what the bridge keeps per topic beyond Iggy's own settings.
 type topicConf struct {
-	maxMessageBytes int32 // 0: Config.MaxMessageBytes
+	maxMessageBytes int32  // 0: Config.MaxMessageBytes
+	compression     string // a key of compressionTypes; empty: Config.FetchCodec
 }
 
 type confCache struct {
@@ -45,13 +49,7 @@ type confCache struct {
 // writeTopicConf records a topic's configs (or its deletion) in Iggy and in
 // this gateway's cache.
 func (b *Bridge) writeTopicConf(ctx context.Context, name string, conf topicConf, deleted bool) error {
-	var h []byte
-	if conf.maxMessageBytes > 0 {
-		h = appendInt(h, confMaxMessage, kindInt32, 4, uint64(uint32(conf.maxMessageBytes)))
-	}
-	if deleted {
-		h = appendInt(h, confDeleted, kindBool, 1, 1)
-	}
+	h := appendConf(nil, conf, deleted)
 	var mb message.Builder
 	mb.Reset()
 	mb.Add(message.MakeID(b.ids.ctr.Add(1), b.ids.hi), uint64(time.Now().UnixMicro()), []byte(name), h)
@@ -165,6 +163,24 @@ func (b *Bridge) refreshConf(ctx context.Context) error {
 	}
 }
 
+// appendConf appends the user headers of a config log message, which parseConf reads.
+func appendConf(h []byte, conf topicConf, deleted bool) []byte {
+	if conf.maxMessageBytes > 0 {
+		h = appendInt(h, confMaxMessage, kindInt32, 4, uint64(uint32(conf.maxMessageBytes)))
+	}
+	if conf.compression != "" {
+		h = appendTLVKey(h, confCompression)
+		h = appendTLVHead(h, kindString, len(conf.compression))
+		h = append(h, conf.compression...)
+	}
+	if deleted {
+		h = appendInt(h, confDeleted, kindBool, 1, 1)
+	}
+	return h
+}
+
+// parseConf reads the user headers of a config log message; items it does not know, or of
+// another kind or size than it expects, are skipped, so that a later gateway may add some.
 func parseConf(b []byte) (topicConf, bool) {
 	var conf topicConf
 	deleted := false
@@ -188,6 +204,10 @@ func parseConf(b []byte) (topicConf, bool) {
 		switch {
 		case key == confMaxMessage && vk == kindInt32 && len(val) == 4:
 			conf.maxMessageBytes = int32(le.Uint32(val))
+		case key == confCompression && vk == kindString:
+			if _, ok := compressionTypes[string(val)]; ok {
+				conf.compression = string(val)
+			}
 		case key == confDeleted && vk == kindBool && len(val) == 1:
 			deleted = val[0] == 1
 		}

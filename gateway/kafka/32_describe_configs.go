@@ -39,7 +39,7 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 		case kmsg.ConfigResourceTypeTopic:
 			entries, err = req.storage.TopicConfigs(req.ctx, r.ResourceName)
 		case kmsg.ConfigResourceTypeBroker:
-			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(c.s.cfg.NodeID)) {
+			if !c.ownBroker(r.ResourceName) {
 				sr.ErrorCode = kerr.InvalidRequest.Code
 			} else {
 				entries = c.brokerConfigs()

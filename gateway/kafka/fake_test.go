@@ -170,13 +170,35 @@ func (m *memStorage) TopicConfigs(ctx context.Context, name string) ([]ConfigEnt
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
-	out := []ConfigEntry{{Name: "cleanup.policy", Value: "delete", Default: true}}
+	out := []ConfigEntry{}
+	if t.configs["cleanup.policy"] == nil {
+		out = append(out, ConfigEntry{Name: "cleanup.policy", Value: "delete", Default: true})
+	}
 	for k, v := range t.configs {
 		if v != nil {
 			out = append(out, ConfigEntry{Name: k, Value: *v})
 		}
 	}
 	return out, nil
+}
+
+// AlterTopicConfigs takes any config configs.go defines, with any value.
+func (m *memStorage) AlterTopicConfigs(ctx context.Context, name string, configs map[string]*string, validateOnly bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range configs {
+		if _, ok := configDefs[k]; !ok {
+			return kerr.InvalidConfig
+		}
+	}
+	t, ok := m.topics[name]
+	if !ok {
+		return kerr.UnknownTopicOrPartition
+	}
+	if !validateOnly {
+		t.configs = configs
+	}
+	return nil
 }
 
 func (m *memStorage) part(topic string, partition int32) (*memPart, error) {

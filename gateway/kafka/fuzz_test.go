@@ -27,6 +27,8 @@ func FuzzServeRequest(f *testing.F) {
 		kmsg.NewPtrSASLAuthenticateRequest(),
 		kmsg.NewPtrDescribeConfigsRequest(),
 		deleteRecordsSeed(),
+		alterConfigsSeed(),
+		incrementalAlterConfigsSeed(),
 	} {
 		req.SetVersion(versions[req.Key()].max)
 		body := encodeRequest(req, 1)[4:]
@@ -77,5 +79,36 @@ func deleteRecordsSeed() kmsg.Request {
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// alterConfigsSeed sets two configs of a topic and one of the broker.
+func alterConfigsSeed() kmsg.Request {
+	req := kmsg.NewPtrAlterConfigsRequest()
+	for _, r := range []struct {
+		typ        kmsg.ConfigResourceType
+		name, conf string
+	}{{kmsg.ConfigResourceTypeTopic, "t", "retention.ms"}, {kmsg.ConfigResourceTypeTopic, "t", "compression.type"}, {kmsg.ConfigResourceTypeBroker, "1", "broker.id"}} {
+		rr := kmsg.NewAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.typ, r.name
+		rc := kmsg.NewAlterConfigsRequestResourceConfig()
+		rc.Name, rc.Value = r.conf, kmsg.StringPtr("1")
+		rr.Configs = append(rr.Configs, rc)
+		req.Resources = append(req.Resources, rr)
+	}
+	return req
+}
+
+// incrementalAlterConfigsSeed uses every operation on a topic.
+func incrementalAlterConfigsSeed() kmsg.Request {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
+	for op, name := range []string{"retention.ms", "retention.bytes", "cleanup.policy", "cleanup.policy"} {
+		rc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		rc.Name, rc.Op, rc.Value = name, kmsg.IncrementalAlterConfigOp(op), kmsg.StringPtr("delete")
+		rr.Configs = append(rr.Configs, rc)
+	}
+	req.Resources = append(req.Resources, rr)
 	return req
 }

@@ -29,9 +29,11 @@ const (
 	initProducerIDKey       int16 = 22
 	offsetForLeaderEpochKey int16 = 23
 	describeConfigsKey      int16 = 32
+	alterConfigsKey         int16 = 33
 	saslAuthenticateKey     int16 = 36
 	createPartitionsKey     int16 = 37
 	deleteGroupsKey         int16 = 42
+	incAlterConfigsKey      int16 = 44
 	offsetDeleteKey         int16 = 47
 	describeUserSCRAMKey    int16 = 50
 	alterUserSCRAMKey       int16 = 51
@@ -101,12 +103,16 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleOffsetForLeaderEpoch(req)
 	case describeConfigsKey:
 		return c.handleDescribeConfigs(req)
+	case alterConfigsKey:
+		return c.handleAlterConfigs(req)
 	case saslAuthenticateKey:
 		return c.handleSASLAuthenticate(req)
 	case createPartitionsKey:
 		return c.handleCreatePartitions(req)
 	case deleteGroupsKey:
 		return c.handleDeleteGroups(req)
+	case incAlterConfigsKey:
+		return c.handleIncrementalAlterConfigs(req)
 	case offsetDeleteKey:
 		return c.handleOffsetDelete(req)
 	case describeUserSCRAMKey:

@@ -21,6 +21,11 @@ type Storage interface {
 	// CreatePartitions grows a topic to total partitions.
 	CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error
 	TopicConfigs(ctx context.Context, name string) ([]ConfigEntry, error)
+	// AlterTopicConfigs replaces the topic's own configs with configs (values never nil): a
+	// config left out goes back to its default, as Kafka's AlterConfigs has it. A config the
+	// gateway does not take, or a bad value, is kerr.InvalidConfig; a missing topic
+	// kerr.UnknownTopicOrPartition. validateOnly checks and changes nothing.
+	AlterTopicConfigs(ctx context.Context, name string, configs map[string]*string, validateOnly bool) error
 
 	// Produce stores one partition's records (one or more magic-2 record batches) and returns the
 	// base offset of the first batch.
