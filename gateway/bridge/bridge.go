@@ -159,8 +159,8 @@ func (b *Bridge) Close() error {
 	return nil
 }
 
-func info(t topicMeta) kafka.TopicInfo {
-	return kafka.TopicInfo{Name: t.Name, Partitions: int32(len(t.Partitions))}
+func (b *Bridge) info(t topicMeta) kafka.TopicInfo {
+	return kafka.TopicInfo{Name: t.Name, ID: TopicID(b.cfg.Stream, t.ID, t.CreatedAt, t.Name), Partitions: int32(len(t.Partitions))}
 }
 
 // listTopics lists the Kafka topics, i.e. the topics of the Kafka stream.
@@ -171,7 +171,7 @@ func (b *Bridge) listTopics(ctx context.Context, as iggyAPI) ([]kafka.TopicInfo,
 	}
 	out := make([]kafka.TopicInfo, len(ts))
 	for i, t := range ts {
-		out[i] = info(t)
+		out[i] = b.info(t)
 	}
 	return out, nil
 }
@@ -181,7 +181,7 @@ func (b *Bridge) listTopics(ctx context.Context, as iggyAPI) ([]kafka.TopicInfo,
 func (b *Bridge) topicInfo(ctx context.Context, as iggyAPI, name string, autoCreate bool) (kafka.TopicInfo, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
 	if err == nil {
-		return info(t), nil
+		return b.info(t), nil
 	}
 	if !isNotFound(err) || !autoCreate || !b.cfg.AutoCreateTopics {
 		return kafka.TopicInfo{}, kafkaErr(err)
@@ -197,7 +197,7 @@ func (b *Bridge) topicInfo(ctx context.Context, as iggyAPI, name string, autoCre
 	if err != nil {
 		return kafka.TopicInfo{}, kafkaErr(err)
 	}
-	return info(t), nil
+	return b.info(t), nil
 }
 
 // validTopicName applies Kafka's rules: 1..249 characters of [a-zA-Z0-9._-],

@@ -463,3 +463,52 @@ func TestNewProducerNeedsNoScan(t *testing.T) {
 		t.Fatalf("%d records stored, want 12", len(got))
 	}
 }
+
+// ListOffsets -3 (MAX_TIMESTAMP) is the record with the largest timestamp, the first of them on
+// a tie, wherever it lies: records at t+100 s, t+300 s, t+200 s answer offset 1. What a gateway
+// learnt of a partition is checked against Iggy before it is used again, so a topic another
+// gateway re-created is read afresh.
+func TestListOffsetMaxTimestamp(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b, other := newMemBridge(t, m), newMemBridge(t, m)
+	const t0 = int64(1_700_000_000_000)
+	produce := func(b *Bridge, tss ...int64) {
+		t.Helper()
+		var recs []trec
+		for _, ts := range tss {
+			recs = append(recs, trec{Value: []byte("v"), TS: t0 + ts})
+		}
+		if _, err := b.produce(ctx, m, "mx", 0, kafkaBatch(t, codecNone, recs, -1, -1, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(off, ts int64) {
+		t.Helper()
+		gotOff, gotTS, err := b.listOffset(ctx, m, "mx", 0, -3)
+		if err != nil || gotOff != off || gotTS != ts {
+			t.Fatalf("max timestamp: offset %d, timestamp %d, %v; want %d, %d", gotOff, gotTS, err, off, ts)
+		}
+	}
+	if _, err := b.topicInfo(ctx, m, "mx", true); err != nil {
+		t.Fatal(err)
+	}
+	want(-1, -1)
+	produce(b, 100_000)
+	produce(b, 300_000)
+	produce(b, 200_000)
+	want(1, t0+300_000)
+	produce(b, 250_000, 300_000) // a tie keeps the first
+	want(1, t0+300_000)
+	produce(other, 50_000, 400_000, 10_000) // in one batch, appended by another gateway
+	want(6, t0+400_000)
+
+	if err := other.deleteTopic(ctx, m, "mx"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.topicInfo(ctx, m, "mx", true); err != nil {
+		t.Fatal(err)
+	}
+	produce(other, 1, 2, 3, 4, 5, 6, 7, 9, 8)
+	want(7, t0+9)
+}

@@ -27,7 +27,7 @@ func (cb iggyClient) ensureStream(ctx context.Context, stream string) error {
 }
 
 func topicMetaOf(t *wire.Topic, parts []wire.Partition) topicMeta {
-	tm := topicMeta{ID: t.ID, Name: t.Name, Options: topicOptions{MessageExpiryMicros: t.MessageExpiry, MaxTopicSize: t.MaxTopicSize}}
+	tm := topicMeta{ID: t.ID, CreatedAt: t.CreatedAt, Name: t.Name, Options: topicOptions{MessageExpiryMicros: t.MessageExpiry, MaxTopicSize: t.MaxTopicSize}}
 	n := int(t.PartitionsCount)
 	if parts != nil {
 		n = len(parts)

@@ -17,7 +17,10 @@
 //
 // Kafka topic T is Iggy topic T in the stream Config.Stream (default
 // "kafka"); Kafka partition p is Iggy partition p, both counted from 0. Kafka
-// topic names follow Kafka's rules (1..249 characters of [a-zA-Z0-9._-]). The
+// topic names follow Kafka's rules (1..249 characters of [a-zA-Z0-9._-]). A
+// topic's Kafka id is not stored: TopicID derives it from the stream name and
+// the Iggy topic's id, creation time and name, so every gateway agrees on it
+// and a re-created topic gets a new one. The
 // topic configs retention.ms and retention.bytes map onto Iggy's
 // message_expiry (µs) and max_topic_size. max.message.bytes, which Iggy has
 // no field for, is kept in Iggy as well: every topic create or delete appends

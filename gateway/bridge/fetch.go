@@ -274,9 +274,9 @@ func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partitio
 
 // listOffset answers ListOffsets for one partition: timestamp -1 is the high
 // watermark, -2 the log start, -3 the record with the largest timestamp
-// (taken as the last one), and any other value the first offset whose record
-// timestamp is at or after it (-1, -1 when there is none). Timestamps are
-// assumed to grow with offsets for the search, as Kafka's index assumes.
+// (maxts.go), and any other value the first offset whose record timestamp is
+// at or after it (-1, -1 when there is none). Timestamps are assumed to grow
+// with offsets for that search, as Kafka's index assumes.
 func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, partition int32, timestamp int64) (int64, int64, error) {
 	start, hw, err := b.offsets(ctx, as, topic, partition)
 	if err != nil {
@@ -292,14 +292,7 @@ func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, parti
 		}
 		return first, -1, nil
 	case -3:
-		if hw == 0 {
-			return -1, -1, nil
-		}
-		off, ts, ok, err := b.recordAt(ctx, as, topic, partition, hw-1)
-		if err != nil || !ok {
-			return -1, -1, err
-		}
-		return off, ts, nil
+		return b.maxTimestamp(ctx, as, topic, partition, hw)
 	}
 	if timestamp < 0 {
 		return -1, -1, fmt.Errorf("%w: timestamp %d", kerr.InvalidRequest, timestamp)

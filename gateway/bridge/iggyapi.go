@@ -31,6 +31,7 @@ type iggyAPI interface {
 
 type topicMeta struct {
 	ID         uint32
+	CreatedAt  uint64 // µs, as Iggy reports it
 	Name       string
 	Partitions []partMeta
 	Options    topicOptions

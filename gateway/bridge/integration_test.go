@@ -12,6 +12,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
@@ -218,5 +219,68 @@ func TestNativeIggyClientInterop(t *testing.T) {
 	f, ok2 := firstFrame(rec)
 	if !ok || !ok2 || string(f.Payload) != "from kafka" {
 		t.Errorf("native poll payload %q", f.Payload)
+	}
+}
+
+// Topic ids come from what Iggy keeps about the topic, so two gateways agree on them without a
+// word, a restart changes nothing, and a topic deleted and re-created under the same name gets
+// a new one.
+func TestTopicIDsFromIggy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, dial := startStore(t)
+	c1, c2 := dial(), dial()
+	b1, err := New(ctx, c1, Config{AutoCreateTopics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b1.Close()
+	b2, err := New(ctx, c2, Config{AutoCreateTopics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	s1, s2 := b1.As(c1), b2.As(c2)
+	idOf := func(s kafka.Storage, name string) [16]byte {
+		t.Helper()
+		ti, err := s.Topic(ctx, name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed, err := s.ListTopics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range listed {
+			if l.Name == name && l.ID != ti.ID {
+				t.Fatalf("%s: listed with id %x, described with %x", name, l.ID, ti.ID)
+			}
+		}
+		return ti.ID
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := s1.CreateTopic(ctx, name, 1, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := idOf(s1, "a"), idOf(s1, "b")
+	if a == ([16]byte{}) || b == ([16]byte{}) || a == b {
+		t.Fatalf("topic ids %x and %x: want two distinct non-zero ids", a, b)
+	}
+	if got := idOf(s2, "a"); got != a {
+		t.Fatalf("the other gateway says %x for a, this one %x", got, a)
+	}
+	if err := s2.DeleteTopic(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.CreateTopic(ctx, "a", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	again := idOf(s1, "a")
+	if again == a || again == ([16]byte{}) || again != idOf(s2, "a") {
+		t.Fatalf("re-created a: id %x (before %x, other gateway %x); want a new id both agree on", again, a, idOf(s2, "a"))
+	}
+	if idOf(s2, "b") != b {
+		t.Fatal("b's id changed when a was re-created")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -24,9 +25,10 @@ type memStore struct {
 }
 
 type storeTopic struct {
-	id    uint32
-	opts  topicOptions
-	parts []*storePart
+	id        uint32
+	createdAt uint64
+	opts      topicOptions
+	parts     []*storePart
 }
 
 type storePart struct {
@@ -58,7 +60,7 @@ func (m *memStore) find(stream, name string) (*storeTopic, error) {
 }
 
 func (t *storeTopic) meta(name string) topicMeta {
-	tm := topicMeta{ID: t.id, Name: name, Options: t.opts}
+	tm := topicMeta{ID: t.id, CreatedAt: t.createdAt, Name: name, Options: t.opts}
 	for _, p := range t.parts {
 		pm := partMeta{}
 		if p.next > 0 {
@@ -99,7 +101,7 @@ func (m *memStore) createTopic(_ context.Context, stream, name string, partition
 	if s[name] != nil {
 		return wire.TopicNameAlreadyExists
 	}
-	t := &storeTopic{id: m.nextID, opts: opts}
+	t := &storeTopic{id: m.nextID, createdAt: uint64(time.Now().UnixMicro()), opts: opts}
 	m.nextID++
 	for range partitions {
 		t.parts = append(t.parts, &storePart{})

@@ -36,6 +36,8 @@ type partState struct {
 	notify chan struct{}
 
 	tail tail // the batches this gateway appended lately (tail.go)
+
+	maxTS maxTSScan // the partition's largest timestamp as far as read (maxts.go)
 }
 
 func (b *Bridge) part(topic string, partition int32) *partState {

@@ -19,15 +19,23 @@ import (
 //     partition with data returns at least one whole batch even when it is larger (as Kafka
 //     does, so a client can always make progress). Data of a later partition that does not fit
 //     the request MaxBytes is left out; its watermarks are still reported.
-//   - Long poll: while the answer holds fewer than MinBytes and MaxWaitMillis (capped at 30 s) has
-//     not passed, the handler waits for new data in the partitions that returned none and reads
-//     again. An error in any partition answers at once.
+//   - Long poll: while the answer holds fewer than MinBytes and MaxWaitMillis (capped at 30 s, on
+//     Config.Clock) has not passed, the handler keeps what it read, waits for data past it in
+//     every partition that may take more, and reads only what came; it answers once MinBytes (or
+//     the request MaxBytes) are held, or at the deadline, after a last read for fresh
+//     watermarks. As in Kafka, a partition counts at most its own MaxBytes towards MinBytes, so
+//     a fetch whose partitions are all at their limit below MinBytes waits out MaxWait. An error
+//     in any partition answers at once.
 //   - Fetch v0-3 get magic 0/1 message sets (the Storage converts); v4+ get magic-2 batches.
 //   - Any gateway serves any partition; there are no preferred read replicas.
 //
 // Not implemented:
-//   - Fetch sessions (KIP-227): the session id is always 0, so clients send full requests; a
-//     request naming a session gets FETCH_SESSION_ID_NOT_FOUND.
+//   - Fetch sessions (KIP-227): no session is created. A full fetch (session epoch 0 or -1, with
+//     any session id) is served and answered with session id 0, which tells the client that the
+//     broker made no session, so it goes on sending full fetches; an incremental fetch (any
+//     other epoch) names a session the gateway does not hold and gets FETCH_SESSION_ID_NOT_FOUND
+//     with no topics, as Kafka answers an unknown session. A session would pin per-client state
+//     to one gateway for a saving of request bytes only: the answer is the same either way.
 //   - v13+ (topic IDs), leader epoch fencing (every partition is at epoch 0), read_committed
 //     (there are no transactions, so it equals read_uncommitted).
 func init() { regKey(fetchKey, 0, 12) }
@@ -37,7 +45,7 @@ const maxFetchWait = 30 * time.Second
 func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 	freq := req.kreq.(*kmsg.FetchRequest)
 	resp := freq.ResponseKind().(*kmsg.FetchResponse)
-	if freq.Version >= 7 && freq.SessionID != 0 {
+	if freq.Version >= 7 && freq.SessionEpoch != 0 && freq.SessionEpoch != -1 {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		req.setErr(resp.ErrorCode)
 		return resp, nil
@@ -46,36 +54,105 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 	if freq.Version >= 3 && freq.MaxBytes > 0 {
 		maxBytes = int64(freq.MaxBytes)
 	}
+	clk := c.s.clock
 	wait := min(time.Duration(max(freq.MaxWaitMillis, 0))*time.Millisecond, maxFetchWait)
-	deadline := time.Now().Add(wait)
+	deadline := clk.Now().Add(wait)
 
-	for {
-		total, failed, empty := c.fetchOnce(req, freq, resp, maxBytes)
-		if total >= int64(freq.MinBytes) || failed || len(empty) == 0 || !time.Now().Before(deadline) {
-			break
+	var parts []fetchPart
+	for _, rt := range freq.Topics {
+		for _, rp := range rt.Partitions {
+			limit := max(min(int64(rp.PartitionMaxBytes), maxBytes), 1)
+			parts = append(parts, fetchPart{topic: rt.Topic, partition: rp.Partition, next: rp.FetchOffset, limit: limit})
 		}
-		c.releaseAll(req)
-		if !c.waitAny(req.ctx, req.storage, empty, deadline) {
-			// Out of time (or closing): answer with one last read so the watermarks are fresh.
-			c.fetchOnce(req, freq, resp, maxBytes)
+	}
+	req.release = append(req.release, func() {
+		for i := range parts {
+			parts[i].drop()
+		}
+	})
+	total := c.readParts(req, freq.Version, parts, maxBytes, 0)
+	for !failed(parts) && total < int64(freq.MinBytes) && total < maxBytes && clk.Now().Before(deadline) {
+		woke := c.waitAny(req.ctx, req.storage, waitPoints(parts), deadline)
+		// Read again: after a wake for the data that came, after the deadline (or on shutdown)
+		// so that the watermarks are fresh.
+		total = c.readParts(req, freq.Version, parts, maxBytes, total)
+		if !woke {
 			break
 		}
 	}
 
 	records := 0
-	for i := range resp.Topics {
-		for j := range resp.Topics[i].Partitions {
-			p := &resp.Topics[i].Partitions[j]
-			req.setErr(p.ErrorCode)
-			if freq.Version >= 4 {
-				records += countRecords(p.RecordBatches)
+	k := 0
+	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(freq.Topics))
+	for _, rt := range freq.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(rt.Partitions))
+		for range rt.Partitions {
+			fp := &parts[k]
+			k++
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = fp.partition
+			// librdkafka refuses a null record set (size -1), which is what a nil slice encodes
+			// to before the flexible versions; an empty answer must be zero bytes.
+			sp.RecordBatches = noRecords
+			if fp.err != nil {
+				sp.ErrorCode = errCode(fp.err)
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			} else {
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = fp.hw, fp.lso, fp.logStart
+				if len(fp.records) > 0 {
+					sp.RecordBatches = fp.records
+				}
 			}
+			req.setErr(sp.ErrorCode)
+			if freq.Version >= 4 {
+				records += countRecords(sp.RecordBatches)
+			}
+			st.Partitions = append(st.Partitions, sp)
 		}
+		resp.Topics = append(resp.Topics, st)
 	}
 	if o := c.s.cfg.Observer; o != nil && records > 0 {
 		o.RecordsFetched(records)
 	}
 	return resp, nil
+}
+
+// fetchPart is what one fetch holds of one partition while it waits for MinBytes: the records
+// read so far, where the next read starts (after them), and the partition's last watermarks.
+type fetchPart struct {
+	topic     string
+	partition int32
+	next      int64 // the fetch offset, then the offset after the records held
+	limit     int64 // the partition's limit, within the request's
+	records   []byte
+	release   func() // hands records' buffer back; nil once records is the handler's own copy
+	// full says no more records may be added: the partition's limit is reached, or data it
+	// returned did not fit the request's.
+	full                bool
+	hw, lso, logStart   int64
+	err                 error
+	readOffset, readLim int64 // this round's read
+	res                 FetchResult
+	readErr             error
+}
+
+func (p *fetchPart) drop() {
+	if p.release != nil {
+		p.release()
+		p.release = nil
+	}
+	p.records = nil
+}
+
+func failed(parts []fetchPart) bool {
+	for i := range parts {
+		if parts[i].err != nil {
+			return true
+		}
+	}
+	return false
 }
 
 type waitPoint struct {
@@ -84,94 +161,141 @@ type waitPoint struct {
 	offset    int64
 }
 
-// fetchOnce fills resp from the Storage and returns the bytes gathered, whether a partition
-// failed, and the partitions that had nothing. The partitions are read in parallel, each up to
-// its own limit, then taken in request order while the request limit allows; a partition's data
-// that no longer fits is dropped (the client asks again), except that the first data is always
-// kept whole.
-func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.FetchResponse, maxBytes int64) (total int64, failed bool, empty []waitPoint) {
-	type read struct {
-		topic     string
-		partition int32
-		offset    int64
-		limit     int32
-		res       FetchResult
-		err       error
-	}
-	var reads []read
-	for _, rt := range freq.Topics {
-		for _, rp := range rt.Partitions {
-			limit := max(min(int64(rp.PartitionMaxBytes), maxBytes), 1)
-			reads = append(reads, read{topic: rt.Topic, partition: rp.Partition, offset: rp.FetchOffset, limit: int32(limit)})
+// waitPoints are the places new data would add to the answer: the offset after what each
+// partition holds, for the partitions that may take more.
+func waitPoints(parts []fetchPart) []waitPoint {
+	var points []waitPoint
+	for i := range parts {
+		if p := &parts[i]; p.err == nil && !p.full {
+			points = append(points, waitPoint{p.topic, p.partition, p.next})
 		}
 	}
-	do := func(r *read) {
-		r.res, r.err = req.storage.Fetch(req.ctx, r.topic, r.partition, r.offset, r.limit, freq.Version)
+	return points
+}
+
+// readParts reads every partition from where it stands and adds what came to what it holds,
+// returning the bytes held in all. total is what was held before. The partitions are read in
+// parallel, each up to what is left of its own limit, then taken in request order while the
+// request limit allows; data that no longer fits is dropped (the client asks again) and its
+// partition takes no more, except that the first data is always kept whole. A partition that
+// is full is asked for its watermarks only, and so is every partition once the records read
+// reach the request's limit.
+func (c *conn) readParts(req *request, version int16, parts []fetchPart, maxBytes, total int64) int64 {
+	do := func(p *fetchPart) {
+		p.res, p.readErr = req.storage.Fetch(req.ctx, p.topic, p.partition, p.readOffset, int32(p.readLim), version)
 	}
-	if len(reads) == 1 {
-		do(&reads[0])
+	plan := func(p *fetchPart, got int64) {
+		p.readOffset, p.readLim = p.next, 0
+		if !p.full && got < maxBytes {
+			p.readLim = p.limit - int64(len(p.records))
+		}
+	}
+	var live []*fetchPart
+	for i := range parts {
+		if parts[i].err == nil {
+			live = append(live, &parts[i])
+		}
+	}
+	if len(live) == 1 {
+		plan(live[0], total)
+		do(live[0])
 	} else {
 		// Waves of up to maxParallelReads partitions, in request order; once the records read
 		// reach the request's limit, the partitions left are asked for their watermarks only
 		// (limit 0), so a fetch of many partitions does not read what it would then drop.
-		var got int64
-		for at := 0; at < len(reads); at += maxParallelReads {
-			wave := reads[at:min(at+maxParallelReads, len(reads))]
+		got := total
+		for at := 0; at < len(live); at += maxParallelReads {
+			wave := live[at:min(at+maxParallelReads, len(live))]
 			var wg sync.WaitGroup
-			for i := range wave {
-				if got >= maxBytes {
-					wave[i].limit = 0
-				}
-				wg.Go(func() { do(&wave[i]) })
+			for _, p := range wave {
+				plan(p, got)
+				wg.Go(func() { do(p) })
 			}
 			wg.Wait()
-			for i := range wave {
-				got += int64(len(wave[i].res.Records))
+			for _, p := range wave {
+				got += int64(len(p.res.Records))
 			}
 		}
 	}
+	for _, p := range live {
+		res := p.res
+		p.res = FetchResult{}
+		if p.readErr != nil {
+			p.drop()
+			p.err = p.readErr
+			p.full = true
+			continue
+		}
+		p.hw, p.lso, p.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+		if len(res.Records) == 0 {
+			if res.Release != nil {
+				res.Release()
+			}
+			if p.readLim > 0 && p.hw > p.next {
+				// Nothing came although there is more: this partition cannot make progress.
+				p.full = true
+			}
+			continue
+		}
+		fits := total == 0 || int64(len(res.Records)) <= maxBytes-total
+		if len(p.records) > 0 && int64(len(p.records)+len(res.Records)) > p.limit {
+			fits = false
+		}
+		if !fits {
+			if res.Release != nil {
+				res.Release()
+			}
+			p.full = true
+			continue
+		}
+		if len(p.records) == 0 {
+			p.records, p.release = res.Records, res.Release
+		} else {
+			merged := make([]byte, 0, len(p.records)+len(res.Records))
+			merged = append(append(merged, p.records...), res.Records...)
+			p.drop()
+			if res.Release != nil {
+				res.Release()
+			}
+			p.records = merged
+		}
+		total += int64(len(res.Records))
+		if end, ok := recordsEnd(res.Records); ok {
+			p.next = end
+		} else {
+			p.full = true // records that do not tell where they end cannot be read on from
+		}
+		if int64(len(p.records)) >= p.limit {
+			p.full = true
+		}
+	}
+	return total
+}
 
-	resp.Topics = resp.Topics[:0]
-	k := 0
-	for _, rt := range freq.Topics {
-		st := kmsg.NewFetchResponseTopic()
-		st.Topic = rt.Topic
-		st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(rt.Partitions))
-		for range rt.Partitions {
-			r := &reads[k]
-			k++
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = r.partition
-			// librdkafka refuses a null record set (size -1), which is what a nil slice encodes
-			// to before the flexible versions; an empty answer must be zero bytes.
-			sp.RecordBatches = noRecords
-			if r.err != nil {
-				sp.ErrorCode = errCode(r.err)
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-				failed = true
-				st.Partitions = append(st.Partitions, sp)
-				continue
-			}
-			if r.res.Release != nil {
-				req.release = append(req.release, r.res.Release)
-			}
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = r.res.HighWatermark, r.res.LastStableOffset, r.res.LogStartOffset
-			records := r.res.Records
-			if total > 0 && int64(len(records)) > maxBytes-total {
-				records = nil
-			}
-			if records != nil {
-				sp.RecordBatches = records
-			}
-			total += int64(len(records))
-			if len(r.res.Records) == 0 {
-				empty = append(empty, waitPoint{r.topic, r.partition, r.offset})
-			}
-			st.Partitions = append(st.Partitions, sp)
+// recordsEnd is the offset after the last record of fetched records: magic-2 batches, or magic
+// 0/1 message sets, whose entries both start with their offset and size (a magic 0/1 entry,
+// compressed or not, carries the offset of its last record). ok is false for bytes that do not
+// parse that way.
+func recordsEnd(b []byte) (end int64, ok bool) {
+	be := binary.BigEndian
+	for len(b) > 0 {
+		if len(b) < 17 {
+			return 0, false
 		}
-		resp.Topics = append(resp.Topics, st)
+		size := int64(int32(be.Uint32(b[8:])))
+		if size < 5 || size > int64(len(b)-12) {
+			return 0, false
+		}
+		end = int64(be.Uint64(b)) + 1
+		if b[16] == 2 {
+			if size < 15 {
+				return 0, false
+			}
+			end += int64(int32(be.Uint32(b[23:])))
+		}
+		b = b[12+size:]
 	}
-	return total, failed, empty
+	return end, true
 }
 
 var noRecords = []byte{}
@@ -179,18 +303,14 @@ var noRecords = []byte{}
 // maxParallelReads bounds the Storage reads one fetch runs at once.
 const maxParallelReads = 8
 
-func (c *conn) releaseAll(req *request) {
-	for _, f := range req.release {
-		f()
-	}
-	req.release = req.release[:0]
-}
-
-// waitAny blocks until one of the points may have new data (true) or the deadline or ctx ends
-// (false).
+// waitAny blocks until one of the points may have new data (true), or until the deadline
+// passes on the server's clock, the server starts shutting down or ctx ends (false). Without
+// points it waits for the deadline.
 func (c *conn) waitAny(ctx context.Context, b Storage, points []waitPoint, deadline time.Time) bool {
-	wctx, cancel := context.WithDeadline(ctx, deadline)
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	timer := c.s.clock.AfterFunc(deadline.Sub(c.s.clock.Now()), cancel)
+	defer timer.Stop()
 	go func() {
 		select {
 		case <-c.s.draining:
@@ -198,6 +318,10 @@ func (c *conn) waitAny(ctx context.Context, b Storage, points []waitPoint, deadl
 		case <-wctx.Done():
 		}
 	}()
+	if len(points) == 0 {
+		<-wctx.Done()
+		return false
+	}
 	woke := make(chan struct{}, len(points))
 	var wg sync.WaitGroup
 	for _, p := range points {

@@ -8,9 +8,10 @@ import (
 // ListOffsets: v0-9
 //
 // Behavior:
-//   - Timestamp -2 is the log start offset, -1 the high watermark, -3 the offset of the record
-//     with the largest timestamp, -4 (earliest local) equals -2; any other timestamp is the first
-//     offset whose record timestamp is at or after it.
+//   - Timestamp -2 is the log start offset, -1 the high watermark, -3 the offset and timestamp
+//     of the record with the largest timestamp (the first of them on a tie, wherever it lies in
+//     the partition), -4 (earliest local) equals -2; any other timestamp is the first offset
+//     whose record timestamp is at or after it.
 //   - v0 answers OldStyleOffsets with that single offset.
 //   - Every partition is at leader epoch 0.
 //

@@ -10,21 +10,27 @@ import (
 // Metadata: v0-12
 //
 // Behavior:
+//
 //   - Brokers are the live gateways of Config.Fleet, else the configured fleet (or this node
 //     alone at its advertised address). Each partition's leader is chosen by leaderIndex over
 //     them less the gateways an operator drained (see liveBrokers and leaders in fleet.go); it
 //     is also the only replica and in-sync replica.
 //     Every partition is at leader epoch 0.
+//
 //   - The controller is the fleet's (the owner of coordinator log partition 0, -1 while none is
 //     known); without a Fleet it is this node and any gateway accepts topic changes.
+//
 //   - Null topics (v1+), or an empty list at v0, lists every topic.
+//
 //   - __consumer_offsets is listed as an internal topic of 16 partitions (see internal.go).
+//
 //   - A missing topic is created when the gateway allows auto-creation and the request does
 //     (AllowAutoTopicCreation, v4+; always at v0-3).
 //
+//   - Topic IDs (v10+) are the Storage's (TopicInfo.ID, never zero); a topic asked for by ID
+//     alone is looked up among all topics, UNKNOWN_TOPIC_ID when none has it.
+//
 // Not implemented:
-//   - Topic IDs: they are reported as zero and a topic asked for by ID alone is
-//     UNKNOWN_TOPIC_ID.
 //   - Authorized operations (KIP-430): left unset.
 //   - v13 (top-level error code).
 func init() { regKey(metadataKey, 0, 12) }
@@ -61,9 +67,14 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 	autoCreate := c.s.cfg.AutoCreateTopics && (mreq.Version < 4 || mreq.AllowAutoTopicCreation)
 	for _, rt := range mreq.Topics {
 		if rt.Topic == nil {
+			info, err := c.topicByID(req, rt.TopicID)
+			if err == nil {
+				resp.Topics = append(resp.Topics, metadataTopic(info, brokers))
+				continue
+			}
 			st := kmsg.NewMetadataResponseTopic()
 			st.TopicID = rt.TopicID
-			st.ErrorCode = kerr.UnknownTopicID.Code
+			st.ErrorCode = errCode(err)
 			req.setErr(st.ErrorCode)
 			resp.Topics = append(resp.Topics, st)
 			continue
@@ -98,6 +109,7 @@ func metadataTopic(t TopicInfo, brokers []Broker) kmsg.MetadataResponseTopic {
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	st.Topic = &name
+	st.TopicID = t.ID
 	st.IsInternal = t.Internal
 	st.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, t.Partitions)
 	for p := range t.Partitions {
@@ -111,4 +123,24 @@ func metadataTopic(t TopicInfo, brokers []Broker) kmsg.MetadataResponseTopic {
 		st.Partitions = append(st.Partitions, sp)
 	}
 	return st
+}
+
+// topicByID finds the topic with id among every topic (__consumer_offsets included);
+// kerr.UnknownTopicID when none has it.
+func (c *conn) topicByID(req *request, id [16]byte) (TopicInfo, error) {
+	if id == consumerOffsetsID {
+		return consumerOffsetsInfo(), nil
+	}
+	if id != ([16]byte{}) {
+		topics, err := req.storage.ListTopics(req.ctx)
+		if err != nil {
+			return TopicInfo{}, err
+		}
+		for _, t := range topics {
+			if t.ID == id && !reservedTopic(t.Name) {
+				return t, nil
+			}
+		}
+	}
+	return TopicInfo{}, kerr.UnknownTopicID
 }

@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -8,21 +10,35 @@ import (
 // CreateTopics: v0-7
 //
 // Behavior:
+//
 //   - NumPartitions -1 takes the Storage's default; a replica assignment gives the partition count.
-//   - The replication factor is accepted and ignored: Iggy keeps the data, and the topic reports a
-//     replication factor of 1.
+//
+//   - Replication factor: Iggy keeps the data (one copy on the embedded store, replicated by an
+//     Iggy cluster) and gateways keep none, so there is nothing for a Kafka replica to be; every
+//     topic has one replica, its leader (Metadata), and answers a replication factor of 1.
+//     What Kafka refuses is refused all the same: -1 (the default) and 1 up to the number of
+//     gateways Metadata lists are accepted, a larger factor is INVALID_REPLICATION_FACTOR (as
+//     Kafka answers a factor above its live brokers), 0 or below -1 too, with validate_only as
+//     without. A replica assignment comes with both NumPartitions and ReplicationFactor -1.
+//
 //   - Configs are handed to the Storage, which refuses the ones it cannot honour.
+//
 //   - ValidateOnly checks without creating. A topic named twice in one request is INVALID_REQUEST.
+//
 //   - With a Fleet, a gateway that is not the controller answers NOT_CONTROLLER for every topic;
 //     clients then refresh Metadata and ask the controller.
 //
+//   - The answer names the created topic's id (v7) and partition count, read back from the
+//     Storage; a validate-only answer has no id.
+//
 // Not implemented:
-// * Topic IDs in the response (zero), the per-topic config listing of v5+.
+// * The per-topic config listing of v5+.
 func init() { regKey(createTopicsKey, 0, 7) }
 
 func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 	creq := req.kreq.(*kmsg.CreateTopicsRequest)
 	resp := creq.ResponseKind().(*kmsg.CreateTopicsResponse)
+	live := len(c.s.liveBrokers())
 	count := make(map[string]int, len(creq.Topics))
 	for _, t := range creq.Topics {
 		count[t.Topic]++
@@ -44,12 +60,13 @@ func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 			st.ErrorMessage = errMessage(errReserved(t.Topic))
 		case count[t.Topic] > 1:
 			st.ErrorCode = kerr.InvalidRequest.Code
-		case len(t.ReplicaAssignment) > 0 && t.NumPartitions != -1:
+		case len(t.ReplicaAssignment) > 0 && (t.NumPartitions != -1 || t.ReplicationFactor != -1):
 			st.ErrorCode = kerr.InvalidRequest.Code
 		case partitions == 0 || partitions < -1:
 			st.ErrorCode = kerr.InvalidPartitions.Code
-		case t.ReplicationFactor == 0 || t.ReplicationFactor < -1:
+		case t.ReplicationFactor == 0 || t.ReplicationFactor < -1 || int(t.ReplicationFactor) > live:
 			st.ErrorCode = kerr.InvalidReplicationFactor.Code
+			st.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("replication factor %d: %d gateways are live", t.ReplicationFactor, live))
 		default:
 			configs := make(map[string]*string, len(t.Configs))
 			for _, cfg := range t.Configs {
@@ -58,9 +75,9 @@ func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 			if err := req.storage.CreateTopic(req.ctx, t.Topic, partitions, configs, creq.ValidateOnly); err != nil {
 				st.ErrorCode = errCode(err)
 				st.ErrorMessage = errMessage(err)
-			} else if partitions == -1 {
+			} else if !creq.ValidateOnly {
 				if info, err := req.storage.Topic(req.ctx, t.Topic, false); err == nil {
-					st.NumPartitions = info.Partitions
+					st.NumPartitions, st.TopicID = info.Partitions, info.ID
 				}
 			}
 		}

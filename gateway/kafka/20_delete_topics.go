@@ -8,11 +8,10 @@ import (
 // DeleteTopics: v0-6
 //
 // Behavior:
-// * Deletes the Iggy topic, with its messages, at once.
-// * With a Fleet, a gateway that is not the controller answers NOT_CONTROLLER for every topic.
-//
-// Not implemented:
-// * Deletion by topic ID (v6): a topic named only by ID is UNKNOWN_TOPIC_ID.
+//   - Deletes the Iggy topic, with its messages, at once.
+//   - v6 names topics by name or by id (found among every topic; UNKNOWN_TOPIC_ID when none has
+//     it), and the answer carries both.
+//   - With a Fleet, a gateway that is not the controller answers NOT_CONTROLLER for every topic.
 func init() { regKey(deleteTopicsKey, 0, 6) }
 
 func (c *conn) handleDeleteTopics(req *request) (kmsg.Response, error) {
@@ -36,14 +35,23 @@ func (c *conn) handleDeleteTopics(req *request) (kmsg.Response, error) {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic = t.name
 		st.TopicID = t.id
+		if !c.s.notController() && dreq.Version >= 6 {
+			if t.name == nil {
+				if info, err := c.topicByID(req, t.id); err == nil {
+					st.Topic = kmsg.StringPtr(info.Name)
+				}
+			} else if info, err := req.storage.Topic(req.ctx, *t.name, false); err == nil {
+				st.TopicID = info.ID
+			}
+		}
 		if c.s.notController() {
 			st.ErrorCode = kerr.NotController.Code
-		} else if t.name == nil {
+		} else if st.Topic == nil {
 			st.ErrorCode = kerr.UnknownTopicID.Code
-		} else if reservedTopic(*t.name) {
+		} else if reservedTopic(*st.Topic) {
 			st.ErrorCode = kerr.InvalidTopicException.Code
-			st.ErrorMessage = errMessage(errReserved(*t.name))
-		} else if err := req.storage.DeleteTopic(req.ctx, *t.name); err != nil {
+			st.ErrorMessage = errMessage(errReserved(*st.Topic))
+		} else if err := req.storage.DeleteTopic(req.ctx, *st.Topic); err != nil {
 			st.ErrorCode = errCode(err)
 			st.ErrorMessage = errMessage(err)
 		}

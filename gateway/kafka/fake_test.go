@@ -14,17 +14,19 @@ type memStorage struct {
 	mu      sync.Mutex
 	topics  map[string]*memTopic
 	nextPID int64
+	created byte // topics created so far: the last byte of the next topic's id
 	// produceFn, when set, runs before every Produce (fault injection, sync points); an error
 	// fails the produce.
 	produceFn func(topic string, partition int32, records []byte) error
 	// parked, when set, is told each time a Wait finds nothing new and starts waiting: the sync
 	// point for "the long poll is parked".
 	parked func(topic string, partition int32)
-	// fetched, when set, is told the limit of every Fetch.
-	fetched func(topic string, partition int32, maxBytes int32)
+	// fetched, when set, is told the offset and limit of every Fetch.
+	fetched func(topic string, partition int32, offset int64, maxBytes int32)
 }
 
 type memTopic struct {
+	id      [16]byte
 	parts   []*memPart
 	configs map[string]*string
 }
@@ -68,6 +70,12 @@ func (m *memStorage) parkedOn(topic string) <-chan int32 {
 	return ch
 }
 
+// newID is a topic id no earlier topic had, with m.mu held.
+func (m *memStorage) newID() [16]byte {
+	m.created++
+	return [16]byte{0: 0x1d, 15: m.created}
+}
+
 func newMemPart() *memPart { return &memPart{changed: make(chan struct{})} }
 
 func (m *memStorage) ListTopics(ctx context.Context) ([]TopicInfo, error) {
@@ -75,7 +83,7 @@ func (m *memStorage) ListTopics(ctx context.Context) ([]TopicInfo, error) {
 	defer m.mu.Unlock()
 	var out []TopicInfo
 	for name, t := range m.topics {
-		out = append(out, TopicInfo{Name: name, Partitions: int32(len(t.parts))})
+		out = append(out, TopicInfo{Name: name, ID: t.id, Partitions: int32(len(t.parts))})
 	}
 	return out, nil
 }
@@ -88,10 +96,10 @@ func (m *memStorage) Topic(ctx context.Context, name string, autoCreate bool) (T
 		if !autoCreate {
 			return TopicInfo{}, kerr.UnknownTopicOrPartition
 		}
-		t = &memTopic{parts: []*memPart{newMemPart(), newMemPart()}}
+		t = &memTopic{id: m.newID(), parts: []*memPart{newMemPart(), newMemPart()}}
 		m.topics[name] = t
 	}
-	return TopicInfo{Name: name, Partitions: int32(len(t.parts))}, nil
+	return TopicInfo{Name: name, ID: t.id, Partitions: int32(len(t.parts))}, nil
 }
 
 func (m *memStorage) CreateTopic(ctx context.Context, name string, partitions int32, configs map[string]*string, validateOnly bool) error {
@@ -117,7 +125,7 @@ func (m *memStorage) CreateTopic(ctx context.Context, name string, partitions in
 	if validateOnly {
 		return nil
 	}
-	t := &memTopic{configs: configs}
+	t := &memTopic{id: m.newID(), configs: configs}
 	for range partitions {
 		t.parts = append(t.parts, newMemPart())
 	}
@@ -229,7 +237,7 @@ func (m *memStorage) Fetch(ctx context.Context, topic string, partition int32, o
 	}
 	res := FetchResult{HighWatermark: p.next, LastStableOffset: p.next}
 	if m.fetched != nil {
-		m.fetched(topic, partition, maxBytes)
+		m.fetched(topic, partition, offset, maxBytes)
 	}
 	if maxBytes == 0 {
 		return res, nil // watermarks only

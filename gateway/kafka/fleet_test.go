@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -204,5 +205,48 @@ func TestTopicChangesOnlyOnTheController(t *testing.T) {
 	}
 	if code := del(); code != 0 || partitionsOf("t") != -1 {
 		t.Fatalf("DeleteTopics on the controller: code %d", code)
+	}
+}
+
+// Kafka refuses a replication factor above its live brokers with INVALID_REPLICATION_FACTOR,
+// for real and with validate_only; the gateway counts the gateways Metadata lists.
+func TestCreateTopicsReplicationFactorUpToLiveGateways(t *testing.T) {
+	ts, fl, cl := startFleetServer(t)
+	fl.set(1, Broker{1, "h1", 91}, Broker{2, "h2", 92})
+	create := func(name string, rf int16, validateOnly bool) *kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.ValidateOnly = validateOnly
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, rf
+		req.Topics = append(req.Topics, rt)
+		return &seedRequest[*kmsg.CreateTopicsResponse](t, cl, req).Topics[0]
+	}
+	exists := func(name string) bool {
+		_, err := ts.storage.Topic(testCtx(t), name, false)
+		return err == nil
+	}
+	for _, validateOnly := range []bool{true, false} {
+		for _, rf := range []int16{3, 4, 100} {
+			if st := create("rf", rf, validateOnly); st.ErrorCode != kerr.InvalidReplicationFactor.Code {
+				t.Fatalf("replication factor %d over 2 gateways (validate only %v): code %d, want INVALID_REPLICATION_FACTOR", rf, validateOnly, st.ErrorCode)
+			}
+		}
+	}
+	if exists("rf") {
+		t.Fatal("a refused replication factor created the topic")
+	}
+	for i, rf := range []int16{-1, 1, 2} {
+		name := fmt.Sprintf("rf%d", i)
+		if st := create(name, rf, true); st.ErrorCode != 0 || exists(name) {
+			t.Fatalf("validate only, replication factor %d: code %d, created %v", rf, st.ErrorCode, exists(name))
+		}
+		if st := create(name, rf, false); st.ErrorCode != 0 || st.ReplicationFactor != 1 || !exists(name) {
+			t.Fatalf("replication factor %d: code %d, answered factor %d, created %v; want 0, 1, true", rf, st.ErrorCode, st.ReplicationFactor, exists(name))
+		}
+	}
+	// One more gateway in the view takes one more replica.
+	fl.set(1, Broker{1, "h1", 91}, Broker{2, "h2", 92}, Broker{3, "h3", 93})
+	if st := create("rf3", 3, false); st.ErrorCode != 0 {
+		t.Fatalf("replication factor 3 over 3 gateways: code %d", st.ErrorCode)
 	}
 }

@@ -22,6 +22,11 @@ func errReserved(name string) error {
 	return fmt.Errorf("%w: %s is an internal topic kept by the gateway", kerr.InvalidTopicException, name)
 }
 
+// consumerOffsetsID is the topic id Metadata gives __consumer_offsets. No Iggy topic stands
+// behind it that could give one, and the topic is never created or deleted, so the id is a
+// constant (a version-8 UUID, the first bytes of SHA-256("iggy-kafka __consumer_offsets")).
+var consumerOffsetsID = [16]byte{0xe5, 0x8a, 0x68, 0x89, 0xdc, 0x35, 0x8b, 0xb4, 0x8e, 0x7f, 0xd8, 0x6b, 0xba, 0x6e, 0xfc, 0x97}
+
 func consumerOffsetsInfo() TopicInfo {
-	return TopicInfo{Name: consumerOffsetsTopic, Partitions: consumerOffsetsPartitions, Internal: true}
+	return TopicInfo{Name: consumerOffsetsTopic, ID: consumerOffsetsID, Partitions: consumerOffsetsPartitions, Internal: true}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
@@ -72,7 +73,9 @@ type Config struct {
 	Fleet Fleet
 	// Observer, when set, is told about connections and requests (metrics).
 	Observer Observer
-	Logger   *slog.Logger
+	// Clock times the fetch long poll (MaxWaitMillis); default the wall clock.
+	Clock  clock.Clock
+	Logger *slog.Logger
 }
 
 // Observer receives events for metrics. Calls come from many goroutines at once.
@@ -94,8 +97,9 @@ const (
 // Server is the Kafka protocol listener: it accepts connections, decodes requests with kmsg and
 // answers them through a Storage.
 type Server struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	clock clock.Clock
 	// budget is shared by the connections' large requests, from their first byte until they
 	// are answered.
 	budget *framebuf.Budget
@@ -160,6 +164,7 @@ func NewServer(cfg Config) (*Server, error) {
 	return &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
+		clock:     clock.Or(cfg.Clock),
 		budget:    framebuf.NewBudget(cfg.BufferBudget, nil),
 		ctx:       ctx,
 		cancel:    cancel,

@@ -281,7 +281,7 @@ func TestFetchStopsReadingAtTheLimit(t *testing.T) {
 	var mu sync.Mutex
 	reads := 0
 	ts.storage.mu.Lock()
-	ts.storage.fetched = func(_ string, _ int32, maxBytes int32) {
+	ts.storage.fetched = func(_ string, _ int32, _ int64, maxBytes int32) {
 		mu.Lock()
 		defer mu.Unlock()
 		if maxBytes > 0 {

@@ -40,7 +40,11 @@ type Storage interface {
 
 // TopicInfo describes one Kafka topic.
 type TopicInfo struct {
-	Name       string
+	Name string
+	// ID is the Kafka topic id (Metadata v10+, CreateTopics v7, DeleteTopics v6): never zero,
+	// the same at every gateway, and new when a topic is deleted and created again. The bridge
+	// derives it from what Iggy keeps about the topic (bridge.TopicID).
+	ID         [16]byte
 	Partitions int32
 	Internal   bool
 }
