@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -123,11 +122,11 @@ func lastCheckpoint(ctx context.Context, l *Log, partition int, end uint64) (uin
 	var newest, at uint64
 	found := false
 	err := l.read(ctx, partition, 0, end, false, func(e *Entry) error {
-		b := e.Payload
-		if len(b) < record.HeaderSize || b[0] != record.Version {
+		h, err := record.DecodeHeader(e.Payload)
+		if err != nil {
 			return nil
 		}
-		typ, claim := record.Type(b[1]), binary.LittleEndian.Uint64(b[2:10])
+		typ, claim := h.Type, h.Claim
 		switch {
 		case typ == record.TypeClaim && claim > newest:
 			newest = claim
