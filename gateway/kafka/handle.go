@@ -8,31 +8,33 @@ import (
 )
 
 const (
-	produceKey              int16 = 0
-	fetchKey                int16 = 1
-	listOffsetsKey          int16 = 2
-	metadataKey             int16 = 3
-	offsetCommitKey         int16 = 8
-	offsetFetchKey          int16 = 9
-	findCoordinatorKey      int16 = 10
-	joinGroupKey            int16 = 11
-	heartbeatKey            int16 = 12
-	leaveGroupKey           int16 = 13
-	syncGroupKey            int16 = 14
-	describeGroupsKey       int16 = 15
-	listGroupsKey           int16 = 16
-	saslHandshakeKey        int16 = 17
-	apiVersionsKey          int16 = 18
-	createTopicsKey         int16 = 19
-	deleteTopicsKey         int16 = 20
-	initProducerIDKey       int16 = 22
-	offsetForLeaderEpochKey int16 = 23
-	describeConfigsKey      int16 = 32
-	saslAuthenticateKey     int16 = 36
-	createPartitionsKey     int16 = 37
-	deleteGroupsKey         int16 = 42
-	offsetDeleteKey         int16 = 47
-	describeClusterKey      int16 = 60
+	produceKey                int16 = 0
+	fetchKey                  int16 = 1
+	listOffsetsKey            int16 = 2
+	metadataKey               int16 = 3
+	offsetCommitKey           int16 = 8
+	offsetFetchKey            int16 = 9
+	findCoordinatorKey        int16 = 10
+	joinGroupKey              int16 = 11
+	heartbeatKey              int16 = 12
+	leaveGroupKey             int16 = 13
+	syncGroupKey              int16 = 14
+	describeGroupsKey         int16 = 15
+	listGroupsKey             int16 = 16
+	saslHandshakeKey          int16 = 17
+	apiVersionsKey            int16 = 18
+	createTopicsKey           int16 = 19
+	deleteTopicsKey           int16 = 20
+	initProducerIDKey         int16 = 22
+	offsetForLeaderEpochKey   int16 = 23
+	describeConfigsKey        int16 = 32
+	saslAuthenticateKey       int16 = 36
+	createPartitionsKey       int16 = 37
+	deleteGroupsKey           int16 = 42
+	offsetDeleteKey           int16 = 47
+	describeClusterKey        int16 = 60
+	consumerGroupHeartbeatKey int16 = 68
+	consumerGroupDescribeKey  int16 = 69
 )
 
 // isGroupKey reports whether key is one of the consumer-group APIs, which a Server serves only
@@ -40,7 +42,8 @@ const (
 func isGroupKey(key int16) bool {
 	switch key {
 	case offsetCommitKey, offsetFetchKey, findCoordinatorKey, joinGroupKey, heartbeatKey,
-		leaveGroupKey, syncGroupKey, describeGroupsKey, listGroupsKey, deleteGroupsKey, offsetDeleteKey:
+		leaveGroupKey, syncGroupKey, describeGroupsKey, listGroupsKey, deleteGroupsKey, offsetDeleteKey,
+		consumerGroupHeartbeatKey, consumerGroupDescribeKey:
 		return true
 	}
 	return false
@@ -103,6 +106,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleOffsetDelete(req)
 	case describeClusterKey:
 		return c.handleDescribeCluster(req)
+	case consumerGroupHeartbeatKey:
+		return c.handleConsumerGroupHeartbeat(req)
+	case consumerGroupDescribeKey:
+		return c.handleConsumerGroupDescribe(req)
 	}
 	return c.unsupported(req)
 }

@@ -294,6 +294,10 @@ func TestStaticMembers(t *testing.T) {
 	if a.count() != 2 || b.count() != 2 {
 		t.Fatalf("counts %d %d", a.count(), b.count())
 	}
+	// Keepalives carry no instance id; the member stays the instance's.
+	if o := w.apply(w.g.Heartbeat(a.keepalive(), Client{ID: "cl", Host: "h"}, w.topics)); o.Resp.ErrorCode != 0 || o.Change != nil {
+		t.Fatalf("static keepalive: %+v, change %+v", o.Resp, o.Change)
+	}
 	epoch := w.g.Epoch()
 	clash := newClient(t, "A2", "a")
 	clash.instance = "ia"

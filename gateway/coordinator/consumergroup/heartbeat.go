@@ -173,8 +173,10 @@ func (g *Group) Heartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, c Client, top
 		m = record.ConsumerMember{MemberID: req.MemberID}
 	}
 
-	// 2. The member's settings and subscription.
-	m.InstanceID = instance
+	// 2. The member's settings and subscription; a field not sent is unchanged.
+	if req.InstanceID != nil {
+		m.InstanceID = instance
+	}
 	if req.RackID != nil {
 		m.RackID = *req.RackID
 	}

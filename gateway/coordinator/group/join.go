@@ -83,6 +83,16 @@ func (m *Manager) Join(ctx context.Context, id kafka.Identity, req *kmsg.JoinGro
 		m.mu.Unlock()
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}
+	if g.cg != nil {
+		// A consumer group with members takes no classic member here (Kafka 4 would add one
+		// with its online migration; see the package doc); an empty one becomes classic again,
+		// as in Kafka, its first classic snapshot replacing it in the log.
+		if !g.cg.Empty() {
+			m.mu.Unlock()
+			return fail(kerr.InconsistentGroupProtocol.Code)
+		}
+		m.dropConsumer(g)
+	}
 	if !m.supportsProtocols(g, req) {
 		m.mu.Unlock()
 		return fail(kerr.InconsistentGroupProtocol.Code)
@@ -244,7 +254,7 @@ func (m *Manager) addPending(g *group, memberID string, session time.Duration) {
 
 // dropIfUnused forgets a group that a failed or abandoned first join left with nothing.
 func (m *Manager) dropIfUnused(g *group) {
-	if g.state == stEmpty && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && g.lastSnap == nil && m.groups[g.name] == g {
+	if g.cg == nil && g.state == stEmpty && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && g.lastSnap == nil && m.groups[g.name] == g {
 		delete(m.groups, g.name)
 	}
 }

@@ -186,6 +186,9 @@ func (m *Manager) commitCode(req *kmsg.OffsetCommitRequest) int16 {
 	if g.state == stDead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if g.cg != nil {
+		return g.cg.CommitCode(req.MemberID, req.Generation, req.Version)
+	}
 	if req.Version == 0 {
 		// v0 carries no generation or member: Kafka treats it as a simple commit.
 		simple = true
@@ -210,8 +213,11 @@ func (m *Manager) commitCode(req *kmsg.OffsetCommitRequest) int16 {
 
 // FetchOffsets answers one group of an OffsetFetch: topics nil means every committed offset of
 // the group. Partitions without a committed offset are -1, unless Config.FallbackOffset knows
-// one. requireStable needs no wait here: without transactions no offset is ever pending.
-func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
+// one. requireStable needs no wait here: without transactions no offset is ever pending. The
+// member id and epoch (v9+; nil and -1 before) are checked against a consumer group's members as
+// Kafka checks them (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH); a classic group
+// ignores them.
+func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool, memberID *string, memberEpoch int32) kmsg.OffsetFetchResponseGroup {
 	rg := kmsg.NewOffsetFetchResponseGroup()
 	rg.Group = group
 	m.mu.Lock()
@@ -219,6 +225,13 @@ func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group str
 		m.mu.Unlock()
 		rg.ErrorCode = kerr.NotCoordinator.Code
 		return rg
+	}
+	if g := m.groups[group]; g != nil && g.cg != nil {
+		if code := g.cg.FetchCode(memberID, memberEpoch); code != 0 {
+			m.mu.Unlock()
+			rg.ErrorCode = code
+			return rg
+		}
 	}
 	var have map[tp]record.OffsetCommit
 	if g := m.groups[group]; g != nil {
@@ -333,7 +346,10 @@ func (m *Manager) DeleteOffsets(ctx context.Context, id kafka.Identity, req *kms
 		return resp
 	}
 	var sub map[string]bool
-	if g.state != stEmpty {
+	switch {
+	case g.cg != nil:
+		sub = g.cg.SubscribedTopics()
+	case g.state != stEmpty:
 		sub = g.subscribedTopics()
 	}
 	var recs []record.Record
