@@ -13,8 +13,11 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //   - require_stable (v7+) is accepted and needs no wait: without transactions no committed
 //     offset is ever pending.
 //
+//   - v9 member id and epoch: checked against a KIP-848 consumer group's member as Kafka does
+//     (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH), the group's error code;
+//     without them (null, -1) the fetch is answered; a classic group ignores them.
+//
 // Not implemented:
-//   - v9 member id and epoch (KIP-848 consumer groups): ignored, as for classic groups.
 //   - v10 (topics by id only): the gateway hands out no topic ids, so a v10 answer could name no
 //     topic; clients use v9, as franz-go does for topics without an id.
 func init() { regGroupKey(offsetFetchKey, 0, 9) }
