@@ -5,11 +5,14 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // OffsetFetch: v0-9
 //
 // Behavior:
+//
 //   - Served by Config.Groups: one group (v0-7) or several (v8+, each answered by the gateway
 //     owning it here, or with its own error code). Null topics (v2+) return every committed
 //     offset of the group. A partition without a committed offset answers -1, or the offset an
 //     Iggy consumer group of the same name stored, when the coordinator log never held one.
+//
 //   - v5+ returns the committed leader epoch; metadata always.
+//
 //   - require_stable (v7+) is accepted and needs no wait: without transactions no committed
 //     offset is ever pending.
 //
