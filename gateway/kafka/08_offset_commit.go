@@ -19,8 +19,8 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     UNKNOWN_TOPIC_OR_PARTITION per partition.
 //
 // Not implemented:
-//   - v10 (topics by id only): the gateway hands out no topic ids, so v10 could name no topic;
-//     clients use v9, as franz-go does for topics without an id.
+//   - v10 (topics by id only): clients use v9, which names topics, when v10 is not listed, as
+//     franz-go and librdkafka do.
 //   - v1's per-partition commit timestamp is ignored.
 func init() { regGroupKey(offsetCommitKey, 0, 9) }
 
