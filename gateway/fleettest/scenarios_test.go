@@ -208,8 +208,8 @@ const consumerHeartbeat = 500 * time.Millisecond
 
 // TestConsumerGroupRollingAndDrain runs the load with a KIP-848 consumer group (franz-go's
 // server-side balancer) through a rolling SIGTERM (the group's coordinator first, each gateway
-// started again before the next stops) and then a drain of the group's coordinator and its
-// undo. finish checks what it checks for the classic group, in KIP-848 terms: no member epoch
+// started again before the next stops), a drain of the group's coordinator and its undo, and a
+// SIGKILL of the coordinator. finish checks what it checks for the classic group, in KIP-848 terms: no member epoch
 // changes because a gateway stopped (a member's generation is its epoch), no assignment change,
 // no answer that makes a member rejoin (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, ...), every
 // record read once and committed. The time from the coordinator's SIGTERM to each member's first
@@ -241,6 +241,16 @@ func TestConsumerGroupRollingAndDrain(t *testing.T) {
 	r.operator(t, "drain", "node", fmt.Sprint(id), "--undo", "--yes", "--wait")
 	r.pr.waitAllServed(t, 20*time.Second, "after the undo")
 	r.waitProgress("the load after the undo")
+	id = r.coordinator(group)
+	g := r.f.gw(id)
+	before = r.pr.owners()
+	at = time.Now()
+	g.kill(t)
+	r.handover(id, at, before, 20*time.Second)
+	t.Logf("coordinator %d SIGKILL: members' next successful heartbeat at another gateway after %s", id, r.nextBeats(id, at))
+	r.f.restart(g)
+	r.pr.waitAllServed(t, 20*time.Second, fmt.Sprintf("after gateway %d came back", id))
+	r.waitProgress(fmt.Sprintf("the load after gateway %d came back", id))
 	if gens, _ := r.l.generations(); fmt.Sprint(gens) != fmt.Sprint(epochs) {
 		t.Errorf("member epochs went from %v to %v", epochs, gens)
 	}
