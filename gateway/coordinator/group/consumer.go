@@ -126,9 +126,16 @@ func (m *Manager) ConsumerHeartbeat(ctx context.Context, id kafka.Identity, req 
 		g.emptySince = m.clk.Now()
 		m.groups[req.Group] = g
 	}
+	g.cgBusy++
 	wait, done := g.takeTurn()
 	m.mu.Unlock()
 	defer done()
+	defer func() {
+		m.mu.Lock()
+		g.cgBusy--
+		m.dropIfUnused(g)
+		m.mu.Unlock()
+	}()
 	<-wait
 
 	m.mu.Lock()

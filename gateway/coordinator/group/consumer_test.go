@@ -381,3 +381,30 @@ func TestConsumerConcurrentHeartbeats(t *testing.T) {
 		t.Fatalf("held %+v\nlogged %+v", held, logged)
 	}
 }
+
+// While a consumer heartbeat that makes a group a consumer group waits for the log, a classic
+// JoinGroup of that group is told to retry (COORDINATOR_LOAD_IN_PROGRESS), so the group never
+// has classic and consumer members at once; the heartbeat then joins.
+func TestClassicJoinWhileConsumerJoinInFlight(t *testing.T) {
+	e := newEnv(t, nil)
+	gate := make(chan struct{})
+	e.j.mu.Lock()
+	e.j.gate = gate
+	e.j.mu.Unlock()
+	a := &cgm{id: "A"}
+	done := make(chan *kmsg.ConsumerGroupHeartbeatResponse, 1)
+	go func() { done <- e.m.ConsumerHeartbeat(ctx(t), cgID(), a.req("g")) }()
+	checkfor.Eventually(t, 5*time.Second, "the join at the log", func() error {
+		return checkfor.True(e.j.waiting() == 1, "%d appends waiting", e.j.waiting())
+	})
+	if r := e.join(joinReq("g", "")); r.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("classic join during the consumer join: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	close(gate)
+	if r := recv(t, done, "consumer join"); r.ErrorCode != 0 || r.MemberEpoch != 1 {
+		t.Fatalf("consumer join: %+v", r)
+	}
+	if r := e.join(joinReq("g", "")); r.ErrorCode != kerr.InconsistentGroupProtocol.Code {
+		t.Fatalf("classic join of the consumer group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}

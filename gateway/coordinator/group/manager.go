@@ -178,6 +178,9 @@ type group struct {
 	// above then stay those of an empty group.
 	cg      *consumergroup.Group
 	ctimers map[string]*ctimers
+	// cgBusy counts consumer heartbeats holding or awaiting the group's turn: while one may
+	// turn the group into a consumer group (or add to an empty one), it does not become classic.
+	cgBusy int
 }
 
 type member struct {
