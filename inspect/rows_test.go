@@ -14,13 +14,13 @@ import (
 
 func TestClaimRowFlags(t *testing.T) {
 	cases := []struct {
-		name       string
-		owner      int32 // 0: unclaimed
-		addr       string
-		members    []uint32
-		announced  map[int32]fleet.Announcement
-		want       []string
-		cells      map[int]string // column index -> text
+		name      string
+		owner     int32 // 0: unclaimed
+		addr      string
+		members   []uint32
+		announced map[int32]fleet.Announcement
+		want      []string
+		cells     map[int]string // column index -> text
 	}{
 		{"unowned", 0, "", nil, nil, []string{inspect.FlagUnowned}, map[int]string{1: ""}},
 		{"agrees", 1, "h:1", []uint32{7}, map[int32]fleet.Announcement{1: member(ann(1, "h:1", 55, 0), 7)}, []string{}, map[int]string{1: "1*", 11: "5s", 12: "1"}},
