@@ -6,6 +6,9 @@
 // requests, the lease rule and the fold of the fleet are not this package's: packages record and
 // fleet own them, and the operator tools read the log with the same code. Consumers in a Kafka group therefore keep their members, generations and
 // offsets when the gateway coordinating them stops: another gateway takes the partition over.
+// So do KIP-848 consumer groups, with their group epoch, target assignment and every member's
+// epoch and partitions: the partition's manager restores them from the log (record.State
+// folds their consumer-group records) before it serves.
 //
 // The two types to know: Coordinator (Start, Groups, Fleet, Leave, Close) and Config.
 //
