@@ -93,7 +93,9 @@
 //	        target.
 //	assignment
 //	        uvarint topic count, per topic (by topic id) uuid topic id, uvarint n (at least 1),
-//	        n varint partitions (ascending).
+//	        n varint partitions (ascending), uvarint m (0 or n) and m varint epochs: in a
+//	        member's assigned partitions the member epoch each was given at (KIP-1251), m 0 in
+//	        the other two.
 //
 // A consumer-group record is folded by record.MergeConsumerGroup: its epochs and topics replace
 // the group's, its members replace or join the group's members of the same id, its removed ids

@@ -11,9 +11,10 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     the metadata; v2-4's retention time sets when an empty group's offset may expire.
 //   - v7+ group.instance.id fences a stale member of a static instance (FENCED_INSTANCE_ID).
 //   - A KIP-848 consumer group checks the member as Kafka does: the generation field is the
-//     member epoch (STALE_MEMBER_EPOCH behind, FENCED_MEMBER_EPOCH ahead, UNKNOWN_MEMBER_ID),
-//     a member must commit with v9+ (UNSUPPORTED_VERSION below), and a commit without a member
-//     epoch is taken while the group has no members.
+//     member epoch (UNKNOWN_MEMBER_ID; STALE_MEMBER_EPOCH ahead of the member's; behind it,
+//     KIP-1251, per partition: taken for a partition the member held at that epoch,
+//     STALE_MEMBER_EPOCH for the others), a member must commit with v9+ (UNSUPPORTED_VERSION
+//     below), and a commit without a member epoch is taken while the group has no members.
 //   - Acknowledged only once the coordinator log holds the commit.
 //   - Topics the connection's identity cannot see, and partitions past the topic's count, are
 //     UNKNOWN_TOPIC_OR_PARTITION per partition.

@@ -13,7 +13,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //   - require_stable (v7+) is accepted and needs no wait: without transactions no committed
 //     offset is ever pending.
 //   - v9 member id and epoch: checked against a KIP-848 consumer group's member as Kafka does
-//     (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH, as the group's error code);
+//     (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH for another epoch, as the group's error code);
 //     without them (null, -1) the fetch is answered; a classic group ignores them.
 //
 // Not implemented:

@@ -28,6 +28,8 @@
 // their partitions (UNRELEASED_INSTANCE_ID while the instance is in use, FENCED_INSTANCE_ID for an
 // old member id), regular expression subscriptions (v1, RE2, matching whole topic names), the
 // assignor most members ask for (uniform when none), the member epoch checks of OffsetCommit and
-// OffsetFetch (CommitCode, FetchCode), and an empty group's assignment epoch catching up with its
-// group epoch (KAFKA-20442).
+// OffsetFetch (CommitCode, FetchCode) with KIP-1251's assignment epochs (every assigned partition
+// keeps the member epoch it was given at, so a commit that raced an epoch bump is taken for the
+// partitions the member held), and an empty group's assignment epoch catching up with its group
+// epoch (KAFKA-20442).
 package consumergroup

@@ -240,37 +240,47 @@ func (g *Group) change(n *Group) *record.ConsumerGroup {
 	return c
 }
 
-// epochCode is Kafka's check of a member epoch sent with an offset commit or fetch: one ahead of
-// the coordinator's is fenced, one behind is stale.
-func epochCode(sent, have int32) int16 {
-	switch {
-	case sent > have:
-		return kerr.FencedMemberEpoch.Code
-	case sent < have:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
-}
-
 // CommitCode is Kafka's check of an OffsetCommit to a consumer group: a commit without a member
 // epoch (the admin client, a consumer outside the group) is taken while the group has no
-// members; a member must exist, commit with version 9 or above, and at its member epoch.
-func (g *Group) CommitCode(memberID string, epoch int32, version int16) int16 {
+// members; a member must exist (UNKNOWN_MEMBER_ID) and commit with version 9 or above
+// (UNSUPPORTED_VERSION). At its member epoch the commit is taken; ahead of it, it is
+// STALE_MEMBER_EPOCH; behind it (KIP-1251: the commit raced the heartbeat that moved the member
+// on), partition answers each partition: taken for a partition the member was given at or before
+// the commit's epoch and still holds, STALE_MEMBER_EPOCH for any other.
+func (g *Group) CommitCode(memberID string, epoch int32, version int16) (code int16, partition func(topic string, p int32) int16) {
 	if epoch < 0 && len(g.members) == 0 {
-		return 0
+		return 0, nil
 	}
 	m, ok := g.members[memberID]
-	if !ok {
-		return kerr.UnknownMemberID.Code
+	switch {
+	case !ok:
+		return kerr.UnknownMemberID.Code, nil
+	case version < 9:
+		return kerr.UnsupportedVersion.Code, nil
+	case epoch > m.Epoch:
+		return kerr.StaleMemberEpoch.Code, nil
+	case epoch == m.Epoch:
+		return 0, nil
 	}
-	if version < 9 {
-		return kerr.UnsupportedVersion.Code
+	ids := make(map[string][16]byte, len(g.topics))
+	for _, t := range g.topics {
+		ids[t.Name] = t.ID
 	}
-	return epochCode(epoch, m.Epoch)
+	return 0, func(topic string, p int32) int16 {
+		id, ok := ids[topic]
+		if !ok {
+			return kerr.StaleMemberEpoch.Code
+		}
+		if at, ok := assignedEpoch(m.Assigned, id, p); ok && at <= epoch {
+			return 0
+		}
+		return kerr.StaleMemberEpoch.Code
+	}
 }
 
 // FetchCode is Kafka's check of an OffsetFetch of a consumer group: without a member id and
-// epoch it is answered; with them the member must exist at that epoch.
+// epoch it is answered; with them the member must exist (UNKNOWN_MEMBER_ID) at that epoch
+// (STALE_MEMBER_EPOCH).
 func (g *Group) FetchCode(memberID *string, epoch int32) int16 {
 	if memberID == nil && epoch < 0 {
 		return 0
@@ -283,7 +293,10 @@ func (g *Group) FetchCode(memberID *string, epoch int32) int16 {
 	if !ok {
 		return kerr.UnknownMemberID.Code
 	}
-	return epochCode(epoch, m.Epoch)
+	if epoch != m.Epoch {
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
 }
 
 // SubscribedTopics is the union of the topics the members subscribe to that exist, as the group

@@ -201,7 +201,7 @@ func TestMemberEpochChecks(t *testing.T) {
 // Offset commits and fetches of a consumer group check the member epoch as Kafka does.
 func TestCommitAndFetchCodes(t *testing.T) {
 	w := newWorld(t, topic("a", 1, 2))
-	if c := w.g.CommitCode("", -1, 9); c != 0 {
+	if c, _ := w.g.CommitCode("", -1, 9); c != 0 {
 		t.Fatalf("commit to an empty group: %v", kerr.ErrorForCode(c))
 	}
 	a := newClient(t, "A", "a")
@@ -213,8 +213,7 @@ func TestCommitAndFetchCodes(t *testing.T) {
 		want    *kerr.Error
 	}{
 		{"A", 1, 9, nil},
-		{"A", 0, 9, kerr.StaleMemberEpoch},
-		{"A", 2, 9, kerr.FencedMemberEpoch},
+		{"A", 2, 9, kerr.StaleMemberEpoch},
 		{"A", 1, 8, kerr.UnsupportedVersion},
 		{"B", 1, 9, kerr.UnknownMemberID},
 		{"", -1, 9, kerr.UnknownMemberID},
@@ -223,18 +222,49 @@ func TestCommitAndFetchCodes(t *testing.T) {
 		if c.want != nil {
 			want = c.want.Code
 		}
-		if got := w.g.CommitCode(c.member, c.epoch, c.version); got != want {
-			t.Errorf("commit %+v: %v", c, kerr.ErrorForCode(got))
+		if got, per := w.g.CommitCode(c.member, c.epoch, c.version); got != want || per != nil {
+			t.Errorf("commit %+v: %v (per partition %v)", c, kerr.ErrorForCode(got), per != nil)
 		}
 	}
 	if c := w.g.FetchCode(nil, -1); c != 0 {
 		t.Fatalf("fetch without member: %v", kerr.ErrorForCode(c))
 	}
-	if c := w.g.FetchCode(kmsg.StringPtr("A"), 0); c != kerr.StaleMemberEpoch.Code {
-		t.Fatalf("fetch at a stale epoch: %v", kerr.ErrorForCode(c))
+	for _, e := range []int32{0, 2} {
+		if c := w.g.FetchCode(kmsg.StringPtr("A"), e); c != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("fetch at epoch %d, the member's being 1: %v", e, kerr.ErrorForCode(c))
+		}
 	}
 	if c := w.g.FetchCode(kmsg.StringPtr("Z"), 1); c != kerr.UnknownMemberID.Code {
 		t.Fatalf("fetch of an unknown member: %v", kerr.ErrorForCode(c))
+	}
+}
+
+// KIP-1251: a commit at an older member epoch (it raced the heartbeat that moved the member on)
+// is taken for the partitions the member already held at that epoch, and refused as
+// STALE_MEMBER_EPOCH for those it was given later.
+func TestCommitAtAnOlderEpoch(t *testing.T) {
+	w := newWorld(t, topic("a", 1, 2), topic("b", 2, 2))
+	a := newClient(t, "A", "a")
+	w.beat(a) // epoch 1, owns a/0 and a/1
+	a.topics = []string{"a", "b"}
+	w.beat(a) // epoch 2, owns a/0, a/1, b/0, b/1
+	if a.epoch != 2 || a.count() != 4 {
+		t.Fatalf("epoch %d with %v", a.epoch, a.owned)
+	}
+	code, per := w.g.CommitCode("A", 1, 9)
+	if code != 0 || per == nil {
+		t.Fatalf("commit at epoch 1: %v, per partition %v", kerr.ErrorForCode(code), per != nil)
+	}
+	for _, c := range []struct {
+		topic string
+		p     int32
+		want  int16
+	}{
+		{"a", 0, 0}, {"a", 1, 0}, {"b", 0, kerr.StaleMemberEpoch.Code}, {"b", 1, kerr.StaleMemberEpoch.Code}, {"nope", 0, kerr.StaleMemberEpoch.Code},
+	} {
+		if got := per(c.topic, c.p); got != c.want {
+			t.Errorf("%s/%d at epoch 1: %v, want %v", c.topic, c.p, kerr.ErrorForCode(got), kerr.ErrorForCode(c.want))
+		}
 	}
 }
 

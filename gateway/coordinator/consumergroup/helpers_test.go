@@ -139,12 +139,30 @@ func (w *world) apply(o Outcome) Outcome {
 }
 
 // checkOwners is the protocol's promise: no partition in two members' assigned or pending
-// revocation sets.
+// revocation sets; and every assigned partition has the epoch it was given at, no later than the
+// member's.
 func (w *world) checkOwners() {
 	w.t.Helper()
 	seen := make(map[string]string)
 	for _, id := range w.g.MemberIDs() {
 		m, _ := w.g.Member(id)
+		for _, tp := range m.Assigned {
+			if len(tp.Epochs) != len(tp.Partitions) {
+				w.t.Fatalf("%s: assigned %v with epochs %v", id, tp.Partitions, tp.Epochs)
+			}
+			for _, e := range tp.Epochs {
+				if m.Epoch >= 0 && e > m.Epoch {
+					w.t.Fatalf("%s at epoch %d holds a partition given at %d", id, m.Epoch, e)
+				}
+			}
+		}
+		for _, a := range []record.Assignment{m.PendingRevocation, m.Target} {
+			for _, tp := range a {
+				if tp.Epochs != nil {
+					w.t.Fatalf("%s: epochs outside its assigned partitions: %+v", id, tp)
+				}
+			}
+		}
 		for _, a := range []record.Assignment{m.Assigned, m.PendingRevocation} {
 			for _, tp := range a {
 				for _, p := range tp.Partitions {

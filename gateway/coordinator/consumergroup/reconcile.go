@@ -66,7 +66,7 @@ func nextAssignment(m record.ConsumerMember, epoch, targetEpoch int32, held func
 	if len(revoking) > 0 && intersects(owned, revoking) {
 		next.State = record.MemberUnrevokedPartitions
 		setEpoch(&next, epoch)
-		next.Assigned = keep.record()
+		next.Assigned = withEpochs(keep.record(), m.Assigned, next.Epoch)
 		next.PendingRevocation = revoking
 		return next
 	}
@@ -80,9 +80,44 @@ func nextAssignment(m record.ConsumerMember, epoch, targetEpoch int32, held func
 		next.State = record.MemberUnreleasedPartitions
 	}
 	setEpoch(&next, targetEpoch)
-	next.Assigned = keep.record()
+	next.Assigned = withEpochs(keep.record(), m.Assigned, next.Epoch)
 	next.PendingRevocation = nil
 	return next
+}
+
+// withEpochs gives every partition of a the epoch it was assigned at (KIP-1251): the one it had
+// in before when the member kept it, else epoch, the member epoch it is given at now.
+func withEpochs(a, before record.Assignment, epoch int32) record.Assignment {
+	for i := range a {
+		a[i].Epochs = make([]int32, len(a[i].Partitions))
+		for j, p := range a[i].Partitions {
+			e, ok := assignedEpoch(before, a[i].TopicID, p)
+			if !ok {
+				e = epoch
+			}
+			a[i].Epochs[j] = e
+		}
+	}
+	return a
+}
+
+// assignedEpoch is the epoch partition p of topic id was assigned at in a, a member's Assigned
+// (0 when a holds no epochs); ok is false when a does not hold the partition.
+func assignedEpoch(a record.Assignment, id [16]byte, p int32) (int32, bool) {
+	for _, tp := range a {
+		if tp.TopicID != id {
+			continue
+		}
+		for j, q := range tp.Partitions {
+			if q == p {
+				if j < len(tp.Epochs) {
+					return tp.Epochs[j], true
+				}
+				return 0, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // setEpoch moves a member to epoch e, keeping the one it leaves as its previous epoch (the one a

@@ -62,8 +62,11 @@
 // member), DescribeGroups of one GROUP_ID_NOT_FOUND ("not a classic group"), ConsumerGroupDescribe
 // of a classic one GROUP_ID_NOT_FOUND. OffsetCommit and OffsetFetch (v9, with member id and
 // epoch) of a consumer group check the member as Kafka does: UNKNOWN_MEMBER_ID,
-// STALE_MEMBER_EPOCH (behind), FENCED_MEMBER_EPOCH (ahead), and commits below v9 from a member
+// STALE_MEMBER_EPOCH for an epoch ahead of the member's, and commits below v9 from a member
 // UNSUPPORTED_VERSION; commits without a member epoch are taken while the group has no members.
+// A commit at an older epoch is checked per partition (KIP-1251): taken for a partition the
+// member was given at or before that epoch, STALE_MEMBER_EPOCH for the others; a fetch must be at
+// the member's epoch.
 // A consumer group's topics come from the requesting connection's storage (ListTopics), read at
 // most once per Config.TopicRefresh.
 //

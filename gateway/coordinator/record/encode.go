@@ -348,6 +348,10 @@ func (w *writer) assignment(a Assignment) {
 		for _, p := range tp.Partitions {
 			w.varint(int64(p))
 		}
+		w.uvarint(uint64(len(tp.Epochs)))
+		for _, e := range tp.Epochs {
+			w.varint(int64(e))
+		}
 	}
 }
 
@@ -562,7 +566,7 @@ func (d *reader) cmember(m *ConsumerMember) {
 }
 
 func (d *reader) assignment(field string) Assignment {
-	n := d.count(field, 17)
+	n := d.count(field, 18)
 	if n == 0 {
 		return nil
 	}
@@ -579,6 +583,16 @@ func (d *reader) assignment(field string) Assignment {
 		a[i].Partitions = make([]int32, np)
 		for j := range a[i].Partitions {
 			a[i].Partitions[j] = d.i32(field + " partition")
+		}
+		ne := d.count(field+" epochs", 1)
+		if ne != 0 && ne != np && d.err == nil {
+			d.fail(field+" epochs", ErrCorrupt)
+		}
+		if ne > 0 && d.err == nil {
+			a[i].Epochs = make([]int32, ne)
+			for j := range a[i].Epochs {
+				a[i].Epochs[j] = d.i32(field + " epoch")
+			}
 		}
 		if d.err != nil {
 			return nil

@@ -220,4 +220,8 @@ type Assignment []TopicPartitions
 type TopicPartitions struct {
 	TopicID    [16]byte
 	Partitions []int32
+	// Epochs are, in a member's Assigned only, the member epoch it was given each partition at
+	// (KIP-1251), one per partition; nil elsewhere. A commit at an older member epoch is taken
+	// for a partition the member was given at or before that epoch.
+	Epochs []int32
 }
