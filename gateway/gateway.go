@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
@@ -77,6 +78,10 @@ type Config struct {
 	// DrainTimeout bounds Shutdown's wait for Kafka connections to finish their requests after
 	// the gateway left the fleet's coordinator group; default 30 s.
 	DrainTimeout time.Duration
+	// ConsumerHeartbeatInterval is the heartbeat interval KIP-848 consumer-group members are
+	// told, ConsumerSessionTimeout how long a silent one stays a member; defaults Kafka's 5 s
+	// and 45 s.
+	ConsumerHeartbeatInterval, ConsumerSessionTimeout time.Duration
 }
 
 // LeasePoll is how often a gateway reads its coordinator lease from Iggy (and so speaks on the
@@ -254,6 +259,10 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Log:               cfg.CoordinatorLog,
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		LeasePoll:         LeasePoll,
+		Groups: group.Config{
+			ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
+			ConsumerSessionTimeout:    cfg.ConsumerSessionTimeout,
+		},
 	}); err != nil {
 		return fmt.Errorf("gateway: starting the group coordinator: %w", err)
 	}

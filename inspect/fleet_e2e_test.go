@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +37,8 @@ func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway
 			Bind: fmt.Sprintf("127.0.0.1:%d", p), AdvertisedAddr: fmt.Sprintf("127.0.0.1:%d", p), NodeID: int32(i + 1), Brokers: brokers,
 			IggyAddrs: []string{srv.Addr}, IggyUsername: "iggy", IggyPassword: "iggy",
 			AutoCreateTopics: true, CoordinatorLog: true, HeartbeatInterval: 2 * time.Second,
-			Logger: slog.New(slog.DiscardHandler),
+			ConsumerHeartbeatInterval: 100 * time.Millisecond,
+			Logger:                    slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -181,5 +183,88 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	sum, err := inspect.Verify(ctx, log, nil, func(f inspect.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
 	if err != nil || sum.Findings != 0 {
 		t.Fatalf("verify of the live log: %s, %v", sum, err)
+	}
+}
+
+// A KIP-848 consumer group on a live fleet: the replay of its log partition shows it as a
+// consumer group with its epochs, assignor and every member's epoch and partitions, the gateways
+// answer what the log says (replay --diff-live agrees, through ConsumerGroupDescribe), and the
+// log verifies clean.
+func TestLiveFleetConsumerGroup(t *testing.T) {
+	log, adm, gws := liveFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if r, err := adm.CreateTopic(ctx, 4, 1, nil, "events"); err != nil || r.Err != nil {
+		t.Fatalf("create topic: %v %v", err, r.Err)
+	}
+	const g = "kip848-app"
+	var members []*kgo.Client
+	for range 2 {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(gws[0].Addr().String(), gws[1].Addr().String(), gws[2].Addr().String()),
+			kgo.ConsumerGroup(g), kgo.ConsumeTopics("events"), kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		go func() {
+			for !cl.PollFetches(ctx).IsClientClosed() && ctx.Err() == nil {
+			}
+		}()
+		members = append(members, cl)
+	}
+	var described kadm.DescribedConsumerGroup
+	checkfor.Eventually(t, 30*time.Second, "two members, Stable, 2 partitions each", func() error {
+		dg, err := adm.DescribeConsumerGroups(ctx, g)
+		if err != nil {
+			return err
+		}
+		described = dg[g]
+		if described.Err != nil || described.State != "Stable" || len(described.Members) != 2 {
+			return fmt.Errorf("described %+v", described)
+		}
+		for _, m := range described.Members {
+			if len(m.Assignment["events"]) != 2 {
+				return fmt.Errorf("member %s owns %v", m.MemberID, m.Assignment)
+			}
+		}
+		return nil
+	})
+
+	p := inspect.GroupPartition(g)
+	var res *inspect.Replay
+	checkfor.Eventually(t, 10*time.Second, "the log agrees with the gateways", func() error {
+		var err error
+		if res, err = inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{FromStart: true}); err != nil {
+			return err
+		}
+		diffs, err := inspect.DiffLive(ctx, adm, res)
+		if err != nil {
+			return err
+		}
+		return checkfor.True(len(diffs) == 0, "differences %+v", diffs)
+	})
+	var gv *inspect.GroupView
+	for i := range res.Groups {
+		if res.Groups[i].Group == g {
+			gv = &res.Groups[i]
+		}
+	}
+	if gv == nil || gv.Type != "consumer" || gv.Consumer == nil || gv.Consumer.Assignor != "uniform" || len(gv.Consumer.Members) != 2 {
+		t.Fatalf("replayed group %+v", gv)
+	}
+	if gv.Consumer.Epoch != described.Epoch || gv.Consumer.AssignmentEpoch != described.AssignmentEpoch {
+		t.Fatalf("replayed epochs %d/%d, described %d/%d", gv.Consumer.Epoch, gv.Consumer.AssignmentEpoch, described.Epoch, described.AssignmentEpoch)
+	}
+	for _, m := range gv.Consumer.Members {
+		if m.State != "stable" || strings.Count(m.Assigned, ",") != 1 || m.Assigned != m.Target {
+			t.Fatalf("replayed member %+v", m)
+		}
+	}
+	sum, err := inspect.Verify(ctx, log, nil, func(f inspect.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
+	if err != nil || sum.Findings != 0 {
+		t.Fatalf("verify of the live log: %s, %v", sum, err)
+	}
+	for _, cl := range members {
+		cl.Close()
 	}
 }

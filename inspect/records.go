@@ -156,6 +156,8 @@ func RecordGroup(r *record.Record) string {
 		return r.GroupDeleted.Group
 	case r.OffsetDeleted != nil:
 		return r.OffsetDeleted.Group
+	case r.ConsumerGroup != nil:
+		return r.ConsumerGroup.Name
 	}
 	return ""
 }
@@ -170,7 +172,10 @@ func RecordGroup(r *record.Record) string {
 //	offset-commit   topic, partition, offset, leader_epoch, metadata, expire (as replay's offsets)
 //	group-deleted   (none)
 //	offset-deleted  topic, partition
-//	checkpoint      through, groups, offsets (how many of each it holds)
+//	checkpoint      through, groups, offsets, consumer_groups (how many of each it holds)
+//	consumer-group  epoch, assignment_epoch, topics [{name, id, partitions}], members (those it
+//	                adds or changes, as replay's consumer members), removed (member ids); as
+//	                text the counts of members and removed
 //	undecodable     error
 type RecordFields struct {
 	rec record.Record
@@ -234,9 +239,34 @@ func (f RecordFields) AppendText(dst []byte) []byte {
 			l.uint("through", c.Through)
 			l.int("groups", int64(len(c.Groups)))
 			l.int("offsets", int64(len(c.Offsets)))
+			if len(c.ConsumerGroups) > 0 {
+				l.int("consumer_groups", int64(len(c.ConsumerGroups)))
+			}
+		}
+	case record.TypeConsumerGroup:
+		if c := r.ConsumerGroup; c != nil {
+			l.int("epoch", int64(c.Epoch))
+			l.int("assignment_epoch", int64(c.AssignmentEpoch))
+			l.int("members", int64(len(c.Members)))
+			l.int("removed", int64(len(c.Removed)))
 		}
 	}
 	return l.b
+}
+
+// consumerGroupFields are a consumer-group record's fields in JSON.
+type consumerGroupFields struct {
+	Epoch           int32                `json:"epoch"`
+	AssignmentEpoch int32                `json:"assignment_epoch"`
+	Topics          []topicFields        `json:"topics"`
+	Members         []ConsumerMemberView `json:"members"`
+	Removed         []string             `json:"removed"`
+}
+
+type topicFields struct {
+	Name       string `json:"name"`
+	ID         string `json:"id"`
+	Partitions int32  `json:"partitions"`
 }
 
 // groupFields are a group record's fields in JSON; group records come once a generation, so
@@ -292,7 +322,24 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(len(c.Groups)), 10)
 		b = append(b, `,"offsets":`...)
 		b = strconv.AppendInt(b, int64(len(c.Offsets)), 10)
+		b = append(b, `,"consumer_groups":`...)
+		b = strconv.AppendInt(b, int64(len(c.ConsumerGroups)), 10)
 		return append(b, '}')
+	case r.Type == record.TypeConsumerGroup && r.ConsumerGroup != nil:
+		c := r.ConsumerGroup
+		f := consumerGroupFields{Epoch: c.Epoch, AssignmentEpoch: c.AssignmentEpoch, Topics: []topicFields{},
+			Members: ConsumerGroupView(*c).Members, Removed: c.Removed}
+		for _, t := range c.Topics {
+			f.Topics = append(f.Topics, topicFields{Name: t.Name, ID: uuidText(t.ID), Partitions: t.Partitions})
+		}
+		if f.Removed == nil {
+			f.Removed = []string{}
+		}
+		j, err := json.Marshal(f)
+		if err != nil {
+			return append(b, "{}"...)
+		}
+		return append(b, j...)
 	}
 	return append(b, "{}"...)
 }

@@ -2,15 +2,17 @@ package inspect
 
 import (
 	"context"
-	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/consumergroup"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 )
 
@@ -48,9 +50,12 @@ type ClaimInfo struct {
 	Offset uint64 `json:"offset"`
 }
 
-// GroupView is one group of a replayed partition.
+// GroupView is one group of a replayed partition. A KIP-848 consumer group (Type "consumer") has
+// its Kafka state (Empty, Assigning, Reconciling, Stable), its group epoch as Generation, its
+// server assignor as Protocol, no classic Members, and Consumer.
 type GroupView struct {
 	Group        string       `json:"group"`
+	Type         string       `json:"type"`
 	State        string       `json:"state"`
 	Generation   int32        `json:"generation"`
 	ProtocolType string       `json:"protocol_type"`
@@ -58,6 +63,36 @@ type GroupView struct {
 	Leader       string       `json:"leader"`
 	Members      []MemberView `json:"members"`
 	Offsets      []OffsetView `json:"offsets"`
+	// Consumer is what a consumer group holds beyond a classic one; absent for classic groups.
+	Consumer *ConsumerView `json:"consumer,omitempty"`
+}
+
+// ConsumerView is a KIP-848 consumer group's epochs, assignor and members.
+type ConsumerView struct {
+	Epoch           int32                `json:"epoch"`
+	AssignmentEpoch int32                `json:"assignment_epoch"`
+	Assignor        string               `json:"assignor"`
+	Members         []ConsumerMemberView `json:"members"`
+}
+
+// ConsumerMemberView is one member of a consumer group. Assignments are text, "topic[0,1]
+// other[2]", topics the group no longer resolves shown by id.
+type ConsumerMemberView struct {
+	MemberID           string   `json:"member_id"`
+	InstanceID         string   `json:"instance_id,omitempty"`
+	RackID             string   `json:"rack_id,omitempty"`
+	ClientID           string   `json:"client_id"`
+	ClientHost         string   `json:"client_host"`
+	RebalanceTimeoutMS int64    `json:"rebalance_timeout_ms"`
+	SubscribedTopics   []string `json:"subscribed_topics"`
+	SubscribedRegex    string   `json:"subscribed_regex,omitempty"`
+	ServerAssignor     string   `json:"server_assignor,omitempty"`
+	Epoch              int32    `json:"epoch"`
+	PreviousEpoch      int32    `json:"previous_epoch"`
+	State              string   `json:"state"`
+	Assigned           string   `json:"assigned"`
+	PendingRevocation  string   `json:"pending_revocation"`
+	Target             string   `json:"target"`
 }
 
 // MemberView is one member of a group.
@@ -123,11 +158,11 @@ func lastCheckpoint(ctx context.Context, l *Log, partition int, end uint64) (uin
 	var newest, at uint64
 	found := false
 	err := l.read(ctx, partition, 0, end, false, func(e *Entry) error {
-		b := e.Payload
-		if len(b) < record.HeaderSize || b[0] != record.Version {
+		h, err := record.DecodeHeader(e.Payload)
+		if err != nil {
 			return nil
 		}
-		typ, claim := record.Type(b[1]), binary.LittleEndian.Uint64(b[2:10])
+		typ, claim := h.Type, h.Claim
 		switch {
 		case typ == record.TypeClaim && claim > newest:
 			newest = claim
@@ -208,10 +243,15 @@ func (r *Replay) fill(elapsed time.Duration) {
 func GroupViews(st *record.State) []GroupView {
 	out := []GroupView{}
 	for _, name := range st.GroupNames() {
-		v := GroupView{Group: name, State: "Empty", Members: []MemberView{}, Offsets: []OffsetView{}}
+		v := GroupView{Group: name, Type: "classic", State: "Empty", Members: []MemberView{}, Offsets: []OffsetView{}}
 		if g, ok := st.Group(name); ok {
 			v.State, v.Generation, v.ProtocolType, v.Protocol, v.Leader = g.State, g.Generation, g.ProtocolType, g.Protocol, g.Leader
 			v.Members = memberViews(&g)
+		}
+		if cg, ok := st.ConsumerGroup(name); ok {
+			cv := ConsumerGroupView(cg)
+			v.Type, v.ProtocolType, v.Consumer = "consumer", "consumer", &cv
+			v.State, v.Generation, v.Protocol = consumergroup.FromRecord(cg).State(), cg.Epoch, cv.Assignor
 		}
 		for _, o := range st.GroupOffsets(name) {
 			v.Offsets = append(v.Offsets, offsetView(&o))
@@ -232,6 +272,58 @@ func memberViews(g *record.Group) []MemberView {
 		})
 	}
 	return out
+}
+
+// ConsumerGroupView is a consumer group as the rows show it; the state and assignor are the ones
+// the gateways derive (package consumergroup).
+func ConsumerGroupView(cg record.ConsumerGroup) ConsumerView {
+	g := consumergroup.FromRecord(cg)
+	v := ConsumerView{Epoch: cg.Epoch, AssignmentEpoch: cg.AssignmentEpoch, Assignor: g.Assignor(), Members: []ConsumerMemberView{}}
+	for _, m := range cg.Members {
+		subs := m.SubscribedTopics
+		if subs == nil {
+			subs = []string{}
+		}
+		v.Members = append(v.Members, ConsumerMemberView{
+			MemberID: m.MemberID, InstanceID: m.InstanceID, RackID: m.RackID, ClientID: m.ClientID, ClientHost: m.ClientHost,
+			RebalanceTimeoutMS: m.RebalanceTimeout.Milliseconds(), SubscribedTopics: subs, SubscribedRegex: m.SubscribedRegex,
+			ServerAssignor: m.ServerAssignor, Epoch: m.Epoch, PreviousEpoch: m.PreviousEpoch, State: m.State.String(),
+			Assigned: PartitionsText(cg.Topics, m.Assigned), PendingRevocation: PartitionsText(cg.Topics, m.PendingRevocation),
+			Target: PartitionsText(cg.Topics, m.Target),
+		})
+	}
+	return v
+}
+
+// PartitionsText is a consumer group assignment as text, "other[2] topic[0,1]" by topic name,
+// topics named from the group's resolved topics (by id, as a UUID, when it no longer has the
+// topic).
+func PartitionsText(topics []record.TopicMeta, a record.Assignment) string {
+	parts := make([]string, 0, len(a))
+	for _, tp := range a {
+		name := ""
+		for _, t := range topics {
+			if t.ID == tp.TopicID {
+				name = t.Name
+				break
+			}
+		}
+		if name == "" {
+			name = uuidText(tp.TopicID)
+		}
+		ps := make([]string, len(tp.Partitions))
+		for i, p := range tp.Partitions {
+			ps[i] = strconv.Itoa(int(p))
+		}
+		parts = append(parts, name+"["+strings.Join(ps, ",")+"]")
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
+
+func uuidText(id [16]byte) string {
+	h := hex.EncodeToString(id[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // offsetView is a committed offset as the rows show it.

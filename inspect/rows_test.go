@@ -93,7 +93,7 @@ func TestRecordRowFields(t *testing.T) {
 		{"offset deleted", inspect.Entry{Record: record.Record{Type: record.TypeOffsetDeleted, Claim: 4, Time: at, OffsetDeleted: &record.OffsetDeleted{Group: "g", Topic: "t", Partition: 7}}},
 			`topic=t partition=7`, `{"topic":"t","partition":7}`},
 		{"checkpoint", inspect.Entry{Record: record.Record{Type: record.TypeCheckpoint, Claim: 4, Time: at, Checkpoint: &cp}},
-			`through=8 groups=1 offsets=2`, `{"through":8,"groups":1,"offsets":2}`},
+			`through=8 groups=1 offsets=2`, `{"through":8,"groups":1,"offsets":2,"consumer_groups":0}`},
 		{"undecodable", inspect.Entry{Err: errors.New("record: bad\tbyte \xff")},
 			`error="record: bad\tbyte \xff"`, `{"error":"record: bad\tbyte \ufffd"}`},
 	}

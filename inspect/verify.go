@@ -142,10 +142,15 @@ func (c *Checker) checkCheckpoint(off uint64, cp *record.Checkpoint) {
 // comparing encoded bytes so that nil and empty, or two spellings of a time, do not count.
 func checkpointDiff(want, got record.Checkpoint) string {
 	groups := func(cp record.Checkpoint) map[string][]byte {
-		m := make(map[string][]byte, len(cp.Groups))
+		m := make(map[string][]byte, len(cp.Groups)+len(cp.ConsumerGroups))
 		for i := range cp.Groups {
 			g := cp.Groups[i]
 			b, _ := record.Encode(record.Record{Type: record.TypeGroup, Group: &g})
+			m[g.Name] = b
+		}
+		for i := range cp.ConsumerGroups {
+			g := cp.ConsumerGroups[i]
+			b, _ := record.Encode(record.Record{Type: record.TypeConsumerGroup, ConsumerGroup: &g})
 			m[g.Name] = b
 		}
 		return m

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Checks that consumer groups of three more Kafka clients work against `iggy-kafka serve` with
-# the embedded store: sarama (Go), kafkajs (Node) and kafka-python (franz-go and librdkafka have
-# scripts of their own). It builds the binary into a temporary directory, starts a gateway on
+# Checks that consumer groups of more Kafka clients work against `iggy-kafka serve` with the
+# embedded store: sarama (Go), kafkajs (Node), kafka-python, and librdkafka 2.12 with
+# group.protocol=consumer (KIP-848, through node-rdkafka) (franz-go, and librdkafka's classic
+# groups through kcat, have scripts of their own). It builds the binary into a temporary directory, starts a gateway on
 # free loopback ports, waits until it accepts, and runs each client program of scripts/clients/:
 # a fresh 3-partition topic, two members of one group sharing its partitions, N numbered records
 # read exactly once between them, commit and leave, M more records, and a third run of the group
@@ -18,9 +19,12 @@
 #   each client's stderr).
 #
 # Installs: sarama through the Go module proxy (scripts/clients/sarama/go.sum), kafkajs with
-# `npm ci` from scripts/clients/kafkajs/package-lock.json into the temporary directory, and
+# `npm ci` from scripts/clients/kafkajs/package-lock.json into the temporary directory,
 # kafka-python from the Debian package python3-kafka with apt-get when no python3 imports
-# `kafka`. A client that cannot be installed is a FAIL, never a skip.
+# `kafka`, and node-rdkafka 3.6.1 with `npm ci` from scripts/clients/rdkafka/package-lock.json,
+# which compiles the librdkafka it bundles (a few minutes on two cores; with g++ and make from
+# Debian when missing) into $XDG_CACHE_HOME/iggy-kafka (~/.cache/iggy-kafka), once per lock
+# file and node version. A client that cannot be installed is a FAIL, never a skip.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -94,6 +98,40 @@ else
 	fail "kafkajs: node and npm are not installed and could not be installed with apt-get (no apt-get, no root, or no network)"
 fi
 
+# node-rdkafka: librdkafka built once per machine, lock file and node version.
+have_rdkafka=0
+if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+	lock_sum="$(sha256sum scripts/clients/rdkafka/package-lock.json | cut -c1-16)"
+	rdk_cache="${XDG_CACHE_HOME:-$HOME/.cache}/iggy-kafka/node-rdkafka-$lock_sum-node$(node --version)"
+	rdk_lib="$rdk_cache/node_modules/node-rdkafka/build/Release/node-librdkafka.node"
+	if [[ ! -f "$rdk_lib" ]]; then
+		if ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+			echo "g++ or make not found: installing the Debian packages g++ and make"
+			apt_install g++ make || true
+		fi
+		echo "building node-rdkafka 3.6.1 and its librdkafka into $rdk_cache (once per machine)"
+		rm -rf "$rdk_cache.tmp"
+		mkdir -p "$rdk_cache.tmp"
+		cp scripts/clients/rdkafka/package.json scripts/clients/rdkafka/package-lock.json "$rdk_cache.tmp/"
+		# node-gyp builds against the installed node's headers rather than downloading them.
+		nodedir=""
+		[[ -f /usr/include/node/node.h ]] && nodedir=/usr
+		if (cd "$rdk_cache.tmp" && npm_config_nodedir="$nodedir" npm ci --no-audit --no-fund --loglevel=error) >"$work/rdkafka-npm.log" 2>&1 &&
+			[[ -f "$rdk_cache.tmp/node_modules/node-rdkafka/build/Release/node-librdkafka.node" ]]; then
+			rm -rf "$rdk_cache"
+			mv "$rdk_cache.tmp" "$rdk_cache"
+		fi
+	fi
+	if [[ -f "$rdk_lib" ]]; then
+		mkdir -p "$work/rdkafka"
+		cp scripts/clients/rdkafka/index.js "$work/rdkafka/"
+		ln -s "$rdk_cache/node_modules" "$work/rdkafka/node_modules"
+		have_rdkafka=1
+	else
+		fail "librdkafka: npm ci of node-rdkafka 3.6.1" "$(tail -n 20 "$work/rdkafka-npm.log" 2>/dev/null)"
+	fi
+fi
+
 # kafka_python: the first python3 that imports kafka; Debian's python3-kafka is for the system
 # interpreter, which need not be the first python3 on PATH.
 kafka_python() {
@@ -125,6 +163,7 @@ broker="127.0.0.1:$port"
 	--store-listen 127.0.0.1:0 \
 	--data "$work/data" \
 	--fsync never \
+	--consumer-heartbeat-interval 500ms \
 	--log-level info \
 	>"$work/gateway.log" 2>&1 &
 gateway_pid=$!
@@ -179,6 +218,9 @@ if [[ $have_sarama -eq 1 ]]; then
 fi
 if [[ $have_kafkajs -eq 1 ]]; then
 	client kafkajs node "$work/kafkajs/index.js" "$broker" kafkajs
+fi
+if [[ $have_rdkafka -eq 1 ]]; then
+	client librdkafka-consumer-protocol node "$work/rdkafka/index.js" "$broker" rdkafka-kip848
 fi
 if [[ -n "$py" ]]; then
 	client kafka-python "$py" "$root/scripts/clients/kafka-python/check.py" "$broker" kafka-python

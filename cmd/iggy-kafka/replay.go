@@ -93,7 +93,9 @@ type replayDoc struct{ *inspect.Replay }
 
 func (d replayDoc) MarshalJSON() ([]byte, error) { return jsonOf(d.Replay) }
 
-// Text prints the summary, then the groups, members and offsets as three tables.
+// Text prints the summary, then the groups, members and offsets as three tables, and a fourth of
+// the consumer groups' members when the partition has KIP-848 consumer groups (for those, the
+// groups table shows the group epoch as GENERATION and the assignor as PROTOCOL).
 func (d replayDoc) Text(w io.Writer) error {
 	r := d.Replay
 	through := "-"
@@ -122,7 +124,21 @@ func (d replayDoc) Text(w io.Writer) error {
 			o.Add([]string{v.Group, ov.Topic, strconv.Itoa(int(ov.Partition)), strconv.FormatInt(ov.Offset, 10), epoch, ov.Metadata})
 		}
 	}
-	for i, t := range []*output.Table{g, m, o} {
+	tables := []*output.Table{g, m, o}
+	// KIP-848 consumer groups: each member's epoch, state and partitions, when there are any.
+	cm := output.NewTable([]string{"GROUP", "MEMBER-ID", "INSTANCE-ID", "EPOCH", "STATE", "ASSIGNED", "PENDING-REVOCATION", "TARGET"})
+	for _, v := range r.Groups {
+		if v.Consumer == nil {
+			continue
+		}
+		for _, mv := range v.Consumer.Members {
+			cm.Add([]string{v.Group, mv.MemberID, mv.InstanceID, strconv.Itoa(int(mv.Epoch)), mv.State, mv.Assigned, mv.PendingRevocation, mv.Target})
+		}
+		if len(tables) == 3 {
+			tables = append(tables, cm)
+		}
+	}
+	for i, t := range tables {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}

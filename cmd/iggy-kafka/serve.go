@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -123,6 +124,13 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 	cfg.CoordinatorLog = v.Bool("coordinator-log")
 	if cfg.DrainTimeout = v.Duration("drain-timeout"); cfg.DrainTimeout <= 0 {
 		return cfg, v.Invalid("drain-timeout", "must be above zero")
+	}
+	cfg.ConsumerHeartbeatInterval, cfg.ConsumerSessionTimeout = v.Duration("consumer-heartbeat-interval"), v.Duration("consumer-session-timeout")
+	if cfg.ConsumerHeartbeatInterval <= 0 || cfg.ConsumerHeartbeatInterval > time.Hour {
+		return cfg, v.Invalid("consumer-heartbeat-interval", "must be above zero and at most 1h")
+	}
+	if cfg.ConsumerSessionTimeout <= cfg.ConsumerHeartbeatInterval {
+		return cfg, v.Invalid("consumer-session-timeout", "must be above --consumer-heartbeat-interval (%s)", cfg.ConsumerHeartbeatInterval)
 	}
 	cfg.HeartbeatInterval = v.Duration("heartbeat-interval")
 	if err := gateway.CheckHeartbeat(cfg.HeartbeatInterval); err != nil {

@@ -46,6 +46,8 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "sasl", Kind: config.Bool, Default: "false", Usage: "require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); each connection acts as its Iggy user", Commands: []string{"serve"}},
 	config.Setting{Name: "metrics-addr", Kind: config.HostPort, Usage: "address for Prometheus /metrics, /healthz and /readyz (default: off)", Commands: []string{"serve"}},
 	config.Setting{Name: "coordinator-log", Kind: config.Bool, Default: "true", Usage: "keep consumer groups on the coordinator log in Iggy, so any gateway takes another's groups over (off: the lowest node id coordinates, offsets are Iggy consumer offsets)", Commands: []string{"serve"}},
+	config.Setting{Name: "consumer-heartbeat-interval", Kind: config.Duration, Default: "5s", Usage: "heartbeat interval KIP-848 consumer-group members are told (Kafka's group.consumer.heartbeat.interval.ms)", Commands: []string{"serve"}},
+	config.Setting{Name: "consumer-session-timeout", Kind: config.Duration, Default: "45s", Usage: "a KIP-848 consumer-group member silent this long is fenced (Kafka's group.consumer.session.timeout.ms)", Commands: []string{"serve"}},
 	config.Setting{Name: "drain-timeout", Kind: config.Duration, Default: "30s", Usage: "on SIGTERM, how long Kafka connections may finish their requests after the gateway handed its groups on", Commands: []string{"serve"}},
 	config.Setting{Name: "store-listen", Kind: config.HostPort, Default: "127.0.0.1:8090", Usage: "address of the embedded store, for native Iggy clients (serve without --iggy)", Commands: []string{"serve"}},
 

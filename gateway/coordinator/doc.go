@@ -6,6 +6,9 @@
 // requests, the lease rule and the fold of the fleet are not this package's: packages record and
 // fleet own them, and the operator tools read the log with the same code. Consumers in a Kafka group therefore keep their members, generations and
 // offsets when the gateway coordinating them stops: another gateway takes the partition over.
+// So do KIP-848 consumer groups, with their group epoch, target assignment and every member's
+// epoch and partitions: the partition's manager restores them from the log (record.State
+// folds their consumer-group records) before it serves.
 //
 // The two types to know: Coordinator (Start, Groups, Fleet, Leave, Close) and Config.
 //
@@ -32,20 +35,22 @@
 // controller is the owner of log partition 0. Announcement times are the writers' clocks, so the
 // fleet's clocks must agree to well within Live.
 //
-// # Record format, version 1
+// # Record format, version 2
 //
 // One record per Iggy message payload. All integers are little-endian. "uvarint" and "varint"
 // are Go's encoding/binary varints (varint is zigzag). A "string" is a uvarint byte length then
 // the UTF-8 bytes. "bytes" is a uvarint of length+1 then the bytes, where 0 means nil, so an
 // empty member metadata stays empty and an absent one stays absent. A "time" is Unix
-// nanoseconds, 0 meaning unset.
+// nanoseconds, 0 meaning unset. A "uuid" is 16 raw bytes (a Kafka topic id).
 //
 // Header (18 bytes, every record):
 //
-//	offset 0   u8       version, 1. A reader that finds another version reports it and skips
-//	                    the record (record.ErrVersion).
+//	offset 0   u8       version, 2 (Encode writes 2; Decode reads 1 and 2, version 1 being
+//	                    version 2 without type 7 and without a checkpoint's consumer groups). A
+//	                    reader that finds another version reports it and skips the record
+//	                    (record.ErrVersion).
 //	offset 1   u8       type: 1 claim, 2 group, 3 offset-commit, 4 group-deleted,
-//	                    5 offset-deleted, 6 checkpoint.
+//	                    5 offset-deleted, 6 checkpoint, 7 consumer-group (version 2).
 //	offset 2   u64      claim: the claim number the writer held (a claim carries its own).
 //	offset 10  i64      time: the writer's wall clock when it appended, Unix ns.
 //
@@ -54,13 +59,15 @@
 //	1 claim           varint node id, string Kafka address (host:port).
 //	2 group           a group (below).
 //	3 offset-commit   string group, string topic, then an offset (below).
-//	4 group-deleted   string group.
+//	4 group-deleted   string group (a classic or a consumer group, and its offsets).
 //	5 offset-deleted  string group, string topic, varint partition.
 //	6 checkpoint      uvarint through (the log offset the state is as of, inclusive),
 //	                  uvarint group count, that many groups, uvarint run count, then runs:
 //	                  string group, string topic, uvarint n (at least 1), n offsets. A run holds
 //	                  consecutive offsets of one group and topic, so 10 partitions of a group
-//	                  name it once.
+//	                  name it once. Version 2 goes on with uvarint consumer group count and that
+//	                  many consumer groups, each whole (removed count 0).
+//	7 consumer-group  a consumer group (below): a change of one KIP-848 consumer group.
 //
 //	group   string name, varint generation, string protocol type, string protocol (chosen
 //	        assignor, "" while none), string leader member id, string state (Kafka's name),
@@ -70,10 +77,37 @@
 //	        JoinGroup order) string name and bytes metadata, then bytes assignment.
 //	offset  varint partition, varint offset, varint leader epoch (-1 none), string metadata,
 //	        varint expire time (Unix ns, 0 never).
+//	consumer group
+//	        string name, varint group epoch, varint assignment epoch (the group epoch the
+//	        target assignment was computed at), uvarint topic count, per topic (the subscribed
+//	        topics that exist, by name) string name, uuid id, varint partition count; uvarint
+//	        member count, per member (by member id) a consumer member; uvarint removed count,
+//	        that many strings (member ids that left, sorted).
+//	consumer member
+//	        string member id, string group instance id ("" dynamic), string rack id ("" none),
+//	        string client id, string client host, varint rebalance timeout ns, uvarint
+//	        subscribed topic count and that many strings (sorted), string subscribed regex (""
+//	        none), string server assignor ("" none), varint member epoch (-2: a static member
+//	        away), varint previous member epoch, u8 state (0 stable, 1 unrevoked partitions,
+//	        2 unreleased partitions), then three assignments: assigned, pending revocation,
+//	        target.
+//	assignment
+//	        uvarint topic count, per topic (by topic id) uuid topic id, uvarint n (at least 1),
+//	        n varint partitions (ascending), uvarint m (0 or n) and m varint epochs: in a
+//	        member's assigned partitions the member epoch each was given at (KIP-1251), m 0 in
+//	        the other two.
+//
+// A consumer-group record is folded by record.MergeConsumerGroup: its epochs and topics replace
+// the group's, its members replace or join the group's members of the same id, its removed ids
+// leave, every other member stays as it was. A name is one kind of group at a time: a
+// consumer-group record drops a classic snapshot of its name and a group record drops a consumer
+// group of its name, their offsets staying (Kafka turns an empty group of one kind into the other
+// on the first request of the other protocol).
 //
 // A record ends exactly where its body ends; trailing bytes, a count larger than the remaining
 // bytes could hold, or a truncated field is a *record.DecodeError. Readers show such records and
-// go on. The golden records under record/testdata/golden are checked byte for byte.
+// go on. The golden records under record/testdata/golden are checked byte for byte, those of
+// version 1 under record/testdata/golden/v1 are read back.
 //
 // # Validity
 //

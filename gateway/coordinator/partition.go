@@ -180,13 +180,18 @@ func (pt *partition) loadErr() error {
 	gcfg.Logger = pt.c.log.With("partition", pt.id)
 	mgr := group.NewManager(gcfg)
 	var groups []record.Group
+	var cgroups []record.ConsumerGroup
 	var offsets []record.OffsetCommit
 	for _, name := range pt.st.GroupNames() {
 		if g, ok := pt.st.Group(name); ok {
 			groups = append(groups, g)
 		}
+		if g, ok := pt.st.ConsumerGroup(name); ok {
+			cgroups = append(cgroups, g)
+		}
 		offsets = append(offsets, pt.st.GroupOffsets(name)...)
 	}
+	mgr.RestoreConsumerGroups(cgroups)
 	mgr.Restore(groups, offsets)
 	pt.mgr = mgr
 	pt.prev = prev

@@ -9,8 +9,8 @@
 // that the test builds.
 //
 // The two types to know are fleet (the processes, their flags and logs, and the signals the
-// scenarios send them) and run (the load on a fleet: producers, a two-member consumer group, the
-// coordinator probe, and the checks made at the end). Everything else lives in _test.go files;
+// scenarios send them) and run (the load on a fleet: producers, a two-member consumer group,
+// classic or KIP-848, the coordinator probe, and the checks made at the end). Everything else lives in _test.go files;
 // this file holds only the pieces the tests share with tools outside the package.
 package fleettest
 

@@ -89,6 +89,9 @@ type load struct {
 	consCancel context.CancelFunc
 	consWG     sync.WaitGroup
 	cons       []*member
+	// kip848 makes the group a KIP-848 consumer group (ConsumerGroupHeartbeat, the server's
+	// uniform assignor); a member's generation is then its member epoch.
+	kip848 bool
 }
 
 // event is one assignment change of a member.
@@ -227,6 +230,9 @@ func (l *load) startGroup() {
 				m.mu.Unlock()
 			}),
 		)
+		if l.kip848 {
+			opts = append(opts, kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
+		}
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			l.t.Fatal(err)

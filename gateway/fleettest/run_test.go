@@ -46,14 +46,15 @@ func startRun(t *testing.T, extra ...string) *run {
 	return startRunOn(t, startFleet(t, extra...))
 }
 
-// startRunOn starts the load on the fleet f.
-func startRunOn(t *testing.T, f *fleet) *run {
+// startRunOn starts the load on the fleet f; kip848 makes the group a KIP-848 consumer group.
+func startRunOn(t *testing.T, f *fleet, kip848 ...bool) *run {
 	t.Helper()
 	tp := &tap{}
 	createTopic(t, f, tp)
 	r := &run{t: t, f: f, tp: tp}
 	r.pr = startProbe(t, f, tp, probeInterval)
 	r.l = newLoad(t, f, tp)
+	r.l.kip848 = len(kip848) > 0 && kip848[0]
 	r.l.startProducers()
 	r.l.startGroup()
 	t.Cleanup(func() {

@@ -2,7 +2,10 @@ package fleettest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,4 +201,85 @@ func TestFrozenGateway(t *testing.T) {
 	r.pr.waitAllServed(t, 20*time.Second, "after the frozen gateway woke")
 	r.waitProgress(fmt.Sprintf("the load after gateway %d woke", id))
 	r.finish()
+}
+
+// consumerHeartbeat is the heartbeat interval the KIP-848 scenario's gateways give the members.
+const consumerHeartbeat = 500 * time.Millisecond
+
+// TestConsumerGroupRollingAndDrain runs the load with a KIP-848 consumer group (franz-go's
+// server-side balancer) through a rolling SIGTERM (the group's coordinator first, each gateway
+// started again before the next stops), a drain of the group's coordinator and its undo, and a
+// SIGKILL of the coordinator. finish checks what it checks for the classic group, in KIP-848 terms: no member epoch
+// changes because a gateway stopped (a member's generation is its epoch), no assignment change,
+// no answer that makes a member rejoin (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, ...), every
+// record read once and committed. The time from the coordinator's SIGTERM to each member's first
+// successful heartbeat at another gateway is logged.
+func TestConsumerGroupRollingAndDrain(t *testing.T) {
+	r := startRunOn(t, startFleet(t, "--consumer-heartbeat-interval", consumerHeartbeat.String()), true)
+	epochs := r.gens
+	for i, id := range r.rotation() {
+		g := r.f.gw(id)
+		before := r.pr.owners()
+		at := time.Now()
+		g.term(t, exitLimit)
+		moved := r.handover(id, at, before, 15*time.Second)
+		if i == 0 {
+			t.Logf("coordinator %d SIGTERM: members' next successful heartbeat at another gateway after %s", id, r.nextBeats(id, at))
+		}
+		t.Logf("gateway %d: log partitions served elsewhere after %v", id, moved)
+		r.f.restart(g)
+		r.pr.waitAllServed(t, 20*time.Second, fmt.Sprintf("after gateway %d came back", id))
+		r.waitProgress(fmt.Sprintf("the load after gateway %d came back", id))
+	}
+	id := r.coordinator(group)
+	before := r.pr.owners()
+	at := time.Now()
+	r.operator(t, "drain", "node", fmt.Sprint(id), "--yes", "--wait", "--timeout", "30s")
+	r.handover(id, at, before, 15*time.Second)
+	t.Logf("coordinator %d drained: members' next successful heartbeat at another gateway after %s", id, r.nextBeats(id, at))
+	r.waitProgress("the load after the drain")
+	r.operator(t, "drain", "node", fmt.Sprint(id), "--undo", "--yes", "--wait")
+	r.pr.waitAllServed(t, 20*time.Second, "after the undo")
+	r.waitProgress("the load after the undo")
+	id = r.coordinator(group)
+	g := r.f.gw(id)
+	before = r.pr.owners()
+	at = time.Now()
+	g.kill(t)
+	r.handover(id, at, before, 20*time.Second)
+	t.Logf("coordinator %d SIGKILL: members' next successful heartbeat at another gateway after %s", id, r.nextBeats(id, at))
+	r.f.restart(g)
+	r.pr.waitAllServed(t, 20*time.Second, fmt.Sprintf("after gateway %d came back", id))
+	r.waitProgress(fmt.Sprintf("the load after gateway %d came back", id))
+	if gens, _ := r.l.generations(); fmt.Sprint(gens) != fmt.Sprint(epochs) {
+		t.Errorf("member epochs went from %v to %v", epochs, gens)
+	}
+	for _, b := range r.tp.beatsSince("member-", r.stableAt) {
+		if int32(b.code) != epochs[0] {
+			t.Errorf("heartbeat answered with member epoch %d, the group's was %d: %v", b.code, epochs[0], b)
+			break
+		}
+	}
+	r.finish()
+}
+
+// nextBeats is, per member, how long after at it was first answered a heartbeat by a gateway
+// other than node stopped.
+func (r *run) nextBeats(stopped int32, at time.Time) string {
+	r.t.Helper()
+	addr := r.f.gw(stopped).addr
+	first := map[string]time.Duration{}
+	checkfor.Eventually(r.t, 20*time.Second, "every member heartbeating at another gateway", func() error {
+		for _, b := range r.tp.beatsSince("member-", at) {
+			if _, ok := first[b.client]; !ok && b.addr != addr {
+				first[b.client] = b.at.Sub(at)
+			}
+		}
+		return checkfor.True(len(first) == members, "%d of %d members: %v", len(first), members, first)
+	})
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(first)) {
+		parts = append(parts, fmt.Sprintf("%s %v", name, first[name].Round(time.Millisecond)))
+	}
+	return strings.Join(parts, ", ")
 }

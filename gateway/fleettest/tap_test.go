@@ -15,12 +15,15 @@ import (
 )
 
 // rejoinCodes are the answers that make a member join again: ILLEGAL_GENERATION (22),
-// UNKNOWN_MEMBER_ID (25), REBALANCE_IN_PROGRESS (27), FENCED_INSTANCE_ID (82). Seeing one means
-// the group rebalanced or lost a member.
-var rejoinCodes = map[int16]string{22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS", 82: "FENCED_INSTANCE_ID"}
+// UNKNOWN_MEMBER_ID (25), REBALANCE_IN_PROGRESS (27), FENCED_INSTANCE_ID (82), and for KIP-848
+// members FENCED_MEMBER_EPOCH (110), UNRELEASED_INSTANCE_ID (111) and STALE_MEMBER_EPOCH (113).
+// Seeing one means the group rebalanced or lost a member.
+var rejoinCodes = map[int16]string{22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS", 82: "FENCED_INSTANCE_ID",
+	110: "FENCED_MEMBER_EPOCH", 111: "UNRELEASED_INSTANCE_ID", 113: "STALE_MEMBER_EPOCH"}
 
-// groupKeys are the API keys whose answers the tap decodes: the group APIs.
-var groupKeys = map[int16]bool{8: true, 9: true, 10: true, 11: true, 12: true, 13: true, 14: true, 15: true}
+// groupKeys are the API keys whose answers the tap decodes: the group APIs, ConsumerGroupHeartbeat
+// (68) among them.
+var groupKeys = map[int16]bool{8: true, 9: true, 10: true, 11: true, 12: true, 13: true, 14: true, 15: true, 68: true}
 
 // answer is one error code a gateway gave in a group response.
 type answer struct {
@@ -44,6 +47,22 @@ type tap struct {
 	mu      sync.Mutex
 	answers []answer
 	joins   []answer // successful JoinGroup answers (code 0), to spot generations bumped
+	// beats are the successful ConsumerGroupHeartbeat answers, with the member epoch as code.
+	beats []answer
+}
+
+// beatsSince is the successful ConsumerGroupHeartbeat answers to clients whose name starts with
+// prefix after t, their member epochs as codes.
+func (tp *tap) beatsSince(prefix string, t time.Time) []answer {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	var out []answer
+	for _, a := range tp.beats {
+		if strings.HasPrefix(a.client, prefix) && a.at.After(t) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // dialer is a kgo.Dialer for a client named name.
@@ -238,6 +257,12 @@ func (c *tapConn) decode(key, version int16, body []byte) {
 		return
 	}
 	now := time.Now()
+	if hb, ok := resp.(*kmsg.ConsumerGroupHeartbeatResponse); ok && hb.ErrorCode == 0 {
+		c.tap.mu.Lock()
+		c.tap.beats = append(c.tap.beats, answer{at: now, client: c.client, addr: c.addr, key: key, code: int16(hb.MemberEpoch)})
+		c.tap.mu.Unlock()
+		return
+	}
 	for _, code := range responseCodes(resp) {
 		c.tap.record(answer{at: now, client: c.client, addr: c.addr, key: key, code: code})
 	}
@@ -261,6 +286,8 @@ func responseCodes(r kmsg.Response) []int16 {
 	case *kmsg.SyncGroupResponse:
 		add(r.ErrorCode)
 	case *kmsg.HeartbeatResponse:
+		add(r.ErrorCode)
+	case *kmsg.ConsumerGroupHeartbeatResponse:
 		add(r.ErrorCode)
 	case *kmsg.LeaveGroupResponse:
 		add(r.ErrorCode)

@@ -10,13 +10,18 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     simple-consumer pattern and creates the group. v6+ keeps the leader epoch, every version
 //     the metadata; v2-4's retention time sets when an empty group's offset may expire.
 //   - v7+ group.instance.id fences a stale member of a static instance (FENCED_INSTANCE_ID).
+//   - A KIP-848 consumer group checks the member as Kafka does: the generation field is the
+//     member epoch (UNKNOWN_MEMBER_ID; STALE_MEMBER_EPOCH ahead of the member's; behind it,
+//     KIP-1251, per partition: taken for a partition the member held at that epoch,
+//     STALE_MEMBER_EPOCH for the others), a member must commit with v9+ (UNSUPPORTED_VERSION
+//     below), and a commit without a member epoch is taken while the group has no members.
 //   - Acknowledged only once the coordinator log holds the commit.
 //   - Topics the connection's identity cannot see, and partitions past the topic's count, are
 //     UNKNOWN_TOPIC_OR_PARTITION per partition.
 //
 // Not implemented:
-//   - v10 (topics by id only): the gateway hands out no topic ids, so v10 could name no topic;
-//     clients use v9, as franz-go does for topics without an id.
+//   - v10 (topics by id only): clients use v9, which names topics, when v10 is not listed, as
+//     franz-go and librdkafka do.
 //   - v1's per-partition commit timestamp is ignored.
 func init() { regGroupKey(offsetCommitKey, 0, 9) }
 

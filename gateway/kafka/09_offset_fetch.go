@@ -12,11 +12,13 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //   - v5+ returns the committed leader epoch; metadata always.
 //   - require_stable (v7+) is accepted and needs no wait: without transactions no committed
 //     offset is ever pending.
+//   - v9 member id and epoch: checked against a KIP-848 consumer group's member as Kafka does
+//     (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH for another epoch, as the group's error code);
+//     without them (null, -1) the fetch is answered; a classic group ignores them.
 //
 // Not implemented:
-//   - v9 member id and epoch (KIP-848 consumer groups): ignored, as for classic groups.
-//   - v10 (topics by id only): the gateway hands out no topic ids, so a v10 answer could name no
-//     topic; clients use v9, as franz-go does for topics without an id.
+//   - v10 (topics by id only): clients use v9, which names topics, when v10 is not listed, as
+//     franz-go and librdkafka do.
 func init() { regGroupKey(offsetFetchKey, 0, 9) }
 
 func (c *conn) handleOffsetFetch(req *request) (kmsg.Response, error) {

@@ -8,7 +8,9 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //   - Served by Config.Groups, only for the groups this gateway coordinates (the others answer
 //     NOT_COORDINATOR each). Members carry client id and host, v4+ their group.instance.id;
 //     protocol metadata and assignments while the group is Stable, as Kafka shows them.
-//   - An unknown group is Dead; v6+ adds GROUP_ID_NOT_FOUND.
+//   - An unknown group is Dead; v6+ adds GROUP_ID_NOT_FOUND. So is a KIP-848 consumer group,
+//     with the message "Group g is not a classic group." as Kafka 4 answers (ConsumerGroupDescribe
+//     describes it).
 //
 // Not implemented:
 // * v3+ authorized operations: reported as zero (no ACLs; Iggy permissions decide).

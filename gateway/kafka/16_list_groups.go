@@ -6,11 +6,12 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //
 // Behavior:
 //   - Served by Config.Groups: the groups this gateway coordinates, with protocol type, v4+
-//     state (and the states filter, case-insensitive), v5+ type "classic" (and the types
-//     filter).
+//     state (and the states filter, case-insensitive), v5+ type "classic" or, for a KIP-848
+//     consumer group, "consumer" with its states (Empty, Assigning, Reconciling, Stable) (and
+//     the types filter).
 //
 // Not implemented:
-// * KIP-848 "consumer" and share groups: there are none.
+// * Share groups: there are none.
 func init() { regGroupKey(listGroupsKey, 0, 5) }
 
 func (c *conn) handleListGroups(req *request) (kmsg.Response, error) {

@@ -55,6 +55,9 @@ type GroupCoordinator interface {
 	DescribeGroups(ctx context.Context, id Identity, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error)
 	DeleteGroups(ctx context.Context, id Identity, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error)
 	OffsetDelete(ctx context.Context, id Identity, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error)
+	// ConsumerGroupHeartbeat and ConsumerGroupDescribe are KIP-848's consumer group protocol.
+	ConsumerGroupHeartbeat(ctx context.Context, id Identity, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error)
+	ConsumerGroupDescribe(ctx context.Context, id Identity, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error)
 }
 
 // identity is who req's connection acts as: the SASL user and the Storage it had when req was

@@ -8,36 +8,38 @@ import (
 )
 
 const (
-	produceKey              int16 = 0
-	fetchKey                int16 = 1
-	listOffsetsKey          int16 = 2
-	metadataKey             int16 = 3
-	offsetCommitKey         int16 = 8
-	offsetFetchKey          int16 = 9
-	findCoordinatorKey      int16 = 10
-	joinGroupKey            int16 = 11
-	heartbeatKey            int16 = 12
-	leaveGroupKey           int16 = 13
-	syncGroupKey            int16 = 14
-	describeGroupsKey       int16 = 15
-	listGroupsKey           int16 = 16
-	saslHandshakeKey        int16 = 17
-	apiVersionsKey          int16 = 18
-	createTopicsKey         int16 = 19
-	deleteTopicsKey         int16 = 20
-	deleteRecordsKey        int16 = 21
-	initProducerIDKey       int16 = 22
-	offsetForLeaderEpochKey int16 = 23
-	describeConfigsKey      int16 = 32
-	alterConfigsKey         int16 = 33
-	saslAuthenticateKey     int16 = 36
-	createPartitionsKey     int16 = 37
-	deleteGroupsKey         int16 = 42
-	incAlterConfigsKey      int16 = 44
-	offsetDeleteKey         int16 = 47
-	describeUserSCRAMKey    int16 = 50
-	alterUserSCRAMKey       int16 = 51
-	describeClusterKey      int16 = 60
+	produceKey                int16 = 0
+	fetchKey                  int16 = 1
+	listOffsetsKey            int16 = 2
+	metadataKey               int16 = 3
+	offsetCommitKey           int16 = 8
+	offsetFetchKey            int16 = 9
+	findCoordinatorKey        int16 = 10
+	joinGroupKey              int16 = 11
+	heartbeatKey              int16 = 12
+	leaveGroupKey             int16 = 13
+	syncGroupKey              int16 = 14
+	describeGroupsKey         int16 = 15
+	listGroupsKey             int16 = 16
+	saslHandshakeKey          int16 = 17
+	apiVersionsKey            int16 = 18
+	createTopicsKey           int16 = 19
+	deleteTopicsKey           int16 = 20
+	deleteRecordsKey          int16 = 21
+	initProducerIDKey         int16 = 22
+	offsetForLeaderEpochKey   int16 = 23
+	describeConfigsKey        int16 = 32
+	alterConfigsKey           int16 = 33
+	saslAuthenticateKey       int16 = 36
+	createPartitionsKey       int16 = 37
+	deleteGroupsKey           int16 = 42
+	incAlterConfigsKey        int16 = 44
+	offsetDeleteKey           int16 = 47
+	describeUserSCRAMKey      int16 = 50
+	alterUserSCRAMKey         int16 = 51
+	describeClusterKey        int16 = 60
+	consumerGroupHeartbeatKey int16 = 68
+	consumerGroupDescribeKey  int16 = 69
 )
 
 // isGroupKey reports whether key is one of the consumer-group APIs, which a Server serves only
@@ -45,7 +47,8 @@ const (
 func isGroupKey(key int16) bool {
 	switch key {
 	case offsetCommitKey, offsetFetchKey, findCoordinatorKey, joinGroupKey, heartbeatKey,
-		leaveGroupKey, syncGroupKey, describeGroupsKey, listGroupsKey, deleteGroupsKey, offsetDeleteKey:
+		leaveGroupKey, syncGroupKey, describeGroupsKey, listGroupsKey, deleteGroupsKey, offsetDeleteKey,
+		consumerGroupHeartbeatKey, consumerGroupDescribeKey:
 		return true
 	}
 	return false
@@ -121,6 +124,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleAlterUserSCRAMCredentials(req)
 	case describeClusterKey:
 		return c.handleDescribeCluster(req)
+	case consumerGroupHeartbeatKey:
+		return c.handleConsumerGroupHeartbeat(req)
+	case consumerGroupDescribeKey:
+		return c.handleConsumerGroupDescribe(req)
 	}
 	return c.unsupported(req)
 }

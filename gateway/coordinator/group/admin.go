@@ -23,10 +23,15 @@ func (m *Manager) Describe(version int16, group string) kmsg.DescribeGroupsRespo
 		return dg
 	}
 	g := m.groups[group]
-	if g == nil {
+	if g == nil || g.cg != nil {
+		// A consumer group is described by ConsumerGroupDescribe; DescribeGroups, the classic
+		// API, answers it as Kafka 4 does: not a classic group.
 		dg.State = stDead.String()
 		if version >= 6 {
 			dg.ErrorCode = kerr.GroupIDNotFound.Code
+			if g != nil {
+				dg.ErrorMessage = kmsg.StringPtr("Group " + group + " is not a classic group.")
+			}
 		}
 		return dg
 	}
@@ -60,7 +65,8 @@ func (m *Manager) Describe(version int16, group string) kmsg.DescribeGroupsRespo
 }
 
 // List answers ListGroups for this manager's groups. states (v4+) and types (v5+) filter
-// case-insensitively; every group here is of type "classic".
+// case-insensitively; a group is of type "classic" or, a KIP-848 consumer group, "consumer", with
+// the states of its kind (Empty, Assigning, Reconciling, Stable).
 func (m *Manager) List(states, types []string) []kmsg.ListGroupsResponseGroup {
 	match := func(filter []string, v string) bool {
 		if len(filter) == 0 {
@@ -73,9 +79,6 @@ func (m *Manager) List(states, types []string) []kmsg.ListGroupsResponseGroup {
 		}
 		return false
 	}
-	if !match(types, "classic") {
-		return nil
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -84,14 +87,18 @@ func (m *Manager) List(states, types []string) []kmsg.ListGroupsResponseGroup {
 	var out []kmsg.ListGroupsResponseGroup
 	for _, name := range sortedNames(m.groups) {
 		g := m.groups[name]
-		if g.state == stDead || !match(states, g.state.String()) {
+		kind, state := "classic", g.state.String()
+		if g.cg != nil {
+			kind, state = "consumer", g.cg.State()
+		}
+		if g.state == stDead || !match(states, state) || !match(types, kind) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
 		lg.Group = name
 		lg.ProtocolType = g.protocolType
-		lg.GroupState = g.state.String()
-		lg.GroupType = "classic"
+		lg.GroupState = state
+		lg.GroupType = kind
 		out = append(out, lg)
 	}
 	return out
@@ -118,7 +125,7 @@ func (m *Manager) Delete(ctx context.Context, group string) int16 {
 	case g == nil || g.state == stDead:
 		m.mu.Unlock()
 		return kerr.GroupIDNotFound.Code
-	case g.state != stEmpty || len(g.members) > 0:
+	case g.state != stEmpty || len(g.members) > 0 || g.cg != nil && !g.cg.Empty():
 		m.mu.Unlock()
 		return kerr.NonEmptyGroup.Code
 	}

@@ -12,9 +12,10 @@ import (
 )
 
 // FuzzRequests feeds request bodies a client could send (JoinGroup at the version the first byte
-// names, then SyncGroup, OffsetCommit and OffsetDelete from the same bytes) to a fresh manager:
-// whatever they hold, the answers carry codes, nothing panics or blocks, and what the manager
-// keeps survives State -> Restore -> State unchanged.
+// names, then SyncGroup, OffsetCommit, OffsetDelete and ConsumerGroupHeartbeat from the same
+// bytes) to a fresh manager: whatever they hold, the answers carry codes, nothing panics or
+// blocks, and what the manager keeps survives State -> Restore -> State (and its consumer groups
+// RestoreConsumerGroups) unchanged.
 func FuzzRequests(f *testing.F) {
 	for v := int16(0); v <= 9; v++ {
 		r := joinReq("g", "", withVersion(v))
@@ -22,6 +23,9 @@ func FuzzRequests(f *testing.F) {
 			r.InstanceID = kmsg.StringPtr("i")
 		}
 		f.Add(append([]byte{byte(v)}, r.AppendTo(nil)...))
+	}
+	for _, mb := range []*cgm{{id: "A"}, {id: "B", instance: "i"}} {
+		f.Add(append([]byte{1}, mb.req("g").AppendTo(nil)...))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
@@ -61,9 +65,24 @@ func FuzzRequests(f *testing.F) {
 		if del.ReadFrom(body) == nil {
 			m.DeleteOffsets(ctx, testID, del)
 		}
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Version = int16(data[0]) % 2
+		if hb.ReadFrom(body) == nil {
+			if r := m.ConsumerHeartbeat(ctx, cgID(), hb); r == nil {
+				t.Fatal("no heartbeat answer")
+			}
+			m.ConsumerDescribe(hb.Group)
+		}
 		m.Describe(6, join.Group)
 		m.List(nil, nil)
 
+		cgs := m.ConsumerGroups()
+		m3 := NewManager(Config{Clock: clock.NewFake(t0)})
+		defer m3.Close()
+		m3.RestoreConsumerGroups(cgs)
+		if got := m3.ConsumerGroups(); !reflect.DeepEqual(got, cgs) {
+			t.Fatalf("consumer groups changed through restore:\n%+v\n%+v", cgs, got)
+		}
 		groups, offsets := m.State()
 		m2 := NewManager(Config{Clock: clock.NewFake(t0), MinSessionTimeout: time.Millisecond})
 		defer m2.Close()

@@ -83,6 +83,22 @@ func (m *Manager) Join(ctx context.Context, id kafka.Identity, req *kmsg.JoinGro
 		m.mu.Unlock()
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}
+	switch {
+	case g.cg != nil && !g.cg.Empty():
+		// A consumer group with members takes no classic member here (Kafka 4 would add one
+		// with its online migration; see the package doc).
+		m.mu.Unlock()
+		return fail(kerr.InconsistentGroupProtocol.Code)
+	case g.cgBusy > 0:
+		// A consumer heartbeat is changing the group (it may be making it a consumer group):
+		// the client retries once it is done.
+		m.mu.Unlock()
+		return fail(kerr.CoordinatorLoadInProgress.Code)
+	case g.cg != nil:
+		// An empty consumer group becomes classic again, as in Kafka, its first classic
+		// snapshot replacing it in the log.
+		m.dropConsumer(g)
+	}
 	if !m.supportsProtocols(g, req) {
 		m.mu.Unlock()
 		return fail(kerr.InconsistentGroupProtocol.Code)
@@ -244,7 +260,7 @@ func (m *Manager) addPending(g *group, memberID string, session time.Duration) {
 
 // dropIfUnused forgets a group that a failed or abandoned first join left with nothing.
 func (m *Manager) dropIfUnused(g *group) {
-	if g.state == stEmpty && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && g.lastSnap == nil && m.groups[g.name] == g {
+	if g.cg == nil && g.cgBusy == 0 && g.state == stEmpty && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && g.lastSnap == nil && m.groups[g.name] == g {
 		delete(m.groups, g.name)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/consumergroup"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
@@ -57,6 +58,15 @@ type Config struct {
 	OffsetRetention time.Duration
 	// RetentionCheckInterval is how often expired offsets are looked for; zero means 10 min.
 	RetentionCheckInterval time.Duration
+	// ConsumerHeartbeatInterval is the heartbeat interval consumer-group members are told
+	// (Kafka's group.consumer.heartbeat.interval.ms); zero means Kafka's 5 s.
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerSessionTimeout fences a consumer-group member that sent no heartbeat for this long
+	// (group.consumer.session.timeout.ms); zero means Kafka's 45 s.
+	ConsumerSessionTimeout time.Duration
+	// TopicRefresh is how long consumer groups use one read of the topic list (to resolve
+	// subscriptions and notice new partitions and topics); zero means 1 s.
+	TopicRefresh time.Duration
 }
 
 // maxMetadata is Kafka's offset.metadata.max.bytes default.
@@ -78,6 +88,8 @@ type Manager struct {
 	groups map[string]*group
 	closed bool
 	sweep  clock.Timer
+
+	topicCache topicCache
 }
 
 // NewManager returns a manager with no groups; call Restore before it serves.
@@ -93,6 +105,15 @@ func NewManager(cfg Config) *Manager {
 	}
 	if cfg.RetentionCheckInterval == 0 {
 		cfg.RetentionCheckInterval = 10 * time.Minute
+	}
+	if cfg.ConsumerHeartbeatInterval == 0 {
+		cfg.ConsumerHeartbeatInterval = defaultConsumerHeartbeat
+	}
+	if cfg.ConsumerSessionTimeout == 0 {
+		cfg.ConsumerSessionTimeout = defaultConsumerSession
+	}
+	if cfg.TopicRefresh == 0 {
+		cfg.TopicRefresh = defaultTopicRefresh
 	}
 	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -165,6 +186,14 @@ type group struct {
 	// turn is closed when the group's last journal append before it finished: appends of one
 	// group go to the log in the order their changes were made.
 	turn chan struct{}
+
+	// cg is set when the group is a KIP-848 consumer group (consumer.go); the classic fields
+	// above then stay those of an empty group.
+	cg      *consumergroup.Group
+	ctimers map[string]*ctimers
+	// cgBusy counts consumer heartbeats holding or awaiting the group's turn: while one may
+	// turn the group into a consumer group (or add to an empty one), it does not become classic.
+	cgBusy int
 }
 
 type member struct {
@@ -283,6 +312,9 @@ func (m *Manager) closeLocked() {
 			}
 			answerError(mem, kerr.NotCoordinator.Code)
 		}
+		for _, t := range g.ctimers {
+			t.stop()
+		}
 	}
 }
 
@@ -334,6 +366,17 @@ func newMemberID(clientID string) string {
 	_, _ = rand.Read(b[:])
 	h := hex.EncodeToString(b[:])
 	return clientID + "-" + h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// RestoreConsumerGroups loads KIP-848 consumer groups from the log (record.State.ConsumerGroup)
+// before the manager serves, with every member's epoch and partitions; their session timeouts
+// start now. Call it with Restore, before the manager serves.
+func (m *Manager) RestoreConsumerGroups(groups []record.ConsumerGroup) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, rc := range groups {
+		m.restoreConsumer(rc)
+	}
 }
 
 // Restore loads groups and offsets from the log before the manager serves. Members come back
@@ -507,7 +550,7 @@ func (m *Manager) expireOffsets() {
 	defer func() { m.sweep = m.clk.AfterFunc(m.cfg.RetentionCheckInterval, m.expireOffsets) }()
 	now := m.clk.Now()
 	for _, g := range m.groups {
-		if g.state != stEmpty {
+		if g.state != stEmpty || g.cg != nil && !g.cg.Empty() {
 			continue
 		}
 		var recs []record.Record
@@ -528,7 +571,7 @@ func (m *Manager) expireOffsets() {
 				OffsetDeleted: &record.OffsetDeleted{Group: g.name, Topic: k.topic, Partition: k.partition}})
 		}
 		dropGroup := len(gone) == len(g.offsets)
-		if dropGroup && g.lastSnap != nil {
+		if dropGroup && (g.lastSnap != nil || g.cg != nil) {
 			recs = append(recs, record.Record{Type: record.TypeGroupDeleted, GroupDeleted: &record.GroupDeleted{Group: g.name}})
 		}
 		if len(recs) == 0 {

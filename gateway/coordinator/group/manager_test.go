@@ -507,7 +507,7 @@ func (e *env) fetch(group, topic string, parts ...int32) []kmsg.OffsetFetchRespo
 	if topic != "" {
 		topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: topic, Partitions: parts}}
 	}
-	g := e.m.FetchOffsets(ctx(e.t), testID, group, topics, false)
+	g := e.m.FetchOffsets(ctx(e.t), testID, group, topics, false, nil, -1)
 	var out []kmsg.OffsetFetchResponseGroupTopicPartition
 	for _, t := range g.Topics {
 		out = append(out, t.Partitions...)

@@ -115,6 +115,11 @@ func (m *Manager) CommitOffsets(ctx context.Context, id kafka.Identity, req *kms
 	if mem := g.members[req.MemberID]; mem != nil {
 		m.heartbeat(g, mem)
 	}
+	// A consumer group's commit at an older member epoch is checked partition by partition.
+	var stale func(topic string, p int32) int16
+	if g.cg != nil {
+		_, stale = g.cg.CommitCode(req.MemberID, req.Generation, req.Version)
+	}
 	now := m.clk.Now()
 	retention := m.cfg.OffsetRetention
 	if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis > 0 {
@@ -134,6 +139,9 @@ func (m *Manager) CommitOffsets(ctx context.Context, id kafka.Identity, req *kms
 				continue
 			case p.Metadata != nil && len(*p.Metadata) > maxMetadata:
 				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
+				continue
+			case stale != nil && stale(t.Topic, p.Partition) != 0:
+				codes[i][j] = stale(t.Topic, p.Partition)
 				continue
 			}
 			oc := record.OffsetCommit{
@@ -209,6 +217,10 @@ func (m *Manager) commitCode(req *kmsg.OffsetCommitRequest) int16 {
 	if g.state == stDead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if g.cg != nil {
+		code, _ := g.cg.CommitCode(req.MemberID, req.Generation, req.Version)
+		return code
+	}
 	if req.Version == 0 {
 		// v0 carries no generation or member: Kafka treats it as a simple commit.
 		simple = true
@@ -233,8 +245,10 @@ func (m *Manager) commitCode(req *kmsg.OffsetCommitRequest) int16 {
 
 // FetchOffsets answers one group of an OffsetFetch: topics nil means every committed offset of
 // the group. Partitions without a committed offset are -1, unless Config.FallbackOffset knows
-// one. requireStable needs no wait here: without transactions no offset is ever pending.
-func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
+// one. requireStable needs no wait here: without transactions no offset is ever pending. The
+// member id and epoch (v9+; nil and -1 before) are checked against a consumer group's members as
+// Kafka checks them (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); a classic group ignores them.
+func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool, memberID *string, memberEpoch int32) kmsg.OffsetFetchResponseGroup {
 	rg := kmsg.NewOffsetFetchResponseGroup()
 	rg.Group = group
 	m.mu.Lock()
@@ -242,6 +256,13 @@ func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group str
 		m.mu.Unlock()
 		rg.ErrorCode = kerr.NotCoordinator.Code
 		return rg
+	}
+	if g := m.groups[group]; g != nil && g.cg != nil {
+		if code := g.cg.FetchCode(memberID, memberEpoch); code != 0 {
+			m.mu.Unlock()
+			rg.ErrorCode = code
+			return rg
+		}
 	}
 	var have map[tp]record.OffsetCommit
 	if g := m.groups[group]; g != nil {
@@ -356,7 +377,10 @@ func (m *Manager) DeleteOffsets(ctx context.Context, id kafka.Identity, req *kms
 		return resp
 	}
 	var sub map[string]bool
-	if g.state != stEmpty {
+	switch {
+	case g.cg != nil:
+		sub = g.cg.SubscribedTopics()
+	case g.state != stEmpty:
 		sub = g.subscribedTopics()
 	}
 	var recs []record.Record

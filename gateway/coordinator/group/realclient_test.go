@@ -44,8 +44,9 @@ type stack struct {
 }
 
 // startStack runs the embedded store on a temp dir, the bridge over it, and a Kafka listener
-// whose groups are served by one Manager on the wall clock.
-func startStack(t *testing.T) *stack {
+// whose groups are served by one Manager on the wall clock; edit, when given, changes the
+// manager's configuration.
+func startStack(t *testing.T, edit ...func(*Config)) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -67,7 +68,11 @@ func startStack(t *testing.T) *stack {
 	}
 	port := int32(ln.Addr().(*net.TCPAddr).Port)
 	j := &memJournal{}
-	m := NewManager(Config{Journal: j, MinSessionTimeout: time.Second})
+	cfg := Config{Journal: j, MinSessionTimeout: time.Second}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	m := NewManager(cfg)
 	t.Cleanup(m.Close)
 	ks, err := kafka.NewServer(kafka.Config{
 		AdvertisedHost:   "127.0.0.1",

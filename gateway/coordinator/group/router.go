@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
@@ -115,7 +116,7 @@ func (r *Router) OffsetFetch(ctx context.Context, id kafka.Identity, req *kmsg.O
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			resp.Groups = append(resp.Groups, r.fetchGroup(ctx, id, rg.Group, rg.Topics, req.RequireStable))
+			resp.Groups = append(resp.Groups, r.fetchGroup(ctx, id, rg.Group, rg.Topics, req.RequireStable, rg.MemberID, rg.MemberEpoch))
 		}
 		return resp, nil
 	}
@@ -128,7 +129,7 @@ func (r *Router) OffsetFetch(ctx context.Context, id kafka.Identity, req *kmsg.O
 			topics = append(topics, gt)
 		}
 	}
-	g := r.fetchGroup(ctx, id, req.Group, topics, req.RequireStable)
+	g := r.fetchGroup(ctx, id, req.Group, topics, req.RequireStable, nil, -1)
 	if g.ErrorCode != 0 {
 		if req.Version >= 2 {
 			resp.ErrorCode = g.ErrorCode
@@ -159,14 +160,14 @@ func (r *Router) OffsetFetch(ctx context.Context, id kafka.Identity, req *kmsg.O
 	return resp, nil
 }
 
-func (r *Router) fetchGroup(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, stable bool) kmsg.OffsetFetchResponseGroup {
+func (r *Router) fetchGroup(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, stable bool, memberID *string, memberEpoch int32) kmsg.OffsetFetchResponseGroup {
 	m, code := r.d.Manager(group)
 	if m == nil {
 		g := kmsg.NewOffsetFetchResponseGroup()
 		g.Group, g.ErrorCode = group, code
 		return g
 	}
-	return m.FetchOffsets(ctx, id, group, topics, stable)
+	return m.FetchOffsets(ctx, id, group, topics, stable, memberID, memberEpoch)
 }
 
 // ListGroups lists the groups of every manager serving here.
@@ -205,6 +206,39 @@ func (r *Router) DeleteGroups(ctx context.Context, id kafka.Identity, req *kmsg.
 			dg.ErrorCode = m.Delete(ctx, name)
 		}
 		resp.Groups = append(resp.Groups, dg)
+	}
+	return resp, nil
+}
+
+// ConsumerGroupHeartbeat routes one KIP-848 heartbeat to the manager serving its group.
+func (r *Router) ConsumerGroupHeartbeat(ctx context.Context, id kafka.Identity, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	m, code := r.d.Manager(req.Group)
+	if m == nil {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	return m.ConsumerHeartbeat(ctx, id, req), nil
+}
+
+// ConsumerGroupDescribe answers every group of the request from the manager serving it.
+func (r *Router) ConsumerGroupDescribe(ctx context.Context, id kafka.Identity, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, name := range req.Groups {
+		if name == "" {
+			d := kmsg.NewConsumerGroupDescribeResponseGroup()
+			d.ErrorCode = kerr.InvalidGroupID.Code
+			resp.Groups = append(resp.Groups, d)
+			continue
+		}
+		m, code := r.d.Manager(name)
+		if m == nil {
+			d := kmsg.NewConsumerGroupDescribeResponseGroup()
+			d.Group, d.ErrorCode = name, code
+			resp.Groups = append(resp.Groups, d)
+			continue
+		}
+		resp.Groups = append(resp.Groups, m.ConsumerDescribe(name))
 	}
 	return resp, nil
 }

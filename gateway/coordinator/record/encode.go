@@ -8,9 +8,13 @@ import (
 	"time"
 )
 
-// Version is the format version Encode writes (the first byte of every record). The layout of
-// version 1 is documented field by field in the package doc of gateway/coordinator.
-const Version = 1
+// Version is the format version Encode writes (the first byte of every record). Version 2 added
+// the consumer-group record and the consumer groups of a checkpoint; Decode reads versions 1 and
+// 2. The layout is documented field by field in the package doc of gateway/coordinator.
+const Version = 2
+
+// MinVersion is the oldest format version Decode reads.
+const MinVersion = 1
 
 // HeaderSize is the fixed part every record starts with: version, type, claim, time.
 const HeaderSize = 1 + 1 + 8 + 8
@@ -114,6 +118,18 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 			}
 			i = j
 		}
+		w.uvarint(uint64(len(c.ConsumerGroups)))
+		for i := range c.ConsumerGroups {
+			if len(c.ConsumerGroups[i].Removed) > 0 {
+				return nil, errors.New("coordinator record: a checkpoint's consumer group removes members")
+			}
+			w.cgroup(&c.ConsumerGroups[i])
+		}
+	case TypeConsumerGroup:
+		if r.ConsumerGroup == nil {
+			return nil, errors.New("coordinator record: consumer-group record without ConsumerGroup")
+		}
+		w.cgroup(r.ConsumerGroup)
 	default:
 		return nil, fmt.Errorf("coordinator record: cannot encode type %d", r.Type)
 	}
@@ -140,6 +156,9 @@ func Decode(b []byte) (Record, error) {
 	}
 	r.Type, r.Claim, r.Time = h.Type, h.Claim, h.Time
 	d := reader{b: b, pos: HeaderSize}
+	if r.Type == TypeConsumerGroup && h.Version < 2 {
+		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d in version %d", b[1], h.Version), Err: ErrType}
+	}
 	switch r.Type {
 	case TypeClaim:
 		c := &Claim{Number: r.Claim}
@@ -194,7 +213,26 @@ func Decode(b []byte) (Record, error) {
 				c.Offsets = append(c.Offsets, o)
 			}
 		}
+		if h.Version >= 2 {
+			n := d.count("checkpoint consumer groups", 7)
+			if n > 0 {
+				c.ConsumerGroups = make([]ConsumerGroup, n)
+				for i := range c.ConsumerGroups {
+					d.cgroup(&c.ConsumerGroups[i])
+					if len(c.ConsumerGroups[i].Removed) > 0 {
+						d.fail("checkpoint consumer group removes members", ErrCorrupt)
+					}
+					if d.err != nil {
+						break
+					}
+				}
+			}
+		}
 		r.Checkpoint = c
+	case TypeConsumerGroup:
+		g := new(ConsumerGroup)
+		d.cgroup(g)
+		r.ConsumerGroup = g
 	default:
 		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d", b[1]), Err: ErrType}
 	}
@@ -261,6 +299,59 @@ func (w *writer) group(g *Group) {
 			w.bytes(p.Metadata)
 		}
 		w.bytes(m.Assignment)
+	}
+}
+
+func (w *writer) cgroup(g *ConsumerGroup) {
+	w.str(g.Name)
+	w.varint(int64(g.Epoch))
+	w.varint(int64(g.AssignmentEpoch))
+	w.uvarint(uint64(len(g.Topics)))
+	for _, t := range g.Topics {
+		w.str(t.Name)
+		w.b = append(w.b, t.ID[:]...)
+		w.varint(int64(t.Partitions))
+	}
+	w.uvarint(uint64(len(g.Members)))
+	for i := range g.Members {
+		m := &g.Members[i]
+		w.str(m.MemberID)
+		w.str(m.InstanceID)
+		w.str(m.RackID)
+		w.str(m.ClientID)
+		w.str(m.ClientHost)
+		w.varint(int64(m.RebalanceTimeout))
+		w.uvarint(uint64(len(m.SubscribedTopics)))
+		for _, t := range m.SubscribedTopics {
+			w.str(t)
+		}
+		w.str(m.SubscribedRegex)
+		w.str(m.ServerAssignor)
+		w.varint(int64(m.Epoch))
+		w.varint(int64(m.PreviousEpoch))
+		w.b = append(w.b, byte(m.State))
+		w.assignment(m.Assigned)
+		w.assignment(m.PendingRevocation)
+		w.assignment(m.Target)
+	}
+	w.uvarint(uint64(len(g.Removed)))
+	for _, id := range g.Removed {
+		w.str(id)
+	}
+}
+
+func (w *writer) assignment(a Assignment) {
+	w.uvarint(uint64(len(a)))
+	for _, tp := range a {
+		w.b = append(w.b, tp.TopicID[:]...)
+		w.uvarint(uint64(len(tp.Partitions)))
+		for _, p := range tp.Partitions {
+			w.varint(int64(p))
+		}
+		w.uvarint(uint64(len(tp.Epochs)))
+		for _, e := range tp.Epochs {
+			w.varint(int64(e))
+		}
 	}
 }
 
@@ -408,6 +499,106 @@ func (d *reader) group(g *Group) {
 		}
 		m.Assignment = d.bytes("member assignment")
 	}
+}
+
+func (d *reader) cgroup(g *ConsumerGroup) {
+	g.Name = d.str("consumer group name")
+	g.Epoch = d.i32("consumer group epoch")
+	g.AssignmentEpoch = d.i32("consumer group assignment epoch")
+	if n := d.count("consumer group topics", 18); n > 0 {
+		g.Topics = make([]TopicMeta, n)
+		for i := range g.Topics {
+			t := &g.Topics[i]
+			t.Name = d.str("consumer group topic name")
+			copy(t.ID[:], d.raw("consumer group topic id", 16))
+			t.Partitions = d.i32("consumer group topic partitions")
+			if d.err != nil {
+				g.Topics = nil
+				return
+			}
+		}
+	}
+	if n := d.count("consumer group members", 16); n > 0 {
+		g.Members = make([]ConsumerMember, n)
+		for i := range g.Members {
+			d.cmember(&g.Members[i])
+			if d.err != nil {
+				g.Members = nil
+				return
+			}
+		}
+	}
+	if n := d.count("consumer group removed members", 1); n > 0 {
+		g.Removed = make([]string, n)
+		for i := range g.Removed {
+			g.Removed[i] = d.str("consumer group removed member")
+		}
+	}
+}
+
+func (d *reader) cmember(m *ConsumerMember) {
+	m.MemberID = d.str("consumer member id")
+	m.InstanceID = d.str("consumer member instance id")
+	m.RackID = d.str("consumer member rack id")
+	m.ClientID = d.str("consumer member client id")
+	m.ClientHost = d.str("consumer member client host")
+	m.RebalanceTimeout = time.Duration(d.varint("consumer member rebalance timeout"))
+	if n := d.count("consumer member subscribed topics", 1); n > 0 {
+		m.SubscribedTopics = make([]string, n)
+		for i := range m.SubscribedTopics {
+			m.SubscribedTopics[i] = d.str("consumer member subscribed topic")
+		}
+	}
+	m.SubscribedRegex = d.str("consumer member subscribed regex")
+	m.ServerAssignor = d.str("consumer member server assignor")
+	m.Epoch = d.i32("consumer member epoch")
+	m.PreviousEpoch = d.i32("consumer member previous epoch")
+	if st := d.raw("consumer member state", 1); d.err == nil {
+		m.State = MemberState(st[0])
+		if m.State > MemberUnreleasedPartitions {
+			d.pos--
+			d.fail("consumer member state", ErrCorrupt)
+		}
+	}
+	m.Assigned = d.assignment("consumer member assigned")
+	m.PendingRevocation = d.assignment("consumer member pending revocation")
+	m.Target = d.assignment("consumer member target")
+}
+
+func (d *reader) assignment(field string) Assignment {
+	n := d.count(field, 18)
+	if n == 0 {
+		return nil
+	}
+	a := make(Assignment, n)
+	for i := range a {
+		copy(a[i].TopicID[:], d.raw(field+" topic id", 16))
+		np := d.count(field+" partitions", 1)
+		if np == 0 && d.err == nil {
+			d.fail(field+" partitions", ErrCorrupt)
+		}
+		if d.err != nil {
+			return nil
+		}
+		a[i].Partitions = make([]int32, np)
+		for j := range a[i].Partitions {
+			a[i].Partitions[j] = d.i32(field + " partition")
+		}
+		ne := d.count(field+" epochs", 1)
+		if ne != 0 && ne != np && d.err == nil {
+			d.fail(field+" epochs", ErrCorrupt)
+		}
+		if ne > 0 && d.err == nil {
+			a[i].Epochs = make([]int32, ne)
+			for j := range a[i].Epochs {
+				a[i].Epochs[j] = d.i32(field + " epoch")
+			}
+		}
+		if d.err != nil {
+			return nil
+		}
+	}
+	return a
 }
 
 func (d *reader) offset(o *OffsetCommit) {

@@ -16,8 +16,9 @@ var update = flag.Bool("update", false, "rewrite the golden records under testda
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
 
-// goldens are one record of each type, with every field set, as the log keeps them.
-func goldens() map[string]Record {
+// goldensV1 are one record of each type of format version 1, with every field set, as the log
+// keeps them; testdata/golden/v1 holds them as version 1 wrote them, which Decode still reads.
+func goldensV1() map[string]Record {
 	member := func(id string) Member {
 		return Member{
 			MemberID: id, InstanceID: "inst-" + id, ClientID: "client", ClientHost: "/10.0.0.7",
@@ -45,6 +46,63 @@ func goldens() map[string]Record {
 			Offsets: []OffsetCommit{oc, {Group: "g1", Topic: "orders", Partition: 4, Offset: 9, LeaderEpoch: -1},
 				{Group: "g2", Topic: "orders", Partition: 0, Offset: 0, LeaderEpoch: -1}},
 		}},
+	}
+}
+
+func goldenConsumerGroup() ConsumerGroup {
+	t1 := [16]byte{0x1f, 0x2e, 0x3d, 0x4c, 0x5b, 0x6a, 0x79, 0x88, 0x97, 0xa6, 0xb5, 0xc4, 0xd3, 0xe2, 0xf1, 0x00}
+	t2 := [16]byte{0x80, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	return ConsumerGroup{
+		Name: "cg1", Epoch: 12, AssignmentEpoch: 11,
+		Topics: []TopicMeta{{Name: "orders", ID: t1, Partitions: 3}, {Name: "orders-eu", ID: t2, Partitions: 1}},
+		Members: []ConsumerMember{{
+			MemberID: "m-1", InstanceID: "inst-1", RackID: "rack-a", ClientID: "client", ClientHost: "/10.0.0.7",
+			RebalanceTimeout: 45 * time.Second, SubscribedTopics: []string{"orders"}, ServerAssignor: "uniform",
+			Epoch: 11, PreviousEpoch: 9, State: MemberUnrevokedPartitions,
+			Assigned:          Assignment{{TopicID: t1, Partitions: []int32{0, 2}, Epochs: []int32{9, 11}}},
+			PendingRevocation: Assignment{{TopicID: t1, Partitions: []int32{1}}},
+			Target:            Assignment{{TopicID: t1, Partitions: []int32{0, 2}}},
+		}, {
+			MemberID: "m-2", ClientID: "client", ClientHost: "/10.0.0.8", RebalanceTimeout: time.Minute,
+			SubscribedRegex: "orders.*", Epoch: 11, PreviousEpoch: 11, State: MemberUnreleasedPartitions,
+			Assigned: Assignment{{TopicID: t2, Partitions: []int32{0}, Epochs: []int32{11}}},
+			Target:   Assignment{{TopicID: t1, Partitions: []int32{1}}, {TopicID: t2, Partitions: []int32{0}}},
+		}},
+		Removed: []string{"m-0"},
+	}
+}
+
+// goldens are one record of each type, with every field set, as the log keeps them.
+func goldens() map[string]Record {
+	g := goldensV1()
+	cg := goldenConsumerGroup()
+	g["consumer-group"] = Record{Type: TypeConsumerGroup, Claim: 3, Time: t0, ConsumerGroup: &cg}
+	whole := goldenConsumerGroup()
+	whole.Removed = nil
+	cp := *g["checkpoint"].Checkpoint
+	cp.ConsumerGroups = []ConsumerGroup{whole, {Name: "cg2", Epoch: 3, AssignmentEpoch: 3}}
+	g["checkpoint"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cp}
+	return g
+}
+
+// Records that format version 1 wrote decode as they were written: a gateway of version 2 reads
+// a log an older fleet wrote.
+func TestGoldenRecordsV1(t *testing.T) {
+	for name, r := range goldensV1() {
+		b, err := os.ReadFile(filepath.Join("testdata", "golden", "v1", name+".bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[0] != 1 {
+			t.Fatalf("%s: version %d in the v1 golden", name, b[0])
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%s: decode v1 golden: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("%s: decoded\n%+v\nwant\n%+v", name, got, r)
+		}
 	}
 }
 
@@ -86,7 +144,7 @@ func TestClaimLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "01" + "01" + // version 1, type claim
+	want := "02" + "01" + // version 2, type claim
 		"0300000000000000" + // claim 3, u64 LE
 		hex.EncodeToString(le64(uint64(t0.UnixNano()))) + // time, unix ns i64 LE
 		"04" + // node 2, zigzag varint
@@ -104,17 +162,51 @@ func le64(v uint64) []byte {
 	return b
 }
 
+// cgWith is the golden consumer-group record with change applied, encoded.
+func cgWith(t *testing.T, change func(*ConsumerGroup)) []byte {
+	t.Helper()
+	g := goldenConsumerGroup()
+	change(&g)
+	b, err := Encode(Record{Type: TypeConsumerGroup, Claim: 3, Time: t0, ConsumerGroup: &g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// cpRemoving is a checkpoint whose consumer group removes members, which Encode refuses: the
+// bytes are a checkpoint of the group's members followed by a removal written by hand.
+func cpRemoving(t *testing.T) []byte {
+	t.Helper()
+	whole := goldenConsumerGroup()
+	whole.Removed = nil
+	b, err := Encode(Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &Checkpoint{Through: 1, ConsumerGroups: []ConsumerGroup{whole}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last byte is the group's removed count, 0: make it one removal of "x".
+	return append(b[:len(b)-1], 1, 1, 'x')
+}
+
 func TestDecodeErrors(t *testing.T) {
 	good, _ := Encode(goldens()["group"])
+	cg, _ := Encode(goldens()["consumer-group"])
 	cases := []struct {
 		name string
 		in   []byte
 		want error
 	}{
 		{"empty", nil, ErrTruncated},
-		{"future version", append([]byte{2}, good[1:]...), ErrVersion},
+		{"future version", append([]byte{3}, good[1:]...), ErrVersion},
+		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"short header", good[:10], ErrTruncated},
-		{"unknown type", append([]byte{1, 99}, good[2:]...), ErrType},
+		{"unknown type", append([]byte{2, 99}, good[2:]...), ErrType},
+		{"consumer group in version 1", append([]byte{1}, cg[1:]...), ErrType},
+		{"member state past the known ones", cgWith(t, func(g *ConsumerGroup) { g.Members[0].State = 3 }), ErrCorrupt},
+		{"assignment topic without partitions", cgWith(t, func(g *ConsumerGroup) { g.Members[0].Target[0].Partitions = nil }), ErrCorrupt},
+		{"assignment epochs not one per partition", cgWith(t, func(g *ConsumerGroup) { g.Members[0].Assigned[0].Epochs = []int32{9} }), ErrCorrupt},
+		{"truncated consumer group", cg[:len(cg)-5], ErrTruncated},
+		{"checkpoint consumer group that removes", cpRemoving(t), ErrCorrupt},
 		{"truncated body", good[:len(good)-3], ErrTruncated},
 		{"trailing bytes", append(append([]byte{}, good...), 0), ErrCorrupt},
 		{"huge member count", append(append([]byte{}, good[:HeaderSize]...), 2, 'g', '1', 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f), ErrCorrupt},
@@ -134,6 +226,8 @@ func TestEncodeRefusesMismatch(t *testing.T) {
 		{Type: TypeGroup},
 		{Type: TypeCheckpoint, Group: &Group{}},
 		{Type: Type(42)},
+		{Type: TypeConsumerGroup},
+		{Type: TypeCheckpoint, Checkpoint: &Checkpoint{ConsumerGroups: []ConsumerGroup{{Name: "g", Removed: []string{"m"}}}}},
 	}
 	for _, r := range bad {
 		if _, err := Encode(r); err == nil {
@@ -148,6 +242,11 @@ func FuzzDecode(f *testing.F) {
 	for _, r := range goldens() {
 		b, _ := Encode(r)
 		f.Add(b)
+	}
+	for name := range goldensV1() {
+		if b, err := os.ReadFile(filepath.Join("testdata", "golden", "v1", name+".bin")); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Decode(b)

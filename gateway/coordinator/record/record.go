@@ -21,6 +21,9 @@ const (
 	TypeGroupDeleted  Type = 4 // a group and its offsets are gone (DeleteGroups, or emptied and expired)
 	TypeOffsetDeleted Type = 5 // one committed offset is gone (OffsetDelete)
 	TypeCheckpoint    Type = 6 // the whole state of the partition's groups up to a log offset
+	// TypeConsumerGroup is a change of a KIP-848 consumer group (format version 2): its epochs,
+	// the topics it resolved, and the members that joined, changed or left.
+	TypeConsumerGroup Type = 7
 )
 
 func (t Type) String() string {
@@ -37,6 +40,8 @@ func (t Type) String() string {
 		return "offset-deleted"
 	case TypeCheckpoint:
 		return "checkpoint"
+	case TypeConsumerGroup:
+		return "consumer-group"
 	}
 	return "unknown"
 }
@@ -57,6 +62,7 @@ type Record struct {
 	GroupDeleted  *GroupDeleted
 	OffsetDeleted *OffsetDeleted
 	Checkpoint    *Checkpoint
+	ConsumerGroup *ConsumerGroup
 }
 
 // Claim says that Node took the partition over; Number is above every claim before it in the
@@ -129,4 +135,93 @@ type Checkpoint struct {
 	Through uint64
 	Groups  []Group
 	Offsets []OffsetCommit
+	// ConsumerGroups are the KIP-848 consumer groups, each whole (no Removed), by name.
+	ConsumerGroups []ConsumerGroup
+}
+
+// ConsumerGroup is a KIP-848 consumer group as its coordinator keeps it: everything another
+// gateway needs to go on serving it with the same member epochs and assignments.
+//
+// In a consumer-group record it is a change: the group's epochs and Topics as they now are,
+// Members the members that joined or changed (each whole), Removed the ids of those that left;
+// members it does not name are unchanged. In a checkpoint it is the whole group.
+type ConsumerGroup struct {
+	Name string
+	// Epoch is the group epoch, bumped when a member joins, leaves or changes its subscription
+	// and when a subscribed topic changes; AssignmentEpoch is the group epoch the target
+	// assignment was computed at.
+	Epoch           int32
+	AssignmentEpoch int32
+	// Topics are the subscribed topics that exist, as the coordinator last resolved them, by
+	// name: a change in them bumps the epoch, and a member's departure is assigned without
+	// asking for the topic list again.
+	Topics  []TopicMeta
+	Members []ConsumerMember // by member id
+	Removed []string         // member ids, sorted
+}
+
+// TopicMeta is what the assignors need of a topic.
+type TopicMeta struct {
+	Name       string
+	ID         [16]byte
+	Partitions int32
+}
+
+// ConsumerMember is one member of a consumer group.
+type ConsumerMember struct {
+	MemberID   string
+	InstanceID string // group.instance.id of a static member, "" for a dynamic one
+	RackID     string // "" when none
+	ClientID   string
+	ClientHost string
+	// RebalanceTimeout bounds how long the member may take to revoke partitions.
+	RebalanceTimeout time.Duration
+	SubscribedTopics []string // sorted
+	SubscribedRegex  string   // "" when none
+	ServerAssignor   string   // the assignor the member asked for, "" when none
+	// Epoch is the member epoch, PreviousEpoch the one before its last bump (a member whose
+	// answer was lost may heartbeat with it). Epoch -2 marks a static member that left for now.
+	Epoch, PreviousEpoch int32
+	State                MemberState
+	// Assigned are the partitions the member was given and owns; PendingRevocation those it
+	// was asked to revoke and has not yet confirmed; Target what the assignor wants it to own.
+	Assigned, PendingRevocation, Target Assignment
+}
+
+// MemberState is where a member's reconciliation stands, as Kafka names it.
+type MemberState uint8
+
+const (
+	// MemberStable: the member owns what its epoch gives it.
+	MemberStable MemberState = 0
+	// MemberUnrevokedPartitions: the member must revoke PendingRevocation before it moves on.
+	MemberUnrevokedPartitions MemberState = 1
+	// MemberUnreleasedPartitions: partitions of its target are still owned by other members.
+	MemberUnreleasedPartitions MemberState = 2
+)
+
+func (s MemberState) String() string {
+	switch s {
+	case MemberStable:
+		return "stable"
+	case MemberUnrevokedPartitions:
+		return "unrevoked_partitions"
+	case MemberUnreleasedPartitions:
+		return "unreleased_partitions"
+	}
+	return "unknown"
+}
+
+// Assignment is a set of partitions by topic id: sorted by topic id, each topic's partitions
+// sorted, unique and never empty, so that equal sets are equal values.
+type Assignment []TopicPartitions
+
+// TopicPartitions are partitions of one topic, named by its id.
+type TopicPartitions struct {
+	TopicID    [16]byte
+	Partitions []int32
+	// Epochs are, in a member's Assigned only, the member epoch it was given each partition at
+	// (KIP-1251), one per partition; nil elsewhere. A commit at an older member epoch is taken
+	// for a partition the member was given at or before that epoch.
+	Epochs []int32
 }

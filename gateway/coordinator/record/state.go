@@ -25,9 +25,13 @@ type TopicPartition struct {
 }
 
 // groupState is one group's entry: its last snapshot (nil for a group that only has offsets,
-// the simple-consumer pattern) and its offsets, so a group deletion drops both at once.
+// the simple-consumer pattern) or, for a KIP-848 consumer group, the group as its records left
+// it, and its offsets, so a group deletion drops all at once. A name is one kind of group at a
+// time: a consumer-group record replaces a classic snapshot of the same name and the other way
+// round (Kafka converts an empty group of one kind into the other), the offsets stay.
 type groupState struct {
 	group   *Group
+	cgroup  *ConsumerGroup
 	offsets map[TopicPartition]OffsetCommit
 }
 
@@ -102,7 +106,14 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 		g := *r.Group
 		gs := s.entry(g.Name)
 		gs.group = &g
+		gs.cgroup = nil
 		delete(s.deadGroups, g.Name)
+	case TypeConsumerGroup:
+		c := r.ConsumerGroup
+		gs := s.entry(c.Name)
+		gs.cgroup = MergeConsumerGroup(gs.cgroup, c)
+		gs.group = nil
+		delete(s.deadGroups, c.Name)
 	case TypeOffsetCommit:
 		o := r.OffsetCommit
 		gs := s.entry(o.Group)
@@ -127,7 +138,7 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 			if _, had := gs.offsets[tp]; had {
 				delete(gs.offsets, tp)
 				s.nOffsets--
-				if gs.group == nil && len(gs.offsets) == 0 {
+				if gs.group == nil && gs.cgroup == nil && len(gs.offsets) == 0 {
 					delete(s.groups, o.Group)
 				}
 			}
@@ -154,6 +165,10 @@ func (s *State) applyCheckpoint(offset uint64, r Record, first bool) {
 		for i := range c.Groups {
 			g := c.Groups[i]
 			s.entry(g.Name).group = &g
+		}
+		for i := range c.ConsumerGroups {
+			g := c.ConsumerGroups[i]
+			s.entry(g.Name).cgroup = &g
 		}
 		for _, o := range c.Offsets {
 			gs := s.entry(o.Group)
@@ -203,6 +218,9 @@ func (s *State) Snapshot(through uint64) Checkpoint {
 		if gs.group != nil {
 			cp.Groups = append(cp.Groups, *gs.group)
 		}
+		if gs.cgroup != nil {
+			cp.ConsumerGroups = append(cp.ConsumerGroups, *gs.cgroup)
+		}
 		start := len(cp.Offsets)
 		for _, o := range gs.offsets {
 			cp.Offsets = append(cp.Offsets, o)
@@ -245,6 +263,46 @@ func (s *State) Group(name string) (Group, bool) {
 		return Group{}, false
 	}
 	return *gs.group, true
+}
+
+// ConsumerGroup returns a KIP-848 consumer group, whole, if one is live.
+func (s *State) ConsumerGroup(name string) (ConsumerGroup, bool) {
+	gs, ok := s.groups[name]
+	if !ok || gs.cgroup == nil {
+		return ConsumerGroup{}, false
+	}
+	g := *gs.cgroup
+	g.Members = slices.Clone(g.Members)
+	return g, true
+}
+
+// MergeConsumerGroup applies the change c (a consumer-group record) to the whole group base (nil
+// when there is none) and returns the whole group after it: the epochs and topics are c's, the
+// members c names replace or join base's, those c removes are gone. base is not changed. Every
+// reader of the log folds consumer-group records with it.
+func MergeConsumerGroup(base, c *ConsumerGroup) *ConsumerGroup {
+	out := &ConsumerGroup{Name: c.Name, Epoch: c.Epoch, AssignmentEpoch: c.AssignmentEpoch, Topics: c.Topics}
+	if base != nil {
+		out.Members = slices.Clone(base.Members)
+	}
+	for _, m := range c.Members {
+		i, found := slices.BinarySearchFunc(out.Members, m.MemberID, func(a ConsumerMember, id string) int { return strings.Compare(a.MemberID, id) })
+		if found {
+			out.Members[i] = m
+		} else {
+			out.Members = slices.Insert(out.Members, i, m)
+		}
+	}
+	for _, id := range c.Removed {
+		i, found := slices.BinarySearchFunc(out.Members, id, func(a ConsumerMember, id string) int { return strings.Compare(a.MemberID, id) })
+		if found {
+			out.Members = slices.Delete(out.Members, i, i+1)
+		}
+	}
+	if len(out.Members) == 0 {
+		out.Members = nil
+	}
+	return out
 }
 
 // Offset returns a committed offset, if one is live.

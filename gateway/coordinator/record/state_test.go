@@ -261,3 +261,123 @@ func TestCheckpointDue(t *testing.T) {
 		t.Fatal("not due after 3 records")
 	}
 }
+
+func cgRec(claim uint64, c ConsumerGroup) Record {
+	return Record{Type: TypeConsumerGroup, Claim: claim, ConsumerGroup: &c}
+}
+
+func cmember(id string, epoch int32) ConsumerMember {
+	return ConsumerMember{MemberID: id, Epoch: epoch, SubscribedTopics: []string{"t"},
+		Target: Assignment{{TopicID: [16]byte{1}, Partitions: []int32{epoch}}}}
+}
+
+// Consumer-group records are changes: members named replace or join, members removed go, the
+// others stay as they were; the epochs are the newest record's.
+func TestConsumerGroupFold(t *testing.T) {
+	s := NewState()
+	fold(t, s, []applied{
+		{0, claimRec(1, 1), true},
+		{1, cgRec(1, ConsumerGroup{Name: "cg", Epoch: 1, AssignmentEpoch: 1, Members: []ConsumerMember{cmember("b", 1)}}), true},
+		{2, cgRec(1, ConsumerGroup{Name: "cg", Epoch: 2, AssignmentEpoch: 1, Members: []ConsumerMember{cmember("a", 2), cmember("c", 2)}}), true},
+		{3, cgRec(1, ConsumerGroup{Name: "cg", Epoch: 3, AssignmentEpoch: 3, Members: []ConsumerMember{cmember("a", 3)}, Removed: []string{"b", "zz"}}), true},
+		{4, cgRec(0, ConsumerGroup{Name: "cg", Epoch: 99}), false},
+	})
+	g, ok := s.ConsumerGroup("cg")
+	if !ok {
+		t.Fatal("no consumer group")
+	}
+	want := ConsumerGroup{Name: "cg", Epoch: 3, AssignmentEpoch: 3, Members: []ConsumerMember{cmember("a", 3), cmember("c", 2)}}
+	if !reflect.DeepEqual(g, want) {
+		t.Fatalf("folded\n%+v\nwant\n%+v", g, want)
+	}
+	// What the state hands out is its own: changing it changes nothing inside.
+	g.Members[0].Epoch = 77
+	if again, _ := s.ConsumerGroup("cg"); again.Members[0].Epoch != 3 {
+		t.Fatal("ConsumerGroup returned the state's own members")
+	}
+	if _, ok := s.Group("cg"); ok {
+		t.Fatal("a consumer group shows as a classic one")
+	}
+}
+
+// A name is one kind of group at a time: a consumer-group record replaces a classic snapshot and
+// the other way round, the offsets stay; a group deletion drops the consumer group too.
+func TestConsumerGroupReplacesClassic(t *testing.T) {
+	s := NewState()
+	fold(t, s, []applied{
+		{0, claimRec(1, 1), true},
+		{1, groupRec(1, "g", 4), true},
+		{2, commitRec(1, "g", "t", 0, 10), true},
+		{3, cgRec(1, ConsumerGroup{Name: "g", Epoch: 1, AssignmentEpoch: 1}), true},
+	})
+	if _, ok := s.Group("g"); ok {
+		t.Fatal("classic snapshot kept after the consumer group")
+	}
+	if _, ok := s.ConsumerGroup("g"); !ok {
+		t.Fatal("consumer group missing")
+	}
+	if o, ok := s.Offset("g", "t", 0); !ok || o.Offset != 10 {
+		t.Fatalf("offset %+v %v after the conversion", o, ok)
+	}
+	fold(t, s, []applied{{4, groupRec(1, "g", 5), true}})
+	if _, ok := s.ConsumerGroup("g"); ok {
+		t.Fatal("consumer group kept after a classic snapshot")
+	}
+	fold(t, s, []applied{
+		{5, cgRec(1, ConsumerGroup{Name: "g", Epoch: 2}), true},
+		{6, Record{Type: TypeGroupDeleted, Claim: 1, GroupDeleted: &GroupDeleted{Group: "g"}}, true},
+	})
+	if _, ok := s.ConsumerGroup("g"); ok || len(s.GroupNames()) != 0 {
+		t.Fatalf("groups %v after the deletion", s.GroupNames())
+	}
+	// Offsets deleted one by one leave an empty consumer group in place.
+	fold(t, s, []applied{
+		{7, cgRec(1, ConsumerGroup{Name: "h", Epoch: 1}), true},
+		{8, commitRec(1, "h", "t", 0, 1), true},
+		{9, Record{Type: TypeOffsetDeleted, Claim: 1, OffsetDeleted: &OffsetDeleted{Group: "h", Topic: "t", Partition: 0}}, true},
+	})
+	if _, ok := s.ConsumerGroup("h"); !ok {
+		t.Fatal("the consumer group went with its last offset")
+	}
+}
+
+// A checkpoint holds consumer groups whole, and a reader that starts at it ends where a reader of
+// the whole log does.
+func TestConsumerGroupCheckpoint(t *testing.T) {
+	log := []Record{claimRec(1, 1)}
+	for i := range 40 {
+		c := ConsumerGroup{Name: fmt.Sprintf("cg%d", i%3), Epoch: int32(i), AssignmentEpoch: int32(i)}
+		c.Members = []ConsumerMember{cmember(fmt.Sprintf("m%d", i%5), int32(i))}
+		if i%4 == 0 {
+			c.Removed = []string{fmt.Sprintf("m%d", (i+2)%5)}
+		}
+		log = append(log, cgRec(1, c), commitRec(1, c.Name, "t", int32(i%2), int64(i)))
+	}
+	mid := NewState()
+	for i := range 41 {
+		mid.Apply(uint64(i), log[i])
+	}
+	cp := mid.Snapshot(40)
+	if len(cp.ConsumerGroups) != 3 {
+		t.Fatalf("checkpoint holds %d consumer groups, want 3", len(cp.ConsumerGroups))
+	}
+	b, err := Encode(Record{Type: TypeCheckpoint, Claim: 1, Checkpoint: &cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpRec, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, fromCP := NewState(), NewState()
+	fromCP.Apply(41, cpRec)
+	for i, r := range log {
+		full.Apply(uint64(i), r)
+		if i > 40 {
+			fromCP.Apply(uint64(i+1), r)
+		}
+	}
+	if got, want := fromCP.Snapshot(0), full.Snapshot(0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("from checkpoint\n%+v\nwant\n%+v", got, want)
+	}
+}

@@ -49,6 +49,8 @@ func (v *Validity) Apply(r *Record) bool {
 		if ok && firstCheckpoint {
 			v.claim = r.Claim
 		}
+	case TypeConsumerGroup:
+		ok = r.ConsumerGroup != nil
 	}
 	return ok
 }
@@ -64,13 +66,13 @@ type Header struct {
 	Time    time.Time
 }
 
-// DecodeHeader reads the header of a record. A record shorter than HeaderSize or of another
-// version is a *DecodeError, as Decode reports it.
+// DecodeHeader reads the header of a record. A record shorter than HeaderSize or of a version
+// outside MinVersion..Version is a *DecodeError, as Decode reports it.
 func DecodeHeader(b []byte) (Header, error) {
 	if len(b) == 0 {
 		return Header{}, &DecodeError{Pos: 0, Field: "version", Err: ErrTruncated}
 	}
-	if b[0] != Version {
+	if b[0] < MinVersion || b[0] > Version {
 		return Header{Version: b[0]}, &DecodeError{Pos: 0, Field: fmt.Sprintf("version %d", b[0]), Err: ErrVersion}
 	}
 	if len(b) < HeaderSize {
