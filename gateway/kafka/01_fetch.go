@@ -145,18 +145,14 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 		for range rt.Partitions {
 			r := &reads[k]
 			k++
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = r.partition
-			// librdkafka refuses a null record set (size -1), which is what a nil slice encodes
-			// to before the flexible versions; an empty answer must be zero bytes.
-			sp.RecordBatches = noRecords
 			if r.err != nil {
-				sp.ErrorCode = errCode(r.err)
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 				failed = true
-				st.Partitions = append(st.Partitions, sp)
+				st.Partitions = append(st.Partitions, fetchFailed(r.partition, errCode(r.err)))
 				continue
 			}
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = r.partition
+			sp.RecordBatches = noRecords
 			if r.res.Release != nil {
 				req.release = append(req.release, r.res.Release)
 			}
@@ -179,7 +175,19 @@ func (c *conn) fetchOnce(req *request, freq *kmsg.FetchRequest, resp *kmsg.Fetch
 	return total, failed, empty
 }
 
+// noRecords is the record set of a partition answered without records: librdkafka refuses a
+// null set (size -1), which is what a nil slice encodes to, as a malformed answer, and backs the
+// partition's fetches off without looking at its error code; an empty answer must be zero bytes.
 var noRecords = []byte{}
+
+// fetchFailed is a Fetch answer's partition that failed with code: nothing read, no watermarks.
+func fetchFailed(partition int32, code int16) kmsg.FetchResponseTopicPartition {
+	sp := kmsg.NewFetchResponseTopicPartition()
+	sp.Partition, sp.ErrorCode = partition, code
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+	sp.RecordBatches = noRecords
+	return sp
+}
 
 // maxParallelReads bounds the Storage reads one fetch runs at once.
 const maxParallelReads = 8
