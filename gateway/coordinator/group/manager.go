@@ -1,6 +1,7 @@
 package group
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -72,6 +73,8 @@ type Manager struct {
 	groups map[string]*group
 	closed bool
 	sweep  clock.Timer
+	// pendingOrder holds every group's pending members (pendingRef), oldest first.
+	pendingOrder *list.List
 }
 
 // NewManager returns a manager with no groups; call Restore before it serves.
@@ -88,7 +91,7 @@ func NewManager(cfg Config) *Manager {
 	if cfg.RetentionCheckInterval == 0 {
 		cfg.RetentionCheckInterval = 10 * time.Minute
 	}
-	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group)}
+	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group), pendingOrder: list.New()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -135,7 +138,7 @@ type group struct {
 	leader       string
 	members      map[string]*member
 	order        []string // member ids in join order: leader choice and answers are stable
-	pending      map[string]clock.Timer
+	pending      map[string]*pendingMember
 	static       map[string]string // group.instance.id -> member id
 	offsets      map[tp]record.OffsetCommit
 	emptySince   time.Time
@@ -181,7 +184,7 @@ func newGroup(name string) *group {
 	return &group{
 		name:    name,
 		members: make(map[string]*member),
-		pending: make(map[string]clock.Timer),
+		pending: make(map[string]*pendingMember),
 		static:  make(map[string]string),
 		offsets: make(map[tp]record.OffsetCommit),
 		turn:    closed,
@@ -268,8 +271,8 @@ func (m *Manager) closeLocked() {
 	m.sweep.Stop()
 	for _, g := range m.groups {
 		g.stopTimer()
-		for _, t := range g.pending {
-			t.Stop()
+		for id := range g.pending {
+			m.dropPending(g, id)
 		}
 		for _, mem := range g.members {
 			if mem.timer != nil {
@@ -370,6 +373,19 @@ func (m *Manager) Restore(groups []record.Group, offsets []record.OffsetCommit) 
 			m.heartbeat(g, mem)
 		}
 	}
+	m.restoreOffsets(offsets, now, false)
+}
+
+// AddOffsets loads committed offsets read from elsewhere into a serving manager, keeping every
+// offset it holds already for a partition: what the manager holds was committed through it and is
+// at least as new as a copy read meanwhile.
+func (m *Manager) AddOffsets(offsets []record.OffsetCommit) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.restoreOffsets(offsets, m.clk.Now(), true)
+}
+
+func (m *Manager) restoreOffsets(offsets []record.OffsetCommit, now time.Time, keep bool) {
 	for _, oc := range offsets {
 		g := m.groups[oc.Group]
 		if g == nil {
@@ -377,8 +393,20 @@ func (m *Manager) Restore(groups []record.Group, offsets []record.OffsetCommit) 
 			g.emptySince = now
 			m.groups[oc.Group] = g
 		}
-		g.offsets[tp{oc.Topic, oc.Partition}] = oc
+		k := tp{oc.Topic, oc.Partition}
+		if _, held := g.offsets[k]; held && keep {
+			continue
+		}
+		g.offsets[k] = oc
 	}
+}
+
+// Holds reports whether the manager holds anything of the group: members, pending members,
+// committed offsets or a snapshot.
+func (m *Manager) Holds(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.groups[name] != nil
 }
 
 // State returns what the log holds for every group: groups (as their last completed generation
