@@ -183,10 +183,9 @@ type Coordinator struct {
 	ownersNext    uint64
 	ownersStarted bool
 
-	// nologMu guards nologLoads: without the log, a group's Iggy offsets are loaded into the
-	// manager before its first request.
-	nologMu    sync.Mutex
-	nologLoads map[string]*nologLoad
+	// nologLoads: without the log, a group's Iggy offsets are loaded into the manager before
+	// its first request.
+	nologLoads *nologLoads
 
 	// dr is what the gateway knows of coordinator_drains (drain.go).
 	dr drainState
@@ -214,7 +213,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port),
 		meta: wire.NamedID(fleet.MetaStream(cfg.Stream)), topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic),
 		fv: fleet.NewView(cfg.Live), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
-		nologLoads: make(map[string]*nologLoad), drains: wire.NamedID(fleet.DrainsTopic),
+		nologLoads: newNologLoads(), drains: wire.NamedID(fleet.DrainsTopic),
 	}
 	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)
@@ -313,6 +312,7 @@ func (c *Coordinator) Close() error {
 	if c.nolog != nil {
 		c.nolog.Close()
 	}
+	c.nologLoads.close()
 	return nil
 }
 
