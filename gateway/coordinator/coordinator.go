@@ -162,12 +162,15 @@ type Coordinator struct {
 	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
 	member atomic.Int64
 	// membersMu orders the reads of the lease group's membership outside the lease loop
-	// (refreshMembers); membersAt is when the last read of it was recorded (Unix ns).
-	membersMu sync.Mutex
-	membersAt atomic.Int64
+	// (refreshMembers); membersTried is when the last of them was sent (Unix ns).
+	membersMu    sync.Mutex
+	membersTried int64
 
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
+	// membersSent is when the read of the lease group's membership that fv holds was sent
+	// (Unix ns): an older read answered later does not replace it.
+	membersSent int64
 	// fv is the fleet as coordinator_owners and coordinator_drains say it (package fleet).
 	fv *fleet.View
 	// released is, per log partition, the highest claim under which this process stopped
@@ -526,11 +529,12 @@ func (c *Coordinator) readLease(sess *iggy.Session, confirm bool) ([]uint32, err
 			return nil, err
 		}
 	}
+	sent := c.clk.Now()
 	g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, gid)
 	if err != nil {
 		return nil, err
 	}
-	members := c.setMembers(g)
+	members := c.setMembers(g, sent)
 	if !slices.Contains(members, uint32(c.member.Load())) {
 		return nil, wire.ConsumerGroupMemberNotFound
 	}
