@@ -142,6 +142,13 @@ func TestMetricsAndHealth(t *testing.T) {
 	if !strings.Contains(string(body), "iggy_kafka_connections 1") {
 		t.Fatalf("connections gauge missing in %s", body)
 	}
+	for _, name := range []string{"iggy_kafka_partition_states", "iggy_kafka_group_pending_members",
+		"iggy_kafka_group_pending_members_dropped_total", "iggy_kafka_group_offset_loads",
+		"iggy_kafka_group_offset_loads_total", "iggy_kafka_group_offset_loads_forgotten_total"} {
+		if !strings.Contains(string(body), "\n"+name+" ") {
+			t.Errorf("limit metric %s missing", name)
+		}
+	}
 }
 
 func TestSASLAgainstIggyUsers(t *testing.T) {

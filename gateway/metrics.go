@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
@@ -93,7 +95,32 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_fetch_waits_capped_total",
 		Help: "Fetch long polls that watched only 16 of their empty partitions for new data (process-wide).",
 	}, func() float64 { return float64(kafka.FetchWaitsCapped()) })
+	partStates := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "iggy_kafka_partition_states",
+		Help: "Partitions the gateway keeps produce and fetch state for, only ever partitions found in Iggy (process-wide).",
+	}, func() float64 { return float64(bridge.PartitionStates()) })
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "iggy_kafka_group_pending_members",
+		Help: "KIP-394 pending members (member ids handed out, not yet joined with), at most 1024 per coordinator log partition (process-wide).",
+	}, func() float64 { n, _ := group.PendingMembers(); return float64(n) })
+	pendingDropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_group_pending_members_dropped_total",
+		Help: "KIP-394 pending members dropped, the oldest of a coordinator log partition past 1024 (process-wide).",
+	}, func() float64 { _, n := group.PendingMembers(); return float64(n) })
+	loads := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "iggy_kafka_group_offset_loads",
+		Help: "Group names whose Iggy offsets a gateway without the coordinator log remembers having loaded, at most 1024 per gateway (process-wide).",
+	}, func() float64 { n, _, _ := coordinator.GroupOffsetLoads(); return float64(n) })
+	loaded := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_group_offset_loads_total",
+		Help: "Loads of a group's Iggy offsets without the coordinator log, each a topic listing and two offset reads per partition (process-wide).",
+	}, func() float64 { _, n, _ := coordinator.GroupOffsetLoads(); return float64(n) })
+	forgotten := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_group_offset_loads_forgotten_total",
+		Help: "Group names whose load was forgotten, the least recently requested past 1024 (process-wide).",
+	}, func() float64 { _, _, n := coordinator.GroupOffsetLoads(); return float64(n) })
 	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, fetchCapped, scans, scansSkipped, statesDropped,
+		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -174,6 +174,7 @@ func (b *Bridge) Close() error {
 	for _, st := range b.parts {
 		st.wake()
 	}
+	partStates.Add(-int64(len(b.parts)))
 	b.parts = map[partKey]*partState{}
 	b.mu.Unlock()
 	return nil

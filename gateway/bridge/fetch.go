@@ -32,7 +32,10 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	if offset < 0 {
 		return res, fmt.Errorf("%w: offset %d", kerr.OffsetOutOfRange, offset)
 	}
-	st := b.part(topic, partition)
+	st, err := b.partOf(ctx, as, topic, partition)
+	if err != nil {
+		return res, err
+	}
 	logStart, err := b.cachedLogStart(ctx, as, st, topic, partition)
 	if err != nil {
 		return res, err

@@ -2,9 +2,12 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // rePoll is how long Wait sleeps at most before letting the caller look at
@@ -45,21 +48,59 @@ type partState struct {
 	maxTS maxTSScan     // the partition's largest timestamp as far as read (maxts.go)
 }
 
-func (b *Bridge) part(topic string, partition int32) *partState {
-	k := partKey{topic, partition}
+// partStates counts the partition states of the bridges of this process, for the gateway's
+// metrics.
+var partStates atomic.Int64
+
+// PartitionStates is how many partitions the bridges of this process keep state for: at most
+// the partitions Iggy holds, since a state is made only for a partition found in Iggy.
+func PartitionStates() int64 { return partStates.Load() }
+
+// partOf is the state of a partition that exists: the topic and partition names come from
+// clients, so a state is made only once Iggy listed the partition (b.known, or one lookup of
+// a topic this gateway does not know that many partitions of); a name that does not exist is
+// UNKNOWN_TOPIC_OR_PARTITION and leaves nothing behind.
+func (b *Bridge) partOf(ctx context.Context, as iggyAPI, topic string, partition int32) (*partState, error) {
+	if st := b.lookupPart(topic, partition); st != nil {
+		return st, nil
+	}
+	n, ok := b.known.get(topic)
+	if !ok || partition >= n {
+		t, err := b.lookupTopic(ctx, as, topic)
+		if err != nil {
+			return nil, kafkaErr(err)
+		}
+		n = int32(len(t.Partitions))
+	}
+	if partition < 0 || partition >= n {
+		return nil, fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, n)
+	}
+	return b.part(topic, partition), nil
+}
+
+// lookupPart is the partition's state, nil when there is none.
+func (b *Bridge) lookupPart(topic string, partition int32) *partState {
 	b.mu.RLock()
-	st := b.parts[k]
-	b.mu.RUnlock()
-	if st != nil {
+	defer b.mu.RUnlock()
+	return b.parts[partKey{topic, partition}]
+}
+
+// part is the partition's state, made when there is none: only for a partition Iggy listed
+// (partOf, or after Iggy answered for it).
+func (b *Bridge) part(topic string, partition int32) *partState {
+	if st := b.lookupPart(topic, partition); st != nil {
 		return st
 	}
+	k := partKey{topic, partition}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if st = b.parts[k]; st == nil {
+	st := b.parts[k]
+	if st == nil {
 		st = &partState{producers: map[int64]*producerState{}, next: -1, notify: make(chan struct{})}
 		st.hw.Store(-1)
 		st.avgBytes.Store(1024)
 		b.parts[k] = st
+		partStates.Add(1)
 	}
 	return st
 }
@@ -73,6 +114,7 @@ func (b *Bridge) forget(topic string) {
 		if k.topic == topic {
 			st.wake()
 			delete(b.parts, k)
+			partStates.Add(-1)
 		}
 	}
 	b.known.drop(topic)
@@ -116,10 +158,17 @@ func (b *Bridge) Wait(ctx context.Context, topic string, partition int32, offset
 	if b.closed.Load() {
 		return
 	}
-	st := b.part(topic, partition)
-	ch := st.waitChan()
-	if st.hw.Load() > offset {
-		return
+	var ch <-chan struct{}
+	st := b.lookupPart(topic, partition)
+	if n, ok := b.known.get(topic); st == nil && ok && partition >= 0 && partition < n {
+		st = b.part(topic, partition)
+	}
+	if st != nil {
+		// A partition Iggy never listed has no state, and nothing of ours wakes it.
+		ch = st.waitChan()
+		if st.hw.Load() > offset {
+			return
+		}
 	}
 	t := b.clock.NewTimer(rePoll)
 	defer t.Stop()

@@ -34,7 +34,10 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 	if conf.maxMessageBytes > 0 {
 		maxRecord = conf.maxMessageBytes
 	}
-	st := b.part(topic, partition)
+	st, err := b.partOf(ctx, as, topic, partition)
+	if err != nil {
+		return res, err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -87,5 +88,35 @@ func TestProducerStatesBounded(t *testing.T) {
 	st.mu.Unlock()
 	if n > maxProducersPerPartition {
 		t.Fatalf("%d producer states on one partition, bound %d", n, maxProducersPerPartition)
+	}
+}
+
+// A hostile client fetching and producing to topics and partitions that do not exist, and long
+// polling on them, leaves no partition state behind: the bridge keeps state only for partitions
+// Iggy holds, and answers the others UNKNOWN_TOPIC_OR_PARTITION.
+func TestPartitionStatesBounded(t *testing.T) {
+	b, m, _ := producersBridge(t)
+	ctx := context.Background()
+	if _, err := b.fetch(ctx, m, "t", 0, 0, 1<<20, 12); err != nil {
+		t.Fatal(err)
+	}
+	before, states := len(b.parts), PartitionStates()
+	for i := range 2000 {
+		topic, partition := fmt.Sprintf("nope-%d", i), int32(0)
+		if i%2 == 1 {
+			topic, partition = "t", int32(i) // t has one partition
+		}
+		if _, err := b.fetch(ctx, m, topic, partition, 0, 1<<20, 12); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			t.Fatalf("fetch of %s/%d: %v, want UNKNOWN_TOPIC_OR_PARTITION", topic, partition, err)
+		}
+		if _, err := b.produce(ctx, m, topic, partition, kafkaBatch(t, codecNone, valueRecs("x", 1), -1, -1, -1)); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			t.Fatalf("produce to %s/%d: %v, want UNKNOWN_TOPIC_OR_PARTITION", topic, partition, err)
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		cancel()
+		b.Wait(wctx, topic, partition, 0)
+	}
+	if len(b.parts) != before || PartitionStates() != states {
+		t.Fatalf("%d partition states after 2,000 invented partitions (gauge %d), were %d (gauge %d)", len(b.parts), PartitionStates(), before, states)
 	}
 }

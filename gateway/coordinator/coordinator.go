@@ -162,12 +162,15 @@ type Coordinator struct {
 	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
 	member atomic.Int64
 	// membersMu orders the reads of the lease group's membership outside the lease loop
-	// (refreshMembers); membersAt is when the last read of it was recorded (Unix ns).
-	membersMu sync.Mutex
-	membersAt atomic.Int64
+	// (refreshMembers); membersTried is when the last of them was sent (Unix ns).
+	membersMu    sync.Mutex
+	membersTried int64
 
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
+	// membersSent is when the read of the lease group's membership that fv holds was sent
+	// (Unix ns): an older read answered later does not replace it.
+	membersSent int64
 	// fv is the fleet as coordinator_owners and coordinator_drains say it (package fleet).
 	fv *fleet.View
 	// released is, per log partition, the highest claim under which this process stopped
@@ -183,10 +186,9 @@ type Coordinator struct {
 	ownersNext    uint64
 	ownersStarted bool
 
-	// nologMu guards nologLoads: without the log, a group's Iggy offsets are loaded into the
-	// manager before its first request.
-	nologMu    sync.Mutex
-	nologLoads map[string]*nologLoad
+	// nologLoads: without the log, a group's Iggy offsets are loaded into the manager before
+	// its first request.
+	nologLoads *nologLoads
 
 	// dr is what the gateway knows of coordinator_drains (drain.go).
 	dr drainState
@@ -214,7 +216,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port),
 		meta: wire.NamedID(fleet.MetaStream(cfg.Stream)), topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic),
 		fv: fleet.NewView(cfg.Live), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
-		nologLoads: make(map[string]*nologLoad), drains: wire.NamedID(fleet.DrainsTopic),
+		nologLoads: newNologLoads(), drains: wire.NamedID(fleet.DrainsTopic),
 	}
 	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)
@@ -315,6 +317,7 @@ func (c *Coordinator) Close() error {
 	if c.nolog != nil {
 		c.nolog.Close()
 	}
+	c.nologLoads.close()
 	return nil
 }
 
@@ -538,11 +541,12 @@ func (c *Coordinator) readLease(sess *iggy.Session, confirm bool) ([]uint32, err
 			return nil, err
 		}
 	}
+	sent := c.clk.Now()
 	g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, gid)
 	if err != nil {
 		return nil, err
 	}
-	members := c.setMembers(g)
+	members := c.setMembers(g, sent)
 	if !slices.Contains(members, uint32(c.member.Load())) {
 		return nil, wire.ConsumerGroupMemberNotFound
 	}

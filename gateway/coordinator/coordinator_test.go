@@ -480,10 +480,41 @@ func TestLeaveHandsOver(t *testing.T) {
 	if n := len(serving(a)); n != 0 {
 		t.Fatalf("a serves %d partitions after Leave", n)
 	}
+	// Leaderships move first, the broker leaves the list later (departedListed after a's
+	// leaving announcement).
+	waitServing(t, "b lists a, leaving, as a broker that leads nothing", func() error {
+		live := b.Fleet().LiveBrokers()
+		return checkfor.True(len(live) == 2 && b.brokers.Draining(1), "live %v, a leads nothing: %v", live, b.brokers.Draining(1))
+	})
+	left := time.Now()
 	waitServing(t, "b serves all and a is gone", func() error {
 		live := b.Fleet().LiveBrokers()
 		return checkfor.True(len(serving(b)) == 16 && len(live) == 1 && b.Fleet().IsController(), "b serves %d, live %v", len(serving(b)), live)
 	})
+	if gone := time.Since(left); gone > departedListed+time.Second {
+		t.Fatalf("a left the broker list %v after b listed it as leaving, want about %v", gone, departedListed)
+	}
+	if b.brokers.Draining(1) {
+		t.Fatal("a gone from the list still counts as leading nothing")
+	}
+}
+
+// A gateway that stops without leaving (its lease session ends as a crashed gateway's does) is
+// out of the very first broker list asked for after that: a client that lost its connection asks
+// at once, and an answer naming the gone gateway would keep it as leader for seconds.
+func TestCrashedGatewayOutOfTheFirstMetadata(t *testing.T) {
+	s := newStore(t)
+	a := start(t, s, 1, nil)
+	b := start(t, s, 2, nil)
+	for range 5 {
+		waitServing(t, "b lists a", func() error { return checkfor.True(len(b.Fleet().LiveBrokers()) == 2, "%v", b.Fleet().LiveBrokers()) })
+		// Reads of the membership by the lease loop and by Metadata keep going meanwhile.
+		_ = a.Close()
+		if live := b.Fleet().LiveBrokers(); len(live) != 1 {
+			t.Fatalf("the first broker list after a's session ended: %v", live)
+		}
+		a = start(t, s, 1, nil)
+	}
 }
 
 // Sixteen gateways hold the log's leases; a seventeenth starts, holds none (it could not tell

@@ -30,10 +30,13 @@
 // announcement lists it with the highest claim (fleet.View.Owner); none known means
 // FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A gateway is live when it announced
 // within Live (5 s), is not leaving, and its announced lease member id is still a member of
-// `kafka-gateways` as the lease loop last read it: with the embedded store, a gateway that
-// crashed leaves Metadata within one LeasePoll, when its session's membership ends. The
-// controller is the owner of log partition 0. Announcement times are the writers' clocks, so the
-// fleet's clocks must agree to well within Live.
+// `kafka-gateways` as the last read of the membership says: Metadata reads it anew, 10 ms after
+// the request arrived, so with the embedded store a gateway that crashed is out of the first
+// Metadata a client asks for when its connection broke (its session ended with its
+// connections). A gateway that announced it is leaving stays listed as a broker for 2 s after
+// that announcement, leading no partition (Kafka's order: leaderships move first, the broker
+// leaves the list later). The controller is the owner of log partition 0. Announcement times are
+// the writers' clocks, so the fleet's clocks must agree to well within Live.
 //
 // # Record format, version 2
 //

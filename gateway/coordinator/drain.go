@@ -76,7 +76,8 @@ func (c *Coordinator) followDrains() {
 }
 
 // Draining reports whether an operator drained node (its latest request on
-// `coordinator_drains` is not an undo). Metadata names no drained node as a partition leader.
+// `coordinator_drains` is not an undo), or node left the fleet less than departedListed ago.
+// Metadata names no such node as a partition leader.
 func (f *brokerView) Draining(node int32) bool {
 	c := f.c
 	if !c.cfg.Log {
@@ -84,7 +85,7 @@ func (f *brokerView) Draining(node int32) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.fv.DrainStands(node)
+	return c.fv.DrainStands(node) || c.departedLocked(node, c.clk.Now())
 }
 
 // releaseAll stops serving every partition, waits (within HandoverBound) until each manager is

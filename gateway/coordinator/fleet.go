@@ -166,54 +166,99 @@ func (f *brokerView) LiveBrokers() []kafka.Broker {
 	now := c.clk.Now()
 	out := []kafka.Broker{self}
 	c.mu.Lock()
-	for node := range c.fv.Announcements() {
-		if node == c.cfg.NodeID || !c.fv.Alive(node, now) {
+	for node, a := range c.fv.Announcements() {
+		if node == c.cfg.NodeID {
 			continue
 		}
-		out = append(out, c.brokerLocked(node))
+		if c.fv.Alive(node, now) || departed(a, now) {
+			out = append(out, c.brokerLocked(node))
+		}
 	}
 	c.mu.Unlock()
 	slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
 	return out
 }
 
-// membersFresh is how old the lease group's membership may be when Metadata lists the live
-// gateways. A client that lost its connection to a crashed gateway asks for Metadata at once,
-// and franz-go asks again only 5 s later: the answer must already leave the crashed gateway out,
-// which it does as soon as its membership ended (at once with the embedded store, whose sessions
-// end with their connections).
-const membersFresh = 20 * time.Millisecond
+// departedListed is how long a gateway that announced it is leaving (SIGTERM) stays in
+// Metadata's broker list, leading nothing (Draining), counted from that announcement, so every
+// gateway of the fleet lists and drops it at the same moments. Kafka's controlled shutdown moves
+// a broker's leaderships first and removes the broker from metadata later: librdkafka, answered
+// both at once, decommissions the broker while its partitions are migrating away from it, leaves
+// some of them with no broker and finds them a leader only in its next 1 s scan. Listed a little
+// longer, the broker leads nothing in the clients' view by the time it disappears from it. A
+// crashed gateway is not listed on: clients that cannot reach it would try it for requests to
+// any broker (franz-go's metadata), and a crash leaves no time to move leaderships first anyway.
+const departedListed = 2 * time.Second
 
-// refreshMembers reads the lease group's membership into the fleet view unless a read is newer
-// than membersFresh; one read at a time, bounded by LeasePoll, and a failed read keeps what was
-// known.
+// departed reports whether a, an announcement of a gateway that is not alive, still lists it as
+// departed at now.
+func departed(a fleet.Announcement, now time.Time) bool {
+	return a.Leaving && now.Sub(a.Time) < departedListed
+}
+
+// departedLocked reports whether node is listed only as departed (leading nothing) now. The
+// caller holds c.mu.
+func (c *Coordinator) departedLocked(node int32, now time.Time) bool {
+	a, ok := c.fv.Announcement(node)
+	return ok && !c.fv.Alive(node, now) && departed(a, now)
+}
+
+// refreshMembers reads the lease group's membership into the fleet view, so that Metadata lists
+// the live gateways as the membership stands a little after the request arrived. A client that
+// lost its connection to a crashed gateway asks for Metadata at once, and with the embedded store
+// the crashed gateway's membership ends with its connection, but the store notices that
+// connection's end no sooner than the client does: a read sent membersSettle after the request
+// arrived finds it gone. A client that is answered the crashed gateway instead keeps it as
+// leader until its own slow timers fire (franz-go: MetadataMinAge, 5 s; librdkafka: its 1 s scan
+// for leaders whose broker is down). One read at a time: a caller that waited for the read in
+// flight takes the next one, or the one another waiter sent late enough for it; a read is bounded
+// by LeasePoll, and a failed read keeps what was known (no waiter tries again after a read sent
+// late enough for it failed).
 func (c *Coordinator) refreshMembers() {
-	if !c.membersMu.TryLock() {
-		return
-	}
+	want := c.clk.Now().Add(membersSettle).UnixNano()
+	c.membersMu.Lock()
 	defer c.membersMu.Unlock()
-	if c.clk.Now().Sub(time.Unix(0, c.membersAt.Load())) < membersFresh {
+	if c.membersTried >= want {
 		return
 	}
+	if wait := time.Duration(want - c.clk.Now().UnixNano()); wait > 0 {
+		t := c.clk.NewTimer(wait)
+		select {
+		case <-t.C():
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+	sent := c.clk.Now()
+	c.membersTried = sent.UnixNano()
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeasePoll)
 	defer cancel()
 	g, err := c.cfg.Client.GetConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
 	if err != nil {
 		return
 	}
-	c.setMembers(g)
+	c.setMembers(g, sent)
 }
 
-// setMembers records a read of the lease group's members (at the time of the call).
-func (c *Coordinator) setMembers(g *wire.ConsumerGroupDetails) []uint32 {
+// membersSettle is how long after a Metadata request arrived the membership read it is answered
+// from is sent (refreshMembers): time for the store to end the session of a gateway whose
+// connections closed when the client's did.
+const membersSettle = 10 * time.Millisecond
+
+// setMembers records a read of the lease group's members, sent at sent, unless a read sent later
+// was recorded already, and returns the members read.
+func (c *Coordinator) setMembers(g *wire.ConsumerGroupDetails, sent time.Time) []uint32 {
 	members := make([]uint32, 0, len(g.Members))
 	for _, m := range g.Members {
 		members = append(members, m.ID)
 	}
 	c.mu.Lock()
-	c.fv.SetMembers(members)
+	if sent.UnixNano() >= c.membersSent {
+		c.fv.SetMembers(members)
+		c.membersSent = sent.UnixNano()
+	}
 	c.mu.Unlock()
-	c.membersAt.Store(c.clk.Now().UnixNano())
 	return members
 }
 

@@ -82,7 +82,7 @@ func foldsAgree(t *testing.T, seed uint64) {
 	}
 	var gatewayDrained []int32
 	for n := range int32(8) {
-		if c.brokers.Draining(n) {
+		if c.fv.DrainStands(n) {
 			gatewayDrained = append(gatewayDrained, n)
 		}
 	}

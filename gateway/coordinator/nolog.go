@@ -1,10 +1,12 @@
 package coordinator
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
@@ -28,32 +30,148 @@ func (c *Coordinator) startNoLog() {
 	c.nolog.Restore(nil, nil)
 }
 
+// Bounds of the loads of groups' Iggy offsets without the log, each keyed by a group name a
+// client sent: a load costs a GetTopics and two GetOffset per partition of every topic of the
+// stream.
+const (
+	// maxNologLoads is how many group names whose load ended are remembered, the least recently
+	// requested forgotten past it. A forgotten group the manager holds is not loaded again (its
+	// memory is newer than Iggy); one it does not hold is, at its next request.
+	maxNologLoads = 1024
+	// nologLoadsAtOnce is how many loads run at once; the others wait for a turn.
+	nologLoadsAtOnce = 4
+)
+
+// Process-wide counts of the loads, for the gateway's metrics.
+var (
+	nologRemembered atomic.Int64
+	nologLoaded     atomic.Uint64
+	nologForgotten  atomic.Uint64
+)
+
+// GroupOffsetLoads is how many group names the gateways of this process remember as loaded
+// without the log (at most 1,024 each), how many loads ran and how many names were forgotten.
+func GroupOffsetLoads() (remembered int64, loaded, forgotten uint64) {
+	return nologRemembered.Load(), nologLoaded.Load(), nologForgotten.Load()
+}
+
+// nologLoads is what a gateway without the log knows of the loads of groups' Iggy offsets.
+type nologLoads struct {
+	mu     sync.Mutex
+	byName map[string]*nologLoad
+	// ended holds the names whose load ended, least recently requested first; a name whose
+	// load runs or failed is in byName only, which the requests waiting for it bound.
+	ended *list.List
+	turns chan struct{}
+}
+
 // nologLoad is the loading of one group's Iggy offsets into the manager without the log.
 type nologLoad struct {
 	mu   sync.Mutex
 	done bool
+	elem *list.Element // in ended once done
+}
+
+func newNologLoads() *nologLoads {
+	return &nologLoads{byName: make(map[string]*nologLoad), ended: list.New(), turns: make(chan struct{}, nologLoadsAtOnce)}
+}
+
+// entry is name's load, made and counted when there is none, and moved to the most recently
+// requested end.
+func (ls *nologLoads) entry(name string) *nologLoad {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	l := ls.byName[name]
+	switch {
+	case l == nil:
+		l = &nologLoad{}
+		ls.byName[name] = l
+		nologRemembered.Add(1)
+	case l.elem != nil:
+		ls.ended.MoveToBack(l.elem)
+	}
+	return l
+}
+
+// loaded records that l's load ended, forgetting the least recently requested names past
+// maxNologLoads.
+func (ls *nologLoads) loaded(name string, l *nologLoad) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.byName[name] != l {
+		return
+	}
+	l.elem = ls.ended.PushBack(name)
+	for ls.ended.Len() > maxNologLoads {
+		front := ls.ended.Front()
+		ls.ended.Remove(front)
+		delete(ls.byName, front.Value.(string))
+		nologRemembered.Add(-1)
+		nologForgotten.Add(1)
+	}
+}
+
+// failed forgets l, so that a store outage leaves no entry behind for every name tried.
+func (ls *nologLoads) failed(name string, l *nologLoad) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.byName[name] == l {
+		delete(ls.byName, name)
+		nologRemembered.Add(-1)
+	}
+}
+
+// close forgets everything, for the process-wide count.
+func (ls *nologLoads) close() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	nologRemembered.Add(-int64(len(ls.byName)))
+	clear(ls.byName)
+	ls.ended.Init()
+}
+
+// len is how many names are remembered (loads ended, running or waiting).
+func (ls *nologLoads) len() int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.byName)
 }
 
 // nologRestore loads, before a group's first request, every offset Iggy holds for it (the
 // consumer named like the group, then the Iggy consumer group of that name, on every partition
 // of every topic of the stream) into the manager, so an OffsetFetch of every topic answers
 // after a restart what was committed before it. No request of the group reaches the manager
-// before this ends, so nothing newer is overwritten.
+// before this ends, so nothing newer is overwritten; a group the manager holds is not loaded,
+// and a load after its name was forgotten keeps every offset the manager holds (AddOffsets).
 func (c *Coordinator) nologRestore(name string) error {
-	c.nologMu.Lock()
-	l := c.nologLoads[name]
-	if l == nil {
-		l = &nologLoad{}
-		c.nologLoads[name] = l
+	if c.nolog.Holds(name) {
+		return nil
 	}
-	c.nologMu.Unlock()
+	l := c.nologLoads.entry(name)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
 		return nil
 	}
+	if err := c.nologLoad(name); err != nil {
+		c.nologLoads.failed(name, l)
+		return err
+	}
+	l.done = true
+	c.nologLoads.loaded(name, l)
+	return nil
+}
+
+func (c *Coordinator) nologLoad(name string) error {
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()
+	select {
+	case c.nologLoads.turns <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.nologLoads.turns }()
+	nologLoaded.Add(1)
 	topics, err := c.cfg.Client.GetTopics(ctx, wire.NamedID(c.cfg.Stream))
 	if err != nil && !errors.Is(err, wire.StreamIDNotFound) {
 		return err
@@ -71,17 +189,17 @@ func (c *Coordinator) nologRestore(name string) error {
 		}
 	}
 	if len(offsets) > 0 {
-		c.nolog.Restore(nil, offsets)
+		c.nolog.AddOffsets(offsets)
 	}
-	l.done = true
 	return nil
 }
 
 // offsetJournal is the Journal without the log: a commit of Kafka offset k (the next record to
 // read) is stored as Iggy consumer offset k-1 (the last record consumed) of the Iggy consumer
-// named like the Kafka group; a commit of 0 deletes it. A single consumer, not an Iggy consumer
-// group: Iggy lets only a member that owns the partition store a group's offset. Group snapshots
-// and group deletions have no Iggy counterpart and stay in memory.
+// named like the Kafka group; a commit of 0 deletes it, and a group deletion deletes the
+// group's offsets on every partition. A single consumer, not an Iggy consumer group: Iggy lets
+// only a member that owns the partition store a group's offset. Group snapshots have no Iggy
+// counterpart and stay in memory.
 type offsetJournal struct {
 	c      *iggy.Client
 	stream wire.Identifier
@@ -98,6 +216,31 @@ func (j offsetJournal) Append(ctx context.Context, recs ...record.Record) error 
 		case record.TypeOffsetDeleted:
 			o := r.OffsetDeleted
 			if err := j.store(ctx, o.Group, o.Topic, o.Partition, 0); err != nil {
+				return err
+			}
+		case record.TypeGroupDeleted:
+			if err := j.deleteGroup(ctx, r.GroupDeleted.Group); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deleteGroup deletes the group's consumer offsets on every partition of every topic: a deleted
+// group's offsets must not come back when its name is loaded again (after a restart, or once
+// its load was forgotten).
+func (j offsetJournal) deleteGroup(ctx context.Context, groupName string) error {
+	topics, err := j.c.GetTopics(ctx, j.stream)
+	if err != nil {
+		if errors.Is(err, wire.StreamIDNotFound) {
+			return nil
+		}
+		return err
+	}
+	for _, t := range topics {
+		for p := range int32(t.PartitionsCount) {
+			if err := j.store(ctx, groupName, t.Name, p, 0); err != nil && !errors.Is(err, wire.TopicIDNotFound) && !errors.Is(err, wire.PartitionNotFound) {
 				return err
 			}
 		}

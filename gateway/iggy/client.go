@@ -164,10 +164,10 @@ func (c *Client) ready(ctx context.Context, s *slot) (*conn, error) {
 	defer cancel()
 	var lastErr error
 	for {
-		if wait := time.Until(s.nextDial); wait > 0 {
-			t := time.NewTimer(wait)
+		if wait := s.nextDial.Sub(c.cfg.Clock.Now()); wait > 0 {
+			t := c.cfg.Clock.NewTimer(wait)
 			select {
-			case <-t.C:
+			case <-t.C():
 			case <-dialCtx.Done():
 				t.Stop()
 				if lastErr == nil {
@@ -200,7 +200,7 @@ func (c *Client) ready(ctx context.Context, s *slot) (*conn, error) {
 		} else if s.backoff *= 2; s.backoff > backoffMax {
 			s.backoff = backoffMax
 		}
-		s.nextDial = time.Now().Add(s.backoff)
+		s.nextDial = c.cfg.Clock.Now().Add(s.backoff)
 		if !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrConnectionLost) {
 			// The server answered (a refused login, say): waiting will not
 			// change its mind within this call.

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // Config says where the servers are and how to log in. The zero value
@@ -38,6 +40,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Logger receives connection events. Default: discard.
 	Logger *slog.Logger
+	// Clock runs the reconnect backoff and the wait for a cluster leader. Default: the wall
+	// clock.
+	Clock clock.Clock
 }
 
 const (
@@ -90,5 +95,6 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.Clock = clock.Or(c.Clock)
 	return c
 }

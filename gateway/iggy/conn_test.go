@@ -3,12 +3,16 @@ package iggy
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 func testContext(t *testing.T) context.Context {
@@ -303,16 +307,49 @@ func TestOversizedRequestIsRefusedLocally(t *testing.T) {
 	}
 }
 
+// A cluster that lists no healthy leader is polled every leaderlessPoll on Config.Clock for
+// leaderlessBudget, then the connection stays where it is.
 func TestLeaderlessClusterStaysAfterBudget(t *testing.T) {
-	oldBudget, oldPoll := leaderlessBudget, leaderlessPoll
-	leaderlessBudget, leaderlessPoll = 100*time.Millisecond, 10*time.Millisecond
-	t.Cleanup(func() { leaderlessBudget, leaderlessPoll = oldBudget, oldPoll })
-
 	a := newFakeServer(t, "")
 	b := newFakeServer(t, "")
 	nodes := clusterReply(fakeNode{addr: a.addr(), role: 1}, fakeNode{addr: b.addr(), role: 1})
 	a.nodes, b.nodes = nodes, nodes
-	c := dialFake(t, a, Config{})
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	type dialed struct {
+		c   *Client
+		err error
+	}
+	done := make(chan dialed, 1)
+	go func() {
+		c, err := Dial(testContext(t), Config{Addrs: []string{a.addr()}, Clock: clk})
+		done <- dialed{c, err}
+	}()
+	// Each poll waits on a timer of the clock: advance it poll by poll until Dial gives up.
+	var waited time.Duration
+	var d dialed
+	for got := false; !got; {
+		checkfor.Eventually(t, 5*time.Second, "the leader wait's timer, or Dial's end", func() error {
+			select {
+			case d = <-done:
+				got = true
+				return nil
+			default:
+			}
+			return checkfor.True(clk.Timers() == 1, "%d timers after %v", clk.Timers(), waited)
+		})
+		if !got {
+			clk.Advance(leaderlessPoll)
+			waited += leaderlessPoll
+		}
+	}
+	if waited < leaderlessBudget || waited > leaderlessBudget+leaderlessPoll {
+		t.Fatalf("Dial gave up on a leader after %v on the clock, budget %v", waited, leaderlessBudget)
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	c := d.c
+	t.Cleanup(func() { _ = c.Close() })
 	if got := c.Leader(); got != a.addr() {
 		t.Fatalf("leaderless roster: Leader() = %s, want to stay on %s", got, a.addr())
 	}
@@ -322,6 +359,48 @@ func TestLeaderlessClusterStaysAfterBudget(t *testing.T) {
 	// The roster's healthy nodes become reconnect candidates.
 	if got := c.candidates(); len(got) != 2 || got[0] != a.addr() || got[1] != b.addr() {
 		t.Fatalf("candidates %v", got)
+	}
+}
+
+// The reconnect backoff runs on Config.Clock: with the server gone, a call dials again at once,
+// then waits backoffMin on the clock before the next dial, then twice that.
+func TestReconnectBackoffOnClock(t *testing.T) {
+	f := newFakeServer(t, "")
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	var dials atomic.Int32
+	c := dialFake(t, f, Config{PoolSize: 1, Clock: clk, DialTimeout: time.Minute,
+		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+			dials.Add(1)
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", addr)
+		}})
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	f.close()
+	base := dials.Load()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Ping(ctx) }()
+	waitDial := func(n int32) {
+		t.Helper()
+		checkfor.Eventually(t, 5*time.Second, fmt.Sprintf("dial %d, then a backoff timer", n), func() error {
+			return checkfor.True(dials.Load() == base+n && clk.Timers() == 1, "%d dials, %d timers", dials.Load()-base, clk.Timers())
+		})
+	}
+	waitDial(1)
+	for i, backoff := range []time.Duration{backoffMin, 2 * backoffMin} {
+		clk.Advance(backoff - time.Nanosecond)
+		if n := dials.Load() - base; n != int32(i+1) {
+			t.Fatalf("dialled %d times before backoff %v passed on the clock", n, backoff)
+		}
+		clk.Advance(time.Nanosecond)
+		waitDial(int32(i + 2))
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("ping succeeded with the server down")
 	}
 }
 

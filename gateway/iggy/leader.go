@@ -34,22 +34,23 @@ func (c *Client) followLeader(ctx context.Context, cn *conn) (*conn, error) {
 			return cn, nil
 		}
 		leader := ""
-		deadline := time.Now().Add(leaderlessBudget)
+		clk := c.cfg.Clock
+		deadline := clk.Now().Add(leaderlessBudget)
 		for leader == "" {
 			leader = healthyLeader(nodes)
 			if leader != "" {
 				break
 			}
-			if time.Now().After(deadline) {
+			if clk.Now().After(deadline) {
 				break
 			}
-			t := time.NewTimer(leaderlessPoll)
+			t := clk.NewTimer(leaderlessPoll)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				c.settle(cn.addr, nodes)
 				return cn, nil
-			case <-t.C:
+			case <-t.C():
 			}
 			if nodes, ok = c.readNodes(ctx, cn); !ok {
 				if cn.broken {

@@ -302,7 +302,19 @@ func recordsEnd(b []byte) (end int64, ok bool) {
 	return end, true
 }
 
+// noRecords is the record set of a partition answered without records: librdkafka refuses a
+// null set (size -1), which is what a nil slice encodes to, as a malformed answer, and backs the
+// partition's fetches off without looking at its error code; an empty answer must be zero bytes.
 var noRecords = []byte{}
+
+// fetchFailed is a Fetch answer's partition that failed with code: nothing read, no watermarks.
+func fetchFailed(partition int32, code int16) kmsg.FetchResponseTopicPartition {
+	sp := kmsg.NewFetchResponseTopicPartition()
+	sp.Partition, sp.ErrorCode = partition, code
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+	sp.RecordBatches = noRecords
+	return sp
+}
 
 // maxParallelReads bounds the Storage reads one fetch runs at once.
 const maxParallelReads = 8

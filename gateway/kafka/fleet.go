@@ -19,9 +19,10 @@ type Fleet interface {
 	IsController() bool
 }
 
-// DrainingFleet is a Fleet that knows which gateways an operator drained. A drained gateway
-// stays in Metadata's broker list, so its clients keep producing and fetching through it, but
-// leads no partition, so clients that refresh their metadata move to the others.
+// DrainingFleet is a Fleet that knows which gateways lead nothing while listed: those an
+// operator drained, and those that are leaving. A drained gateway stays in Metadata's broker
+// list, so its clients keep producing and fetching through it, but leads no partition, so
+// clients that refresh their metadata move to the others.
 type DrainingFleet interface {
 	Fleet
 	Draining(node int32) bool

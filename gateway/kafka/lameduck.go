@@ -58,10 +58,7 @@ func (c *conn) notLeader(req *request) (kmsg.Response, error) {
 			st := kmsg.NewFetchResponseTopic()
 			st.Topic, st.TopicID = rt.Topic, rt.TopicID
 			for _, rp := range rt.Partitions {
-				sp := kmsg.NewFetchResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = rp.Partition, code
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-				st.Partitions = append(st.Partitions, sp)
+				st.Partitions = append(st.Partitions, fetchFailed(rp.Partition, code))
 			}
 			resp.Topics = append(resp.Topics, st)
 		}

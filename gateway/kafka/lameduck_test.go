@@ -128,3 +128,42 @@ func TestMetadataLeavesOutUnreachableGateways(t *testing.T) {
 		return nil
 	})
 }
+
+// librdkafka takes a null record set for a malformed answer and backs its fetches off without
+// asking for the new leader, so a consumer stalled until the lame duck closed its connection: the
+// NOT_LEADER_OR_FOLLOWER of a lame duck must carry an empty set at every version.
+func TestLameDuckFetchRecordSetsNotNull(t *testing.T) {
+	ts, fl, _ := startFleetServer(t)
+	fl.set(1, Broker{1, "h1", 91}, Broker{2, "h2", 92})
+	ts.s.LameDuck()
+	conn := dialRaw(t, ts.addr)
+	for _, version := range []int16{0, 4, 11, 12} {
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(version)
+		req.ReplicaID, req.MaxBytes = -1, 1<<20
+		topic := kmsg.NewFetchRequestTopic()
+		topic.Topic = "t"
+		for _, p := range []int32{0, 3} {
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition, rp.PartitionMaxBytes = p, 1<<20
+			topic.Partitions = append(topic.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, topic)
+		conn.corr++
+		conn.write(t, encodeRequest(req, conn.corr))
+		body := conn.readFrame(t)
+		parts, err := parseFetchResponse(body[4:], version)
+		if err != nil {
+			t.Fatalf("v%d: parsing answer: %v", version, err)
+		}
+		if len(parts) != 2 {
+			t.Fatalf("v%d: %d partitions answered, want 2", version, len(parts))
+		}
+		for _, p := range parts {
+			if p.errorCode != kerr.NotLeaderForPartition.Code || p.recordsLen != 0 {
+				t.Errorf("v%d: partition %d answered code %d with a record set of %d bytes (-1: null), want %d and 0",
+					version, p.partition, p.errorCode, p.recordsLen, kerr.NotLeaderForPartition.Code)
+			}
+		}
+	}
+}

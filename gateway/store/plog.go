@@ -24,6 +24,7 @@ func (s *Server) openPartition(streamID, topicID, partitionID uint32, createdAt 
 		Fsync:         s.cfg.Fsync,
 		FsyncInterval: s.cfg.FsyncInterval,
 		Logger:        s.log,
+		Clock:         s.cfg.Clock,
 	}
 	if opts.SegmentSize != topicDefaults.SegmentSize {
 		po.SegmentBytes = int64(opts.SegmentSize)

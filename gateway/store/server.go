@@ -41,7 +41,8 @@ type Config struct {
 	// partition handed to a new member waits at most this long for its
 	// previous owner to commit. Default 30s.
 	HeartbeatInterval time.Duration
-	// Clock times consumer-group sessions and hand-offs; clock.Real when nil.
+	// Clock times consumer-group sessions and hand-offs, the consumer offsets' flush and the
+	// partitions' background fsync; clock.Real when nil.
 	Clock clock.Clock
 	// BufferBudget bounds the bytes of frames above 64 KiB (framebuf.FreeBytes) that are
 	// arriving or being handled, across all accepted connections; in-process connections (Dial)
@@ -334,17 +335,22 @@ func (s *Server) evictStale(now time.Time, limit time.Duration) time.Duration {
 	return next
 }
 
+// offsetFlushEvery is how long after consumer offsets change the metadata document holding them
+// is written (on Config.Clock).
+const offsetFlushEvery = 100 * time.Millisecond
+
 // flushOffsets writes the metadata document shortly after consumer offsets
 // change, so a poll with auto-commit never waits for a disk write.
 func (s *Server) flushOffsets() {
 	defer s.bgWG.Done()
-	t := time.NewTicker(100 * time.Millisecond)
+	t := s.cfg.Clock.NewTimer(offsetFlushEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.closing:
 			return
-		case <-t.C:
+		case <-t.C():
+			t.Reset(offsetFlushEvery)
 			if s.offDirty.Swap(false) {
 				if err := s.saveState(); err != nil {
 					s.log.Error("writing consumer offsets", "err", err)

@@ -130,8 +130,8 @@ func (m *Manager) Delete(ctx context.Context, group string) int16 {
 		return kerr.NonEmptyGroup.Code
 	}
 	g.state = stDead
-	for _, t := range g.pending {
-		t.Stop()
+	for id := range g.pending {
+		m.dropPending(g, id)
 	}
 	wait, done := g.takeTurn()
 	m.mu.Unlock()

@@ -2,8 +2,10 @@ package group
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // emptyConsumerAssignment is what a "consumer" member the leader assigned nothing gets, so that
@@ -144,9 +147,7 @@ func (m *Manager) Join(ctx context.Context, id kafka.Identity, req *kmsg.JoinGro
 		fill(mem)
 		wait = m.addMember(g, mem, resp)
 	default:
-		if t, ok := g.pending[req.MemberID]; ok {
-			t.Stop()
-			delete(g.pending, req.MemberID)
+		if m.dropPending(g, req.MemberID) {
 			mem := &member{rec: record.Member{MemberID: req.MemberID, InstanceID: instance}}
 			fill(mem)
 			wait = m.addMember(g, mem, resp)
@@ -243,19 +244,81 @@ func (g *group) checkMember(memberID string, instance *string) int16 {
 	return 0
 }
 
+// maxPending bounds the KIP-394 pending members of a manager, across its groups: each JoinGroup
+// without a member id makes one, kept until the client joins with it or its session timeout (up
+// to 30 min) passes, so a client that never comes back with its ids could make them without
+// bound. Past it the oldest is dropped; a client that comes back with a dropped id is answered
+// UNKNOWN_MEMBER_ID and joins again without one, as after its session timeout. A real client
+// comes back within a round trip, so only a flood of first joins in one log partition reaches it.
+const maxPending = 1024
+
+// Process-wide counts of pending members, for the gateway's metrics.
+var (
+	pendingNow     atomic.Int64
+	pendingDropped atomic.Uint64
+)
+
+// PendingMembers is how many KIP-394 pending members the managers of this process hold, and how
+// many were dropped past maxPending per manager.
+func PendingMembers() (now int64, dropped uint64) { return pendingNow.Load(), pendingDropped.Load() }
+
+// pendingMember is a KIP-394 member id handed out by a JoinGroup, not yet joined with.
+type pendingMember struct {
+	timer clock.Timer
+	elem  *list.Element // in Manager.pendingOrder: a pendingRef
+}
+
+// pendingRef names a pending member in Manager.pendingOrder.
+type pendingRef struct {
+	g  *group
+	id string
+}
+
+// addPending records a pending member until its session timeout, dropping the manager's oldest
+// past maxPending. Called with m.mu held.
 func (m *Manager) addPending(g *group, memberID string, session time.Duration) {
-	g.pending[memberID] = m.clk.AfterFunc(session, func() {
+	for m.pendingOrder.Len() >= maxPending {
+		old := m.pendingOrder.Front().Value.(pendingRef)
+		m.dropPending(old.g, old.id)
+		pendingDropped.Add(1)
+		m.pendingGone(old.g)
+	}
+	pm := &pendingMember{elem: m.pendingOrder.PushBack(pendingRef{g, memberID})}
+	g.pending[memberID] = pm
+	pendingNow.Add(1)
+	pm.timer = m.clk.AfterFunc(session, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if _, ok := g.pending[memberID]; !ok {
+		if g.pending[memberID] != pm {
 			return
 		}
-		delete(g.pending, memberID)
-		if g.state == stPreparing {
-			m.tryCompleteJoin(g)
-		}
-		m.dropIfUnused(g)
+		m.dropPending(g, memberID)
+		m.pendingGone(g)
 	})
+}
+
+// dropPending forgets a pending member and reports whether there was one. Called with m.mu held.
+func (m *Manager) dropPending(g *group, memberID string) bool {
+	pm, ok := g.pending[memberID]
+	if !ok {
+		return false
+	}
+	if pm.timer != nil {
+		pm.timer.Stop()
+	}
+	m.pendingOrder.Remove(pm.elem)
+	delete(g.pending, memberID)
+	pendingNow.Add(-1)
+	return true
+}
+
+// pendingGone is what a pending member's going changes: a rebalance that waited only for it
+// completes, and a group left with nothing is forgotten. Called with m.mu held.
+func (m *Manager) pendingGone(g *group) {
+	if g.state == stPreparing {
+		m.tryCompleteJoin(g)
+	}
+	m.dropIfUnused(g)
 }
 
 // dropIfUnused forgets a group that a failed or abandoned first join left with nothing.
@@ -829,9 +892,7 @@ func (m *Manager) leaveOne(g *group, lm kmsg.LeaveGroupRequestMember, removed *b
 		}
 		memberID = cur
 	}
-	if t, ok := g.pending[memberID]; ok {
-		t.Stop()
-		delete(g.pending, memberID)
+	if m.dropPending(g, memberID) {
 		return 0
 	}
 	mem := g.members[memberID]

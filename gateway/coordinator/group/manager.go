@@ -1,6 +1,7 @@
 package group
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -90,6 +91,8 @@ type Manager struct {
 	sweep  clock.Timer
 
 	topicCache topicCache
+	// pendingOrder holds every group's pending members (pendingRef), oldest first.
+	pendingOrder *list.List
 }
 
 // NewManager returns a manager with no groups; call Restore before it serves.
@@ -115,7 +118,7 @@ func NewManager(cfg Config) *Manager {
 	if cfg.TopicRefresh == 0 {
 		cfg.TopicRefresh = defaultTopicRefresh
 	}
-	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group)}
+	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group), pendingOrder: list.New()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -162,7 +165,7 @@ type group struct {
 	leader       string
 	members      map[string]*member
 	order        []string // member ids in join order: leader choice and answers are stable
-	pending      map[string]clock.Timer
+	pending      map[string]*pendingMember
 	static       map[string]string // group.instance.id -> member id
 	offsets      map[tp]record.OffsetCommit
 	emptySince   time.Time
@@ -216,7 +219,7 @@ func newGroup(name string) *group {
 	return &group{
 		name:    name,
 		members: make(map[string]*member),
-		pending: make(map[string]clock.Timer),
+		pending: make(map[string]*pendingMember),
 		static:  make(map[string]string),
 		offsets: make(map[tp]record.OffsetCommit),
 		turn:    closed,
@@ -303,8 +306,8 @@ func (m *Manager) closeLocked() {
 	m.sweep.Stop()
 	for _, g := range m.groups {
 		g.stopTimer()
-		for _, t := range g.pending {
-			t.Stop()
+		for id := range g.pending {
+			m.dropPending(g, id)
 		}
 		for _, mem := range g.members {
 			if mem.timer != nil {
@@ -419,6 +422,19 @@ func (m *Manager) Restore(groups []record.Group, offsets []record.OffsetCommit) 
 			m.heartbeat(g, mem)
 		}
 	}
+	m.restoreOffsets(offsets, now, false)
+}
+
+// AddOffsets loads committed offsets read from elsewhere into a serving manager, keeping every
+// offset it holds already for a partition: what the manager holds was committed through it and is
+// at least as new as a copy read meanwhile.
+func (m *Manager) AddOffsets(offsets []record.OffsetCommit) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.restoreOffsets(offsets, m.clk.Now(), true)
+}
+
+func (m *Manager) restoreOffsets(offsets []record.OffsetCommit, now time.Time, keep bool) {
 	for _, oc := range offsets {
 		g := m.groups[oc.Group]
 		if g == nil {
@@ -426,8 +442,20 @@ func (m *Manager) Restore(groups []record.Group, offsets []record.OffsetCommit) 
 			g.emptySince = now
 			m.groups[oc.Group] = g
 		}
-		g.offsets[tp{oc.Topic, oc.Partition}] = oc
+		k := tp{oc.Topic, oc.Partition}
+		if _, held := g.offsets[k]; held && keep {
+			continue
+		}
+		g.offsets[k] = oc
 	}
+}
+
+// Holds reports whether the manager holds anything of the group: members, pending members,
+// committed offsets or a snapshot.
+func (m *Manager) Holds(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.groups[name] != nil
 }
 
 // State returns what the log holds for every group: groups (as their last completed generation

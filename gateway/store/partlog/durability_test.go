@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // syncRecorder replaces a log's fsync and remembers the files synced, in
@@ -399,4 +400,78 @@ func TestNoPreallocationOnTmpfs(t *testing.T) {
 	if allocatedPastEnd(fi) {
 		t.Fatalf("the active segment holds blocks past its %d bytes", fi.Size())
 	}
+}
+
+// The background sync runs on Options.Clock: what was appended is not synced before the clock
+// has moved FsyncInterval, then it is; and an append judges whether a sync fell behind by the
+// same clock, so a sync that has stalled for many intervals of wall time but none of the clock's
+// makes no append wait.
+func TestIntervalSyncOnClock(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	const interval = 10 * time.Millisecond
+	l, err := Open(t.TempDir(), Options{Fsync: FsyncInterval, FsyncInterval: interval, Clock: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	l.fsync = func(f *os.File) error {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+		return f.Sync()
+	}
+	defer l.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	fill(t, l, 10)
+	checkfor.Eventually(t, 5*time.Second, "the flusher's timer", func() error {
+		return checkfor.True(fake.Timers() == 1, "%d timers", fake.Timers())
+	})
+	fake.Advance(interval - time.Nanosecond)
+	select {
+	case <-entered:
+		t.Fatal("the background sync ran before FsyncInterval passed on the clock")
+	default:
+	}
+	fake.Advance(time.Nanosecond)
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no background sync once FsyncInterval passed on the clock")
+	}
+	// The sync stalls; wall time passes, the clock does not: an append does not wait for it.
+	began := time.Now()
+	checkfor.Eventually(t, 5*time.Second, "the stalled sync many intervals old in wall time", func() error {
+		return checkfor.True(time.Since(began) > 5*interval, "stalled for %v", time.Since(began))
+	})
+	appended := make(chan error, 1)
+	go func() {
+		_, err := l.Append(makeBatch(t, 10, 1), time.Now())
+		appended <- err
+	}()
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an append waited for a sync that is behind in wall time only")
+	}
+	close(release)
+	l.mu.RLock()
+	written := l.written
+	l.mu.RUnlock()
+	fake.Advance(interval)
+	checkfor.Eventually(t, 5*time.Second, "the next background sync to cover what was written", func() error {
+		d := l.durable.Load()
+		return checkfor.True(d >= written, "durable %d of %d written", d, written)
+	})
 }

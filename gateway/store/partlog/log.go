@@ -233,7 +233,7 @@ func (l *Log) Append(batch []byte, now time.Time) (uint64, error) {
 // instead of growing with the page cache.
 func (l *Log) keepUp() error {
 	t := l.syncTarget.Load()
-	if l.durable.Load() >= t || time.Now().UnixNano()-l.syncStart.Load() <= int64(l.opts.FsyncInterval) {
+	if l.durable.Load() >= t || l.opts.Clock.Now().UnixNano()-l.syncStart.Load() <= int64(l.opts.FsyncInterval) {
 		return nil
 	}
 	if err := l.syncUpTo(t); err != nil && !errors.Is(err, ErrClosed) {
@@ -324,7 +324,7 @@ func (l *Log) syncNow() error {
 	gen := l.dirGen
 	dirty := gen != l.dirSynced
 	l.mu.RUnlock()
-	l.syncStart.Store(time.Now().UnixNano())
+	l.syncStart.Store(l.opts.Clock.Now().UnixNano())
 	l.syncTarget.Store(w)
 
 	for _, s := range sealed {
@@ -363,13 +363,14 @@ func (l *Log) syncFile(f *os.File) error {
 
 func (l *Log) flusher() {
 	defer close(l.done)
-	t := time.NewTicker(l.opts.FsyncInterval)
+	t := l.opts.Clock.NewTimer(l.opts.FsyncInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-l.stop:
 			return
-		case <-t.C:
+		case <-t.C():
+			t.Reset(l.opts.FsyncInterval)
 			l.mu.Lock()
 			if l.closed {
 				l.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // FsyncPolicy says when appended bytes are forced to stable storage. The zero
@@ -85,6 +87,9 @@ type Options struct {
 	// Logger receives recovery reports and background sync failures
 	// (default: discarded).
 	Logger *slog.Logger
+	// Clock runs the background sync's period and judges when it falls behind (default: the
+	// wall clock).
+	Clock clock.Clock
 }
 
 func (o *Options) fill() error {
@@ -100,5 +105,6 @@ func (o *Options) fill() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Clock = clock.Or(o.Clock)
 	return nil
 }
