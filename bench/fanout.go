@@ -49,14 +49,15 @@ func (r *Results) GroupCPURatio(caseName, system, phase string) float64 {
 // TailCost is what a consumer at the tail costs the broker, in CPU
 // seconds per GB: per round, the broker's CPU per GB while one producer
 // sends with the tail consumer reading (workload.TailConsume) less its CPU
-// per GB in the case's produce phase, which had no consumer; the median
+// per GB while the same producer sent as much just before with no
+// consumer (workload.TailAlone); the median
 // of the rounds, with the medians of both terms. ok is false when not
 // measured.
 func (r *Results) TailCost(caseName, system string) (cost, withTail, produceAlone float64, ok bool) {
 	var d, wt, pa []float64
 	for _, rep := range r.Runs[caseName][system] {
 		tail, ok1 := phaseOf(rep, workload.TailConsume)
-		prod, ok2 := phaseOf(rep, "produce")
+		prod, ok2 := phaseOf(rep, workload.TailAlone)
 		if ok1 && ok2 && tail.Bytes > 0 && prod.Bytes > 0 {
 			wt = append(wt, cpuPerGB(tail))
 			pa = append(pa, cpuPerGB(prod))
@@ -79,11 +80,11 @@ func (r *Results) writeFanOut(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "\nFan-out, %d MiB of %s values per case, %d partitions: after the produce and group-less consume phases,"+
 		" one consumer group reads the topic from the start, then %d fresh groups one after another, then %d at once"+
-		" (each group a franz-go client of its own, goroutines of one client process); then one producer sends %d MiB more"+
+		" (each group a franz-go client of its own, goroutines of one client process); then one producer sends %d MiB more alone (tail-baseline) and %d MiB more again"+
 		" while a group-less consumer, placed at the end offsets beforehand, reads them as they come (tail)."+
 		" MB/s counts what all groups read; \"per GB of the topic\" counts the topic once; the tail row's consumer share is"+
-		" its broker CPU per GB less the produce phase's:\n\n",
-		c.FanOutBytes>>20, strings.TrimSpace(CaseName(FanOutSize, "")), c.Partitions, c.FanOut, c.FanOut, c.FanOutBytes>>20)
+		" its broker CPU per GB less that of tail-baseline, the same producer sending as much just before with no consumer:\n\n",
+		c.FanOutBytes>>20, strings.TrimSpace(CaseName(FanOutSize, "")), c.Partitions, c.FanOut, c.FanOut, c.FanOutBytes>>20, c.FanOutBytes>>20)
 	b.WriteString("| case | phase | system | MB/s (min–max) | broker CPU s/GB read | broker CPU s/GB of the topic | broker CPU / one group's |\n|---|---|---|---|---|---|---|\n")
 	for _, name := range r.FanOutCases() {
 		for _, ph := range append([]string{"produce"}, workload.FanOutPhases...) {

@@ -8,7 +8,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 )
 
-// fanRep is one round of a fan-out case: produce and tail at the given
+// fanRep is one round of a fan-out case: tail-baseline and tail at the given
 // broker CPU seconds per GB, one group at oneCPU seconds and the group
 // phases at turnCPU and onceCPU seconds, over 1 GB of topic.
 func fanRep(produce, tail, oneCPU, turnCPU, onceCPU float64) workload.Report {
@@ -16,8 +16,9 @@ func fanRep(produce, tail, oneCPU, turnCPU, onceCPU float64) workload.Report {
 		return workload.Phase{Name: name, Records: 1000, Bytes: int64(gb * 1e9), Seconds: 1, ClientCPU: 1, BrokerCPU: cpu}
 	}
 	return workload.Report{Phases: []workload.Phase{
-		ph("produce", 1, produce), ph("consume", 1, 1), ph(workload.OneGroup, 1, oneCPU),
-		ph(workload.GroupsTurn, 4, turnCPU), ph(workload.GroupsOnce, 4, onceCPU), ph(workload.TailConsume, 1, tail),
+		ph("produce", 1, 9), ph("consume", 1, 1), ph(workload.OneGroup, 1, oneCPU),
+		ph(workload.GroupsTurn, 4, turnCPU), ph(workload.GroupsOnce, 4, onceCPU),
+		ph(workload.TailAlone, 1, produce), ph(workload.TailConsume, 1, tail),
 	}}
 }
 

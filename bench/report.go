@@ -120,8 +120,12 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 	if command != "" {
 		fmt.Fprintf(&b, ", `%s`", command)
 	}
-	fmt.Fprintf(&b, ".\n%d MiB of values per case, %d partitions, native batches of %d KiB; serve with `--fsync never`, store in %s.\n",
-		c.CaseBytes>>20, c.Partitions, c.BatchBytes>>10, dataDirLabel(c.DataDir))
+	b.WriteString(".\n")
+	if !c.NoPayload {
+		fmt.Fprintf(&b, "%d MiB of values per case, ", c.CaseBytes>>20)
+	}
+	fmt.Fprintf(&b, "%d partitions, native batches of %d KiB; serve with `--fsync never`, store in %s.\n",
+		c.Partitions, c.BatchBytes>>10, dataDirLabel(c.DataDir))
 	b.WriteString("Snappy ratio of each payload pool (1 MiB chunks):")
 	sep := ""
 	for _, size := range c.Sizes {

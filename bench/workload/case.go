@@ -38,8 +38,9 @@ type Case struct {
 	IdleConns int
 	// Groups, when above zero, adds the fan-out phases after consume (see
 	// FanOutPhases): one consumer group reads the topic, then Groups fresh
-	// groups read it one after another, then Groups more at once, and a
-	// consumer at the tail reads Records more while they are produced.
+	// groups read it one after another, then Groups more at once; then one
+	// producer sends Records more alone, and Records more again while a
+	// consumer reads them at the tail.
 	Groups int
 }
 
@@ -49,11 +50,12 @@ const (
 	OneGroup    = "group-1"        // one consumer group reads the topic from the start
 	GroupsTurn  = "groups-in-turn" // Groups groups, one after another
 	GroupsOnce  = "groups-at-once" // Groups groups at the same time
+	TailAlone   = "tail-baseline"  // Records more produced by the tail phase's producer, no consumer reading
 	TailConsume = "tail"           // Records more produced while a consumer reads them at the tail
 )
 
 // FanOutPhases are the phases a case with Groups set adds.
-var FanOutPhases = []string{OneGroup, GroupsTurn, GroupsOnce, TailConsume}
+var FanOutPhases = []string{OneGroup, GroupsTurn, GroupsOnce, TailAlone, TailConsume}
 
 // Register adds the case's flags to fs.
 func (c *Case) Register(fs *flag.FlagSet) {

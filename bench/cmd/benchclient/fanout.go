@@ -57,11 +57,8 @@ func kafkaFanOut(ctx context.Context, c *workload.Case, pool *workload.Pool, adm
 	if err := groups(workload.GroupsOnce, c.Groups, true); err != nil {
 		return out, err
 	}
-	ph, err := kafkaTail(ctx, c, pool, adm)
-	if err != nil {
-		return out, err
-	}
-	return append(out, ph), nil
+	phs, err := kafkaTail(ctx, c, pool, adm)
+	return append(out, phs...), err
 }
 
 // readGroup joins a fresh group and reads the topic from the start until
@@ -102,22 +99,61 @@ func poll(ctx context.Context, cl *kgo.Client, want int64) (got, bytes int64, er
 	return got, bytes, nil
 }
 
-// kafkaTail positions a group-less consumer at the end of every partition,
-// then times one producer sending c.Records records while that consumer
-// reads them as they arrive; the window closes when the last record is
-// both acked and consumed. The broker's CPU in it is the producer's and
-// the tail consumer's together: the runner takes the produce phase's off.
-func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client) (workload.Phase, error) {
+// kafkaTail times one producer sending c.Records records with no consumer
+// (workload.TailAlone), then positions a group-less consumer at the end of
+// every partition and times the same producer sending c.Records more while
+// that consumer reads them as they arrive (workload.TailConsume); that
+// window closes when the last record is both acked and consumed. The
+// broker's CPU in the second is the producer's and the tail consumer's
+// together; the first, on the same topic from the same client just
+// before, is what the runner takes off.
+func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client) ([]workload.Phase, error) {
 	prod, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(c.Topic))
 	if err != nil {
-		return workload.Phase{}, err
+		return nil, err
 	}
 	defer prod.Close()
 	for i := range warmRecords {
 		if err := prod.ProduceSync(ctx, &kgo.Record{Value: pool.Value(pool.Len() - 1 - i)}).FirstErr(); err != nil {
-			return workload.Phase{}, fmt.Errorf("tail warm-up produce: %w", err)
+			return nil, fmt.Errorf("tail warm-up produce: %w", err)
 		}
 	}
+	w, err := workload.Begin(c.BrokerPID)
+	if err != nil {
+		return nil, err
+	}
+	if err := produceAll(ctx, prod, c, pool); err != nil {
+		return nil, fmt.Errorf("tail baseline produce: %w", err)
+	}
+	alone, err := w.End(workload.TailAlone, int64(c.Records), int64(c.Records)*int64(c.Size))
+	if err != nil {
+		return nil, err
+	}
+	ph, err := tailConsume(ctx, c, pool, adm, prod)
+	return []workload.Phase{alone, ph}, err
+}
+
+// produceAll sends the case's records from prod and waits for every ack.
+func produceAll(ctx context.Context, prod *kgo.Client, c *workload.Case, pool *workload.Pool) error {
+	var mu sync.Mutex
+	var first error
+	var acks sync.WaitGroup
+	for i := range c.Records {
+		acks.Add(1)
+		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				first = err
+				mu.Unlock()
+			}
+			acks.Done()
+		})
+	}
+	acks.Wait()
+	return first
+}
+
+func tailConsume(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, prod *kgo.Client) (workload.Phase, error) {
 	ends, err := adm.ListEndOffsets(ctx, c.Topic)
 	if err == nil {
 		err = ends.Error()
@@ -145,21 +181,7 @@ func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *
 	var consErr error
 	var reader sync.WaitGroup
 	reader.Go(func() { got, bytes, consErr = poll(ctx, cons, want) })
-	var mu sync.Mutex
-	var prodErr error
-	var acks sync.WaitGroup
-	for i := range c.Records {
-		acks.Add(1)
-		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				prodErr = err
-				mu.Unlock()
-			}
-			acks.Done()
-		})
-	}
-	acks.Wait()
+	prodErr := produceAll(ctx, prod, c, pool)
 	reader.Wait()
 	ph, err := w.End(workload.TailConsume, got, bytes)
 	switch {
