@@ -19,7 +19,9 @@ import (
 // partitions, one producer beside 20 idle connections, which the clients
 // check are still open after the phases) must report for the gateway,
 // kfake and native, and land in the scale table, the goals table and the
-// chart. With IGGY_CHECKOUT set it measures the official SDK too; with
+// chart. The fan-out case of each kind (four groups over 1 MiB) must
+// report every phase for the gateway and kfake and its goals be measured.
+// With IGGY_CHECKOUT set it measures the official SDK too; with
 // BENCH_REF set it builds the gateway from that git revision (for a
 // working tree that another change has left half edited).
 func TestQuickRun(t *testing.T) {
@@ -34,6 +36,7 @@ func TestQuickRun(t *testing.T) {
 	cfg.ClientTimeout = 30 * time.Second
 	cfg.Scale = []ScalePoint{{1, 3, 0}, {2, 6, 0}, {1, 3, 20}}
 	cfg.ScaleBytes = 1 << 20
+	cfg.FanOutBytes = 1 << 20
 	cfg.IggyCheckout = os.Getenv("IGGY_CHECKOUT")
 	cfg.Ref = os.Getenv("BENCH_REF")
 	cfg.DataDir = t.TempDir()
@@ -101,8 +104,23 @@ func TestQuickRun(t *testing.T) {
 			}
 		}
 	}
+	for _, name := range res.FanOutCases() {
+		for _, ph := range append([]string{"produce"}, workload.FanOutPhases...) {
+			for _, sys := range FanOutSystems {
+				if f := res.Figures(name, sys, ph); f.Rounds != 1 || f.MBps <= 0 || f.BrokerCPUPerGB <= 0 {
+					t.Errorf("%s %s %s: %+v has a zero figure", name, ph, sys, f)
+				}
+				if row := fmt.Sprintf("| %s | %s | %s |", name, ph, systemLabel[sys]); !strings.Contains(table.String(), row) {
+					t.Errorf("table has no fan-out row %q", row)
+				}
+			}
+		}
+	}
+	if len(res.FanOutCases()) != len(cfg.Kinds) {
+		t.Errorf("fan-out cases %v, want one per kind", res.FanOutCases())
+	}
 	for _, g := range res.Goals() {
-		if strings.HasPrefix(g.Text, "scale:") && !g.Measured() {
+		if (strings.HasPrefix(g.Text, "scale:") || strings.HasPrefix(g.Text, "fan-out:") || strings.HasPrefix(g.Text, "tail:")) && !g.Measured() {
 			t.Errorf("goal %q not measured: %s", g.Text, g.Unmeasured)
 		}
 		if row := fmt.Sprintf("| %s | %s |", g.Text, g.ValueText()); !strings.Contains(table.String(), row) {

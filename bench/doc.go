@@ -45,7 +45,16 @@
 // paced produce: single records at 1,000 a second, each waited for
 // (franz-go with linger 0, native clients one message per send).
 //
-// After the payload cases each round runs the scale points (Config.Scale,
+// After the payload cases each round runs the fan-out cases (Config.FanOut
+// groups, FanOutBytes of 1 KiB values of each kind) on the gateway and
+// kfake: after produce and consume, one consumer group reads the topic,
+// then FanOut fresh groups one after another, then FanOut at once (each a
+// franz-go client of its own); then one producer sends as much again with
+// nobody reading (tail-baseline) and once more while a group-less consumer
+// placed at the end offsets reads it as it comes (tail). -fanout 0 leaves
+// them out, -payload=false leaves the payload cases out.
+//
+// Then each round runs the scale points (Config.Scale,
 // DefaultScale): 1 KiB random values, ScaleBytes of them per point, for the
 // gateway, kfake and native, at 1 producer over 3 partitions (the
 // baseline), 4 over 12, 16 over 96, and 1 over 3 while 1,000 idle
@@ -87,7 +96,11 @@
 // measured on 1 KiB random); the paced produce p99 ≤ 1 ms and ≤ kfake's;
 // and the gateway at 16 × 96 and beside 1,000 idle connections keeping
 // 0.8 of its baseline MB/s, produce and consume. A goal whose systems were
-// not measured says so; the memory goals point at bench/cmd/connmem.
+// not measured says so; the memory goals point at bench/cmd/connmem. Then
+// issue 20's goal 4 per fan-out case: the broker's CPU for FanOut groups,
+// in turn and at once, at most 1.5 × its CPU for one group (GroupCPURatio,
+// paired by round), and a tail consumer at most 0.3 CPU s/GB (TailCost:
+// the tail phase's broker CPU per GB less tail-baseline's).
 // WriteScaleSVG draws the scale points as a chart (bench -svg).
 //
 // The two types to know are Config (what a run measures; Default and Quick)

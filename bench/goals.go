@@ -17,7 +17,7 @@ type Goal struct {
 	// AtMost says the value must not exceed Target (a latency); otherwise
 	// it must reach it (a ratio).
 	AtMost bool
-	Unit   string // "" for a ratio, "µs"
+	Unit   string // "" for a ratio, "µs", "s/GB"
 	Detail string // context for the value, may be empty
 	// Unmeasured, when set, is why the run has no value for the goal, as
 	// the verdict column prints it.
@@ -69,8 +69,11 @@ func (g Goal) unit() float64 {
 }
 
 func (g Goal) format(v float64) string {
-	if g.Unit == "µs" {
+	switch g.Unit {
+	case "µs":
 		return fmt.Sprintf("%.0f µs", v)
+	case "s/GB":
+		return fmt.Sprintf("%.2f s/GB", v)
 	}
 	return fmt.Sprintf("%.2f", v)
 }
@@ -185,6 +188,7 @@ func (r *Results) Goals() []Goal {
 	}
 	out = append(out, r.latencyGoals()...)
 	out = append(out, r.scaleGoals()...)
+	out = append(out, r.fanOutGoals()...)
 	out = append(out,
 		Goal{Text: "memory: gateway RSS < 256 MiB with 50 concurrent producers", Unmeasured: "see `go run ./bench/cmd/connmem`"},
 		Goal{Text: "memory: per idle connection stated", Unmeasured: "see `go run ./bench/cmd/connmem`"})
@@ -287,7 +291,7 @@ func thousands(n int) string {
 
 // writeGoals prints the goals table.
 func (r *Results) writeGoals(b *strings.Builder) {
-	b.WriteString("\nGoals of issue 11. Ratios are medians of the per-round ratios of the gateway's MB/s to the other's;" +
+	b.WriteString("\nGoals of issue 11, then issue 20's fan-out goals (broker CPU of the group phases over one group's, paired by round; the tail consumer's share of the broker's CPU per GB). Ratios are medians of the per-round ratios of the gateway's MB/s to the other's;" +
 		" \"within 20%\" means each ratio of that case reaches 0.8 of its 1 KiB random target;" +
 		" scale ratios are the gateway's MB/s at a point over its MB/s at the one-producer point.\n\n")
 	b.WriteString("| goal | measured | target | verdict |\n|---|---|---|---|\n")

@@ -85,6 +85,9 @@ func (r *Results) PairRatio(ca, a, cb, b, phase string) float64 {
 
 // Cases are the case names in the order the run measured them.
 func (r *Results) Cases() []string {
+	if r.Config.NoPayload {
+		return nil
+	}
 	var out []string
 	for _, size := range r.Config.Sizes {
 		for _, kind := range r.Config.Kinds {
@@ -117,27 +120,46 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 	if command != "" {
 		fmt.Fprintf(&b, ", `%s`", command)
 	}
-	fmt.Fprintf(&b, ".\n%d MiB of values per case, %d partitions, native batches of %d KiB; serve with `--fsync never`, store in %s.\n",
-		c.CaseBytes>>20, c.Partitions, c.BatchBytes>>10, dataDirLabel(c.DataDir))
+	b.WriteString(".\n")
+	if !c.NoPayload {
+		fmt.Fprintf(&b, "%d MiB of values per case, ", c.CaseBytes>>20)
+	}
+	fmt.Fprintf(&b, "%d partitions, native batches of %d KiB; serve with `--fsync never`, store in %s.\n",
+		c.Partitions, c.BatchBytes>>10, dataDirLabel(c.DataDir))
 	b.WriteString("Snappy ratio of each payload pool (1 MiB chunks):")
-	for i, name := range r.Cases() {
-		sep := ","
-		if i == 0 {
-			sep = ""
+	sep := ""
+	for _, size := range c.Sizes {
+		for _, kind := range c.Kinds {
+			name := CaseName(size, kind)
+			fmt.Fprintf(&b, "%s %s %.2f:1", sep, name, r.Snappy[name])
+			sep = ","
 		}
-		fmt.Fprintf(&b, "%s %s %.2f:1", sep, name, r.Snappy[name])
 	}
 	b.WriteString(".\n")
 	if rss := r.PeakRSS[Gateway]; len(rss) > 0 {
 		fmt.Fprintf(&b, "Peak RSS per round (median): serve %d MiB, kfake %d MiB.\n",
 			int64(Median(int64s(rss)))>>20, int64(Median(int64s(r.PeakRSS[Kfake])))>>20)
 	}
+	if len(r.Cases()) > 0 {
+		r.writeCases(&b)
+	}
+	r.writeLatency(&b)
+	r.writeFanOut(&b)
+	r.writeScale(&b)
+	r.writeGoals(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeCases prints the payload cases: the figures table and the ratios
+// table.
+func (r *Results) writeCases(b *strings.Builder) {
 	b.WriteString("\n| case | phase | system | MB/s (min–max) | records/s | broker CPU s/GB | client CPU s/GB |\n|---|---|---|---|---|---|---|\n")
 	for _, name := range r.Cases() {
 		for _, ph := range Phases {
 			for _, sys := range r.Systems {
 				f := r.Figures(name, sys, ph)
-				fmt.Fprintf(&b, "| %s | %s | %s | %.0f (%.0f–%.0f) | %s | %.2f | %.2f |\n",
+				fmt.Fprintf(b, "| %s | %s | %s | %.0f (%.0f–%.0f) | %s | %.2f | %.2f |\n",
 					name, ph, systemLabel[sys], f.MBps, f.MinMBps, f.MaxMBps, human(f.RecordsPerSec), f.BrokerCPUPerGB, f.ClientCPUPerGB)
 			}
 		}
@@ -154,18 +176,13 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 	b.WriteString("\n")
 	for _, name := range r.Cases() {
 		for _, ph := range Phases {
-			fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f |", name, ph, r.Ratio(name, Kfake, ph), r.Ratio(name, Native, ph))
+			fmt.Fprintf(b, "| %s | %s | %.2f | %.2f |", name, ph, r.Ratio(name, Kfake, ph), r.Ratio(name, Native, ph))
 			if hasSDK {
-				fmt.Fprintf(&b, " %.2f |", r.Ratio(name, SDK, ph))
+				fmt.Fprintf(b, " %.2f |", r.Ratio(name, SDK, ph))
 			}
 			b.WriteString("\n")
 		}
 	}
-	r.writeLatency(&b)
-	r.writeScale(&b)
-	r.writeGoals(&b)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // LatencyFigures are the medians over the rounds of a system's paced

@@ -52,6 +52,16 @@ type Config struct {
 	// baseline the scale goals compare with.
 	Scale      []ScalePoint
 	ScaleBytes int64
+	// NoPayload leaves the payload cases, and with them the paced phase,
+	// out of the run: the fan-out cases or the scale points alone.
+	NoPayload bool
+	// FanOut, when above zero, adds the fan-out cases, measured in every
+	// round after the payload cases on the gateway and kfake: FanOutBytes
+	// of FanOutSize values of each kind, read back by one consumer group,
+	// by FanOut groups in turn and by FanOut at once, then FanOutBytes more
+	// produced while a consumer reads them at the tail.
+	FanOut      int
+	FanOutBytes int64
 	// ClientTimeout bounds one client run (produce and consume of a case).
 	ClientTimeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -72,6 +82,8 @@ func Default() Config {
 		LatencyRate:    1000,
 		Scale:          DefaultScale(),
 		ScaleBytes:     128 << 20,
+		FanOut:         4,
+		FanOutBytes:    256 << 20,
 		ClientTimeout:  5 * time.Minute,
 	}
 }
@@ -109,6 +121,29 @@ const (
 	ScaleKind = workload.Random
 )
 
+// FanOutSystems are the systems a fan-out case measures: the Kafka
+// brokers, since consumer groups are Kafka's.
+var FanOutSystems = []string{Gateway, Kfake}
+
+// FanOutSize is the value size of every fan-out case.
+const FanOutSize = 1024
+
+// FanOutName names the fan-out case of a payload kind, as the tables
+// print it and Results.Runs keys it.
+func FanOutName(kind string) string { return "fan-out, " + CaseName(FanOutSize, kind) }
+
+// FanOutCases are the fan-out case names of the run, one per kind.
+func (r *Results) FanOutCases() []string {
+	if r.Config.FanOut <= 0 {
+		return nil
+	}
+	var out []string
+	for _, kind := range r.Config.Kinds {
+		out = append(out, FanOutName(kind))
+	}
+	return out
+}
+
 // Quick is the development and CI smoke run: about a minute.
 func Quick() Config {
 	c := Default()
@@ -116,6 +151,7 @@ func Quick() Config {
 	c.PoolBytes = 4 << 20
 	c.LatencyRecords = 500
 	c.ScaleBytes = 8 << 20
+	c.FanOutBytes = 8 << 20
 	c.ClientTimeout = time.Minute
 	return c
 }
@@ -176,6 +212,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
 	if cfg.Rounds < 1 || len(cfg.Sizes) == 0 || len(cfg.Kinds) == 0 || cfg.CaseBytes <= 0 || cfg.Partitions < 1 {
 		return nil, errors.New("bench: config needs rounds, sizes, kinds, case bytes and partitions")
+	}
+	if cfg.FanOut > 0 && cfg.FanOutBytes < FanOutSize {
+		return nil, fmt.Errorf("bench: fan-out of %d groups needs a record (%d bytes)", cfg.FanOut, cfg.FanOutBytes)
 	}
 	for _, pt := range cfg.Scale {
 		if pt.Producers < 1 || pt.Partitions < 1 || pt.IdleConns < 0 || cfg.ScaleBytes < ScaleSize {
@@ -258,6 +297,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		err = func() error {
 			for _, size := range cfg.Sizes {
+				if cfg.NoPayload {
+					break
+				}
 				for _, kind := range cfg.Kinds {
 					for _, sys := range res.Systems {
 						c := workload.Case{Kind: kind, Size: size, Records: int(cfg.CaseBytes / int64(size)), Partitions: cfg.Partitions}
@@ -267,6 +309,18 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 						if err := one(CaseName(size, kind), sys, c); err != nil {
 							return err
 						}
+					}
+				}
+			}
+			for _, kind := range cfg.Kinds {
+				if cfg.FanOut <= 0 {
+					break
+				}
+				for _, sys := range FanOutSystems {
+					c := workload.Case{Kind: kind, Size: FanOutSize, Records: int(cfg.FanOutBytes / FanOutSize),
+						Partitions: cfg.Partitions, Groups: cfg.FanOut}
+					if err := one(FanOutName(kind), sys, c); err != nil {
+						return err
 					}
 				}
 			}

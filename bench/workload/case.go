@@ -36,7 +36,26 @@ type Case struct {
 	// phase, each having spoken once (ApiVersions on a Kafka port, a login
 	// on an Iggy port), and held, silent, until the phases are over.
 	IdleConns int
+	// Groups, when above zero, adds the fan-out phases after consume (see
+	// FanOutPhases): one consumer group reads the topic, then Groups fresh
+	// groups read it one after another, then Groups more at once; then one
+	// producer sends Records more alone, and Records more again while a
+	// consumer reads them at the tail.
+	Groups int
 }
+
+// The fan-out phases, in the order a client runs them. Each group phase
+// counts in Bytes and Records what all its groups received together.
+const (
+	OneGroup    = "group-1"        // one consumer group reads the topic from the start
+	GroupsTurn  = "groups-in-turn" // Groups groups, one after another
+	GroupsOnce  = "groups-at-once" // Groups groups at the same time
+	TailAlone   = "tail-baseline"  // Records more produced by the tail phase's producer, no consumer reading
+	TailConsume = "tail"           // Records more produced while a consumer reads them at the tail
+)
+
+// FanOutPhases are the phases a case with Groups set adds.
+var FanOutPhases = []string{OneGroup, GroupsTurn, GroupsOnce, TailAlone, TailConsume}
 
 // Register adds the case's flags to fs.
 func (c *Case) Register(fs *flag.FlagSet) {
@@ -54,6 +73,7 @@ func (c *Case) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.LatencyRate, "latency-rate", 1000, "records per second of the latency phase")
 	fs.IntVar(&c.Producers, "producers", 0, "producers, each its own client (0: one franz-go producer, one native connection per partition)")
 	fs.IntVar(&c.IdleConns, "idle-conns", 0, "idle connections held open to the broker during the phases")
+	fs.IntVar(&c.Groups, "groups", 0, "fan-out: consumer groups reading the topic after consume, in turn and at once, then a tail consumer (0: none)")
 }
 
 // Args is the command line that Register parses back into c.
@@ -73,6 +93,7 @@ func (c *Case) Args() []string {
 		"-latency-rate", fmt.Sprint(max(1, c.LatencyRate)),
 		"-producers", fmt.Sprint(c.Producers),
 		"-idle-conns", fmt.Sprint(c.IdleConns),
+		"-groups", fmt.Sprint(c.Groups),
 	}
 }
 

@@ -2,9 +2,10 @@
 // its markdown tables: the gateway, kfake and native Iggy clients, each
 // broker and each client in its own process, for random and compressible
 // payloads of 1 KiB and 100 B, then the scale points and the goals of
-// issue 11 met or missed. It also draws the scale points as an SVG chart.
+// issues 11 and 20 met or missed, with the fan-out and tail-consumer cases
+// between them. It also draws the scale points as an SVG chart.
 //
-//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE] [-svg FILE] [-scale=false]
+//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE] [-svg FILE] [-scale=false] [-payload=false] [-fanout N]
 package main
 
 import (
@@ -32,6 +33,9 @@ func main() {
 	scale := flag.Bool("scale", true, "measure the scale points (1 KiB random values; producers × partitions, idle connections)")
 	scaleMiB := flag.Int("scale-mib", 0, "MiB of values per scale point (default 128, quick 8)")
 	svg := flag.String("svg", "", "write the scale chart to this SVG file (default: beside -out, NAME-scale.svg)")
+	fanOut := flag.Int("fanout", -1, "consumer groups of the fan-out cases, in turn and at once, plus a tail consumer (default 4; 0: none)")
+	fanOutMiB := flag.Int("fanout-mib", 0, "MiB of values per fan-out case (default 256, quick 8)")
+	payload := flag.Bool("payload", true, "measure the payload cases (and the paced produce)")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
@@ -50,6 +54,15 @@ func main() {
 	}
 	if *scaleMiB > 0 {
 		cfg.ScaleBytes = int64(*scaleMiB) << 20
+	}
+	if *fanOut >= 0 {
+		cfg.FanOut = *fanOut
+	}
+	if *fanOutMiB > 0 {
+		cfg.FanOutBytes = int64(*fanOutMiB) << 20
+	}
+	if !*payload {
+		cfg.NoPayload, cfg.LatencyRecords = true, 0
 	}
 	if !*scale {
 		if *svg != "" {

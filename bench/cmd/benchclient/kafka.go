@@ -107,20 +107,14 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 	if err != nil {
 		return rep, err
 	}
-	defer cons.Close()
-	var got, bytes int64
-	for got < want {
-		fs := cons.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("consumed %d of %d records: %w", got, want, err)
+	defer func() {
+		if cons != nil {
+			cons.Close()
 		}
-		if errs := fs.Errors(); len(errs) > 0 {
-			return rep, fmt.Errorf("fetch %s/%d: %w", errs[0].Topic, errs[0].Partition, errs[0].Err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			got++
-			bytes += int64(len(r.Value))
-		})
+	}()
+	got, bytes, err := poll(ctx, cons, want)
+	if err != nil {
+		return rep, err
 	}
 	ph, err = w.End("consume", got, bytes)
 	if err != nil {
@@ -130,6 +124,17 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 		return rep, fmt.Errorf("consumed %d records of %d bytes, want %d records of %d bytes", got, bytes, want, want*int64(c.Size))
 	}
 	rep.Phases = append(rep.Phases, ph)
+	// A group-less consumer left polling at the tail would be charged to
+	// the fan-out phases.
+	cons.Close()
+	cons = nil
+	if c.Groups > 0 {
+		phs, err := kafkaFanOut(ctx, c, pool, adm, want)
+		if err != nil {
+			return rep, err
+		}
+		rep.Phases = append(rep.Phases, phs...)
+	}
 	if c.LatencyRecords > 0 {
 		ph, err := kafkaLatency(ctx, c, pool)
 		if err != nil {

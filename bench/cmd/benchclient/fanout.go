@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggy-kafka/iggy-kafka/bench/workload"
+)
+
+// kafkaFanOut runs the fan-out phases on a topic that holds want records
+// of c.Size bytes: one group, c.Groups groups in turn, c.Groups at once
+// (each a client of its own, every group a fresh name), then a consumer at
+// the tail reading c.Records more as one producer sends them.
+func kafkaFanOut(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, want int64) ([]workload.Phase, error) {
+	var out []workload.Phase
+	seq := 0
+	groups := func(phase string, n int, together bool) error {
+		w, err := workload.Begin(c.BrokerPID)
+		if err != nil {
+			return err
+		}
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for g := range n {
+			seq++
+			name := fmt.Sprintf("%s-g%d", c.Topic, seq)
+			read := func() { errs[g] = readGroup(ctx, c, name, want) }
+			if together {
+				wg.Go(read)
+			} else {
+				read()
+			}
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return fmt.Errorf("%s: %w", phase, err)
+			}
+		}
+		ph, err := w.End(phase, int64(n)*want, int64(n)*want*int64(c.Size))
+		if err != nil {
+			return err
+		}
+		out = append(out, ph)
+		return nil
+	}
+	if err := groups(workload.OneGroup, 1, false); err != nil {
+		return out, err
+	}
+	if err := groups(workload.GroupsTurn, c.Groups, false); err != nil {
+		return out, err
+	}
+	if err := groups(workload.GroupsOnce, c.Groups, true); err != nil {
+		return out, err
+	}
+	phs, err := kafkaTail(ctx, c, pool, adm)
+	return append(out, phs...), err
+}
+
+// readGroup joins a fresh group and reads the topic from the start until
+// it has want records, each of c.Size bytes; leaving the group is part of
+// its work.
+func readGroup(ctx context.Context, c *workload.Case, group string, want int64) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(c.Topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	got, bytes, err := poll(ctx, cl, want)
+	if err != nil {
+		return fmt.Errorf("group %s: %w", group, err)
+	}
+	if got != want || bytes != want*int64(c.Size) {
+		return fmt.Errorf("group %s consumed %d records of %d bytes, want %d of %d", group, got, bytes, want, want*int64(c.Size))
+	}
+	return nil
+}
+
+// poll reads until want records have come or the context ends.
+func poll(ctx context.Context, cl *kgo.Client, want int64) (got, bytes int64, err error) {
+	for got < want {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return got, bytes, fmt.Errorf("consumed %d of %d records: %w", got, want, err)
+		}
+		if errs := fs.Errors(); len(errs) > 0 {
+			return got, bytes, fmt.Errorf("fetch %s/%d: %w", errs[0].Topic, errs[0].Partition, errs[0].Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got++
+			bytes += int64(len(r.Value))
+		})
+	}
+	return got, bytes, nil
+}
+
+// kafkaTail times one producer sending c.Records records with no consumer
+// (workload.TailAlone), then positions a group-less consumer at the end of
+// every partition and times the same producer sending c.Records more while
+// that consumer reads them as they arrive (workload.TailConsume); that
+// window closes when the last record is both acked and consumed. The
+// broker's CPU in the second is the producer's and the tail consumer's
+// together; the first, on the same topic from the same client just
+// before, is what the runner takes off.
+func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client) ([]workload.Phase, error) {
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(c.Topic))
+	if err != nil {
+		return nil, err
+	}
+	defer prod.Close()
+	for i := range warmRecords {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: pool.Value(pool.Len() - 1 - i)}).FirstErr(); err != nil {
+			return nil, fmt.Errorf("tail warm-up produce: %w", err)
+		}
+	}
+	w, err := workload.Begin(c.BrokerPID)
+	if err != nil {
+		return nil, err
+	}
+	if err := produceAll(ctx, prod, c, pool); err != nil {
+		return nil, fmt.Errorf("tail baseline produce: %w", err)
+	}
+	alone, err := w.End(workload.TailAlone, int64(c.Records), int64(c.Records)*int64(c.Size))
+	if err != nil {
+		return nil, err
+	}
+	ph, err := tailConsume(ctx, c, pool, adm, prod)
+	return []workload.Phase{alone, ph}, err
+}
+
+// produceAll sends the case's records from prod and waits for every ack.
+func produceAll(ctx context.Context, prod *kgo.Client, c *workload.Case, pool *workload.Pool) error {
+	var mu sync.Mutex
+	var first error
+	var acks sync.WaitGroup
+	for i := range c.Records {
+		acks.Add(1)
+		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				first = err
+				mu.Unlock()
+			}
+			acks.Done()
+		})
+	}
+	acks.Wait()
+	return first
+}
+
+func tailConsume(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, prod *kgo.Client) (workload.Phase, error) {
+	ends, err := adm.ListEndOffsets(ctx, c.Topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return workload.Phase{}, fmt.Errorf("tail: end offsets: %w", err)
+	}
+	at := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) { at[o.Partition] = kgo.NewOffset().At(o.Offset) })
+	if len(at) != c.Partitions {
+		return workload.Phase{}, fmt.Errorf("tail: end offsets of %d partitions, want %d", len(at), c.Partitions)
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.Topic: at}))
+	if err != nil {
+		return workload.Phase{}, err
+	}
+	defer cons.Close()
+
+	w, err := workload.Begin(c.BrokerPID)
+	if err != nil {
+		return workload.Phase{}, err
+	}
+	want := int64(c.Records)
+	var got, bytes int64
+	var consErr error
+	var reader sync.WaitGroup
+	reader.Go(func() { got, bytes, consErr = poll(ctx, cons, want) })
+	prodErr := produceAll(ctx, prod, c, pool)
+	reader.Wait()
+	ph, err := w.End(workload.TailConsume, got, bytes)
+	switch {
+	case prodErr != nil:
+		return ph, fmt.Errorf("tail produce: %w", prodErr)
+	case consErr != nil:
+		return ph, fmt.Errorf("tail consume: %w", consErr)
+	case err != nil:
+		return ph, err
+	case got != want || bytes != want*int64(c.Size):
+		return ph, fmt.Errorf("tail consumer read %d records of %d bytes, want %d of %d", got, bytes, want, want*int64(c.Size))
+	}
+	return ph, nil
+}
