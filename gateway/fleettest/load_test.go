@@ -441,3 +441,26 @@ func (l *load) startPlain() {
 		}
 	}()
 }
+
+// storedProblemsLocked checks stored (position -> value, as read back from the topic) against
+// what the producers were acknowledged: every acknowledged record stored at its offset, and
+// once. Called with l.mu held.
+func (l *load) storedProblemsLocked(stored map[pos]string) []string {
+	count := map[string]int{}
+	for _, v := range stored {
+		count[v]++
+	}
+	var problems []string
+	for v, at := range l.acked {
+		switch got, ok := stored[at]; {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("%s acknowledged at %d/%d is not stored", v, at.p, at.off))
+		case got != v:
+			problems = append(problems, fmt.Sprintf("%s acknowledged at %d/%d, stored there is %s", v, at.p, at.off, got))
+		}
+		if count[v] > 1 {
+			problems = append(problems, fmt.Sprintf("%s is stored %d times", v, count[v]))
+		}
+	}
+	return problems
+}

@@ -216,21 +216,8 @@ func (r *run) finish() {
 	if len(l.acked) == 0 {
 		t.Fatal("no record was acknowledged")
 	}
-	var problems []string
-	count := map[string]int{}
-	for _, v := range stored {
-		count[v]++
-	}
+	problems := l.storedProblemsLocked(stored)
 	for v, at := range l.acked {
-		switch got, ok := stored[at]; {
-		case !ok:
-			problems = append(problems, fmt.Sprintf("%s acknowledged at %d/%d is not stored", v, at.p, at.off))
-		case got != v:
-			problems = append(problems, fmt.Sprintf("%s acknowledged at %d/%d, stored there is %s", v, at.p, at.off, got))
-		}
-		if count[v] > 1 {
-			problems = append(problems, fmt.Sprintf("%s is stored %d times", v, count[v]))
-		}
 		switch reads := l.reads[at]; {
 		case len(reads) == 0:
 			problems = append(problems, fmt.Sprintf("%s at %d/%d was never read by the group", v, at.p, at.off))

@@ -71,18 +71,8 @@ func TestDataPathSurvivesGatewayKill(t *testing.T) {
 	if len(l.prodErrs) > 0 {
 		t.Errorf("producers gave up on records: %v", l.prodErrs[:min(5, len(l.prodErrs))])
 	}
-	count := map[string]int{}
-	for _, v := range stored {
-		count[v]++
-	}
-	var problems []string
+	problems := l.storedProblemsLocked(stored)
 	for v, at := range l.acked {
-		if stored[at] != v {
-			problems = append(problems, fmt.Sprintf("%s acknowledged at %d/%d, stored there: %q", v, at.p, at.off, stored[at]))
-		}
-		if count[v] != 1 {
-			problems = append(problems, fmt.Sprintf("%s stored %d times", v, count[v]))
-		}
 		if r := l.reads[at]; len(r) != 1 || r[0] != v {
 			problems = append(problems, fmt.Sprintf("%s at %d/%d read as %v", v, at.p, at.off, r))
 		}

@@ -133,19 +133,7 @@ func TestStoreOutage(t *testing.T) {
 	if len(l.prodErrs) > 0 {
 		t.Errorf("producers gave up on records: %v", l.prodErrs[:min(5, len(l.prodErrs))])
 	}
-	count := map[string]int{}
-	for _, v := range stored {
-		count[v]++
-	}
-	var problems []string
-	for v, at := range l.acked {
-		if got, ok := stored[at]; !ok || got != v {
-			problems = append(problems, fmt.Sprintf("%s acknowledged at %d/%d, stored there: %q", v, at.p, at.off, got))
-		}
-		if count[v] > 1 {
-			problems = append(problems, fmt.Sprintf("%s stored %d times", v, count[v]))
-		}
-	}
+	problems := l.storedProblemsLocked(stored)
 	if len(problems) > 0 {
 		t.Errorf("%d problems (%d acknowledged, %d stored): %s", len(problems), len(l.acked), len(stored), firstFew(problems))
 	}

@@ -20,17 +20,6 @@ func Lease(members []uint32, p int) (member uint32, ok bool) {
 	return member, ok
 }
 
-// Leases is Lease for every log partition: partition -> member, empty with no members.
-func Leases(members []uint32) map[int]uint32 {
-	out := make(map[int]uint32, Partitions)
-	for p := range Partitions {
-		if m, ok := Lease(members, p); ok {
-			out[p] = m
-		}
-	}
-	return out
-}
-
 // Held lists, in order, the log partitions member holds among members.
 func Held(members []uint32, member uint32) []int {
 	if !slices.Contains(members, member) {
