@@ -51,6 +51,7 @@ type Config struct {
 	MaxRequestBytes   int32  // default 100 MiB
 	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
 	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 32 MiB, negative: off
+	FetchCacheBytes   int64  // rebuilt batches kept for other readers (bridge.Config.FetchCacheBytes); default 256 MiB, negative: off
 	// ProducerIDExpiration drops an idempotent producer's state on a partition this long after
 	// its last batch there (bridge.Config.ProducerIDExpiration); default 24h.
 	ProducerIDExpiration time.Duration
@@ -219,6 +220,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		DefaultPartitions:    cfg.DefaultPartitions,
 		FetchCodec:           cfg.FetchCodec,
 		TailCacheBytes:       cfg.TailCacheBytes,
+		FetchCacheBytes:      cfg.FetchCacheBytes,
 		ProducerIDExpiration: cfg.ProducerIDExpiration,
 		Logger:               cfg.Logger.With("component", "bridge"),
 		// The coordinator starts after the bridge and before the Kafka listener, the only

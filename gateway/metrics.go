@@ -79,6 +79,14 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_tail_fetches_total",
 		Help: "Partition reads answered with producers' own batches from the tail cache (process-wide).",
 	}, func() float64 { return float64(bridge.TailFetches()) })
+	rebuiltFetches := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_cache_fetches_total",
+		Help: "Partition reads answered with batches an earlier fetch rebuilt, from the fetch cache (process-wide).",
+	}, func() float64 { return float64(bridge.RebuiltFetches()) })
+	rebuiltStored := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_cache_stored_bytes_total",
+		Help: "Bytes of rebuilt batches put in the fetch cache (process-wide).",
+	}, func() float64 { return float64(bridge.RebuiltBytesStored()) })
 	scans := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_producer_scans_total",
 		Help: "Tail scans that rebuilt an idempotent producer's state from Iggy (process-wide).",
@@ -119,7 +127,7 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_group_offset_loads_forgotten_total",
 		Help: "Group names whose load was forgotten, the least recently requested past 1024 (process-wide).",
 	}, func() float64 { _, _, n := coordinator.GroupOffsetLoads(); return float64(n) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, fetchCapped, scans, scansSkipped, statesDropped,
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, fetchCapped, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -92,7 +92,8 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		MetricsAddr:          v.String("metrics-addr"),
 		DefaultPartitions:    int32(v.Int("default-partitions")),
 		FetchCodec:           v.String("fetch-codec"),
-		TailCacheBytes:       tailCache(v.Bytes("tail-cache")),
+		TailCacheBytes:       cacheSize(v.Bytes("tail-cache")),
+		FetchCacheBytes:      cacheSize(v.Bytes("fetch-cache")),
 		ProducerIDExpiration: v.Duration("producer-id-expiration"),
 	}
 	cfg.Version, _, _ = buildInfo()
@@ -231,9 +232,9 @@ func parseBrokers(list []string) ([]kafka.Broker, error) {
 	return out, nil
 }
 
-// tailCache maps the tail-cache setting onto gateway.Config, where 0 is the default and a
-// negative size turns the cache off.
-func tailCache(n int64) int64 {
+// cacheSize maps a cache size setting (tail-cache, fetch-cache) onto gateway.Config, where 0 is
+// the default and a negative size turns the cache off.
+func cacheSize(n int64) int64 {
 	if n == 0 {
 		return -1
 	}

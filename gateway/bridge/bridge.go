@@ -48,6 +48,12 @@ type Config struct {
 	// instead of batches rebuilt from Iggy and compressed again. Default 32 MiB; negative
 	// turns the cache off.
 	TailCacheBytes int64
+	// FetchCacheBytes bounds the memory that keeps the Kafka batches fetches rebuilt from Iggy,
+	// so that other consumers of the same records (other groups, a group reading again) get
+	// those bytes instead of the records being read, rebuilt and compressed once more. The memory
+	// is apart from the Go heap and taken as it fills. Default 256 MiB; negative turns the cache
+	// off.
+	FetchCacheBytes int64
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
@@ -60,6 +66,7 @@ const (
 	defaultStream         = "kafka"
 	defaultMaxMessage     = 1048588
 	defaultTailCache      = 32 << 20
+	defaultFetchCache     = 256 << 20
 	producerIDsTopic      = "producer_ids"
 	metaSuffix            = ".meta"
 	maxKafkaTopicName     = 249
@@ -85,7 +92,8 @@ type Bridge struct {
 
 	known knownTopics // partitions of the topics seen, for a store outage (outage.go)
 
-	cache *tailCache // nil when Config.TailCacheBytes < 0
+	cache   *tailCache    // nil when Config.TailCacheBytes < 0
+	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}
@@ -120,6 +128,9 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if cfg.TailCacheBytes == 0 {
 		cfg.TailCacheBytes = defaultTailCache
 	}
+	if cfg.FetchCacheBytes == 0 {
+		cfg.FetchCacheBytes = defaultFetchCache
+	}
 	fc, err := parseFetchCodec(cfg.FetchCodec)
 	if err != nil {
 		return nil, err
@@ -134,6 +145,9 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	}
 	if cfg.TailCacheBytes > 0 {
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
+	}
+	if cfg.FetchCacheBytes > 0 {
+		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes)
 	}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
@@ -177,6 +191,9 @@ func (b *Bridge) Close() error {
 	partStates.Add(-int64(len(b.parts)))
 	b.parts = map[partKey]*partState{}
 	b.mu.Unlock()
+	if b.rebuilt != nil {
+		b.rebuilt.close()
+	}
 	return nil
 }
 

@@ -47,25 +47,36 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		return b.watermarks(ctx, as, st, topic, partition, offset, logStart)
 	}
 	codec := b.topicCodec(ctx, topic)
+	gen := st.rebuiltGen.Load()
 	buf := getBuffer()
 	out := buf.b
 	n := 0 // records in out
-	if version >= 4 && b.cache != nil {
-		var next, hw int64
-		out, n, next, hw, err = b.fetchTail(ctx, as, st, topic, partition, offset, maxBytes, codec, out)
-		if err != nil {
-			putBuffer(buf)
-			return res, err
-		}
-		if n > 0 && (next >= hw || len(out) >= int(maxBytes)) {
-			buf.b = out
-			res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
-			res.Records = out
-			res.Release = func() { putBuffer(buf) }
-			return res, nil
-		}
-		if n > 0 {
-			offset = next // the rest comes from Iggy
+	if version >= 4 {
+		// What the caches hold first: the producers' own batches of the tail, then batches an
+		// earlier fetch rebuilt; each source goes on where the one before it stopped.
+		for _, cached := range []cachedRead{b.fetchTail, b.fetchRebuilt} {
+			room := int(maxBytes) - len(out)
+			if n > 0 && room <= 0 {
+				break
+			}
+			var k int
+			var next, hw int64
+			out, k, next, hw, err = cached(ctx, as, st, topic, partition, offset, room, n == 0, codec, out)
+			if err != nil {
+				putBuffer(buf)
+				return res, err
+			}
+			if k == 0 {
+				continue
+			}
+			n, offset = n+k, next
+			if next >= hw || len(out) >= int(maxBytes) {
+				buf.b = out
+				res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
+				res.Records = out
+				res.Release = func() { putBuffer(buf) }
+				return res, nil
+			}
 		}
 	}
 	room := max(int(maxBytes)-len(out), 1)
@@ -133,7 +144,11 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		case version <= 3:
 			out, k, _, err = c.appendLegacy(out, rec, from, 1)
 		default:
+			mark := len(out)
 			out, k, _, err = c.appendKafka(out, rec, from)
+			if err == nil && k > 0 {
+				b.keepRebuilt(st, gen, codec, rec, from, out[mark:], k)
+			}
 		}
 		if err != nil {
 			putBuffer(buf)
@@ -212,27 +227,111 @@ func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchCodec {
 	return b.fetchC
 }
 
-// fetchTail appends to out, from the tail cache, the producers' own batches from the one
-// holding offset on, as long as they are cached, contiguous and within maxBytes. One message is
-// then read from Iggy at the last batch's base: its id must be the one this gateway gave it,
-// which proves the partition is still the one the batches were appended to (a purged or
-// re-created partition has other messages, or none, there), and the reply carries the high
-// watermark. It returns the records appended (0: the cache could not answer, out unchanged),
-// the offset after them and the high watermark.
-func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int32, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
+// cachedRead is a cache a fetch is answered from before Iggy: it appends to out the cached
+// batches from the one that starts at (or holds) offset on, while their bytes stay within room
+// (the first one whatever its size when first is set), and returns the records appended (0: out
+// unchanged), the offset after them and the high watermark its check of Iggy read.
+type cachedRead func(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error)
+
+// fetchTail answers from the tail cache: the producers' own batches from the one holding offset
+// on, as long as they are cached and contiguous. Their partition is checked at the last batch's
+// base (stillThere).
+func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
+	if b.cache == nil || !first {
+		// The tail cache answers only from where the fetch starts.
+		return out, 0, offset, -1, nil
+	}
 	start := len(out)
-	out, last, n := st.tail.cached(out, offset, int(maxBytes), codec.allows)
+	out, last, n := st.tail.cached(out, offset, room, codec.allows)
 	if last == nil {
 		return out, 0, offset, -1, nil
 	}
-	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(last.base), 1)
+	same, hw, err := b.stillThere(ctx, as, st, topic, partition, last.base, last.id)
+	if err != nil || !same {
+		if err == nil {
+			st.tail.reset()
+		}
+		return out[:start], 0, offset, -1, err
+	}
+	tailFetches.Add(1)
+	return out, n, last.end(), hw, nil
+}
+
+// fetchRebuilt answers from the fetch cache (rebuilt.go): the batches earlier fetches rebuilt
+// from Iggy, from the one whose first record is at offset (or, when the tail knows it, the
+// batch holding offset) on, while each next one is cached.
+// Their partition is checked at the first batch's base (stillThere): Iggy deletes the oldest
+// records first, so while that message is there every later one is too.
+func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
+	if b.rebuilt == nil {
+		return out, 0, offset, -1, nil
+	}
+	start := len(out)
+	k := rebuiltKey{st: st, gen: st.rebuiltGen.Load(), base: offset, codec: codec}
+	if f, _, ok := st.tail.span(offset, 0); ok {
+		k.base = f // the batch holding offset, whole, as a fetch from Iggy would answer
+	}
+	var head rebuiltEntry
+	n := 0
+	for {
+		limit := max(room-(len(out)-start), 0)
+		if first && n == 0 {
+			limit = -1 // the first batch whatever its size
+		}
+		var e rebuiltEntry
+		var ok bool
+		if out, e, ok = b.rebuilt.get(out, k, limit); !ok {
+			break
+		}
+		if n == 0 {
+			head = e
+		}
+		n += int(e.n)
+		k.base += int64(e.n)
+	}
+	if n == 0 {
+		return out, 0, offset, -1, nil
+	}
+	same, hw, err := b.stillThere(ctx, as, st, topic, partition, k.base-int64(n), head.id)
+	if err != nil || !same {
+		if err == nil {
+			st.rebuiltGen.Add(1)
+		}
+		return out[:start], 0, offset, -1, err
+	}
+	rebuiltFetches.Add(1)
+	return out, n, k.base, hw, nil
+}
+
+// keepRebuilt puts in the fetch cache the batch just rebuilt from rec, when it holds the whole
+// Iggy batch (a batch cut at the fetch offset is not one the next reader would start from).
+func (b *Bridge) keepRebuilt(st *partState, gen uint32, codec fetchCodec, rec []byte, from int64, batch []byte, records int) {
+	if b.rebuilt == nil {
+		return
+	}
+	f, ok := firstFrame(rec)
+	if !ok {
+		return
+	}
+	base := int64(batchBase(rec)) + int64(f.OffsetDelta)
+	if base < from {
+		return
+	}
+	b.rebuilt.put(rebuiltKey{st: st, gen: gen, base: base, codec: codec}, batch, int32(records), f.ID)
+}
+
+// stillThere reads one message from Iggy at base and reports whether it is the one with id, which
+// proves the partition is still the one cached batches were read from (a purged or re-created
+// partition has other messages, or none, there); the reply carries the high watermark.
+func (b *Bridge) stillThere(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, base int64, id [16]byte) (bool, int64, error) {
+	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(base), 1)
 	if err != nil {
-		return out[:start], 0, offset, -1, kafkaErr(err)
+		return false, -1, kafkaErr(err)
 	}
 	same := false
 	if rec, _, ok := splitRecord(p.Records); ok && p.Count > 0 {
 		if f, ok := firstFrame(rec); ok {
-			same = f.ID == last.id && int64(batchBase(rec))+int64(f.OffsetDelta) == last.base
+			same = f.ID == id && int64(batchBase(rec))+int64(f.OffsetDelta) == base
 		}
 	}
 	cur := p.CurrentOffset
@@ -240,13 +339,11 @@ func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic
 		p.Release()
 	}
 	if !same {
-		st.tail.reset()
-		return out[:start], 0, offset, -1, nil
+		return false, -1, nil
 	}
 	hw := int64(cur) + 1
 	st.sawHW(hw)
-	tailFetches.Add(1)
-	return out, n, last.end(), hw, nil
+	return true, hw, nil
 }
 
 // remember notes the batch just appended at base in st's tail, with the producer's own bytes

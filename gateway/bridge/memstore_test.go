@@ -22,6 +22,7 @@ type memStore struct {
 	sendLost bool
 	sends    int
 	polls    int
+	polled   int // messages handed out by polls
 	// offsetReads counts consumerOffset calls; segmentDeletes is every deleteSegments count;
 	// manageErr, when set, is what a call needing the permission to manage a topic returns.
 	offsetReads    int
@@ -206,6 +207,7 @@ func (m *memStore) poll(_ context.Context, stream, topic string, partition uint3
 		out.Records, n = message.AppendSlice(out.Records, b, offset, count-out.Count)
 		out.Count += n
 	}
+	m.polled += int(out.Count)
 	return out, nil
 }
 

@@ -38,6 +38,9 @@ type partState struct {
 	avgBytes atomic.Int64 // running estimate of a stored record's size, for fetch sizing
 	// plainLeft carries converter.plainLeft from one fetch of the partition to the next.
 	plainLeft atomic.Int32
+	// rebuiltGen is the generation of the partition's batches in the fetch cache (rebuilt.go):
+	// bumped when a check finds the partition is not the one they were read from.
+	rebuiltGen atomic.Uint32
 
 	wmu    sync.Mutex
 	notify chan struct{}

@@ -1,0 +1,216 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+)
+
+// cacheBridge is a bridge over m without the tail cache (every fetch is rebuilt from Iggy or
+// answered from the fetch cache) and one topic "t" of one partition; fetchCache as in Config.
+func cacheBridge(t *testing.T, m *memStore, fetchCache int64) *Bridge {
+	t.Helper()
+	b, err := newBridge(context.Background(), m, Config{AutoCreateTopics: true, TailCacheBytes: -1, FetchCacheBytes: fetchCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if _, err := b.topicInfo(context.Background(), m, "t", true); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// polledMessages is how many messages m has handed out so far.
+func polledMessages(m *memStore) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.polled
+}
+
+// fetchRaw fetches t/0 from offset (magic 2) and returns a copy of the record bytes and how many
+// messages the fetch read from m.
+func fetchRaw(t *testing.T, b *Bridge, m *memStore, offset int64, maxBytes int32) ([]byte, int) {
+	t.Helper()
+	before := polledMessages(m)
+	res, err := b.fetch(context.Background(), m, "t", 0, offset, maxBytes, 12)
+	if err != nil {
+		t.Fatalf("fetch at %d: %v", offset, err)
+	}
+	defer res.Release()
+	return bytes.Clone(res.Records), polledMessages(m) - before
+}
+
+// produceCached stores three batches of 4 records each in t/0 (lz4, none and snappy) and returns
+// their records.
+func produceCached(t *testing.T, b *Bridge, m *memStore, prefix string) []trec {
+	t.Helper()
+	var all []trec
+	for i, codec := range []int{codecLZ4, codecNone, codecSnappy} {
+		recs := valueRecs(fmt.Sprint(prefix, i), 4)
+		for j := range recs {
+			recs[j].Value = bytes.Repeat(recs[j].Value, 40) // compressible
+		}
+		all = append(all, recs...)
+		if _, err := b.produce(context.Background(), m, "t", 0, kafkaBatch(t, codec, recs, -1, -1, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return all
+}
+
+// TestFetchCacheServesOtherReaders: once one fetch rebuilt the batches, another reader from the
+// same offset (or from a later batch's start) gets the same bytes after reading one message from
+// Iggy, not the records again; a read from inside a batch is rebuilt, and reads the same records.
+func TestFetchCacheServesOtherReaders(t *testing.T) {
+	m := newMemStore()
+	b := cacheBridge(t, m, 0)
+	all := produceCached(t, b, m, "v")
+
+	first, read := fetchRaw(t, b, m, 0, 1<<20)
+	if read != len(all) {
+		t.Fatalf("the first fetch read %d messages, want %d", read, len(all))
+	}
+	checkRecords(t, readBatches(t, first), all, 0)
+	for _, tc := range []struct {
+		offset int64
+		want   []byte
+	}{{0, first}, {1, first}, {4, first[len(batchAt(t, first, 0)):]}} {
+		hits := RebuiltFetches()
+		got, read := fetchRaw(t, b, m, tc.offset, 1<<20)
+		if !bytes.Equal(got, tc.want) {
+			t.Errorf("from %d: cached answer differs from the rebuilt one", tc.offset)
+		}
+		if read != 1 || RebuiltFetches() != hits+1 {
+			t.Errorf("from %d: read %d messages from Iggy and %d cached answers, want 1 and 1", tc.offset, read, RebuiltFetches()-hits)
+		}
+	}
+	// maxBytes 1: one whole batch, as a rebuilt fetch answers.
+	got, _ := fetchRaw(t, b, m, 0, 1)
+	if want := batchAt(t, first, 0); !bytes.Equal(got, want) {
+		t.Errorf("maxBytes 1 answered %d bytes, want the first batch (%d)", len(got), len(want))
+	}
+	// A gateway that did not write the batches does not know where they start: from inside one
+	// it rebuilds the records from the offset on, and caches that.
+	other := cacheBridge(t, m, 0)
+	for i, want := range []int{len(all) - 1, 1} {
+		got, read := fetchRaw(t, other, m, 1, 1<<20)
+		checkRecords(t, readBatches(t, got), all[1:], 1)
+		if read != want {
+			t.Errorf("fetch %d from inside a batch at a gateway that did not write it read %d messages, want %d", i, read, want)
+		}
+	}
+
+	// A gateway without the cache reads the same records.
+	plain := cacheBridge(t, m, -1)
+	got, _ = fetchRaw(t, plain, m, 0, 1<<20)
+	checkRecords(t, readBatches(t, got), all, 0)
+}
+
+// batchAt is the magic-2 batch at the start of b.
+func batchAt(t *testing.T, b []byte, at int) []byte {
+	t.Helper()
+	if len(b) < at+12 {
+		t.Fatalf("no batch at %d of %d bytes", at, len(b))
+	}
+	n := int(uint32(b[at+8])<<24 | uint32(b[at+9])<<16 | uint32(b[at+10])<<8 | uint32(b[at+11]))
+	return b[at : at+12+n]
+}
+
+// TestFetchCacheRecreatedPartition: another gateway deletes the topic and writes new records at
+// the same offsets; the first gateway must answer with the new records, not the batches it
+// rebuilt before.
+func TestFetchCacheRecreatedPartition(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := cacheBridge(t, m, 0)
+	produceCached(t, b, m, "old")
+	fetchRaw(t, b, m, 0, 1<<20)
+	if err := m.deleteTopic(ctx, defaultStream, "t"); err != nil {
+		t.Fatal(err)
+	}
+	other := cacheBridge(t, m, -1)
+	fresh := produceCached(t, other, m, "new")
+	got, _ := fetchRaw(t, b, m, 0, 1<<20)
+	checkRecords(t, readBatches(t, got), fresh, 0)
+}
+
+// TestFetchCacheOldestDeleted: Iggy's retention removed the first batch behind the gateway's
+// back; the cached batches starting there are not handed out, and the answer is what a gateway
+// without the cache gives.
+func TestFetchCacheOldestDeleted(t *testing.T) {
+	m := newMemStore()
+	b := cacheBridge(t, m, 0)
+	produceCached(t, b, m, "v")
+	fetchRaw(t, b, m, 0, 1<<20)
+	p, err := m.part(defaultStream, "t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	p.batches = p.batches[1:]
+	m.mu.Unlock()
+	hits := RebuiltFetches()
+	got, _ := fetchRaw(t, b, m, 0, 1<<20)
+	want, _ := fetchRaw(t, cacheBridge(t, m, -1), m, 0, 1<<20)
+	if !bytes.Equal(got, want) || RebuiltFetches() != hits {
+		t.Errorf("after the first batch was deleted the gateway answered %d bytes (%d cached answers), one without the cache %d", len(got), RebuiltFetches()-hits, len(want))
+	}
+}
+
+// TestRebuiltCacheBound: the cache never holds more than its limit, evicts a chunk at a time,
+// oldest first, gives a chunk that answered a read a second chance, and does not keep a batch
+// larger than a chunk.
+func TestRebuiltCacheBound(t *testing.T) {
+	const limit = rebuiltChunks * 64 << 10
+	c := newRebuiltCache(limit)
+	defer c.close()
+	st := &partState{}
+	key := func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }
+	batch := bytes.Repeat([]byte("b"), 20<<10) // three per chunk
+	for i := range 3 * rebuiltChunks {
+		c.put(key(i), batch, 1, [16]byte{byte(i)})
+	}
+	if _, _, ok := c.get(nil, key(0), -1); !ok {
+		t.Fatal("a full cache lost its first batch before it needed the room")
+	}
+	// Chunk 0 (keys 0-2) answered a read: the next chunk to fill is chunk 1, which is emptied.
+	c.put(key(1000), batch, 1, [16]byte{})
+	for i, want := range map[int]bool{0: true, 2: true, 3: false, 5: false, 6: true, 1000: true} {
+		if ok := holds(c, key(i)); ok != want {
+			t.Errorf("batch %d cached %v, want %v", i, ok, want)
+		}
+	}
+	// Going on, every chunk is filled again; chunk 0's mark was used up, so it goes as well.
+	for i := range 3 * rebuiltChunks {
+		c.put(key(2000+i), batch, 1, [16]byte{})
+		if r := c.resident(); r > limit {
+			t.Fatalf("resident %d bytes, limit %d", r, limit)
+		}
+	}
+	if holds(c, key(2)) {
+		t.Error("a chunk kept its second chance for ever")
+	}
+	c.mu.RLock()
+	entries := len(c.index)
+	c.mu.RUnlock()
+	if entries > 3*rebuiltChunks {
+		t.Errorf("%d entries indexed, room for %d", entries, 3*rebuiltChunks)
+	}
+	c.put(key(9999), make([]byte, limit/rebuiltChunks+1), 1, [16]byte{})
+	if holds(c, key(9999)) {
+		t.Error("a batch larger than a chunk was kept")
+	}
+	if _, _, ok := c.get(nil, key(2000+3*rebuiltChunks-1), 100); ok {
+		t.Error("get handed out a batch longer than its limit")
+	}
+}
+
+// holds reports whether c has k, without marking its chunk as read.
+func holds(c *rebuiltCache, k rebuiltKey) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.index[k]
+	return ok
+}
