@@ -51,31 +51,48 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	buf := getBuffer()
 	out := buf.b
 	n := 0 // records in out
+	answer := func(hw int64) (kafka.FetchResult, error) {
+		buf.b = out
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
+		res.Records = out
+		res.Release = func() { putBuffer(buf) }
+		return res, nil
+	}
 	if version >= 4 {
-		// What the caches hold first: the producers' own batches of the tail, then batches an
-		// earlier fetch rebuilt; each source goes on where the one before it stopped.
-		for _, cached := range []cachedRead{b.fetchTail, b.fetchRebuilt} {
-			room := int(maxBytes) - len(out)
-			if n > 0 && room <= 0 {
-				break
-			}
-			var k int
-			var next, hw int64
-			out, k, next, hw, err = cached(ctx, as, st, topic, partition, offset, room, n == 0, codec, out)
-			if err != nil {
-				putBuffer(buf)
-				return res, err
-			}
-			if k == 0 {
-				continue
-			}
-			n, offset = n+k, next
+		// What the caches hold comes first: the producers' own batches of the tail, then
+		// batches an earlier fetch rebuilt, each going on where the one before stopped.
+		var next, hw int64
+		out, n, next, hw, err = b.fetchTail(ctx, as, st, topic, partition, offset, int(maxBytes), codec, out)
+		if err != nil {
+			putBuffer(buf)
+			return res, err
+		}
+		if n > 0 {
+			offset = next
 			if next >= hw || len(out) >= int(maxBytes) {
-				buf.b = out
+				return answer(hw)
+			}
+		}
+		sp, next, hw, err := b.fetchRebuilt(ctx, as, st, topic, partition, offset, int(maxBytes)-len(out), n == 0, codec)
+		if err != nil {
+			putBuffer(buf)
+			return res, err
+		}
+		if sp.n > 0 {
+			whole := next >= hw || len(out)+sp.size >= int(maxBytes)
+			if view, ok := sp.view(); ok && whole && n == 0 {
+				// The answer is one run of the cache's memory: handed out as it lies,
+				// pinned until the response is written.
+				putBuffer(buf)
 				res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
-				res.Records = out
-				res.Release = func() { putBuffer(buf) }
+				res.Records, res.Release = view, sp.release
 				return res, nil
+			}
+			out = sp.appendTo(out)
+			sp.release()
+			n, offset = n+sp.n, next
+			if whole {
+				return answer(hw)
 			}
 		}
 	}
@@ -227,22 +244,17 @@ func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchCodec {
 	return b.fetchC
 }
 
-// cachedRead is a cache a fetch is answered from before Iggy: it appends to out the cached
-// batches from the one that starts at (or holds) offset on, while their bytes stay within room
-// (the first one whatever its size when first is set), and returns the records appended (0: out
-// unchanged), the offset after them and the high watermark its check of Iggy read.
-type cachedRead func(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error)
-
-// fetchTail answers from the tail cache: the producers' own batches from the one holding offset
-// on, as long as they are cached and contiguous. Their partition is checked at the last batch's
-// base (stillThere).
-func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
-	if b.cache == nil || !first {
-		// The tail cache answers only from where the fetch starts.
+// fetchTail appends to out, from the tail cache, the producers' own batches from the one
+// holding offset on, as long as they are cached, contiguous and within maxBytes (the first one
+// whatever its size). Their partition is checked at the last batch's base (stillThere). It
+// returns the records appended (0: the cache could not answer, out unchanged), the offset after
+// them and the high watermark the check read.
+func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
+	if b.cache == nil {
 		return out, 0, offset, -1, nil
 	}
 	start := len(out)
-	out, last, n := st.tail.cached(out, offset, room, codec.allows)
+	out, last, n := st.tail.cached(out, offset, maxBytes, codec.allows)
 	if last == nil {
 		return out, 0, offset, -1, nil
 	}
@@ -259,48 +271,33 @@ func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic
 
 // fetchRebuilt answers from the fetch cache (rebuilt.go): the batches earlier fetches rebuilt
 // from Iggy, from the one whose first record is at offset (or, when the tail knows it, the
-// batch holding offset) on, while each next one is cached.
-// Their partition is checked at the first batch's base (stillThere): Iggy deletes the oldest
-// records first, so while that message is there every later one is too.
-func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
-	if b.rebuilt == nil {
-		return out, 0, offset, -1, nil
+// batch holding offset) on, while each next one is cached and the bytes stay below room (the
+// first whatever its size when first is set). The partition is checked at the first batch's
+// base (stillThere): Iggy deletes the oldest records first, so while that message is there
+// every later one is too. It returns the span, pinned (the caller releases it; empty when the
+// cache could not answer), the offset after it and the high watermark the check read.
+func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec) (rebuiltSpan, int64, int64, error) {
+	if b.rebuilt == nil || (!first && room <= 0) {
+		return rebuiltSpan{}, offset, -1, nil
 	}
-	start := len(out)
 	k := rebuiltKey{st: st, gen: st.rebuiltGen.Load(), base: offset, codec: codec}
 	if f, _, ok := st.tail.span(offset, 0); ok {
 		k.base = f // the batch holding offset, whole, as a fetch from Iggy would answer
 	}
-	var head rebuiltEntry
-	n := 0
-	for {
-		limit := max(room-(len(out)-start), 0)
-		if first && n == 0 {
-			limit = -1 // the first batch whatever its size
-		}
-		var e rebuiltEntry
-		var ok bool
-		if out, e, ok = b.rebuilt.get(out, k, limit); !ok {
-			break
-		}
-		if n == 0 {
-			head = e
-		}
-		n += int(e.n)
-		k.base += int64(e.n)
+	sp := b.rebuilt.chain(k, room, first)
+	if sp.n == 0 {
+		return sp, offset, -1, nil
 	}
-	if n == 0 {
-		return out, 0, offset, -1, nil
-	}
-	same, hw, err := b.stillThere(ctx, as, st, topic, partition, k.base-int64(n), head.id)
+	same, hw, err := b.stillThere(ctx, as, st, topic, partition, k.base, sp.parts[0].id)
 	if err != nil || !same {
+		sp.release()
 		if err == nil {
 			st.rebuiltGen.Add(1)
 		}
-		return out[:start], 0, offset, -1, err
+		return rebuiltSpan{}, offset, -1, err
 	}
 	rebuiltFetches.Add(1)
-	return out, n, k.base, hw, nil
+	return sp, k.base + int64(sp.n), hw, nil
 }
 
 // keepRebuilt puts in the fetch cache the batch just rebuilt from rec, when it holds the whole

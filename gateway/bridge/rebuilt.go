@@ -50,7 +50,7 @@ type rebuiltCache struct {
 	chunks [rebuiltChunks]rebuiltChunk
 	cur    int // the chunk being filled
 	index  map[rebuiltKey]rebuiltEntry
-	closed bool
+	closed atomic.Bool
 }
 
 type rebuiltChunk struct {
@@ -58,6 +58,9 @@ type rebuiltChunk struct {
 	used int
 	keys []rebuiltKey // the entries in this chunk, dropped from the index when it is emptied
 	hit  atomic.Bool  // a fetch was answered from this chunk since it was filled
+	// pins counts the answers handed out that point into mem and are not released yet: a
+	// pinned chunk is not emptied, nor its memory given back.
+	pins atomic.Int32
 }
 
 // newRebuiltCache returns a cache of about limit bytes, nil when limit is too small for a chunk
@@ -70,19 +73,6 @@ func newRebuiltCache(limit int64) *rebuiltCache {
 	return &rebuiltCache{chunkSize: int(min(size, 1<<30)), index: map[rebuiltKey]rebuiltEntry{}}
 }
 
-// get appends the batch under k to dst, unless it is longer than limit (negative: any length).
-func (c *rebuiltCache) get(dst []byte, k rebuiltKey, limit int) ([]byte, rebuiltEntry, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	e, ok := c.index[k]
-	if !ok || (limit >= 0 && int(e.len) > limit) {
-		return dst, e, false
-	}
-	ch := &c.chunks[e.chunk]
-	ch.hit.Store(true)
-	return append(dst, ch.mem[e.off:e.off+e.len]...), e, true
-}
-
 // put keeps batch under k: n records, id the Iggy id of its first message. A batch larger than a
 // chunk is not kept.
 func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
@@ -91,7 +81,7 @@ func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return
 	}
 	if _, ok := c.index[k]; ok {
@@ -99,7 +89,9 @@ func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
 	}
 	ch := &c.chunks[c.cur]
 	if ch.mem != nil && ch.used+len(batch) > c.chunkSize {
-		c.advanceLocked()
+		if !c.advanceLocked() {
+			return
+		}
 		ch = &c.chunks[c.cur]
 	}
 	if ch.mem == nil {
@@ -117,43 +109,129 @@ func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
 	rebuiltStored.Add(uint64(len(batch)))
 }
 
-// advanceLocked moves to the next chunk to fill, emptying it: the next one not answered from
-// since it was filled, clearing the marks of those passed over, or the next one when every
-// chunk was.
-func (c *rebuiltCache) advanceLocked() {
-	next := (c.cur + 1) % rebuiltChunks
-	for range rebuiltChunks - 1 {
-		ch := &c.chunks[next]
-		if ch.mem == nil || !ch.hit.Swap(false) {
-			break
+// advanceLocked moves to the next chunk to fill, emptying it: the next one neither answered
+// from since it was filled nor pinned, clearing the marks of the unpinned ones passed over;
+// else the next one not pinned. It reports false when every chunk is pinned.
+func (c *rebuiltCache) advanceLocked() bool {
+	pick := -1
+	for i := 1; i <= rebuiltChunks && pick < 0; i++ {
+		j := (c.cur + i) % rebuiltChunks
+		ch := &c.chunks[j]
+		if ch.mem == nil || (ch.pins.Load() == 0 && !ch.hit.Swap(false)) {
+			pick = j
 		}
-		next = (next + 1) % rebuiltChunks
 	}
-	if next == c.cur {
-		next = (c.cur + 1) % rebuiltChunks
+	for i := 1; i <= rebuiltChunks && pick < 0; i++ {
+		if j := (c.cur + i) % rebuiltChunks; c.chunks[j].pins.Load() == 0 {
+			pick = j
+		}
 	}
-	ch := &c.chunks[next]
+	if pick < 0 {
+		return false
+	}
+	ch := &c.chunks[pick]
 	for _, k := range ch.keys {
 		delete(c.index, k)
 	}
 	clear(ch.keys)
 	ch.keys, ch.used = ch.keys[:0], 0
 	ch.hit.Store(false)
-	c.cur = next
+	c.cur = pick
+	return true
 }
 
-// close gives the memory back; the cache keeps nothing more.
+// rebuiltSpan is a run of cached batches of one partition, one after the other in offsets, that
+// a fetch hands out: pinned in the cache until released.
+type rebuiltSpan struct {
+	c     *rebuiltCache
+	parts []rebuiltEntry
+	n     int // records
+	size  int // bytes
+}
+
+// chain pins the batch under k and the ones after it (each next key is base + records) while
+// they are cached and the bytes so far are below room, the first one whatever room is when
+// first is set: as a fetch from Iggy adds batches while there is room left, so every reader of
+// the same offsets asks for the same batches next.
+func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool) rebuiltSpan {
+	sp := rebuiltSpan{c: c}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for (first && sp.n == 0) || sp.size < room {
+		e, ok := c.index[k]
+		if !ok {
+			break
+		}
+		ch := &c.chunks[e.chunk]
+		ch.pins.Add(1)
+		ch.hit.Store(true)
+		sp.parts = append(sp.parts, e)
+		sp.n += int(e.n)
+		sp.size += int(e.len)
+		k.base += int64(e.n)
+	}
+	return sp
+}
+
+// view is the span's bytes as one slice of the cache's memory, when its batches lie one after
+// the other in one chunk; valid until release.
+func (sp *rebuiltSpan) view() ([]byte, bool) {
+	if len(sp.parts) == 0 {
+		return nil, false
+	}
+	first := sp.parts[0]
+	end := first.off + first.len
+	for _, e := range sp.parts[1:] {
+		if e.chunk != first.chunk || e.off != end {
+			return nil, false
+		}
+		end += e.len
+	}
+	return sp.c.chunks[first.chunk].mem[first.off:end], true
+}
+
+// appendTo appends the span's bytes to dst.
+func (sp *rebuiltSpan) appendTo(dst []byte) []byte {
+	for _, e := range sp.parts {
+		dst = append(dst, sp.c.chunks[e.chunk].mem[e.off:e.off+e.len]...)
+	}
+	return dst
+}
+
+// release unpins the span; its bytes may be overwritten after. Once the cache is closed the
+// last release of a chunk gives its memory back.
+func (sp *rebuiltSpan) release() {
+	last := false
+	for _, e := range sp.parts {
+		if sp.c.chunks[e.chunk].pins.Add(-1) == 0 {
+			last = true
+		}
+	}
+	sp.parts = nil
+	if last && sp.c.closed.Load() {
+		sp.c.freeUnpinned()
+	}
+}
+
+// close drops every batch and gives back the memory of the chunks no answer is pinning; the
+// others go with their last release.
 func (c *rebuiltCache) close() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
+	c.closed.Store(true)
 	clear(c.index)
+	c.mu.Unlock()
+	c.freeUnpinned()
+}
+
+func (c *rebuiltCache) freeUnpinned() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for i := range c.chunks {
 		ch := &c.chunks[i]
-		if ch.mem != nil {
+		if ch.mem != nil && ch.pins.Load() == 0 {
 			regionFree(ch.mem)
+			ch.mem, ch.keys, ch.used = nil, nil, 0
 		}
-		*ch = rebuiltChunk{}
 	}
 }
 

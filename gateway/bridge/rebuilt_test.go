@@ -108,6 +108,40 @@ func TestFetchCacheServesOtherReaders(t *testing.T) {
 	checkRecords(t, readBatches(t, got), all, 0)
 }
 
+// TestFetchCacheSecondPass: a second reader going through the partition with a fetch size of
+// about one batch is answered from the fetch cache every time (one message read from Iggy per
+// fetch) with the records the first reader got; at the gateway that wrote the batches (which
+// knows where they start) and at one that did not.
+func TestFetchCacheSecondPass(t *testing.T) {
+	m := newMemStore()
+	writer := cacheBridge(t, m, 0)
+	all := append(produceCached(t, writer, m, "v"), produceCached(t, writer, m, "w")...)
+	probe, _ := fetchRaw(t, cacheBridge(t, m, -1), m, 0, 1)
+	maxBytes := int32(len(probe) + 10) // room for a little more after the first batch
+	for _, b := range []*Bridge{writer, cacheBridge(t, m, 0)} {
+		for pass := range 2 {
+			var got []fetched
+			for off := int64(0); off < int64(len(all)); {
+				raw, read := fetchRaw(t, b, m, off, maxBytes)
+				recs := readBatches(t, raw)
+				if len(recs) == 0 {
+					t.Fatalf("no records at %d", off)
+				}
+				if pass == 1 && read != 1 {
+					t.Errorf("second pass at %d read %d messages from Iggy, want 1", off, read)
+				}
+				for _, r := range recs {
+					if r.Offset >= off {
+						got = append(got, r)
+					}
+				}
+				off = recs[len(recs)-1].Offset + 1
+			}
+			checkRecords(t, got, all, 0)
+		}
+	}
+}
+
 // batchAt is the magic-2 batch at the start of b.
 func batchAt(t *testing.T, b []byte, at int) []byte {
 	t.Helper()
@@ -172,9 +206,11 @@ func TestRebuiltCacheBound(t *testing.T) {
 	for i := range 3 * rebuiltChunks {
 		c.put(key(i), batch, 1, [16]byte{byte(i)})
 	}
-	if _, _, ok := c.get(nil, key(0), -1); !ok {
+	sp := c.chain(key(0), 0, true)
+	if sp.n != 1 {
 		t.Fatal("a full cache lost its first batch before it needed the room")
 	}
+	sp.release()
 	// Chunk 0 (keys 0-2) answered a read: the next chunk to fill is chunk 1, which is emptied.
 	c.put(key(1000), batch, 1, [16]byte{})
 	for i, want := range map[int]bool{0: true, 2: true, 3: false, 5: false, 6: true, 1000: true} {
@@ -202,9 +238,6 @@ func TestRebuiltCacheBound(t *testing.T) {
 	if holds(c, key(9999)) {
 		t.Error("a batch larger than a chunk was kept")
 	}
-	if _, _, ok := c.get(nil, key(2000+3*rebuiltChunks-1), 100); ok {
-		t.Error("get handed out a batch longer than its limit")
-	}
 }
 
 // holds reports whether c has k, without marking its chunk as read.
@@ -213,4 +246,40 @@ func holds(c *rebuiltCache, k rebuiltKey) bool {
 	defer c.mu.RUnlock()
 	_, ok := c.index[k]
 	return ok
+}
+
+// TestRebuiltCachePins: a span handed out points into the cache's memory while it lies in one
+// run, and its chunk is neither emptied nor given back until it is released, even when the
+// cache is closed meanwhile.
+func TestRebuiltCachePins(t *testing.T) {
+	const limit = rebuiltChunks * 64 << 10
+	c := newRebuiltCache(limit)
+	st := &partState{}
+	key := func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }
+	batch := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 20<<10) }
+	c.put(key(0), batch(0), 1, [16]byte{})
+	c.put(key(1), batch(1), 1, [16]byte{})
+	sp := c.chain(key(0), 30<<10, true)
+	view, ok := sp.view()
+	if !ok || sp.n != 2 || !bytes.Equal(view, append(batch(0), batch(1)...)) {
+		t.Fatalf("span of %d records, one run %v: want both batches as they were put", sp.n, ok)
+	}
+	if got := sp.appendTo(nil); !bytes.Equal(got, view) {
+		t.Fatal("appendTo differs from view")
+	}
+	// Fill every chunk many times over: chunk 0 is pinned, so it keeps its bytes.
+	for i := 2; i < 10*3*rebuiltChunks; i++ {
+		c.put(key(i), batch(i), 1, [16]byte{})
+	}
+	if !bytes.Equal(view, append(batch(0), batch(1)...)) {
+		t.Fatal("a pinned chunk was overwritten")
+	}
+	c.close()
+	if !bytes.Equal(view, append(batch(0), batch(1)...)) {
+		t.Fatal("a pinned chunk was given back at close")
+	}
+	sp.release()
+	if r := c.resident(); r != 0 {
+		t.Errorf("after close and the last release the cache still holds %d bytes", r)
+	}
 }
