@@ -47,9 +47,14 @@
 //
 // After the payload cases each round runs the fan-out cases (Config.FanOut
 // groups, FanOutBytes of 1 KiB values of each kind) on the gateway and
-// kfake: after produce and consume, one consumer group reads the topic,
-// then FanOut fresh groups one after another, then FanOut at once (each a
-// franz-go client of its own); then one producer sends as much again with
+// kfake: after produce and consume, one consumer group reads a topic,
+// then FanOut fresh groups one after another read another, then FanOut at
+// once a third (each a franz-go client of its own); each of these topics
+// holds as much as the case's and is produced, outside the timed window,
+// just before its phase, so every group phase starts from data nobody has
+// read yet (with a broker that keeps what it served, a group-1 reading the
+// case's topic after its consume phase would measure only the cached
+// path); then one producer sends as much again with
 // nobody reading (tail-baseline) and once more while a group-less consumer
 // placed at the end offsets reads it as it comes (tail). -fanout 0 leaves
 // them out, -payload=false leaves the payload cases out.

@@ -79,7 +79,8 @@ func (r *Results) writeFanOut(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "\nFan-out, %d MiB of %s values per case, %d partitions: after the produce and group-less consume phases,"+
-		" one consumer group reads the topic from the start, then %d fresh groups one after another, then %d at once"+
+		" one consumer group reads a topic from the start, then %d fresh groups one after another read another, then %d at once a third"+
+		" (each topic as large as the case's, produced just before its phase outside the timed window and read by nobody before)"+
 		" (each group a franz-go client of its own, goroutines of one client process); then one producer sends %d MiB more alone (tail-baseline) and %d MiB more again"+
 		" while a group-less consumer, placed at the end offsets beforehand, reads them as they come (tail)."+
 		" MB/s counts what all groups read; \"per GB of the topic\" counts the topic once; the tail row's consumer share is"+

@@ -37,8 +37,9 @@ type Case struct {
 	// on an Iggy port), and held, silent, until the phases are over.
 	IdleConns int
 	// Groups, when above zero, adds the fan-out phases after consume (see
-	// FanOutPhases): one consumer group reads the topic, then Groups fresh
-	// groups read it one after another, then Groups more at once; then one
+	// FanOutPhases): one consumer group reads a fresh topic, then Groups
+	// fresh groups read another one after another, then Groups more a third
+	// at once (each topic produced just before its phase, untimed); then one
 	// producer sends Records more alone, and Records more again while a
 	// consumer reads them at the tail.
 	Groups int
@@ -47,7 +48,7 @@ type Case struct {
 // The fan-out phases, in the order a client runs them. Each group phase
 // counts in Bytes and Records what all its groups received together.
 const (
-	OneGroup    = "group-1"        // one consumer group reads the topic from the start
+	OneGroup    = "group-1"        // one consumer group reads a topic nobody has read, from the start
 	GroupsTurn  = "groups-in-turn" // Groups groups, one after another
 	GroupsOnce  = "groups-at-once" // Groups groups at the same time
 	TailAlone   = "tail-baseline"  // Records more produced by the tail phase's producer, no consumer reading

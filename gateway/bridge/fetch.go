@@ -73,13 +73,13 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 				return answer(hw)
 			}
 		}
-		sp, next, hw, err := b.fetchRebuilt(ctx, as, st, topic, partition, offset, int(maxBytes)-len(out), n == 0, codec)
+		sp, full, next, hw, err := b.fetchRebuilt(ctx, as, st, topic, partition, offset, int(maxBytes)-len(out), n == 0, codec)
 		if err != nil {
 			putBuffer(buf)
 			return res, err
 		}
 		if sp.n > 0 {
-			whole := next >= hw || len(out)+sp.size >= int(maxBytes)
+			whole := full || next >= hw || len(out)+sp.size >= int(maxBytes)
 			if view, ok := sp.view(); ok && whole && n == 0 {
 				// The answer is one run of the cache's memory: handed out as it lies,
 				// pinned until the response is written.
@@ -147,6 +147,8 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	defer func() { st.plainLeft.Store(int32(c.plainLeft)) }()
 	recs := p.Records
 	got, total := 0, 0
+	var runBuf [16]rebuiltBatch
+	run := runBuf[:0] // the whole Iggy batches rebuilt, for the fetch cache
 	for len(recs) > 0 && (n == 0 || len(out) < int(maxBytes)) {
 		rec, rest, ok := splitRecord(recs)
 		if !ok {
@@ -163,8 +165,10 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		default:
 			mark := len(out)
 			out, k, _, err = c.appendKafka(out, rec, from)
-			if err == nil && k > 0 {
-				b.keepRebuilt(st, gen, codec, rec, from, out[mark:], k)
+			if err == nil && k > 0 && b.rebuilt != nil {
+				if rb, ok := rebuiltFrom(st, gen, codec, rec, from, mark, len(out), k); ok {
+					run = append(run, rb)
+				}
 			}
 		}
 		if err != nil {
@@ -177,6 +181,9 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	}
 	if got > 0 {
 		st.avgBytes.Store((st.avgBytes.Load() + int64(total/got)) / 2)
+	}
+	if b.rebuilt != nil {
+		b.rebuilt.putRun(out, run)
 	}
 	buf.b = out
 	res.Records = out
@@ -271,22 +278,24 @@ func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic
 
 // fetchRebuilt answers from the fetch cache (rebuilt.go): the batches earlier fetches rebuilt
 // from Iggy, from the one whose first record is at offset (or, when the tail knows it, the
-// batch holding offset) on, while each next one is cached and the bytes stay below room (the
-// first whatever its size when first is set). The partition is checked at the first batch's
-// base (stillThere): Iggy deletes the oldest records first, so while that message is there
-// every later one is too. It returns the span, pinned (the caller releases it; empty when the
-// cache could not answer), the offset after it and the high watermark the check read.
-func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec) (rebuiltSpan, int64, int64, error) {
+// batch holding offset) on, while each next one is cached and fits in room (the first whatever
+// its size when first is set). The partition is checked at the first batch's base
+// (stillThere): Iggy deletes the oldest records first, so while that message is there every
+// later one is too. It returns the span, pinned (the caller releases it; empty when the cache
+// could not answer), whether it ends because the next cached batch would not fit (the answer is
+// then complete, as a fetch from Iggy answers one whole batch after another), the offset after
+// it and the high watermark the check read.
+func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec) (rebuiltSpan, bool, int64, int64, error) {
 	if b.rebuilt == nil || (!first && room <= 0) {
-		return rebuiltSpan{}, offset, -1, nil
+		return rebuiltSpan{}, false, offset, -1, nil
 	}
 	k := rebuiltKey{st: st, gen: st.rebuiltGen.Load(), base: offset, codec: codec}
 	if f, _, ok := st.tail.span(offset, 0); ok {
 		k.base = f // the batch holding offset, whole, as a fetch from Iggy would answer
 	}
-	sp := b.rebuilt.chain(k, room, first)
+	sp, full := b.rebuilt.chain(k, room, first)
 	if sp.n == 0 {
-		return sp, offset, -1, nil
+		return sp, false, offset, -1, nil
 	}
 	same, hw, err := b.stillThere(ctx, as, st, topic, partition, k.base, sp.parts[0].id)
 	if err != nil || !same {
@@ -294,27 +303,25 @@ func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, to
 		if err == nil {
 			st.rebuiltGen.Add(1)
 		}
-		return rebuiltSpan{}, offset, -1, err
+		return rebuiltSpan{}, false, offset, -1, err
 	}
 	rebuiltFetches.Add(1)
-	return sp, k.base + int64(sp.n), hw, nil
+	return sp, full, k.base + int64(sp.n), hw, nil
 }
 
-// keepRebuilt puts in the fetch cache the batch just rebuilt from rec, when it holds the whole
-// Iggy batch (a batch cut at the fetch offset is not one the next reader would start from).
-func (b *Bridge) keepRebuilt(st *partState, gen uint32, codec fetchCodec, rec []byte, from int64, batch []byte, records int) {
-	if b.rebuilt == nil {
-		return
-	}
+// rebuiltFrom describes for the fetch cache the batch just rebuilt from rec at out[start:end],
+// when it holds the whole Iggy batch (a batch cut at the fetch offset is not one the next reader
+// would start from).
+func rebuiltFrom(st *partState, gen uint32, codec fetchCodec, rec []byte, from int64, start, end, records int) (rebuiltBatch, bool) {
 	f, ok := firstFrame(rec)
 	if !ok {
-		return
+		return rebuiltBatch{}, false
 	}
 	base := int64(batchBase(rec)) + int64(f.OffsetDelta)
 	if base < from {
-		return
+		return rebuiltBatch{}, false
 	}
-	b.rebuilt.put(rebuiltKey{st: st, gen: gen, base: base, codec: codec}, batch, int32(records), f.ID)
+	return rebuiltBatch{k: rebuiltKey{st: st, gen: gen, base: base, codec: codec}, start: start, end: end, n: int32(records), id: f.ID}, true
 }
 
 // stillThere reads one message from Iggy at base and reports whether it is the one with id, which

@@ -73,10 +73,24 @@ func newRebuiltCache(limit int64) *rebuiltCache {
 	return &rebuiltCache{chunkSize: int(min(size, 1<<30)), index: map[rebuiltKey]rebuiltEntry{}}
 }
 
-// put keeps batch under k: n records, id the Iggy id of its first message. A batch larger than a
-// chunk is not kept.
+// rebuiltBatch is one batch a fetch rebuilt, at src[start:end] of its answer, for putRun.
+type rebuiltBatch struct {
+	k          rebuiltKey
+	start, end int
+	n          int32
+	id         [16]byte // Iggy id of its first message
+}
+
+// put keeps batch under k: n records, id the Iggy id of its first message.
 func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
-	if len(batch) == 0 || len(batch) > c.chunkSize {
+	c.putRun(batch, []rebuiltBatch{{k: k, end: len(batch), n: n, id: id}})
+}
+
+// putRun keeps the batches one fetch rebuilt, one after the other in one chunk when they fit in
+// one, so that a later fetch of the same run is answered with one slice of the cache's memory.
+// A batch larger than a chunk is not kept.
+func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
+	if len(run) == 0 {
 		return
 	}
 	c.mu.Lock()
@@ -84,29 +98,38 @@ func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
 	if c.closed.Load() {
 		return
 	}
-	if _, ok := c.index[k]; ok {
-		return
-	}
-	ch := &c.chunks[c.cur]
-	if ch.mem != nil && ch.used+len(batch) > c.chunkSize {
+	total := run[len(run)-1].end - run[0].start
+	if ch := &c.chunks[c.cur]; ch.mem != nil && ch.used+total > c.chunkSize && total <= c.chunkSize {
 		if !c.advanceLocked() {
 			return
 		}
-		ch = &c.chunks[c.cur]
 	}
-	if ch.mem == nil {
-		mem, err := regionAlloc(c.chunkSize)
-		if err != nil {
-			return
+	for _, rb := range run {
+		size := rb.end - rb.start
+		if _, ok := c.index[rb.k]; ok || size == 0 || size > c.chunkSize {
+			continue
 		}
-		ch.mem = mem
+		ch := &c.chunks[c.cur]
+		if ch.mem != nil && ch.used+size > c.chunkSize {
+			if !c.advanceLocked() {
+				return
+			}
+			ch = &c.chunks[c.cur]
+		}
+		if ch.mem == nil {
+			mem, err := regionAlloc(c.chunkSize)
+			if err != nil {
+				return
+			}
+			ch.mem = mem
+		}
+		off := ch.used
+		copy(ch.mem[off:], src[rb.start:rb.end])
+		ch.used += size
+		ch.keys = append(ch.keys, rb.k)
+		c.index[rb.k] = rebuiltEntry{chunk: int32(c.cur), off: int32(off), len: int32(size), n: rb.n, id: rb.id}
+		rebuiltStored.Add(uint64(size))
 	}
-	off := ch.used
-	copy(ch.mem[off:], batch)
-	ch.used += len(batch)
-	ch.keys = append(ch.keys, k)
-	c.index[k] = rebuiltEntry{chunk: int32(c.cur), off: int32(off), len: int32(len(batch)), n: n, id: id}
-	rebuiltStored.Add(uint64(len(batch)))
 }
 
 // advanceLocked moves to the next chunk to fill, emptying it: the next one neither answered
@@ -150,17 +173,19 @@ type rebuiltSpan struct {
 }
 
 // chain pins the batch under k and the ones after it (each next key is base + records) while
-// they are cached and the bytes so far are below room, the first one whatever room is when
-// first is set: as a fetch from Iggy adds batches while there is room left, so every reader of
-// the same offsets asks for the same batches next.
-func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool) rebuiltSpan {
-	sp := rebuiltSpan{c: c}
+// they are cached and fit in room with the ones before, the first one whatever its size when
+// first is set. full reports that the span ends because the next cached batch would not fit.
+func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool) (sp rebuiltSpan, full bool) {
+	sp.c = c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for (first && sp.n == 0) || sp.size < room {
+	for {
 		e, ok := c.index[k]
 		if !ok {
-			break
+			return sp, false
+		}
+		if !(first && sp.n == 0) && sp.size+int(e.len) > room {
+			return sp, true
 		}
 		ch := &c.chunks[e.chunk]
 		ch.pins.Add(1)
@@ -170,7 +195,6 @@ func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool) rebuiltSpan {
 		sp.size += int(e.len)
 		k.base += int64(e.n)
 	}
-	return sp
 }
 
 // view is the span's bytes as one slice of the cache's memory, when its batches lie one after

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"unsafe"
 )
 
 // cacheBridge is a bridge over m without the tail cache (every fetch is rebuilt from Iggy or
@@ -86,6 +87,15 @@ func TestFetchCacheServesOtherReaders(t *testing.T) {
 			t.Errorf("from %d: read %d messages from Iggy and %d cached answers, want 1 and 1", tc.offset, read, RebuiltFetches()-hits)
 		}
 	}
+	// An answer of one cached run is the cache's own memory, not a copy.
+	res, err := b.fetch(context.Background(), m, "t", 0, 0, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inCache(b.rebuilt, res.Records) {
+		t.Error("a fetch answered from one run of the cache was copied")
+	}
+	res.Release()
 	// maxBytes 1: one whole batch, as a rebuilt fetch answers.
 	got, _ := fetchRaw(t, b, m, 0, 1)
 	if want := batchAt(t, first, 0); !bytes.Equal(got, want) {
@@ -206,7 +216,7 @@ func TestRebuiltCacheBound(t *testing.T) {
 	for i := range 3 * rebuiltChunks {
 		c.put(key(i), batch, 1, [16]byte{byte(i)})
 	}
-	sp := c.chain(key(0), 0, true)
+	sp, _ := c.chain(key(0), 0, true)
 	if sp.n != 1 {
 		t.Fatal("a full cache lost its first batch before it needed the room")
 	}
@@ -259,7 +269,7 @@ func TestRebuiltCachePins(t *testing.T) {
 	batch := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 20<<10) }
 	c.put(key(0), batch(0), 1, [16]byte{})
 	c.put(key(1), batch(1), 1, [16]byte{})
-	sp := c.chain(key(0), 30<<10, true)
+	sp, _ := c.chain(key(0), 40<<10, true)
 	view, ok := sp.view()
 	if !ok || sp.n != 2 || !bytes.Equal(view, append(batch(0), batch(1)...)) {
 		t.Fatalf("span of %d records, one run %v: want both batches as they were put", sp.n, ok)
@@ -282,4 +292,23 @@ func TestRebuiltCachePins(t *testing.T) {
 	if r := c.resident(); r != 0 {
 		t.Errorf("after close and the last release the cache still holds %d bytes", r)
 	}
+}
+
+// inCache reports whether b lies in c's memory.
+func inCache(c *rebuiltCache, b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p := uintptr(unsafe.Pointer(&b[0]))
+	for i := range c.chunks {
+		if mem := c.chunks[i].mem; len(mem) > 0 {
+			lo := uintptr(unsafe.Pointer(&mem[0]))
+			if p >= lo && p < lo+uintptr(len(mem)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -11,14 +11,25 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 )
 
-// kafkaFanOut runs the fan-out phases on a topic that holds want records
-// of c.Size bytes: one group, c.Groups groups in turn, c.Groups at once
-// (each a client of its own, every group a fresh name), then a consumer at
-// the tail reading c.Records more as one producer sends them.
-func kafkaFanOut(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, want int64) ([]workload.Phase, error) {
+// kafkaFanOut runs the fan-out phases: one group, c.Groups groups in
+// turn, c.Groups at once (each a client of its own, every group a fresh
+// name), each group phase on a topic of its own that holds c.Records
+// records of c.Size bytes, produced just before it outside the window and read by
+// nobody before, so that every phase starts from data the broker has not
+// served yet (a broker that keeps what it served gains in the phases of
+// several groups, not in the one-group phase it is compared with); then a
+// consumer at the tail of the case's topic reading c.Records more as one
+// producer sends them.
+func kafkaFanOut(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client) ([]workload.Phase, error) {
 	var out []workload.Phase
+	want := int64(c.Records)
 	seq := 0
 	groups := func(phase string, n int, together bool) error {
+		topic := c.Topic + "-" + phase
+		if err := fillTopic(ctx, c, pool, adm, topic); err != nil {
+			return fmt.Errorf("%s: %w", phase, err)
+		}
+		defer func() { _, _ = adm.DeleteTopics(context.WithoutCancel(ctx), topic) }()
 		w, err := workload.Begin(c.BrokerPID)
 		if err != nil {
 			return err
@@ -28,7 +39,7 @@ func kafkaFanOut(ctx context.Context, c *workload.Case, pool *workload.Pool, adm
 		for g := range n {
 			seq++
 			name := fmt.Sprintf("%s-g%d", c.Topic, seq)
-			read := func() { errs[g] = readGroup(ctx, c, name, want) }
+			read := func() { errs[g] = readGroup(ctx, c, topic, name, want) }
 			if together {
 				wg.Go(read)
 			} else {
@@ -61,11 +72,29 @@ func kafkaFanOut(ctx context.Context, c *workload.Case, pool *workload.Pool, adm
 	return append(out, phs...), err
 }
 
-// readGroup joins a fresh group and reads the topic from the start until
-// it has want records, each of c.Size bytes; leaving the group is part of
+// fillTopic creates topic with the case's partitions and sends it the
+// case's records from one producer, waiting for every ack.
+func fillTopic(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, topic string) error {
+	resp, err := adm.CreateTopic(ctx, int32(c.Partitions), 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		return err
+	}
+	defer prod.Close()
+	return produceAll(ctx, prod, c, pool)
+}
+
+// readGroup joins a fresh group and reads topic from the start until it
+// has want records, each of c.Size bytes; leaving the group is part of
 // its work.
-func readGroup(ctx context.Context, c *workload.Case, group string, want int64) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(c.Topic),
+func readGroup(ctx context.Context, c *workload.Case, topic, group string, want int64) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		return err

@@ -129,7 +129,7 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 	cons.Close()
 	cons = nil
 	if c.Groups > 0 {
-		phs, err := kafkaFanOut(ctx, c, pool, adm, want)
+		phs, err := kafkaFanOut(ctx, c, pool, adm)
 		if err != nil {
 			return rep, err
 		}
