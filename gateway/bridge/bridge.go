@@ -94,6 +94,8 @@ type Bridge struct {
 
 	cache   *tailCache    // nil when Config.TailCacheBytes < 0
 	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
+	// rebuilds are the fetches rebuilding from Iggy for the fetch cache (rebuilt.go).
+	rebuilds rebuilds
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}

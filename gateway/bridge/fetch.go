@@ -74,6 +74,26 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 			}
 		}
 		sp, full, next, hw, err := b.fetchRebuilt(ctx, as, st, topic, partition, offset, int(maxBytes)-len(out), n == 0, codec)
+		if err == nil && sp.n == 0 && n == 0 && b.rebuilt != nil {
+			// Readers at the same offset at the same moment (groups reading together) wait
+			// for the one that rebuilds those batches and are answered from the cache.
+			k := rebuiltKey{st: st, gen: gen, base: offset, codec: codec}
+			if wait, done := b.rebuilds.join(k); done != nil {
+				defer done()
+			} else {
+				b.rebuilds.waiting.Add(1)
+				select {
+				case <-wait:
+				case <-ctx.Done():
+				}
+				b.rebuilds.waiting.Add(-1)
+				if err := ctx.Err(); err != nil {
+					putBuffer(buf)
+					return res, err
+				}
+				sp, full, next, hw, err = b.fetchRebuilt(ctx, as, st, topic, partition, offset, int(maxBytes), true, codec)
+			}
+		}
 		if err != nil {
 			putBuffer(buf)
 			return res, err
@@ -302,6 +322,7 @@ func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, to
 		sp.release()
 		if err == nil {
 			st.rebuiltGen.Add(1)
+			st.rebuiltTop.Store(0)
 		}
 		return rebuiltSpan{}, false, offset, -1, err
 	}

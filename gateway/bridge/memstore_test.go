@@ -23,6 +23,9 @@ type memStore struct {
 	sends    int
 	polls    int
 	polled   int // messages handed out by polls
+	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
+	// it is closed.
+	pollGate chan struct{}
 	// offsetReads counts consumerOffset calls; segmentDeletes is every deleteSegments count;
 	// manageErr, when set, is what a call needing the permission to manage a topic returns.
 	offsetReads    int
@@ -185,6 +188,11 @@ func (m *memStore) send(_ context.Context, stream, topic string, partition uint3
 
 func (m *memStore) poll(_ context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
 	m.mu.Lock()
+	if gate := m.pollGate; gate != nil && count > 1 && stream == defaultStream {
+		m.mu.Unlock()
+		<-gate
+		m.mu.Lock()
+	}
 	defer m.mu.Unlock()
 	m.polls++
 	t, err := m.find(stream, topic)

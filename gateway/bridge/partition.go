@@ -41,6 +41,10 @@ type partState struct {
 	// rebuiltGen is the generation of the partition's batches in the fetch cache (rebuilt.go):
 	// bumped when a check finds the partition is not the one they were read from.
 	rebuiltGen atomic.Uint32
+	// rebuiltTop is the highest base offset of the partition's batches put in the fetch cache:
+	// once the cache is full, a batch below it (a reader going over older records again) does
+	// not evict anything.
+	rebuiltTop atomic.Int64
 
 	wmu    sync.Mutex
 	notify chan struct{}

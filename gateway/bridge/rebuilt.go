@@ -42,7 +42,10 @@ type rebuiltEntry struct {
 // never touches them. Chunks are filled in turn; when all are full the oldest one is emptied,
 // unless a fetch was answered from it since it was filled: then it gets a second chance and the
 // next is taken (a clock over chunks), so batches several groups read stay while a single
-// reader's pass goes through.
+// reader's pass goes through. Once the cache is full, a batch below the highest offset its
+// partition has cached (a group reading a partition again from its start) evicts nothing: a
+// second pass over more than the cache holds would otherwise empty, one chunk ahead of the
+// reader, every chunk it was about to read.
 type rebuiltCache struct {
 	chunkSize int
 
@@ -99,7 +102,7 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 		return
 	}
 	total := run[len(run)-1].end - run[0].start
-	if ch := &c.chunks[c.cur]; ch.mem != nil && ch.used+total > c.chunkSize && total <= c.chunkSize {
+	if ch := &c.chunks[c.cur]; ch.mem != nil && ch.used+total > c.chunkSize && total <= c.chunkSize && !c.olderLocked(run[0].k) {
 		if !c.advanceLocked() {
 			return
 		}
@@ -111,6 +114,9 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 		}
 		ch := &c.chunks[c.cur]
 		if ch.mem != nil && ch.used+size > c.chunkSize {
+			if c.olderLocked(rb.k) {
+				continue // an older batch again: what the cache holds stays
+			}
 			if !c.advanceLocked() {
 				return
 			}
@@ -129,7 +135,25 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 		ch.keys = append(ch.keys, rb.k)
 		c.index[rb.k] = rebuiltEntry{chunk: int32(c.cur), off: int32(off), len: int32(size), n: rb.n, id: rb.id}
 		rebuiltStored.Add(uint64(size))
+		if top := &rb.k.st.rebuiltTop; rb.k.base > top.Load() {
+			top.Store(rb.k.base)
+		}
 	}
+}
+
+// olderLocked reports whether every chunk holds memory, so that the next chunk to fill must be
+// emptied first, and k is below the highest base its partition has put: such a batch evicts
+// nothing.
+func (c *rebuiltCache) olderLocked(k rebuiltKey) bool {
+	if k.base >= k.st.rebuiltTop.Load() {
+		return false
+	}
+	for i := range c.chunks {
+		if c.chunks[i].mem == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // advanceLocked moves to the next chunk to fill, emptying it: the next one neither answered
@@ -268,6 +292,37 @@ func (c *rebuiltCache) resident() int64 {
 		n += int64(cap(c.chunks[i].mem))
 	}
 	return n
+}
+
+// rebuilds are the rebuilds from Iggy under way, by the key of the batch they start at, so that
+// readers arriving at the same offset meanwhile wait for that one instead of reading and
+// rebuilding the same records next to it.
+type rebuilds struct {
+	mu      sync.Mutex
+	m       map[rebuiltKey]chan struct{}
+	waiting atomic.Int32 // readers waiting now, for the tests
+}
+
+// join returns, when a rebuild from k is under way, a channel closed when it ends; otherwise
+// done, which the caller, now rebuilding from k, calls once its batches are in the cache (or it
+// failed).
+func (r *rebuilds) join(k rebuiltKey) (wait <-chan struct{}, done func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ch, ok := r.m[k]; ok {
+		return ch, nil
+	}
+	if r.m == nil {
+		r.m = map[rebuiltKey]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	r.m[k] = ch
+	return nil, func() {
+		r.mu.Lock()
+		delete(r.m, k)
+		r.mu.Unlock()
+		close(ch)
+	}
 }
 
 // Process-wide counters, as tailFetches is.

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 	"unsafe"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // cacheBridge is a bridge over m without the tail cache (every fetch is rebuilt from Iggy or
@@ -311,4 +315,94 @@ func inCache(c *rebuiltCache, b []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestRebuiltCacheSecondPass: once the cache is full, a partition read again from its start
+// does not evict what the cache holds of it (each miss would empty the chunk the reader needs
+// next), while a batch past what it holds still takes the oldest chunk.
+func TestRebuiltCacheSecondPass(t *testing.T) {
+	const limit = rebuiltChunks * 64 << 10
+	c := newRebuiltCache(limit)
+	defer c.close()
+	st := &partState{}
+	key := func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }
+	batch := bytes.Repeat([]byte("b"), 20<<10) // three per chunk
+	const n = 3*rebuiltChunks + 3              // a first pass over more than the cache holds
+	for i := range n {
+		c.put(key(i), batch, 1, [16]byte{})
+	}
+	if holds(c, key(0)) || !holds(c, key(3)) {
+		t.Fatal("the first pass did not leave its last cache-full")
+	}
+	// The second pass misses batch 0 and rebuilds it: nothing it is about to read goes.
+	c.put(key(0), batch, 1, [16]byte{})
+	for i := 3; i < n; i++ {
+		if !holds(c, key(i)) {
+			t.Fatalf("batch %d was evicted by a second pass's miss", i)
+		}
+	}
+	if holds(c, key(0)) {
+		t.Error("a second pass's miss was admitted into a full cache")
+	}
+	c.put(key(n), batch, 1, [16]byte{})
+	if !holds(c, key(n)) || holds(c, key(3)) {
+		t.Error("a batch past the partition's cached top did not take the oldest chunk")
+	}
+}
+
+// TestFetchCacheOneRebuild: readers arriving at an offset while another fetch rebuilds the
+// batches there wait for it and are answered from the cache: the records are read from Iggy
+// once.
+func TestFetchCacheOneRebuild(t *testing.T) {
+	m := newMemStore()
+	writer := cacheBridge(t, m, -1)
+	all := produceCached(t, writer, m, "v")
+	b := cacheBridge(t, m, 0)
+	gate := make(chan struct{})
+	m.mu.Lock()
+	m.pollGate = gate
+	m.mu.Unlock()
+	before := polledMessages(m)
+	const readers = 4
+	got := make([][]byte, readers)
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	read := func(i int) {
+		res, err := b.fetch(context.Background(), m, "t", 0, 0, 1<<20, 12)
+		if err == nil {
+			got[i] = bytes.Clone(res.Records)
+			res.Release()
+		}
+		errs[i] = err
+	}
+	wg.Go(func() { read(0) })
+	checkfor.Eventually(t, 10*time.Second, "the first reader to start its rebuild", func() error {
+		b.rebuilds.mu.Lock()
+		defer b.rebuilds.mu.Unlock()
+		if n := len(b.rebuilds.m); n != 1 {
+			return fmt.Errorf("%d rebuilds under way", n)
+		}
+		return nil
+	})
+	for i := 1; i < readers; i++ {
+		wg.Go(func() { read(i) })
+	}
+	checkfor.Eventually(t, 10*time.Second, "the other readers to wait", func() error {
+		if n := b.rebuilds.waiting.Load(); n != readers-1 {
+			return fmt.Errorf("%d readers waiting", n)
+		}
+		return nil
+	})
+	close(gate)
+	wg.Wait()
+	for i := range readers {
+		if errs[i] != nil {
+			t.Fatalf("reader %d: %v", i, errs[i])
+		}
+		checkRecords(t, readBatches(t, got[i]), all, 0)
+	}
+	// The records once, and one message per waiting reader for its check.
+	if read := polledMessages(m) - before; read != len(all)+readers-1 {
+		t.Errorf("%d readers read %d messages from Iggy, want %d", readers, read, len(all)+readers-1)
+	}
 }
