@@ -83,6 +83,10 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_fetch_cache_fetches_total",
 		Help: "Partition reads answered with batches an earlier fetch rebuilt, from the fetch cache (process-wide).",
 	}, func() float64 { return float64(bridge.RebuiltFetches()) })
+	endAnswers := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_end_answers_total",
+		Help: "Partition reads at the end of a partition answered from the high watermark Iggy told within 50 ms (process-wide).",
+	}, func() float64 { return float64(bridge.EndAnswers()) })
 	rebuiltStored := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_cache_stored_bytes_total",
 		Help: "Bytes of rebuilt batches put in the fetch cache (process-wide).",
@@ -127,7 +131,7 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_group_offset_loads_forgotten_total",
 		Help: "Group names whose load was forgotten, the least recently requested past 1024 (process-wide).",
 	}, func() float64 { _, _, n := coordinator.GroupOffsetLoads(); return float64(n) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, fetchCapped, scans, scansSkipped, statesDropped,
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, endAnswers, fetchCapped, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -182,5 +182,24 @@
 //
 // Wait returns as soon as a produce through the same Bridge reaches the
 // partition; writes by other gateways or native clients are noticed by the
-// caller's next fetch, at most 100 ms later.
+// caller's next fetch, at most 100 ms later. A fetch at the end of a
+// partition within 50 ms of a read that told Iggy's high watermark there,
+// with no append through this gateway since, is answered from that read
+// without asking Iggy (a consumer at the tail fetches every partition each
+// time any one of them gets data), so such a write may show up to 50 ms
+// later still.
+//
+// # The fetch cache
+//
+// Batches rebuilt from Iggy for magic-2 fetches are kept (Config.FetchCacheBytes,
+// 256 MiB by default, in memory apart from the Go heap, 16 chunks evicted oldest
+// first with a second chance for those read since they were filled; once it
+// is full, a partition read again from its start evicts nothing), keyed by
+// partition, the offset of the batch's first record and the fetch codec, so
+// other readers of the same offsets (other groups, a group reading again) get
+// those bytes; readers arriving at an offset while another fetch rebuilds there
+// wait for it. A cached answer is checked first with one message read from
+// Iggy at its first batch (the same id, so the same partition), and a fetch
+// answered with one run of the cache's memory hands that memory out, pinned
+// until the response is written.
 package bridge

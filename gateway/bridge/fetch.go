@@ -43,6 +43,12 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	if offset < logStart {
 		return res, fmt.Errorf("%w: offset %d, log start %d", kerr.OffsetOutOfRange, offset, logStart)
 	}
+	if st.atEnd(offset, b.clock.Now()) {
+		// A consumer at the end, which Iggy told a moment ago: nothing to read.
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = offset, offset, logStart
+		endAnswers.Add(1)
+		return res, nil
+	}
 	if maxBytes == 0 {
 		return b.watermarks(ctx, as, st, topic, partition, offset, logStart)
 	}
@@ -153,7 +159,7 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		putBuffer(buf)
 		return res, err
 	}
-	st.sawHW(hw)
+	st.readEnd(hw, b.clock.Now())
 	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
 	if p.Count == 0 && n == 0 {
 		putBuffer(buf)
@@ -255,7 +261,7 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 	if err != nil {
 		return res, err
 	}
-	st.sawHW(hw)
+	st.readEnd(hw, b.clock.Now())
 	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, logStart
 	return res, nil
 }
@@ -367,7 +373,7 @@ func (b *Bridge) stillThere(ctx context.Context, as iggyAPI, st *partState, topi
 		return false, -1, nil
 	}
 	hw := int64(cur) + 1
-	st.sawHW(hw)
+	st.readEnd(hw, b.clock.Now())
 	return true, hw, nil
 }
 

@@ -34,7 +34,11 @@ type partState struct {
 	// does not know has no batch within the bound, and needs no scan of its own (producers.go).
 	boundedAt time.Time
 
-	hw       atomic.Int64 // highest high watermark seen; -1 unknown
+	hw atomic.Int64 // highest high watermark seen; -1 unknown
+	// end is the high watermark a read of Iggy last told and when (endFresh).
+	endMu    sync.Mutex
+	end      int64
+	endAt    time.Time
 	avgBytes atomic.Int64 // running estimate of a stored record's size, for fetch sizing
 	// plainLeft carries converter.plainLeft from one fetch of the partition to the next.
 	plainLeft atomic.Int32
@@ -142,6 +146,28 @@ func (st *partState) sawHW(hw int64) {
 			return
 		}
 	}
+}
+
+// endFresh is how long a fetch at the end of a partition is answered from what the last read of
+// Iggy told, without asking again: a record another gateway or a native client appends meanwhile
+// shows that much later (this gateway's own appends move the end at once).
+const endFresh = 50 * time.Millisecond
+
+// readEnd notes that Iggy told hw as the partition's high watermark at now.
+func (st *partState) readEnd(hw int64, now time.Time) {
+	st.sawHW(hw)
+	st.endMu.Lock()
+	st.end, st.endAt = hw, now
+	st.endMu.Unlock()
+}
+
+// atEnd reports whether offset is the partition's end as Iggy told it within endFresh of now,
+// with no append through this gateway since.
+func (st *partState) atEnd(offset int64, now time.Time) bool {
+	st.endMu.Lock()
+	end, at := st.end, st.endAt
+	st.endMu.Unlock()
+	return offset == end && end == st.hw.Load() && !at.IsZero() && now.Sub(at) < endFresh
 }
 
 func (st *partState) wake() {

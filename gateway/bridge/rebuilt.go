@@ -327,9 +327,14 @@ func (r *rebuilds) join(k rebuiltKey) (wait <-chan struct{}, done func()) {
 
 // Process-wide counters, as tailFetches is.
 var (
+	endAnswers     atomic.Uint64
 	rebuiltFetches atomic.Uint64
 	rebuiltStored  atomic.Uint64
 )
+
+// EndAnswers is how many partition reads at the end of a partition were answered from the high
+// watermark Iggy had told within the last 50 ms, without asking Iggy again.
+func EndAnswers() uint64 { return endAnswers.Load() }
 
 // RebuiltFetches is how many partition reads were answered, at least in part, with batches an
 // earlier fetch had rebuilt from Iggy (Config.FetchCacheBytes).

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
@@ -404,5 +405,57 @@ func TestFetchCacheOneRebuild(t *testing.T) {
 	// The records once, and one message per waiting reader for its check.
 	if read := polledMessages(m) - before; read != len(all)+readers-1 {
 		t.Errorf("%d readers read %d messages from Iggy, want %d", readers, read, len(all)+readers-1)
+	}
+}
+
+// TestFetchAtEndFromMemory: a consumer at the end of a partition, which Iggy told within endFresh,
+// is answered without asking Iggy again; a record this gateway appends shows at once, one another
+// writer appends once endFresh has passed.
+func TestFetchAtEndFromMemory(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b, clk := newClockedBridge(t, m)
+	if err := m.createTopic(ctx, defaultStream, "t", 1, topicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	fetchAt := func(offset int64) (kafka.FetchResult, int) {
+		t.Helper()
+		m.mu.Lock()
+		before := m.polls
+		m.mu.Unlock()
+		res, err := b.fetch(ctx, m, "t", 0, offset, 1<<20, 12)
+		if err != nil {
+			t.Fatalf("fetch at %d: %v", offset, err)
+		}
+		res.Release()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return res, m.polls - before
+	}
+	if res, polls := fetchAt(2); polls == 0 || res.HighWatermark != 2 {
+		t.Fatalf("first fetch at the end: %d polls, high watermark %d; want Iggy asked and 2", polls, res.HighWatermark)
+	}
+	if res, polls := fetchAt(2); polls != 0 || res.HighWatermark != 2 || len(res.Records) != 0 {
+		t.Fatalf("fetch at the end just after: %d polls, high watermark %d, %d bytes; want none, 2, none", polls, res.HighWatermark, len(res.Records))
+	}
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("b", 1), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := fetchAt(2); len(readBatches(t, res.Records)) == 0 {
+		t.Fatal("a record this gateway appended did not show at once")
+	}
+	fetchAt(3) // at the end again, told by Iggy
+	if err := m.appendNative(defaultStream, "t", 0, "native"); err != nil {
+		t.Fatal(err)
+	}
+	if res, polls := fetchAt(3); polls != 0 || res.HighWatermark != 3 {
+		t.Fatalf("within endFresh: %d polls, high watermark %d; want the end as told", polls, res.HighWatermark)
+	}
+	clk.Advance(endFresh)
+	if res, polls := fetchAt(3); polls == 0 || res.HighWatermark != 4 {
+		t.Fatalf("after endFresh: %d polls, high watermark %d; want Iggy asked and 4", polls, res.HighWatermark)
 	}
 }

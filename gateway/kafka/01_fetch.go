@@ -211,10 +211,15 @@ func (c *conn) readParts(req *request, version int16, parts []fetchPart, maxByte
 		for at := 0; at < len(live); at += maxParallelReads {
 			wave := live[at:min(at+maxParallelReads, len(live))]
 			var wg sync.WaitGroup
-			for _, p := range wave {
+			for i, p := range wave {
 				plan(p, got)
-				wg.Go(func() { do(p) })
+				if i < len(wave)-1 {
+					wg.Go(func() { do(p) })
+				}
 			}
+			// The last one on this goroutine, whose stack has grown already: a goroutine
+			// fewer to start, and to grow, per wave.
+			do(wave[len(wave)-1])
 			wg.Wait()
 			for _, p := range wave {
 				got += int64(len(p.res.Records))
