@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -75,11 +74,7 @@ func (s *Server) statsLocked() wire.Stats {
 			st.ClientsCount++
 		}
 	}
-	var fs syscall.Statfs_t
-	if syscall.Statfs(s.cfg.DataDir, &fs) == nil {
-		st.FreeDiskSpace = fs.Bavail * uint64(fs.Bsize)
-		st.TotalDiskSpace = fs.Blocks * uint64(fs.Bsize)
-	}
+	st.FreeDiskSpace, st.TotalDiskSpace = diskSpace(s.cfg.DataDir)
 	return st
 }
 
