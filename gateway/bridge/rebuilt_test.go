@@ -17,15 +17,7 @@ import (
 // answered from the fetch cache) and one topic "t" of one partition; fetchCache as in Config.
 func cacheBridge(t *testing.T, m *memStore, fetchCache int64) *Bridge {
 	t.Helper()
-	b, err := newBridge(context.Background(), m, Config{AutoCreateTopics: true, TailCacheBytes: -1, FetchCacheBytes: fetchCache})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	if _, err := b.topicInfo(context.Background(), m, "t", true); err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return topicBridge(t, m, Config{TailCacheBytes: -1, FetchCacheBytes: fetchCache})
 }
 
 // polledMessages is how many messages m has handed out so far.
@@ -208,16 +200,22 @@ func TestFetchCacheOldestDeleted(t *testing.T) {
 	}
 }
 
+// smallCache is a cache of 16 chunks of 64 KiB, closed when t ends, with keys of one partition
+// by base offset and a batch of 20 KiB (three fit in a chunk).
+func smallCache(t *testing.T) (*rebuiltCache, func(int) rebuiltKey, []byte) {
+	c := newRebuiltCache(smallLimit)
+	t.Cleanup(c.close)
+	st := &partState{}
+	return c, func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }, bytes.Repeat([]byte("b"), 20<<10)
+}
+
+const smallLimit = rebuiltChunks * 64 << 10
+
 // TestRebuiltCacheBound: the cache never holds more than its limit, evicts a chunk at a time,
 // oldest first, gives a chunk that answered a read a second chance, and does not keep a batch
 // larger than a chunk.
 func TestRebuiltCacheBound(t *testing.T) {
-	const limit = rebuiltChunks * 64 << 10
-	c := newRebuiltCache(limit)
-	defer c.close()
-	st := &partState{}
-	key := func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }
-	batch := bytes.Repeat([]byte("b"), 20<<10) // three per chunk
+	c, key, batch := smallCache(t)
 	for i := range 3 * rebuiltChunks {
 		c.put(key(i), batch, 1, [16]byte{byte(i)})
 	}
@@ -236,8 +234,8 @@ func TestRebuiltCacheBound(t *testing.T) {
 	// Going on, every chunk is filled again; chunk 0's mark was used up, so it goes as well.
 	for i := range 3 * rebuiltChunks {
 		c.put(key(2000+i), batch, 1, [16]byte{})
-		if r := c.resident(); r > limit {
-			t.Fatalf("resident %d bytes, limit %d", r, limit)
+		if r := c.resident(); r > smallLimit {
+			t.Fatalf("resident %d bytes, limit %d", r, smallLimit)
 		}
 	}
 	if holds(c, key(2)) {
@@ -249,7 +247,7 @@ func TestRebuiltCacheBound(t *testing.T) {
 	if entries > 3*rebuiltChunks {
 		t.Errorf("%d entries indexed, room for %d", entries, 3*rebuiltChunks)
 	}
-	c.put(key(9999), make([]byte, limit/rebuiltChunks+1), 1, [16]byte{})
+	c.put(key(9999), make([]byte, smallLimit/rebuiltChunks+1), 1, [16]byte{})
 	if holds(c, key(9999)) {
 		t.Error("a batch larger than a chunk was kept")
 	}
@@ -322,13 +320,8 @@ func inCache(c *rebuiltCache, b []byte) bool {
 // does not evict what the cache holds of it (each miss would empty the chunk the reader needs
 // next), while a batch past what it holds still takes the oldest chunk.
 func TestRebuiltCacheSecondPass(t *testing.T) {
-	const limit = rebuiltChunks * 64 << 10
-	c := newRebuiltCache(limit)
-	defer c.close()
-	st := &partState{}
-	key := func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }
-	batch := bytes.Repeat([]byte("b"), 20<<10) // three per chunk
-	const n = 3*rebuiltChunks + 3              // a first pass over more than the cache holds
+	c, key, batch := smallCache(t)
+	const n = 3*rebuiltChunks + 3 // a first pass over more than the cache holds
 	for i := range n {
 		c.put(key(i), batch, 1, [16]byte{})
 	}

@@ -16,7 +16,15 @@ import (
 // partition.
 func tailBridge(t *testing.T, m *memStore, limit int64) *Bridge {
 	t.Helper()
-	b, err := newBridge(context.Background(), m, Config{AutoCreateTopics: true, TailCacheBytes: limit})
+	return topicBridge(t, m, Config{TailCacheBytes: limit})
+}
+
+// topicBridge is a bridge over m with cfg, topics created on first use, and one topic "t" of one
+// partition.
+func topicBridge(t *testing.T, m *memStore, cfg Config) *Bridge {
+	t.Helper()
+	cfg.AutoCreateTopics = true
+	b, err := newBridge(context.Background(), m, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
