@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/bench/connmem"
 	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 )
 
@@ -37,6 +38,7 @@ func TestQuickRun(t *testing.T) {
 	cfg.Scale = []ScalePoint{{1, 3, 0}, {2, 6, 0}, {1, 3, 20}}
 	cfg.ScaleBytes = 1 << 20
 	cfg.FanOutBytes = 1 << 20
+	cfg.Memory = connmem.Config{Runs: 1, Conns: 20, Producers: 4, Partitions: 4, Value: 1024, PoolSize: 16, Duration: 500 * time.Millisecond}
 	cfg.IggyCheckout = os.Getenv("IGGY_CHECKOUT")
 	cfg.Ref = os.Getenv("BENCH_REF")
 	cfg.DataDir = t.TempDir()
@@ -58,6 +60,12 @@ func TestQuickRun(t *testing.T) {
 	var table strings.Builder
 	if err := res.WriteMarkdown(&table, "test"); err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Memory) != 1 || res.Memory[0].Idle <= 0 || res.Memory[0].Peak < res.Memory[0].Idle {
+		t.Errorf("memory runs %+v, want one with an idle and a peak RSS", res.Memory)
+	}
+	if row := "| memory: per idle connection stated | "; !strings.Contains(table.String(), row) || strings.Contains(table.String(), "no connmem runs") {
+		t.Errorf("goals table does not give the memory goals their values:\n%s", table.String())
 	}
 	for _, size := range cfg.Sizes {
 		r, j := res.Snappy[CaseName(size, workload.Random)], res.Snappy[CaseName(size, workload.JSON)]

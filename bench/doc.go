@@ -101,11 +101,14 @@
 // measured on 1 KiB random); the paced produce p99 ≤ 1 ms and ≤ kfake's;
 // and the gateway at 16 × 96 and beside 1,000 idle connections keeping
 // 0.8 of its baseline MB/s, produce and consume. A goal whose systems were
-// not measured says so; the memory goals point at bench/cmd/connmem. Then
-// issue 20's goal 4 per fan-out case: the broker's CPU for FanOut groups,
-// in turn and at once, at most 1.5 × its CPU for one group (GroupCPURatio,
-// paired by round), and a tail consumer at most 0.3 CPU s/GB (TailCost:
-// the tail phase's broker CPU per GB less tail-baseline's).
+// not measured says so. Then issue 20's goal 4 per fan-out case: the
+// broker's CPU for FanOut groups, in turn and at once, at most 1.5 × its
+// CPU for one group (GroupCPURatio, paired by round), and a tail consumer
+// at most 0.3 CPU s/GB (TailCost: the tail phase's broker CPU per GB less
+// tail-baseline's). Last the memory goals, from Config.Memory's runs of
+// package connmem on the same serve binary after the rounds: the median
+// peak RSS with 50 producers under 256 MiB, and the memory per idle
+// connection stated (-memory=false leaves them out).
 // WriteScaleSVG draws the scale points as a chart (bench -svg).
 //
 // The two types to know are Config (what a run measures; Default and Quick)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/iggy-kafka/iggy-kafka/bench/connmem"
 	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 )
 
@@ -147,7 +149,7 @@ func TestGoals(t *testing.T) {
 		"consume: gateway ≥ 0.8 × the Iggy Go SDK within 20%, 100 B random":            "no SDK",
 		"produce: gateway ≥ 1.5 × kfake within 20%, 1 KiB json":                        "1 KiB json not in this run",
 		"scale: gateway produce with 1,000 idle connections open ≥ 0.8 × one producer": "no gateway figures",
-		"memory: gateway RSS < 256 MiB with 50 concurrent producers":                   "connmem",
+		"memory: gateway RSS < 256 MiB with 50 concurrent producers":                   "-memory=false",
 	} {
 		g := goalNamed(t, gs, text)
 		if g.Measured() || g.Met() || !strings.Contains(g.Verdict(), why) {
@@ -234,5 +236,27 @@ func TestScaleSVG(t *testing.T) {
 	r.Config.Scale = nil
 	if err := r.WriteScaleSVG(io.Discard); err == nil {
 		t.Error("a chart without scale points was drawn")
+	}
+}
+
+// TestMemoryGoals: the connmem runs give the memory goals their values: the median peak against
+// 256 MiB (met below it, missed above) and the median memory per idle connection, stated.
+func TestMemoryGoals(t *testing.T) {
+	for _, tc := range []struct {
+		peaks []int64 // MiB
+		met   bool
+	}{{[]int64{200, 250, 190}, true}, {[]int64{240, 300, 280}, false}} {
+		r := &Results{Config: Default()}
+		for _, p := range tc.peaks {
+			r.Memory = append(r.Memory, connmem.Result{Peak: p << 20, PerConn: 20 << 10})
+		}
+		gs := r.memoryGoals()
+		rss, conn := gs[0], gs[1]
+		if !rss.Measured() || rss.Met() != tc.met || rss.Value != float64(slices.Sorted(slices.Values(tc.peaks))[1]) {
+			t.Errorf("peaks %v: value %v, met %v; want the median and met %v", tc.peaks, rss.Value, rss.Met(), tc.met)
+		}
+		if !conn.Met() || conn.Value != 20 || conn.TargetText() != "stated" {
+			t.Errorf("per connection: value %v, met %v, target %q", conn.Value, conn.Met(), conn.TargetText())
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/bench/connmem"
 	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 )
 
@@ -62,6 +63,9 @@ type Config struct {
 	// produced while a consumer reads them at the tail.
 	FanOut      int
 	FanOutBytes int64
+	// Memory, when its Runs are above zero, measures the memory goals after
+	// the rounds (package bench/connmem) on the same serve binary.
+	Memory connmem.Config
 	// ClientTimeout bounds one client run (produce and consume of a case).
 	ClientTimeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -84,6 +88,7 @@ func Default() Config {
 		ScaleBytes:     128 << 20,
 		FanOut:         4,
 		FanOutBytes:    256 << 20,
+		Memory:         connmem.Default(),
 		ClientTimeout:  5 * time.Minute,
 	}
 }
@@ -152,6 +157,7 @@ func Quick() Config {
 	c.LatencyRecords = 500
 	c.ScaleBytes = 8 << 20
 	c.FanOutBytes = 8 << 20
+	c.Memory.Runs, c.Memory.Duration = 1, 2*time.Second
 	c.ClientTimeout = time.Minute
 	return c
 }
@@ -182,6 +188,8 @@ type Results struct {
 	// PeakRSS is each broker process's peak resident set (VmHWM) in bytes,
 	// one per round, by "gateway" (the serve process) and "kfake".
 	PeakRSS map[string][]int64
+	// Memory is one connmem result per run of Config.Memory.
+	Memory []connmem.Result
 }
 
 // CaseName names a payload case, as the tables print it.
@@ -344,6 +352,18 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		if stopErr != nil {
 			return nil, fmt.Errorf("round %d: stopping the brokers: %w", round, stopErr)
+		}
+	}
+	if m := cfg.Memory; m.Runs > 0 {
+		pool := connmem.Pool(m)
+		for run := 1; run <= m.Runs; run++ {
+			r, err := connmem.Measure(bins.serve, "", m, pool)
+			if err != nil {
+				return nil, fmt.Errorf("memory run %d: %w", run, err)
+			}
+			logf("memory %d/%d  idle %.1f MiB, %d idle conns %.1f KiB each, %d producers peak %.1f MiB",
+				run, m.Runs, float64(r.Idle)/(1<<20), m.Conns, float64(r.PerConn)/(1<<10), m.Producers, float64(r.Peak)/(1<<20))
+			res.Memory = append(res.Memory, r)
 		}
 	}
 	res.Elapsed = time.Since(res.Started)

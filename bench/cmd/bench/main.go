@@ -36,6 +36,7 @@ func main() {
 	fanOut := flag.Int("fanout", -1, "consumer groups of the fan-out cases, in turn and at once, plus a tail consumer (default 4; 0: none)")
 	fanOutMiB := flag.Int("fanout-mib", 0, "MiB of values per fan-out case (default 256, quick 8)")
 	payload := flag.Bool("payload", true, "measure the payload cases (and the paced produce)")
+	memory := flag.Bool("memory", true, "measure the memory goals after the rounds (bench/connmem: idle connections, 50 producers)")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
@@ -60,6 +61,9 @@ func main() {
 	}
 	if *fanOutMiB > 0 {
 		cfg.FanOutBytes = int64(*fanOutMiB) << 20
+	}
+	if !*memory {
+		cfg.Memory.Runs = 0
 	}
 	if !*payload {
 		cfg.NoPayload, cfg.LatencyRecords = true, 0
