@@ -213,7 +213,9 @@ func TestFencedWriter(t *testing.T) {
 	if o, ok := st.Offset(g, "t", 0); !ok || o.Offset != 1 {
 		t.Fatalf("a reader sees offset %+v, want the one before the newer claim", o)
 	}
-	if st.Counts().Void != 1 || st.Claim().Node != 2 {
+	// The append is refused either before it writes (a's own reader saw the newer claim first)
+	// or after (its record lands behind the claim and a reader voids it): at most one void.
+	if st.Counts().Void > 1 || st.Claim().Node != 2 {
 		t.Fatalf("reader counts %+v claim %+v", st.Counts(), st.Claim())
 	}
 }
