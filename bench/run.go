@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/bench/child"
 	"github.com/iggy-kafka/iggy-kafka/bench/connmem"
 	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 )
@@ -577,24 +578,12 @@ func (p *proc) stop() error {
 	return nil
 }
 
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 func startServe(ctx context.Context, bin, dataDir string, partitions int) (*proc, error) {
-	kafka, err := freePort()
+	addrs, err := child.FreeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
-	store, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	kafka, store := addrs[0], addrs[1]
 	cmd := exec.CommandContext(ctx, bin, "serve", "--bind", kafka, "--store-listen", store,
 		"--data", dataDir, "--fsync", "never", "--log-level", "warn",
 		"--default-partitions", strconv.Itoa(partitions))
@@ -688,18 +677,6 @@ func runClient(ctx context.Context, bin string, args []string, timeout time.Dura
 
 // peakRSS is VmHWM of a live process, in bytes; zero when unreadable.
 func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10
-			}
-		}
-	}
-	return 0
+	n, _ := child.Status(pid, "VmHWM")
+	return n
 }

@@ -18,12 +18,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/bench/child"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -70,15 +69,6 @@ func Median(rs []Result, f func(Result) int64) int64 {
 	return v[len(v)/2]
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 // Measure runs one child of bin (an iggy-kafka binary) from start to kill; its output goes to logPath, or is dropped when
 // that is empty.
 func Measure(bin, logPath string, cfg Config, pool [][]byte) (Result, error) {
@@ -88,14 +78,11 @@ func Measure(bin, logPath string, cfg Config, pool [][]byte) (Result, error) {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	addr, err := freeAddr()
+	addrs, err := child.FreeAddrs(2)
 	if err != nil {
 		return res, err
 	}
-	store, err := freeAddr()
-	if err != nil {
-		return res, err
-	}
+	addr, store := addrs[0], addrs[1]
 	if logPath == "" {
 		logPath = filepath.Join(dir, "gateway.log")
 	}
@@ -133,14 +120,14 @@ func Measure(bin, logPath string, cfg Config, pool [][]byte) (Result, error) {
 	}
 	adm.Close()
 
-	if res.Idle, err = status(pid, "VmRSS"); err != nil {
+	if res.Idle, err = child.Status(pid, "VmRSS"); err != nil {
 		return res, err
 	}
 	conns, err := idleConns(addr, cfg.Conns)
 	if err != nil {
 		return res, err
 	}
-	if res.WithConns, err = status(pid, "VmRSS"); err != nil {
+	if res.WithConns, err = child.Status(pid, "VmRSS"); err != nil {
 		return res, err
 	}
 	res.PerConn = (res.WithConns - res.Idle) / int64(cfg.Conns)
@@ -156,10 +143,10 @@ func Measure(bin, logPath string, cfg Config, pool [][]byte) (Result, error) {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if v, err := status(pid, "VmRSS"); err == nil && v > peak.Load() {
+			if v, err := child.Status(pid, "VmRSS"); err == nil && v > peak.Load() {
 				peak.Store(v)
 			}
-			if v, err := status(pid, "RssAnon"); err == nil && v > peakAnon.Load() {
+			if v, err := child.Status(pid, "RssAnon"); err == nil && v > peakAnon.Load() {
 				peakAnon.Store(v)
 			}
 			select {
@@ -177,7 +164,7 @@ func Measure(bin, logPath string, cfg Config, pool [][]byte) (Result, error) {
 	}
 	res.Peak, res.PeakAnon = peak.Load(), peakAnon.Load()
 	res.MBps = float64(bytes) / cfg.Duration.Seconds() / 1e6
-	res.HWM, err = status(pid, "VmHWM")
+	res.HWM, err = child.Status(pid, "VmHWM")
 	return res, err
 }
 
@@ -194,21 +181,6 @@ func waitListening(addr string, within time.Duration) error {
 		}
 		time.Sleep(50 * time.Millisecond) // polling a child's listener, nothing to wait on
 	}
-}
-
-// status reads one kB figure of /proc/<pid>/status, in bytes.
-func status(pid int, field string) (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n << 10, err
-		}
-	}
-	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
 }
 
 // apiVersionsV0 is a whole ApiVersions v0 request: size, key 18, version 0, correlation id 1,
