@@ -84,11 +84,6 @@ type rebuiltBatch struct {
 	id         [16]byte // Iggy id of its first message
 }
 
-// put keeps batch under k: n records, id the Iggy id of its first message.
-func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
-	c.putRun(batch, []rebuiltBatch{{k: k, end: len(batch), n: n, id: id}})
-}
-
 // putRun keeps the batches one fetch rebuilt, one after the other in one chunk when they fit in
 // one, so that a later fetch of the same run is answered with one slice of the cache's memory.
 // A batch larger than a chunk is not kept.
@@ -281,17 +276,6 @@ func (c *rebuiltCache) freeUnpinned() {
 			ch.mem, ch.keys, ch.used = nil, nil, 0
 		}
 	}
-}
-
-// resident is how many bytes of memory the cache holds.
-func (c *rebuiltCache) resident() int64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var n int64
-	for i := range c.chunks {
-		n += int64(cap(c.chunks[i].mem))
-	}
-	return n
 }
 
 // rebuilds are the rebuilds from Iggy under way, by the key of the batch they start at, so that

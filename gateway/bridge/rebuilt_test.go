@@ -452,3 +452,19 @@ func TestFetchAtEndFromMemory(t *testing.T) {
 		t.Fatalf("after endFresh: %d polls, high watermark %d; want Iggy asked and 4", polls, res.HighWatermark)
 	}
 }
+
+// put keeps batch under k as a run of one: n records, id the Iggy id of its first message.
+func (c *rebuiltCache) put(k rebuiltKey, batch []byte, n int32, id [16]byte) {
+	c.putRun(batch, []rebuiltBatch{{k: k, end: len(batch), n: n, id: id}})
+}
+
+// resident is how many bytes of memory the cache holds.
+func (c *rebuiltCache) resident() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var n int64
+	for i := range c.chunks {
+		n += int64(cap(c.chunks[i].mem))
+	}
+	return n
+}
