@@ -188,12 +188,18 @@ func usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// CheckEnvironment refuses IGGY_KAFKA_* variables that name no setting.
+// TestEnvPrefix starts the variables of the project's test harness (which Iggy server the tests
+// run against, for one): they configure the tests, not the binary, which ignores them, so a
+// gateway started by a test inherits them harmlessly.
+const TestEnvPrefix = EnvPrefix + "TEST_"
+
+// CheckEnvironment refuses IGGY_KAFKA_* variables that name no setting, except the test
+// harness's (TestEnvPrefix).
 func (r *Registry) CheckEnvironment(environ []string) error {
 	var unknown []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, EnvPrefix) {
+		if !strings.HasPrefix(name, EnvPrefix) || strings.HasPrefix(name, TestEnvPrefix) {
 			continue
 		}
 		if !r.knownEnv(name) {

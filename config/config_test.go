@@ -129,3 +129,13 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestTestHarnessVariablesIgnored(t *testing.T) {
+	r := testRegistry()
+	if err := r.CheckEnvironment([]string{"IGGY_KAFKA_TEST_IGGY_SERVER=/bin/iggy-server", "IGGY_KAFKA_TEST_IGGY_NODES=3"}); err != nil {
+		t.Fatalf("the test harness's variables refused: %v", err)
+	}
+	if err := r.CheckEnvironment([]string{"IGGY_KAFKA_TESTX=1"}); err == nil {
+		t.Fatal("IGGY_KAFKA_TESTX, outside IGGY_KAFKA_TEST_, accepted")
+	}
+}

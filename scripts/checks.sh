@@ -22,3 +22,56 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
 		echo $((20000 + RANDOM % 40000))
 }
+
+# iggy_flags NAME [IGGYTARGET FLAGS...]: sets the array iggy_flags to the flags that point a
+# `serve` at its Iggy server. Without IGGY_KAFKA_TEST_IGGY_SERVER, the embedded store inside the
+# gateway's process (a free port, data in $work/NAME-data, no fsync). With it, the real
+# iggy-server (IGGY_KAFKA_TEST_IGGY_NODES=3 for a cluster) that scripts/iggytarget starts, its
+# data and logs in $work/NAME-iggy; stop_iggy stops it. Needs $work and $work/iggy-kafka.
+# store_flags NAME is the same for a script that wants a separate server even on the embedded
+# store (a fleet): iggytarget runs `iggy-kafka store` then.
+iggy_pids=()
+iggy_flags() {
+	local name=$1
+	shift
+	if [[ -z "${IGGY_KAFKA_TEST_IGGY_SERVER:-}" ]]; then
+		iggy_flags=(--store-listen "127.0.0.1:$(free_port)" --data "$work/$name-data" --fsync never)
+		return 0
+	fi
+	store_flags "$name" "$@"
+}
+store_flags() {
+	local name=$1 line i
+	shift
+	if [[ ! -x "$work/iggytarget" ]]; then
+		go build -o "$work/iggytarget" ./scripts/iggytarget || return 1
+	fi
+	mkdir -p "$work/$name-iggy"
+	"$work/iggytarget" --dir "$work/$name-iggy" --iggy-kafka "$work/iggy-kafka" "$@" \
+		>"$work/$name-iggy/addr" 2>"$work/$name-iggy/iggytarget.log" &
+	iggy_pids+=($!)
+	for i in $(seq 1 700); do
+		line="$(head -n 1 "$work/$name-iggy/addr")"
+		if [[ "$line" == iggy\ * ]]; then
+			iggy_flags=(--iggy "${line#iggy }")
+			echo "$name: Iggy server (${IGGY_KAFKA_TEST_IGGY_SERVER:-embedded store}) on ${line#iggy }"
+			return 0
+		fi
+		if ! kill -0 "${iggy_pids[-1]}" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	echo "$name: the Iggy server did not start:" >&2
+	cat "$work/$name-iggy/iggytarget.log" >&2
+	tail -n 30 "$work/$name-iggy"/*.log >&2
+	return 1
+}
+# stop_iggy: stops every server iggy_flags and store_flags started (the gateways first).
+stop_iggy() {
+	local pid
+	for pid in "${iggy_pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}

@@ -42,6 +42,7 @@ cleanup() {
 		kill -KILL "$gateway_pid" 2>/dev/null || true
 	fi
 	[[ -n "$gateway_pid" ]] && wait "$gateway_pid" 2>/dev/null
+	stop_iggy
 	if [[ "${CLIENTS_INTEROP_KEEP:-}" == 1 ]]; then
 		echo "kept $work"
 	else
@@ -158,11 +159,14 @@ fi
 # --- the gateway ----------------------------------------------------------------------------
 port="$(free_port)"
 broker="127.0.0.1:$port"
+if ! iggy_flags gateway; then
+	fail "the Iggy server did not start"
+	echo "clients-interop: $passed passed, $failed failed"
+	exit 1
+fi
 "$work/iggy-kafka" serve \
 	--bind "$broker" \
-	--store-listen 127.0.0.1:0 \
-	--data "$work/data" \
-	--fsync never \
+	"${iggy_flags[@]}" \
 	--consumer-heartbeat-interval 500ms \
 	--log-level info \
 	>"$work/gateway.log" 2>&1 &

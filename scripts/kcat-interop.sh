@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that librdkafka, the C client behind kcat and the Confluent clients, works against
-# `iggy-kafka serve` with the embedded store. It builds the binary into a temporary directory,
+# `iggy-kafka serve` with the embedded store (or the real Iggy server: IGGY_KAFKA_TEST_IGGY_SERVER). It builds the binary into a temporary directory,
 # starts a gateway on free loopback ports, waits until it answers, and drives it with kcat:
 # metadata, produce and consume round trips with every codec (keys, headers, exact offsets),
 # several partitions, consuming from the middle and from the end, offset and timestamp queries,
@@ -53,6 +53,7 @@ stop_gateway() {
 cleanup() {
 	local pid
 	for pid in "${pids[@]}"; do stop_gateway "$pid"; done
+	stop_iggy
 	if [[ "${KCAT_INTEROP_KEEP:-}" == 1 ]]; then
 		echo "kept $work"
 	else
@@ -93,14 +94,14 @@ start_gateway() {
 	done
 	[[ $# -gt 0 ]] && shift
 	port="$(free_port)"
-	store_port="$(free_port)"
-	while [[ "$store_port" == "$port" ]]; do store_port="$(free_port)"; done
 	broker="127.0.0.1:$port"
+	if ! iggy_flags "$name"; then
+		echo "kcat-interop: $passed passed, $((failed + 1)) failed ($name Iggy server start)"
+		exit 1
+	fi
 	"$work/iggy-kafka" serve \
 		--bind "$broker" \
-		--store-listen "127.0.0.1:$store_port" \
-		--data "$work/$name-data" \
-		--fsync never \
+		"${iggy_flags[@]}" \
 		--log-level warn \
 		"$@" >"$work/$name.log" 2>&1 &
 	pid=$!

@@ -47,6 +47,7 @@ cleanup() {
 	local i
 	# Gateways first, the store they use last.
 	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop "${pids[$i]}"; done
+	stop_iggy
 	if [[ "${KGO_INTEGRATION_KEEP:-}" == 1 ]]; then
 		echo "kept $work" >&2
 	else
@@ -83,11 +84,10 @@ seeds=()
 if [[ $fleet -eq 0 ]]; then
 	port="$(free_port)"
 	logs+=("$work/gateway.log")
+	iggy_flags gateway || exit 1
 	"$work/iggy-kafka" serve \
 		--bind "127.0.0.1:$port" \
-		--store-listen 127.0.0.1:0 \
-		--data "$work/data" \
-		--fsync never \
+		"${iggy_flags[@]}" \
 		--auto-create-topics \
 		--log-level warn \
 		>"$work/gateway.log" 2>&1 &
@@ -96,21 +96,13 @@ if [[ $fleet -eq 0 ]]; then
 	wait_port gateway "${pids[0]}" "$port" "$work/gateway.log"
 	seeds+=("127.0.0.1:$port")
 else
-	store_port="$(free_port)"
-	logs+=("$work/store.log")
-	"$work/iggy-kafka" store \
-		--listen "127.0.0.1:$store_port" \
-		--data "$work/data" \
-		--fsync never \
-		--log-level warn \
-		>"$work/store.log" 2>&1 &
-	pids+=($!)
-	wait_port store "${pids[0]}" "$store_port" "$work/store.log"
+	store_flags store || exit 1
+	logs+=("$work"/store-iggy/*.log)
 	ports=()
 	brokers=()
 	for n in 1 2 3; do
 		p="$(free_port)"
-		while [[ " ${ports[*]} $store_port " == *" $p "* ]]; do p="$(free_port)"; done
+		while [[ " ${ports[*]} " == *" $p "* ]]; do p="$(free_port)"; done
 		ports+=("$p")
 		brokers+=("$n@127.0.0.1:$p")
 	done
@@ -119,7 +111,7 @@ else
 		p="${ports[$((n - 1))]}"
 		logs+=("$work/gateway-$n.log")
 		"$work/iggy-kafka" serve \
-			--iggy "127.0.0.1:$store_port" \
+			"${iggy_flags[@]}" \
 			--node-id "$n" \
 			--bind "127.0.0.1:$p" \
 			--brokers "$list" \
@@ -128,9 +120,9 @@ else
 			>"$work/gateway-$n.log" 2>&1 &
 		pids+=($!)
 	done
-	echo "waiting for the fleet: store on 127.0.0.1:$store_port, gateways $list"
+	echo "waiting for the fleet: gateways $list"
 	for n in 1 2 3; do
-		wait_port "gateway $n" "${pids[$n]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log"
+		wait_port "gateway $n" "${pids[$((n - 1))]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log"
 		seeds+=("127.0.0.1:${ports[$((n - 1))]}")
 	done
 	# While the gateways join one after another, Iggy moves coordinator partitions between

@@ -1,6 +1,8 @@
-// Package fleettest runs a real fleet on loopback: one `iggy-kafka store` (fsync always) and
-// three `iggy-kafka serve` gateways sharing it, each a separate process started from the binary
-// the package builds once in TestMain, on random free ports. Its tests stop, crash, freeze and
+// Package fleettest runs a real fleet on loopback: one Iggy server and three `iggy-kafka serve`
+// gateways sharing it, each a separate process started from the binary the package builds once
+// in TestMain, on random free ports. The server is `iggy-kafka store` (fsync always), or the real
+// iggy-server, one node or a cluster of three, when IGGY_KAFKA_TEST_IGGY_SERVER names one
+// (package internal/testiggy). Its tests stop, crash, freeze and
 // restart those processes under load from franz-go clients and check what Kafka promises across
 // it: every acknowledged record stored once at its offset and read once by the consumer group,
 // no rebalance because a gateway went away, committed offsets intact, and never two gateways

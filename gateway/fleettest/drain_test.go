@@ -192,7 +192,7 @@ func (r *run) nodeTable(t *testing.T) (map[int32]string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, "claims", "--nodes", "-o", "json", "--iggy", r.f.store.addr)
+	cmd := exec.CommandContext(ctx, iggyKafka, "claims", "--nodes", "-o", "json", "--iggy", r.f.iggyAddr())
 	cmd.Env = environ(r.f.home)
 	out, err := cmd.Output()
 	if err != nil {
@@ -221,7 +221,7 @@ func (r *run) operatorFails(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, append(args, "--iggy", r.f.store.addr)...)
+	cmd := exec.CommandContext(ctx, iggyKafka, append(args, "--iggy", r.f.iggyAddr())...)
 	cmd.Env = environ(r.f.home)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -239,7 +239,7 @@ func (r *run) operator(t *testing.T, args ...string) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, append(args, "--iggy", r.f.store.addr)...)
+	cmd := exec.CommandContext(ctx, iggyKafka, append(args, "--iggy", r.f.iggyAddr())...)
 	cmd.Env = environ(r.f.home)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

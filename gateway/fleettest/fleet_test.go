@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/testiggy"
 )
 
 const (
@@ -25,12 +26,15 @@ const (
 	exitLimit    = drainTimeout + 10*time.Second
 )
 
-// fleet is the store and the gateways of one test, with their logs in the test's directory.
+// fleet is the Iggy server and the gateways of one test, with their logs in the test's
+// directory. The server is the embedded store, or the real iggy-server when the environment
+// names one (package testiggy).
 type fleet struct {
-	t     *testing.T
-	home  string
-	store *proc
-	gws   []*gw
+	t      *testing.T
+	home   string
+	target testiggy.Target
+	iggy   []*proc // the server's nodes: the store, or the real server's one or three
+	gws    []*gw
 }
 
 // gw is one gateway process; its Kafka node id is its index in fleet.gws plus one.
@@ -39,33 +43,52 @@ type gw struct {
 	id int32
 }
 
-// startFleet starts the store and three gateways pointed at it and waits until all listen.
+// startFleet starts the Iggy server (testiggy.FromEnv: the store, fsync always, unless the
+// environment names a real server) and three gateways pointed at it and waits until all listen.
 // extra flags go to every gateway. On failure the test's log gets the last lines of every
 // process's log; every process still running at the end is killed.
 func startFleet(t *testing.T, extra ...string) *fleet {
 	t.Helper()
+	target, err := testiggy.FromEnv(iggyKafka)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startFleetOn(t, target, extra...)
+}
+
+// startFleetOn is startFleet on a target of the caller's choice.
+func startFleetOn(t *testing.T, target testiggy.Target, extra ...string) *fleet {
+	t.Helper()
 	dir := t.TempDir()
-	addrs := freeport.Addrs(t, 1+gateways)
-	f := &fleet{t: t, home: dir}
-	f.store = &proc{
-		name:    "store",
-		addr:    addrs[0],
-		logPath: filepath.Join(dir, "store.log"),
-		args: []string{"store", "--listen", addrs[0], "--data", filepath.Join(dir, "data"),
-			"--fsync", "always", "--heartbeat-interval", iggyHeartbeat.String(), "--log-level", "info"},
+	per := target.PortsPerNode()
+	addrs := freeport.Addrs(t, target.Nodes*per+gateways)
+	target.Dir, target.Fsync, target.Heartbeat, target.LogLevel = dir, true, iggyHeartbeat, "info"
+	target.Addrs = addrs[:target.Nodes]
+	if per > 1 {
+		target.ReplicaAddrs = addrs[target.Nodes : 2*target.Nodes]
+	}
+	gwAddrs := addrs[target.Nodes*per:]
+	plan, err := testiggy.Plan(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fleet{t: t, home: dir, target: target}
+	for _, p := range plan {
+		f.iggy = append(f.iggy, &proc{name: p.Name, bin: p.Args[0], args: p.Args[1:], env: p.Env, addr: p.Addr,
+			logPath: filepath.Join(dir, p.Name+".log")})
 	}
 	var brokers []string
 	for i := range gateways {
-		brokers = append(brokers, fmt.Sprintf("%d@%s", i+1, addrs[1+i]))
+		brokers = append(brokers, fmt.Sprintf("%d@%s", i+1, gwAddrs[i]))
 	}
 	for i := range gateways {
 		id := int32(i + 1)
-		args := []string{"serve", "--iggy", addrs[0], "--node-id", fmt.Sprint(id), "--bind", addrs[1+i],
+		args := []string{"serve", "--iggy", f.iggyAddr(), "--node-id", fmt.Sprint(id), "--bind", gwAddrs[i],
 			"--brokers", strings.Join(brokers, ","), "--heartbeat-interval", iggyHeartbeat.String(),
 			"--auto-create-topics=false", "--drain-timeout", drainTimeout.String(), "--log-level", "info"}
 		f.gws = append(f.gws, &gw{id: id, proc: &proc{
 			name:    fmt.Sprintf("gateway-%d", id),
-			addr:    addrs[1+i],
+			addr:    gwAddrs[i],
 			logPath: filepath.Join(dir, fmt.Sprintf("gateway-%d.log", id)),
 			args:    append(args, extra...),
 		}})
@@ -77,10 +100,11 @@ func startFleet(t *testing.T, extra ...string) *fleet {
 		for _, g := range f.gws {
 			g.shutdown()
 		}
-		f.store.shutdown()
+		for _, n := range f.iggy {
+			n.shutdown()
+		}
 	})
-	f.store.start(t, f.home)
-	f.store.waitListening(t, startLimit)
+	f.startIggy()
 	for _, g := range f.gws {
 		g.start(t, f.home)
 	}
@@ -93,7 +117,7 @@ func startFleet(t *testing.T, extra ...string) *fleet {
 // tails is the last tailLines lines of each process's log.
 func (f *fleet) tails() string {
 	var b strings.Builder
-	for _, p := range append([]*proc{f.store}, f.procs()...) {
+	for _, p := range append(append([]*proc{}, f.iggy...), f.procs()...) {
 		if p == nil || p.logPath == "" {
 			continue
 		}
@@ -138,11 +162,33 @@ func (f *fleet) restart(g *gw) {
 	g.waitListening(f.t, startLimit)
 }
 
-// restartStore starts the store again on its data directory and waits until it listens.
-func (f *fleet) restartStore() {
+// iggyAddr is the server's client addresses as --iggy takes them: every node, comma-separated.
+func (f *fleet) iggyAddr() string {
+	var addrs []string
+	for _, n := range f.iggy {
+		addrs = append(addrs, n.addr)
+	}
+	return strings.Join(addrs, ",")
+}
+
+// startIggy starts every node of the server on its data directory (again, after killIggy) and
+// waits until each listens.
+func (f *fleet) startIggy() {
 	f.t.Helper()
-	f.store.start(f.t, f.home)
-	f.store.waitListening(f.t, startLimit)
+	for _, n := range f.iggy {
+		n.start(f.t, f.home)
+	}
+	for _, n := range f.iggy {
+		n.waitListening(f.t, startLimit)
+	}
+}
+
+// killIggy SIGKILLs every node of the server: a store outage, or the loss of a whole cluster.
+func (f *fleet) killIggy() {
+	f.t.Helper()
+	for _, n := range f.iggy {
+		n.kill(f.t)
+	}
 }
 
 // stop sends SIGSTOP; cont sends SIGCONT.

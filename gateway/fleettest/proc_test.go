@@ -22,6 +22,8 @@ const tailLines = 40
 // log file that outlives each run (restarts append to it).
 type proc struct {
 	name    string
+	bin     string   // the executable; iggyKafka when empty
+	env     []string // added to the environment of every run
 	args    []string
 	logPath string
 	addr    string // the TCP address it listens on, to know it is up
@@ -57,9 +59,13 @@ func (p *proc) start(t testing.TB, home string) {
 		t.Fatalf("%s: log file: %v", p.name, err)
 	}
 	fmt.Fprintf(f, "=== fleettest: %s %s start %s\n", p.name, strings.Join(p.args, " "), time.Now().Format(time.StampMilli))
-	cmd := exec.Command(iggyKafka, p.args...)
+	bin := p.bin
+	if bin == "" {
+		bin = iggyKafka
+	}
+	cmd := exec.Command(bin, p.args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = environ(home)
+	cmd.Env = append(environ(home), p.env...)
 	// A test binary that dies must not leave its fleet running.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

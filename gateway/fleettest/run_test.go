@@ -307,12 +307,12 @@ func (r *run) checkOffsetFetch(commits map[int32]int64) {
 func (r *run) checkVerify() {
 	t := r.t
 	t.Helper()
-	if r.f.store == nil {
+	if len(r.f.iggy) == 0 {
 		return // kfake's brokers, no coordinator log
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, "inspect", "--verify", "--iggy", r.f.store.addr)
+	cmd := exec.CommandContext(ctx, iggyKafka, "inspect", "--verify", "--iggy", r.f.iggyAddr())
 	cmd.Env = environ(r.f.home)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

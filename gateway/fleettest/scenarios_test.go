@@ -160,8 +160,8 @@ func TestTwoGatewaysStop(t *testing.T) {
 // restart on the same data.
 func TestStoreCrash(t *testing.T) {
 	r := startRun(t)
-	r.f.store.kill(t)
-	r.f.restartStore()
+	r.f.killIggy()
+	r.f.startIggy()
 	r.pr.waitAllServed(t, 30*time.Second, "after the store came back")
 	r.waitProgress("the load after the store came back")
 	r.finish()

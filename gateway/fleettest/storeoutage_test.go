@@ -92,7 +92,7 @@ func TestStoreOutage(t *testing.T) {
 		return offline, nil
 	}
 
-	f.store.kill(t)
+	f.killIggy()
 	down := time.Now()
 	offlineSeen := make([]bool, len(askers))
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -117,7 +117,7 @@ func TestStoreOutage(t *testing.T) {
 	}
 
 	acked := l.nAcked.Load()
-	f.restartStore()
+	f.startIggy()
 	back := time.Now()
 	checkfor.Eventually(t, recovery, "a record acknowledged after the store came back", func() error {
 		return checkfor.True(l.nAcked.Load() > acked, "%d acknowledged, as before the restart", acked)
