@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/iggy-kafka/iggy-kafka/config"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
 // Set by the release build with -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
@@ -30,6 +31,10 @@ const (
 )
 
 func main() {
+	if version != "" {
+		// What the gateway and the operator commands announce to Iggy at login.
+		wire.SDKVersion = version
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()

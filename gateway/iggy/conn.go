@@ -296,6 +296,11 @@ func (c *conn) decodeReply(req uint64, frame []byte) ([]byte, error) {
 		_ = eh.Decode(frame)
 		_ = c.close()
 		c.session = 0
+		if eh.Code() == wire.IncompatibleProtocolVersion {
+			return nil, fmt.Errorf("iggy: the Iggy server at %s speaks binary protocol %s (it accepts clients from %s) and refuses this gateway's %s: %w",
+				c.addr, wire.VersionString(eh.ServerProtocolVersion), wire.VersionString(eh.ServerProtocolVersionMin),
+				wire.VersionString(wire.ProtocolVersion), eh.Code())
+		}
 		return nil, fmt.Errorf("iggy: %s evicted the session (%s): %w", c.addr, eh.Reason, eh.Code())
 	default:
 		_ = c.close()

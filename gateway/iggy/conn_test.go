@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -428,5 +429,48 @@ func TestIdleConnectionClosedByServerIsNotSpentOnAWrite(t *testing.T) {
 	}
 	if writes.Load() != 1 || f.logins.Load() != 2 {
 		t.Fatalf("writes %d logins %d, want 1 and 2", writes.Load(), f.logins.Load())
+	}
+}
+
+// TestRefusedProtocolVersionSaysBoth checks that a server refusing our protocol version (Iggy
+// 0.10 speaks 0.12 and refuses 0.11 clients at login) is reported in one sentence naming both
+// versions, with the IncompatibleProtocolVersion code.
+func TestRefusedProtocolVersionSaysBoth(t *testing.T) {
+	f := newFakeServer(t, "")
+	f.window = [2]uint32{wire.PackVersion(0, 12, 1), wire.PackVersion(0, 12, 0)}
+	_, err := Dial(testContext(t), Config{Addrs: []string{f.addr()}})
+	if !errors.Is(err, wire.IncompatibleProtocolVersion) {
+		t.Fatalf("Dial: %v, want IncompatibleProtocolVersion", err)
+	}
+	for _, want := range []string{"binary protocol 0.12.1", "from 0.12.0", "refuses this gateway's 0.11.0", f.addr()} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+}
+
+// TestLoginNamesTheGateway checks that the gateway announces itself, not another SDK, at login.
+func TestLoginNamesTheGateway(t *testing.T) {
+	f := newFakeServer(t, "")
+	var name string
+	var mu sync.Mutex
+	f.observe = func(h *wire.RequestHeader, body []byte) {
+		if h.Operation != wire.OpRegister {
+			return
+		}
+		r := wire.NewReader(body)
+		r.U32("version")
+		mu.Lock()
+		name = r.Name("sdk")
+		mu.Unlock()
+	}
+	c := dialFake(t, f, Config{})
+	if err := c.Ping(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if name != "iggy-kafka" {
+		t.Fatalf("login announced SDK %q, want iggy-kafka", name)
 	}
 }

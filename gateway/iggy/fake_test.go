@@ -28,6 +28,9 @@ type fakeServer struct {
 	// register, when set, answers every login with its reply body instead
 	// of checking the credentials.
 	register func(body []byte) []byte
+	// window, when set, refuses every login as a server speaking another protocol does:
+	// an IncompatibleProtocol eviction carrying its version and the oldest it accepts.
+	window [2]uint32
 
 	mu       sync.Mutex
 	conns    []net.Conn
@@ -117,6 +120,13 @@ func (f *fakeServer) serve(c net.Conn) {
 		var reply []byte
 		status := wire.OK
 		switch {
+		case h.Operation == wire.OpRegister && f.window[0] != 0:
+			var out [wire.HeaderSize]byte
+			eh := wire.EvictionHeader{Client: h.Client, Reason: wire.EvictIncompatibleProtocol,
+				ServerProtocolVersion: f.window[0], ServerProtocolVersionMin: f.window[1]}
+			eh.Encode(&out)
+			_, _ = c.Write(out[:])
+			return
 		case h.Operation == wire.OpRegister && f.register != nil:
 			reply = f.register(body)
 		case h.Operation == wire.OpRegister:

@@ -82,9 +82,11 @@ type appender interface{ AppendTo([]byte) []byte }
 func goldenRequests(t *testing.T) map[wire.Command]appender {
 	empty := &wire.Empty{}
 	single := wire.Consumer{Kind: wire.ConsumerKindSingle, ID: wire.NamedID("worker-1")}
+	// The recording's login names the SDK that made it; ours names the gateway.
+	sdk := wire.ClientVersion{Protocol: wire.ProtocolVersion, SDKName: "go-sdk", SDKVersion: "0.9.0-edge.4"}
 	return map[wire.Command]appender{
-		wire.CmdLoginRegister:        &wire.PasswordLogin{Version: wire.OurClientVersion(), Username: "alice", Password: "s3cr3t-pw"},
-		wire.CmdLoginRegisterWithPAT: &wire.TokenLogin{Version: wire.OurClientVersion(), Token: "pat-0123456789abcdef"},
+		wire.CmdLoginRegister:        &wire.PasswordLogin{Version: sdk, Username: "alice", Password: "s3cr3t-pw"},
+		wire.CmdLoginRegisterWithPAT: &wire.TokenLogin{Version: sdk, Token: "pat-0123456789abcdef"},
 		wire.CmdLogoutUser:           empty,
 		wire.CmdPing:                 empty,
 		wire.CmdGetStats:             empty,

@@ -183,9 +183,9 @@ func TestPermissionsRoundTrip(t *testing.T) {
 func TestRegisterShapes(t *testing.T) {
 	pw := PasswordLogin{Version: OurClientVersion(), Username: "iggy", Password: "secret"}
 	body := pw.AppendTo(nil)
-	want := []byte{0x00, 0x2C, 0, 0, 6, 'g', 'o', '-', 's', 'd', 'k', 12}
+	want := []byte{0x00, 0x2C, 0, 0, 10, 'i', 'g', 'g', 'y', '-', 'k', 'a', 'f', 'k', 'a', byte(len(SDKVersion))}
 	if !bytes.HasPrefix(body, want) {
-		t.Fatalf("prefix %v", body[:12])
+		t.Fatalf("prefix %v", body[:len(want)])
 	}
 	if !bytes.HasSuffix(body, []byte{4, 'i', 'g', 'g', 'y', 6, 's', 'e', 'c', 'r', 'e', 't', 0, 0, 0, 0}) {
 		t.Fatalf("tail %v", body)

@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"runtime/debug"
+)
 
 // Protocol versions are packed semver: ten bits each for major, minor and
 // patch, so that packed values order like the versions they stand for.
@@ -10,12 +13,20 @@ const versionMask = 1<<versionBits - 1
 // ProtocolVersion is the version this codec speaks: 0.11.0, packed 11264.
 var ProtocolVersion = PackVersion(0, 11, 0)
 
-// SDKName and SDKVersion are what our client announces at login. They copy
-// the official Go SDK's values because some servers log or gate on them.
-const (
-	SDKName    = "go-sdk"
-	SDKVersion = "0.9.0-edge.4"
-)
+// SDKName and SDKVersion are what our client announces at login, where the
+// server logs them and lists them with the session's client: the gateway names
+// itself. SDKVersion is the module version the binary was built from, or
+// "(devel)"; a binary with a version set at link time sets it at start.
+const SDKName = "iggy-kafka"
+
+var SDKVersion = buildVersion()
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
 
 // PackVersion packs a semver. Components above 1023 are truncated to ten bits.
 func PackVersion(major, minor, patch uint32) uint32 {
