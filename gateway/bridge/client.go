@@ -78,12 +78,21 @@ func (cb iggyClient) createPartitions(ctx context.Context, stream, name string, 
 }
 
 func (cb iggyClient) updateTopic(ctx context.Context, stream, name string, o topicOptions) error {
-	// Both entries always go, zero included: an update keeps what it does not name, and zero is
-	// how Iggy is told to go back to its default.
+	// Both entries always go: an update keeps what it does not name. Iggy reads a zero in an
+	// update as not given, so a Kafka config deleted (zero here) goes as Iggy's default itself,
+	// never and unlimited.
 	return cb.c.UpdateTopic(ctx, wire.NamedID(stream), wire.NamedID(name), name, iggy.TopicOptions{Extra: []wire.TLVEntry{
-		wire.Uint64Entry(wire.OptMessageExpiry, o.MessageExpiryMicros),
-		wire.Uint64Entry(wire.OptMaxTopicSize, o.MaxTopicSize),
+		wire.Uint64Entry(wire.OptMessageExpiry, orDefault(o.MessageExpiryMicros)),
+		wire.Uint64Entry(wire.OptMaxTopicSize, orDefault(o.MaxTopicSize)),
 	}})
+}
+
+// orDefault is v, or for zero Iggy's default of both retention options, wire.Unlimited.
+func orDefault(v uint64) uint64 {
+	if v == 0 {
+		return wire.Unlimited
+	}
+	return v
 }
 
 func (cb iggyClient) send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {

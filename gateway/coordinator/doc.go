@@ -220,15 +220,16 @@
 //
 // LeaseBound (below) still bounds the lease against Iggy's eviction; HandoverBound is the
 // tighter of the two. Crash takeover is eviction (or, with the embedded store, the closed
-// connection) + LeasePoll + load + HandoverBound: for the fleet test's H = 2 s, 2.4 s + 0.1 s +
+// connection) + LeasePoll + load + HandoverBound: for the fleet test's H = 2 s, 2.4-4.4 s + 0.1 s +
 // 0.3 s + the replay, below the session timeout + 1 s.
 //
 // Embedded store: a closed connection ends the Iggy session at once and hands its partitions to
 // the others immediately, so a crashed or stopped gateway's partitions move within one LeasePoll
 // of the others; a gateway whose own connection broke stops at (a). A gateway that is alive but
-// stalled (SIGSTOP, a long pause) keeps its connection open; the store evicts a silent group
-// member after 1.2 x its heartbeat interval H (gateway/store/server.go sweepStale, the limit
-// HeartbeatInterval*6/5), counted from the member's last request. Our last confirming sync is
+// stalled (SIGSTOP, a long pause) keeps its connection open; the store, like the real server,
+// checks once every heartbeat interval H and evicts a group member silent for more than 1.2 H
+// (gateway/store/server.go sweepStale), so between 1.2 H and 2.2 H after the member's last
+// request (36 to 66 s at the default H = 30 s). Our last confirming sync is
 // itself a request sent at time s, so the earliest moment another gateway can be given the
 // partition is s + 1.2 H. LeaseBound defaults to 1.2 H - 2 x LeasePoll - 100 ms; for the default
 // H = 30 s that is 36 s - 0.2 s - 0.1 s = 35.7 s, for H = 5 s it is 6 s - 0.3 s = 5.7 s. The
@@ -236,12 +237,12 @@
 // 1.2 H with that arithmetic in the message. Config.HeartbeatInterval must be the store's H.
 //
 // Iggy cluster: a session outlives its connection until the server's session timeout, 1.2 x
-// the server's heartbeat.interval H (36 s by default), measured on the leader from the last
-// request it received; a gateway cut off from the cluster cannot learn that it lost the
+// the server's heartbeat.interval H at the earliest and 2.2 H at the latest (36 to 66 s by
+// default), measured on the leader from the last request it received; a gateway cut off from the cluster cannot learn that it lost the
 // partition. Our sync was sent before the leader received it, so stopping at s + LeaseBound with
 // LeaseBound < 1.2 H still stops before the leader can hand the partition over. The cluster's H
 // must be at least Config.HeartbeatInterval (Start cannot read it); a smaller server H breaks the
-// bound. Crash takeover with a cluster is bounded by 1.2 H + LeasePoll + replay time. A gateway
+// bound. Crash takeover with a cluster is bounded by 2.2 H + LeasePoll + replay time. A gateway
 // frozen past its bound checks the age of its lease before every answer, so on waking it answers
 // NOT_COORDINATOR before its next sync, and its appends are refused; any record it still had in
 // flight is void behind the new owner's claim.

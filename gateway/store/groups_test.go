@@ -160,9 +160,11 @@ func TestStaleMemberIsEvicted(t *testing.T) {
 	silent.expectClosed()
 }
 
-// TestStaleMemberEvictedAtTheBound moves a fake clock to exactly 1.2
-// heartbeat intervals of a member's silence, where it must still belong to
-// the group, then one nanosecond further, where it must be gone.
+// TestStaleMemberEvictedAtTheBound checks the real server's eviction rule on a fake clock: the
+// store checks once every heartbeat interval H from its start and evicts a member silent for more
+// than 1.2 H at a check. A member whose last word came at 0.8 H is silent exactly 1.2 H at the
+// check at 2 H and stays; it is gone at the check at 3 H, 2.2 H after its last word, the latest
+// the rule allows; never between checks.
 func TestStaleMemberEvictedAtTheBound(t *testing.T) {
 	const hb = 10 * time.Second
 	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -178,12 +180,15 @@ func TestStaleMemberEvictedAtTheBound(t *testing.T) {
 		}
 		return d.MembersCount
 	}
-	// advance moves the clock past the sweeper's next wake-up and returns
-	// once the sweep has run, which ends by setting its timer again.
-	advance := func(d time.Duration) {
+	// advance moves the clock and, when that passes the sweeper's next wake-up, returns once the
+	// sweep has run, which ends by setting its timer again.
+	advance := func(d time.Duration, wakes bool) {
 		t.Helper()
 		swept := fake.Added()
 		fake.Advance(d)
+		if !wakes {
+			return
+		}
 		select {
 		case <-swept:
 		case <-time.After(5 * time.Second):
@@ -191,15 +196,23 @@ func TestStaleMemberEvictedAtTheBound(t *testing.T) {
 		}
 	}
 
-	advance(hb / 2)
-	syncGroup(t, live) // live speaks; silent does not
-	advance(hb*6/5 - hb/2)
+	advance(hb*8/10, false)
+	syncGroup(t, silent) // silent's last word, at 0.8 H
+	advance(hb/5, true)  // check at H
+	syncGroup(t, live)
+	advance(hb, true) // check at 2 H: silent for exactly 1.2 H
 	if n := members(); n != 2 {
 		t.Fatalf("at exactly 1.2 heartbeats of silence the group has %d members, want 2", n)
 	}
-	advance(time.Nanosecond)
+	syncGroup(t, live)
+	advance(hb-time.Nanosecond, false) // 2.2 H less 1 ns after silent's last word: no check yet
+	if n := members(); n != 2 {
+		t.Fatalf("between checks the group has %d members, want 2", n)
+	}
+	syncGroup(t, live)
+	advance(time.Nanosecond, true) // check at 3 H
 	if n := members(); n != 1 {
-		t.Fatalf("past 1.2 heartbeats of silence the group has %d members, want 1", n)
+		t.Fatalf("at the check after 2.2 heartbeats of silence the group has %d members, want 1", n)
 	}
 	r, err := silent.readReply()
 	if err != nil {

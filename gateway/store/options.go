@@ -60,8 +60,9 @@ type topicOptions struct {
 
 // admitTopicOptions parses a create or update options block over base (the
 // defaults for create, the current options for update). With update set,
-// only the updatable keys are accepted and the explicit block is merged into
-// the existing one. Failures are 4041 for an unknown key, 4042 for a bad
+// only the updatable keys are accepted, the explicit block is merged into
+// the existing one, and a zero value leaves its key as it was, as the real
+// server does. Failures are 4041 for an unknown key, 4042 for a bad
 // value and 1019 for a topic size below the segment size.
 func admitTopicOptions(block []byte, base topicOptions, update bool) (topicOptions, error) {
 	if _, err := wire.ValidateOptions(block); err != nil {
@@ -85,9 +86,16 @@ func admitTopicOptions(block []byte, base topicOptions, update bool) (topicOptio
 		if spec == nil || (update && !spec.Updatable) {
 			return topicOptions{}, wire.UnsupportedOptionKey
 		}
+		prev := o
 		explicit, err := o.absorb(key, e)
 		if err != nil {
 			return topicOptions{}, err
+		}
+		if !explicit && update {
+			// The real server reads a zero ("use the default") in an update as not given:
+			// the topic keeps what it had.
+			o = prev
+			continue
 		}
 		set[key] = explicit
 		if !explicit {

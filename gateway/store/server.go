@@ -37,7 +37,9 @@ type Config struct {
 	// directory is new. They default to "iggy"/"iggy", a development default.
 	RootUsername, RootPassword string
 	// HeartbeatInterval is how often clients are expected to speak; a
-	// consumer-group member silent for 1.2 times this long is evicted, and a
+	// consumer-group member silent for more than 1.2 times this long is
+	// evicted at the next check, made once every interval (so 1.2 to 2.2
+	// intervals after its last word, as the real server does), and a
 	// partition handed to a new member waits at most this long for its
 	// previous owner to commit. Default 30s.
 	HeartbeatInterval time.Duration
@@ -283,15 +285,16 @@ func (s *Server) now() time.Time { return s.cfg.Clock.Now() }
 
 // sweepStale evicts consumer-group members whose connection has been silent
 // for more than 1.2 heartbeat intervals (protocol 5.4) and completes overdue
-// hand-offs. It wakes at the earliest of those deadlines, so a member is
-// evicted the moment it passes the bound, and at least every quarter
-// interval: every deadline a later request can create lies further out than
-// that, so none is missed.
+// hand-offs. Evictions are decided as the real server decides them: once
+// every heartbeat interval from the start, so a silent member goes between
+// 1.2 and 2.2 intervals after its last word (36 to 66 s at the default 30 s).
+// Hand-offs complete the moment they are due.
 func (s *Server) sweepStale() {
 	defer s.bgWG.Done()
+	interval := max(s.cfg.HeartbeatInterval, time.Millisecond)
 	limit := s.cfg.HeartbeatInterval * 6 / 5
-	tick := max(s.cfg.HeartbeatInterval/4, time.Millisecond)
-	t := s.cfg.Clock.NewTimer(tick)
+	next := s.now().Add(interval) // the next eviction check
+	t := s.cfg.Clock.NewTimer(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -299,40 +302,39 @@ func (s *Server) sweepStale() {
 			return
 		case <-t.C():
 			now := s.now()
-			wait := min(tick, s.evictStale(now, limit), s.settleRevocations(now))
-			t.Reset(wait)
+			if !now.Before(next) {
+				s.evictStale(now, limit)
+				for !now.Before(next) {
+					next = next.Add(interval)
+				}
+			}
+			t.Reset(min(next.Sub(now), s.settleRevocations(now)))
 		}
 	}
 }
 
-// evictStale evicts the members silent for more than limit and returns how
-// long until the next one would be; a duration longer than limit if none.
-func (s *Server) evictStale(now time.Time, limit time.Duration) time.Duration {
+// evictStale evicts the members silent for more than limit.
+func (s *Server) evictStale(now time.Time, limit time.Duration) {
 	type victim struct {
 		c      *conn
 		client wire.Uint128
 	}
 	var stale []victim
-	next := limit + 1
 	s.mu.Lock()
 	for c := range s.conns {
 		if c.sess == nil || len(c.sess.groups) == 0 {
 			continue
 		}
-		silent := now.Sub(time.Unix(0, c.lastSeen.Load()))
-		if silent > limit {
+		if now.Sub(time.Unix(0, c.lastSeen.Load())) > limit {
 			stale = append(stale, victim{c, c.sess.client})
 			s.endSessionLocked(c)
-			continue
 		}
-		next = min(next, limit-silent+1)
 	}
 	s.mu.Unlock()
 	for _, v := range stale {
 		s.log.Info("evicting stale consumer-group member", "client", v.c.id, "addr", v.c.addr)
 		v.c.evictWith(v.client, wire.EvictStaleClient)
 	}
-	return next
 }
 
 // offsetFlushEvery is how long after consumer offsets change the metadata document holding them
