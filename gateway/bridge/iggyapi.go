@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -100,7 +101,7 @@ func kafkaErrOr(err error, down *kerr.Error) error {
 	if errors.As(err, &ke) {
 		return err
 	}
-	if unreachable(err) {
+	if unreachable(err) || errors.Is(err, iggy.ErrUnresolved) {
 		return fmt.Errorf("%w: %w", down, err)
 	}
 	var code wire.Code

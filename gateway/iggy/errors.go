@@ -22,6 +22,11 @@ var (
 	// ErrProtocol matches replies that break the protocol (bad size, wrong
 	// request echo, undecodable body). The connection is dropped.
 	ErrProtocol = errors.New("iggy: protocol violation")
+	// ErrUnresolved matches a send the server committed without reporting its offset (a
+	// confirmation with count 0) when reading the batch back did not find it either: the batch
+	// is stored, where is unknown. Like ErrConnectionLost for a write, it is not to be resent
+	// blindly.
+	ErrUnresolved = errors.New("iggy: stored at an unreported offset")
 )
 
 func protocolError(format string, args ...any) error {

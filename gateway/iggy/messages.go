@@ -37,15 +37,78 @@ func (a api) SendBatch(ctx context.Context, stream, topic wire.Identifier, parti
 	req := wire.SendMessages{Stream: stream, Topic: topic, Partitioning: wire.PartitionIDPartitioning(partition), MessagesCount: h.Count}
 	cl := call{cmd: wire.CmdSendMessages, body: req.AppendMetadata(meta[:0]), tail: batch}
 	var base uint64
+	unresolved := false
 	err = a.run(ctx, &cl, func(b []byte) error {
 		// [count u32] then 20-byte confirmations; the first one is ours.
-		if len(b) < 4+wire.SendConfirmationSize || binary.LittleEndian.Uint32(b) == 0 {
+		if len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0 {
+			// "Committed, no offsets to report": the real server's answer when it cannot
+			// resolve the batch's offsets. The batch is stored.
+			unresolved = true
+			return nil
+		}
+		if len(b) < 4+wire.SendConfirmationSize {
 			return fmt.Errorf("iggy: send reply of %d bytes without a confirmation: %w", len(b), ErrProtocol)
 		}
 		base = binary.LittleEndian.Uint64(b[4+12:])
 		return nil
 	})
-	return base, err
+	if err != nil || !unresolved {
+		return base, err
+	}
+	return a.locateSent(ctx, stream, topic, partition, batch, h.Count)
+}
+
+// maxLocate bounds how many of a partition's last messages locateSent reads looking for a batch.
+const maxLocate = 1 << 16
+
+// locateSent finds the base offset of a batch the server stored without saying where: it reads
+// the partition's last messages, more each round (from four times the batch's size up to
+// maxLocate), for the batch's first message id. Message ids are the sender's, unique per batch
+// (the gateway draws them from a per-process counter over a random prefix), so the first match
+// from the end is ours. It fails, with ErrUnresolved, when the batch is not among them; the batch
+// is stored all the same, and the caller must not send it again.
+func (a api) locateSent(ctx context.Context, stream, topic wire.Identifier, partition uint32, batch []byte, count uint32) (uint64, error) {
+	it := message.Frames(batch)
+	first, ok := it.Next()
+	if !ok {
+		return 0, fmt.Errorf("iggy: locate a sent batch: %w", it.Err())
+	}
+	for n := min(max(4*count, 64), maxLocate); ; n = min(4*n, maxLocate) {
+		p, err := a.Poll(ctx, PollRequest{Stream: stream, Topic: topic, Partition: partition,
+			Strategy: wire.PollingStrategy{Kind: wire.PollLast}, Count: n})
+		if err != nil {
+			return 0, fmt.Errorf("iggy: the batch was stored but its offset was not reported, and reading it back failed: %w: %w", ErrUnresolved, err)
+		}
+		off, found := lastWithID(p.Batches, first.ID)
+		p.Release()
+		if found {
+			return off, nil
+		}
+		if n == maxLocate || p.Count < n {
+			return 0, fmt.Errorf("iggy: the batch was stored but its offset was not reported, nor found among the partition's last %d messages: %w", p.Count, ErrUnresolved)
+		}
+	}
+}
+
+// lastWithID is the offset of the last message in body (batch records back to back) whose id is
+// id.
+func lastWithID(body []byte, id [16]byte) (uint64, bool) {
+	var off uint64
+	found := false
+	recs := message.Records(body)
+	for rec, ok := recs.Next(); ok; rec, ok = recs.Next() {
+		h, err := message.ParseBatchHeader(rec)
+		if err != nil {
+			break
+		}
+		fr := message.Frames(rec)
+		for f, ok := fr.Next(); ok; f, ok = fr.Next() {
+			if f.ID == id {
+				off, found = h.BaseOffset+uint64(f.OffsetDelta), true
+			}
+		}
+	}
+	return off, found
 }
 
 // Message is one message for SendMessages.

@@ -43,6 +43,10 @@ type Config struct {
 	// partition handed to a new member waits at most this long for its
 	// previous owner to commit. Default 30s.
 	HeartbeatInterval time.Duration
+	// UnreportedOffsets, when set, is asked after every stored batch whether to confirm it with
+	// count 0 ("committed, no offsets to report"), which the real server sends when it cannot
+	// resolve a batch's offsets. For tests of clients: the store itself always knows them.
+	UnreportedOffsets func(topic wire.Identifier, partition uint32) bool
 	// Clock times consumer-group sessions and hand-offs, the consumer offsets' flush and the
 	// partitions' background fsync; clock.Real when nil.
 	Clock clock.Clock
