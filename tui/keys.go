@@ -45,4 +45,4 @@ var keys = keyMap{
 
 // moveRefused is what m answers: the lease decides each partition's owner, so one partition
 // cannot be handed to a chosen node.
-const moveRefused = "m: one partition cannot be moved: the lease (rendezvous hashing over the kafka-gateways members) decides each partition's owner; drain its owner (d on the nodes pane) to move all of that node's partitions"
+const moveRefused = "m: one partition cannot be moved: the lease (rendezvous hashing with bounded loads over the kafka-gateways members) decides each partition's owner; drain its owner (d on the nodes pane) to move all of that node's partitions"

@@ -466,7 +466,7 @@ func (m Console) planView() []string {
 func (m Console) undoView() []string {
 	who := "node " + strconv.Itoa(int(m.undoNode))
 	out := []string{focusStyle.Render(clip("[UNDO "+who+"]", m.width))}
-	for _, l := range wrap(who+" comes back and takes back its share of the coordinator partitions: the lease moves only the partitions it wins, with their groups, without a rebalance.", m.width-2) {
+	for _, l := range wrap(who+" comes back: the lease gives it back about its share of the coordinator partitions, with their groups, without a rebalance.", m.width-2) {
 		out = append(out, "  "+l)
 	}
 	return append(out, "", titleStyle.Render(clip("undo the drain of "+who+"? y undoes, any other key cancels", m.width)))

@@ -37,7 +37,7 @@ when it is drained, and its version; the controller (owner of partition 0) is st
 Then, for each of the 16 coordinator log partitions: the owner node and address (from the
 newest valid claim in the log), claim number, when it was claimed and for how long, groups
 held, log end offset, last checkpoint (offset, age, records since), owner lag, and the node
-whose lease holds it (rendezvous hashing over the kafka-gateways members). FLAGS marks
+whose lease holds it (rendezvous hashing with bounded loads over the kafka-gateways members). FLAGS marks
 disagreements between the log, the lease and the owners topic, and partitions without an owner.
 
 --group G says which partition and gateway coordinate G and whether FindCoordinator agrees,

@@ -165,10 +165,11 @@
 //
 // # Lease and the split-brain bound
 //
-// The lease is fleet.Lease over the members of `kafka-gateways`: rendezvous hashing over the
-// Iggy member ids, so a departure moves only the departing gateway's partitions and a gateway
-// that joins takes only the ones it wins (Iggy's own assignment, which moves every partition on
-// a departure, is not used). After joining, a gateway learns its own member id (a sync, a get, a
+// The lease is fleet.Lease over the members of `kafka-gateways`: rendezvous hashing with bounded
+// loads over the Iggy member ids, so every gateway holds ⌊16/n⌋ or ⌈16/n⌉ partitions, a
+// departure moves the departing gateway's partitions and a few others (fleet.Assign says how
+// many), and a gateway that joins takes back about its share (Iggy's own assignment, which moves
+// every partition on a departure, is not used). After joining, a gateway learns its own member id (a sync, a get, a
 // sync with the same generation: the member whose partitions hold the sync's is the caller).
 // Every LeasePoll (default 100 ms) its dedicated iggy.Session reads the members
 // (GetConsumerGroup) and serves what fleet.Lease gives its id. After joining, and after a gap of
@@ -182,8 +183,7 @@
 //
 // At most 16 gateways hold leases (Iggy gives each of up to 16 members a partition, which is how
 // a gateway tells its id): a gateway that finds 16 members does not join, serves produce and
-// fetch, and tries again every two seconds. Under the rendezvous lease a fleet of many gateways
-// holds uneven shares, and with 16 some hold none.
+// fetch, and tries again every two seconds.
 //
 // Handover. The membership may change at any moment R, moving a partition from a live owner O
 // to a gateway N (N joins, or a member leaves). O's last read that still showed the old
@@ -262,9 +262,9 @@
 // AnnounceInterval with Draining set (so it stays live and listed as a broker) and claims no
 // partition. While drained it does not join again, also after a restart, since Start reads the
 // drains first. On undo the lease loop joins again and takes back what fleet.Lease gives its new
-// member id, each move going through the usual handover; no other partition moves. The other
-// gateways gain the drained gateway's partitions (only those: the rendezvous lease moves nothing
-// else) as on SIGTERM and find its releases, so each serves as soon as
+// member id, each move going through the usual handover. The other
+// gateways gain the drained gateway's partitions (and a few others may move among them, as the
+// bounded lease evens the shares) as on SIGTERM and find its releases, so each serves as soon as
 // its claim is read back, without the HandoverBound wait; the groups move with their members,
 // generations and offsets, and nothing rebalances. Metadata names no drained gateway as a
 // partition leader (kafka.Fleet's Draining) unless every listed gateway is drained. Refusing a

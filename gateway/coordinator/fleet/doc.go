@@ -14,9 +14,9 @@
 //
 // # Lease
 //
-// Lease is rendezvous hashing over the member ids of LeaseGroup: a departure or a drain moves
-// only the departing gateway's partitions, and a gateway that joins takes only the partitions it
-// wins. The coordinator reads the membership (GetConsumerGroup) with the same session that holds
+// Lease is rendezvous hashing with bounded loads over the member ids of LeaseGroup (Assign):
+// every member holds ⌊16/n⌋ or ⌈16/n⌉ partitions, a departure or a drain moves the departing
+// gateway's partitions and a few others, and a gateway that joins takes back about its share. The coordinator reads the membership (GetConsumerGroup) with the same session that holds
 // its own membership and computes its partitions with Lease; Iggy's own assignment is not used.
 // Every gateway of a fleet must run the same lease rule: a fleet must not mix gateways of
 // announcement versions below 4, which used Iggy's assignment.
