@@ -418,7 +418,7 @@ func (f *Model) Rows(now time.Time) []ClaimRow {
 				row.Flags = append(row.Flags, FlagOwnersDiffer)
 			}
 		}
-		if m, ok := fleet.Lease(f.Members, p); ok {
+		if m, ok := fleet.Lease(v.LiveMembers(f.Members, now), p); ok {
 			row.AssignedClient = &m
 			if n, ok := v.MemberNode(m, now); ok {
 				row.AssignedNode = &n

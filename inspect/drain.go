@@ -99,9 +99,9 @@ func refuse(format string, args ...any) error {
 
 // PlanDrain plans draining nodes together. It refuses, whatever the caller's flags, a drain
 // that would leave no serving gateway, and a drain of a node that is unknown, gone or already
-// drained. Moves come from fleet.Lease over the lease group without the drained nodes' members,
-// so collateral moves (none under the rendezvous lease, unless a handover is under way) are
-// listed too.
+// drained. Moves come from fleet.Lease over the lease group's live members without the drained
+// nodes' members, so collateral moves (a few, as the bounded lease evens the shares, or a
+// handover under way) are listed too.
 func PlanDrain(m *Model, nodes []int32, now time.Time) (DrainPlan, error) {
 	v := m.View
 	if err := checkKnown(m, nodes, now); err != nil {
@@ -128,7 +128,7 @@ func PlanDrain(m *Model, nodes []int32, now time.Time) (DrainPlan, error) {
 			drainedMembers[a.Member] = true
 		}
 	}
-	membersAfter := slices.DeleteFunc(slices.Clone(m.Members), func(id uint32) bool { return drainedMembers[id] })
+	membersAfter := slices.DeleteFunc(v.LiveMembers(m.Members, now), func(id uint32) bool { return drainedMembers[id] })
 	for p, t := range m.Parts {
 		plan.owners[p] = -1
 		cl := t.State.Claim()

@@ -381,8 +381,10 @@ func (c *Coordinator) join(ctx context.Context) (*iggy.Session, error) {
 		return nil, fmt.Errorf("coordinator: creating Iggy group %s: %w", fleet.LeaseGroup, err)
 	}
 	if g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, gid); err == nil && len(g.Members) >= record.Partitions {
-		_ = sess.Close()
-		return nil, errFleetFull
+		if err := c.reapDead(ctx, sess, g); err != nil {
+			_ = sess.Close()
+			return nil, err
+		}
 	}
 	if err := sess.JoinConsumerGroup(ctx, c.meta, c.topic, gid); err != nil {
 		_ = sess.Close()
@@ -398,8 +400,49 @@ func (c *Coordinator) join(ctx context.Context) (*iggy.Session, error) {
 	}
 	c.member.Store(int64(member))
 	c.sess.Store(sess)
-	c.kickAnnounce()
+	// The lease counts a member once a live announcement of it is read back (fleet.View's
+	// LiveMembers), for this gateway as for the others: announce and read it back before the
+	// first lease read.
+	c.announce(ctx)
+	if err := c.readOwners(ctx); err != nil && ctx.Err() == nil {
+		c.log.Debug("reading owner announcements after joining", "err", err)
+	}
 	return sess, nil
+}
+
+// reapDead makes room in a full lease group that holds members of gateways that are gone. Iggy
+// drops no member whose session ended with an Iggy restart or the loss of the node holding its
+// connection, and offers no way to remove another session's membership; so after enough
+// restarts the group would be full of dead members and no gateway could join. When the group is
+// full and fewer than all of its members are live (fleet.View.LiveMembers, after a fresh read
+// of the announcements), this gateway deletes the group and creates it again: every live
+// gateway finds its membership gone at its next lease read, stops serving and joins again, so
+// the log partitions are handed over once, by claims, as after a departure (no Kafka group
+// rebalances). A group full of live members is errFleetFull.
+func (c *Coordinator) reapDead(ctx context.Context, sess *iggy.Session, g *wire.ConsumerGroupDetails) error {
+	if err := c.readOwners(ctx); err != nil {
+		return errFleetFull
+	}
+	members := make([]uint32, 0, len(g.Members))
+	for _, m := range g.Members {
+		members = append(members, m.ID)
+	}
+	c.mu.Lock()
+	live := len(c.fv.LiveMembers(members, c.clk.Now()))
+	c.mu.Unlock()
+	if live == len(members) {
+		return errFleetFull
+	}
+	c.log.Warn("lease: "+fleet.LeaseGroup+" is full and holds members of gateways that are gone (Iggy keeps them after a restart); "+
+		"creating it anew: every gateway joins again", "members", len(members), "live", live)
+	gid := wire.NamedID(fleet.LeaseGroup)
+	if err := sess.DeleteConsumerGroup(ctx, c.meta, c.topic, gid); err != nil && !errors.Is(err, wire.ConsumerGroupIDNotFound) && !errors.Is(err, wire.ConsumerGroupNameNotFound) {
+		return fmt.Errorf("coordinator: deleting the full Iggy group %s: %w", fleet.LeaseGroup, err)
+	}
+	if _, err := sess.CreateConsumerGroup(ctx, c.meta, c.topic, fleet.LeaseGroup); err != nil && !errors.Is(err, wire.ConsumerGroupNameAlreadyExists) {
+		return fmt.Errorf("coordinator: creating Iggy group %s: %w", fleet.LeaseGroup, err)
+	}
+	return nil
 }
 
 // errFleetFull is a gateway beyond the 16 that can hold leases: it does not join the lease group
@@ -501,7 +544,10 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 		switch {
 		case err == nil:
 			lastOK = sent
-			c.assign(fleet.Held(members, uint32(c.member.Load())), len(members) == 1, sent, c.clk.Now())
+			c.mu.Lock()
+			live := c.fv.LiveMembers(members, c.clk.Now())
+			c.mu.Unlock()
+			c.assign(fleet.Held(live, uint32(c.member.Load())), len(members) == 1, sent, c.clk.Now())
 		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil:
 			// Iggy dropped the membership while the connection lives: a new session joins
 			// again and learns its new member id.

@@ -181,9 +181,20 @@
 // answer and before every journal append; a failed read drops every partition at once and a new
 // session joins again (and learns its new member id).
 //
+// Only live members count (fleet.View.LiveMembers): members that a live gateway names in its
+// announcement. Iggy drops a member only on Leave, Logout, or when the server node holding its
+// connection sees it close or go stale, so after an Iggy restart, or the loss of the node that
+// held a connection, the member of a gateway that is gone stays in the group for good; counted,
+// it would hold log partitions nobody serves. A gateway counts itself from the moment its own
+// announcement is read back, as the others do (it announces and reads the owners topic right
+// after joining). A live gateway that cannot announce for longer than fleet.View's Live bound
+// drops out of everyone's lease, its own included, until it announces again.
+//
 // At most 16 gateways hold leases (Iggy gives each of up to 16 members a partition, which is how
 // a gateway tells its id): a gateway that finds 16 members does not join, serves produce and
-// fetch, and tries again every two seconds.
+// fetch, and tries again every two seconds; unless some of the 16 are dead, when it deletes the
+// group and creates it anew (reapDead), and every live gateway joins again (one handover of
+// every partition, by claims, without a Kafka rebalance).
 //
 // Handover. The membership may change at any moment R, moving a partition from a live owner O
 // to a gateway N (N joins, or a member leaves). O's last read that still showed the old

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -222,4 +223,62 @@ func TestLogOffFetchAllAfterRestart(t *testing.T) {
 	if got := fetchAll(after); got != want {
 		t.Fatalf("fetch all after the restart: %q, want %q", got, want)
 	}
+}
+
+// After an Iggy restart the group `kafka-gateways` still lists the members of the sessions the
+// restart ended (the real server and the store keep them), and the gateways join again with new
+// member ids. The lease counts live members alone, so the two gateways serve all 16 partitions
+// between them again; counting the dead members would leave about half of them unserved.
+func TestDeadMembersHoldNothing(t *testing.T) {
+	s := newStore(t)
+	a, b := start(t, s, 1, nil), start(t, s, 2, nil)
+	all := func(what string) {
+		t.Helper()
+		waitServing(t, what, func() error {
+			sa, sb := serving(a), serving(b)
+			return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == 16, "a %d b %d", len(sa), len(sb))
+		})
+	}
+	all("a and b serve all")
+	s.restart(t)
+	cl := s.client(t)
+	checkfor.Eventually(t, 10*time.Second, "both gateways rejoined beside their dead members", func() error {
+		g, err := cl.GetConsumerGroup(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(fleet.LogTopic), wire.NamedID(fleet.LeaseGroup))
+		if err != nil {
+			return err
+		}
+		return checkfor.True(len(g.Members) == 4, "members %+v", g.Members)
+	})
+	all("a and b serve all again")
+}
+
+// Each Iggy restart leaves the members of the sessions it ended in `kafka-gateways`; with two
+// gateways, a few restarts fill its 16 places with dead members. A gateway that finds the group
+// full of them creates it anew, and the two serve all 16 partitions after every restart.
+func TestLeaseGroupFullOfDeadMembers(t *testing.T) {
+	s := newStore(t)
+	a, b := start(t, s, 1, nil), start(t, s, 2, nil)
+	cl := s.client(t)
+	members := func() int {
+		g, err := cl.GetConsumerGroup(ctxT(t), wire.NamedID("kafka.meta"), wire.NamedID(fleet.LogTopic), wire.NamedID(fleet.LeaseGroup))
+		if err != nil {
+			return -1
+		}
+		return len(g.Members)
+	}
+	prev := 0
+	for i := range 40 {
+		waitServing(t, fmt.Sprintf("a and b serve all after %d restarts", i), func() error {
+			sa, sb := serving(a), serving(b)
+			return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == 16, "a %d b %d, %d members", len(sa), len(sb), members())
+		})
+		n := members()
+		t.Logf("after %d restarts: %d members", i, n)
+		if prev >= 15 && n < prev {
+			return // the full group was created anew, and the fleet serves
+		}
+		prev = n
+		s.restart(t)
+	}
+	t.Fatalf("40 restarts and the group was never found full and created anew (last %d members)", prev)
 }

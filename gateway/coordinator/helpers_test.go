@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,18 +20,28 @@ import (
 
 // testStore is an embedded store on a temporary directory, reached in memory.
 type testStore struct {
-	srv *store.Server
+	st atomic.Pointer[teststore.Store]
 }
 
 func newStore(t *testing.T) *testStore {
 	t.Helper()
-	return &testStore{srv: teststore.Start(t, nil).Server}
+	s := &testStore{}
+	s.st.Store(teststore.Start(t, nil))
+	return s
+}
+
+// restart stops the store and starts it again on its data: every connection to it breaks.
+func (s *testStore) restart(t *testing.T) {
+	t.Helper()
+	old := s.st.Load()
+	_ = old.Stop()
+	s.st.Store(teststore.Start(t, func(c *store.Config) { c.DataDir = old.Dir }))
 }
 
 func (s *testStore) client(t *testing.T) *iggy.Client {
 	t.Helper()
 	c, err := iggy.Dial(ctxT(t), iggy.Config{Addrs: []string{"memory"}, PoolSize: 4,
-		Dial: func(ctx context.Context, _ string) (net.Conn, error) { return s.srv.Dial(ctx) }})
+		Dial: func(ctx context.Context, _ string) (net.Conn, error) { return s.st.Load().Dial(ctx) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,3 +164,54 @@ func TestStoreConfirmationWithoutOffset(t *testing.T) {
 		t.Fatalf("stored %v at %v, want each batch once", got, offs)
 	}
 }
+
+// TestServerMembershipAfterRestart: a server restart does not end the consumer-group memberships
+// of the connections it took down. The real server keeps members in its metadata and drops one
+// only on Leave, Logout, or when the node holding its connection sees it close or go stale; after
+// a restart no node holds it, so it stays, also through the eviction of a silent live member. The
+// store does the same, so the gateway meets dead members on both.
+func TestServerMembershipAfterRestart(t *testing.T) {
+	const hb = time.Second
+	b := startBehaviourServer(t, hb)
+	admin := dial(t, b.addr, iggy.Config{})
+	ctx := ctxT(t)
+	sid := wire.NumericID(okv(admin.CreateStream(ctx, "s")).get(t).ID)
+	tid := wire.NumericID(okv(admin.CreateTopic(ctx, sid, "t", 2, iggy.TopicOptions{})).get(t).ID)
+	gid := wire.NumericID(okv(admin.CreateConsumerGroup(ctx, sid, tid, "g")).get(t).ID)
+	sess := okv(admin.Session(ctx)).get(t)
+	t.Cleanup(func() { _ = sess.Close() })
+	noErr(t, sess.JoinConsumerGroup(ctx, sid, tid, gid))
+	before := okv(admin.GetConsumerGroup(ctx, sid, tid, gid)).get(t)
+	if len(before.Members) != 1 {
+		t.Fatalf("after the join: %+v", before.Members)
+	}
+	dead := before.Members[0].ID
+	b.restart()
+	after := dial(t, b.addr, iggy.Config{})
+	ids := func() []uint32 {
+		var out []uint32
+		for _, m := range okv(after.GetConsumerGroup(ctx, sid, tid, gid)).get(t).Members {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	if got := ids(); fmt.Sprint(got) != fmt.Sprint([]uint32{dead}) {
+		t.Fatalf("after the restart the group lists members %v, want the dead member %d", got, dead)
+	}
+	// A live member that falls silent is evicted; the dead one stays all the while.
+	fresh := okv(after.Session(ctx)).get(t)
+	t.Cleanup(func() { _ = fresh.Close() })
+	noErr(t, fresh.JoinConsumerGroup(ctx, sid, tid, gid))
+	if got := ids(); len(got) != 2 {
+		t.Fatalf("a fresh member joined beside the dead one: members %v", got)
+	}
+	checkfor.Eventually(t, 10*hb, "the silent fresh member evicted", func() error {
+		if got := ids(); len(got) != 1 {
+			return fmt.Errorf("members %v", got)
+		}
+		return nil
+	})
+	if got := ids(); fmt.Sprint(got) != fmt.Sprint([]uint32{dead}) {
+		t.Fatalf("after the eviction the group lists members %v, want the dead member %d alone", got, dead)
+	}
+}

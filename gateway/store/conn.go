@@ -110,6 +110,11 @@ func (c *conn) serve() {
 		}
 		c.closeNow()
 		s.mu.Lock()
+		if s.isClosing() {
+			// The server going down is no Leave: the session's memberships stay in the
+			// metadata, as the real server keeps them across a restart.
+			c.sess = nil
+		}
 		s.endSessionLocked(c)
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -304,6 +309,9 @@ func (s *Server) endSessionLocked(c *conn) {
 	sess := c.sess
 	if sess == nil {
 		return
+	}
+	if len(sess.groups) > 0 {
+		s.offDirty.Store(true)
 	}
 	for len(sess.groups) > 0 {
 		sess.groups[0].leave(sess)

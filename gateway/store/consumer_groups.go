@@ -174,6 +174,7 @@ func (c *conn) joinConsumerGroup(sess *session, body []byte) error {
 		return wire.Unauthenticated
 	}
 	g.join(sess, s.now(), s.cfg.HeartbeatInterval)
+	s.offDirty.Store(true) // membership is kept in the metadata document, as the real server does
 	return nil
 }
 
@@ -192,5 +193,6 @@ func (c *conn) leaveConsumerGroup(sess *session, body []byte) error {
 	if !g.leave(sess) {
 		return wire.ConsumerGroupMemberNotFound
 	}
+	s.offDirty.Store(true)
 	return nil
 }

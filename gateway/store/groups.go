@@ -8,8 +8,11 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
-// group is a consumer group of one topic. Its membership lives only in
-// memory: a member is a logged-in session. Server.mu guards every field.
+// group is a consumer group of one topic. A member is a logged-in session,
+// or, after a restart, what is left of one (sess nil): the membership is kept
+// in the metadata document (written shortly after each change) and, as on
+// the real server, a member whose session died with the previous run stays
+// until the group is deleted. Server.mu guards every field.
 type group struct {
 	topic      *topic
 	id         uint32
@@ -267,7 +270,7 @@ func (g *group) rebalance() {
 // dissolve removes every member; used when the group or its topic goes away.
 func (g *group) dissolve() {
 	for _, m := range g.members {
-		if m == nil {
+		if m == nil || m.sess == nil {
 			continue
 		}
 		if i := slices.Index(m.sess.groups, g); i >= 0 {

@@ -153,6 +153,9 @@ func (l *Local) teardown() {
 			defer l.mu.Unlock()
 			s := l.c.s
 			s.mu.Lock()
+			if s.isClosing() {
+				l.c.sess = nil // as conn.serve: a shutdown is no Leave
+			}
 			s.endSessionLocked(l.c)
 			delete(s.conns, l.c)
 			s.mu.Unlock()

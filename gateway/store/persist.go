@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -56,8 +57,16 @@ type offsetDoc struct {
 }
 
 type groupDoc struct {
-	ID   uint32 `json:"id"`
-	Name string `json:"name"`
+	ID      uint32      `json:"id"`
+	Name    string      `json:"name"`
+	Members []memberDoc `json:"members,omitempty"`
+}
+
+// memberDoc is a consumer-group member as the real server keeps it in its metadata: it outlives
+// a restart, with no connection left to close or go stale, until the group is deleted.
+type memberDoc struct {
+	Slot  uint32   `json:"slot"`
+	Owned []uint32 `json:"owned,omitempty"`
 }
 
 type userDoc struct {
@@ -111,7 +120,13 @@ func (s *Server) snapshotLocked() ([]byte, uint64, error) {
 			}
 			for _, g := range t.groups {
 				if g != nil {
-					td.Groups = append(td.Groups, groupDoc{ID: g.id, Name: g.name})
+					gd := groupDoc{ID: g.id, Name: g.name}
+					for _, m := range g.members {
+						if m != nil {
+							gd.Members = append(gd.Members, memberDoc{Slot: m.slot, Owned: slices.Clone(m.owned)})
+						}
+					}
+					td.Groups = append(td.Groups, gd)
 				}
 			}
 			sd.Topics = append(sd.Topics, td)
@@ -276,7 +291,16 @@ func (s *Server) recover() error {
 				for uint32(len(t.groups)) <= gd.ID {
 					t.groups = append(t.groups, nil)
 				}
-				t.groups[gd.ID] = &group{topic: t, id: gd.ID, name: gd.Name}
+				g := &group{topic: t, id: gd.ID, name: gd.Name}
+				for _, md := range gd.Members {
+					// A member of a session that died with the previous run: no connection will
+					// ever close or go stale for it, so it stays, as on the real server.
+					for uint32(len(g.members)) <= md.Slot {
+						g.members = append(g.members, nil)
+					}
+					g.members[md.Slot] = &member{slot: md.Slot, owned: slices.Clone(md.Owned)}
+				}
+				t.groups[gd.ID] = g
 				if gd.ID >= t.nextGroupID {
 					t.nextGroupID = gd.ID + 1
 				}

@@ -1,6 +1,7 @@
 package testiggy
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 )
 
 // Server is a target's processes running: for tests that need the server alone (Run), and for
@@ -107,15 +110,21 @@ func (s *Server) Start() error {
 			return fmt.Errorf("starting %s: %w", p.Name, err)
 		}
 		done := make(chan struct{})
-		go func() { _ = c.Wait(); log.Close(); close(done) }()
+		go func() {
+			err := c.Wait()
+			fmt.Fprintf(log, "=== testiggy: %s exited: %v\n", p.Name, err)
+			log.Close()
+			close(done)
+		}()
 		s.cmds[i], s.dones[i] = c, done
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for i, p := range s.plan {
 		for {
-			c, err := net.DialTimeout("tcp", p.Addr, 200*time.Millisecond)
+			// Ready is a login and a ping that work: the real server accepts connections while
+			// it still recovers its data, and resets them.
+			err := ping(p.Addr)
 			if err == nil {
-				c.Close()
 				break
 			}
 			select {
@@ -124,7 +133,7 @@ func (s *Server) Start() error {
 			default:
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s did not accept connections on %s within 60 s; its log is %s", p.Name, p.Addr, s.logPath(p))
+				return fmt.Errorf("%s did not answer a login and a ping on %s within 60 s (%v); its log is %s", p.Name, p.Addr, err, s.logPath(p))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -203,4 +212,17 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ping logs in as the root user on addr alone (no leader following) and pings.
+func ping(addr string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{addr}, Username: Username, Password: Password, PoolSize: 1,
+		DialTimeout: time.Second, RequestTimeout: time.Second})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Ping(ctx)
 }

@@ -199,6 +199,23 @@ func (v *View) MemberNode(member uint32, now time.Time) (int32, bool) {
 	return node, found
 }
 
+// LiveMembers lists, in members' order, the lease group's members that a live gateway announces
+// as its own (MemberNode): the lease (Assign) is computed over them alone. Iggy keeps a member
+// until its session leaves, logs out, or is seen to close or go stale by the server node holding
+// its connection; after an Iggy restart, or the loss of the node that held it, no node does, so
+// the member of a gateway that is gone stays in the group for good. Counted, it would hold log
+// partitions that nobody serves. A gateway that has just joined counts from the moment its own
+// announcement is read back, for every gateway alike.
+func (v *View) LiveMembers(members []uint32, now time.Time) []uint32 {
+	out := make([]uint32, 0, len(members))
+	for _, m := range members {
+		if _, ok := v.MemberNode(m, now); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // State is node's state now (Gone for a node the view does not know).
 func (v *View) State(node int32, now time.Time) NodeState {
 	a, ok := v.ann[node]
