@@ -140,6 +140,12 @@ func (c *Client) do(ctx context.Context, cl *call) ([]byte, func(), error) {
 			c.log.Debug("iggy: resending read on a fresh connection", "addr", cn.addr, "err", err)
 			continue
 		}
+		if errors.Is(err, errNotAccepted) && attempt < maxRedirects && ctx.Err() == nil && !c.closed() {
+			// Not applied: send it again where the cluster now says its leader is.
+			c.log.Info("iggy: node does not accept requests; following the cluster leader", "addr", cn.addr)
+			c.forgetLeader(cn.addr)
+			continue
+		}
 		if err != nil {
 			release()
 			return nil, nil, err
@@ -227,6 +233,16 @@ func (c *Client) drop(s *slot, cn *conn) {
 		s.c = nil
 	}
 	s.mu.Unlock()
+}
+
+// forgetLeader stops dialling addr first: a node that refuses requests as not
+// its to accept is no longer the leader. connect asks the cluster again.
+func (c *Client) forgetLeader(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sameAddress(c.leader, addr) {
+		c.leader = ""
+	}
 }
 
 // candidates lists the addresses to dial: the leader the client settled

@@ -61,6 +61,12 @@ const (
 	// a transient code (57, 58), as the official SDK does.
 	transientRetry = 50 * time.Millisecond
 
+	// notAcceptedRecheck is how long a request is resent to a node that answers
+	// TransientNotAccepted before the client gives up that connection and asks
+	// the cluster for its leader (the official SDK waits 2 s; a leader change
+	// settles well within this).
+	notAcceptedRecheck = 300 * time.Millisecond
+
 	// maxRedirects bounds leader following so two nodes that each name the
 	// other cannot bounce a connection forever.
 	maxRedirects = 3

@@ -229,6 +229,7 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 
 	req := c.requestNumber(op)
 	c.encodeHeader(cl, op, req)
+	var notAccepted time.Time // when the node first refused the request as not its to accept
 	for {
 		if err := c.write(cl); err != nil {
 			return nil, c.ioFailure(ctx, cl, "write", err)
@@ -242,6 +243,17 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 			return nil, c.ioFailure(ctx, cl, "read", err)
 		}
 		body, err := c.decodeReply(req, frame)
+		if errors.Is(err, wire.TransientNotAccepted) {
+			// This node does not take the request: a follower, or a leader that lost its
+			// standing. Past notAcceptedRecheck the connection is given up so the caller asks
+			// the cluster for its leader; the request was not applied, so it may go anywhere.
+			if notAccepted.IsZero() {
+				notAccepted = time.Now()
+			} else if time.Since(notAccepted) >= notAcceptedRecheck {
+				_ = c.close()
+				return nil, fmt.Errorf("iggy: %s at %s not accepted for %v: %w: %w", cl.cmd, c.addr, notAcceptedRecheck, errNotAccepted, err)
+			}
+		}
 		again, err := resendTransient(ctx, cl, err)
 		if again {
 			continue

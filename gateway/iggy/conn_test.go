@@ -474,3 +474,53 @@ func TestLoginNamesTheGateway(t *testing.T) {
 		t.Fatalf("login announced SDK %q, want iggy-kafka", name)
 	}
 }
+
+// TestWritesFollowTheNewLeader: after a leader change the node the client settled on answers
+// writes with TransientNotAccepted; the client gives that connection up within
+// notAcceptedRecheck, asks the cluster for its leader and sends the write there, instead of
+// resending it to the follower until its 30 s deadline.
+func TestWritesFollowTheNewLeader(t *testing.T) {
+	oldLeader, newLeader := newFakeServer(t, ""), newFakeServer(t, "")
+	var changed atomic.Bool
+	metadata := func() []byte {
+		if changed.Load() {
+			return clusterReply(fakeNode{addr: oldLeader.addr(), role: wire.RoleFollower}, fakeNode{addr: newLeader.addr(), role: wire.RoleLeader})
+		}
+		return clusterReply(fakeNode{addr: oldLeader.addr(), role: wire.RoleLeader}, fakeNode{addr: newLeader.addr(), role: wire.RoleFollower})
+	}
+	var applied atomic.Int64
+	handle := func(node *fakeServer) func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+		return func(h *wire.RequestHeader, body []byte) ([]byte, wire.Code, bool) {
+			if h.Operation == wire.OpNonReplicated && h.Code == wire.CmdGetClusterMetadata {
+				return metadata(), wire.OK, true
+			}
+			if (node == oldLeader) == changed.Load() {
+				return nil, wire.TransientNotAccepted, true
+			}
+			applied.Add(1)
+			return []byte{0, 0, 0, 0}, wire.OK, true
+		}
+	}
+	oldLeader.handle, newLeader.handle = handle(oldLeader), handle(newLeader)
+	c := dialFake(t, oldLeader, Config{PoolSize: 1, RequestTimeout: 30 * time.Second})
+	ctx := testContext(t)
+	if err := c.DeleteStream(ctx, wire.NumericID(1)); err != nil {
+		t.Fatalf("write on the leader: %v", err)
+	}
+	changed.Store(true)
+	start := time.Now()
+	if err := c.DeleteStream(ctx, wire.NumericID(2)); err != nil {
+		t.Fatalf("write after the leader change: %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("the write reached the new leader after %v", took)
+	if got := c.Leader(); got != newLeader.addr() {
+		t.Fatalf("Leader() = %s, want the new leader %s", got, newLeader.addr())
+	}
+	if took > 5*time.Second {
+		t.Fatalf("the write took %v to reach the new leader", took)
+	}
+	if n := applied.Load(); n != 2 {
+		t.Fatalf("%d writes applied, want 2 (each once)", n)
+	}
+}

@@ -29,6 +29,11 @@ var (
 	ErrUnresolved = errors.New("iggy: stored at an unreported offset")
 )
 
+// errNotAccepted marks a request a node kept refusing as not its to accept
+// (TransientNotAccepted): it was not applied, and the client sends it again on
+// a connection to the leader.
+var errNotAccepted = errors.New("iggy: not accepted by this node")
+
 func protocolError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...))
 }
