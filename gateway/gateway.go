@@ -39,7 +39,11 @@ type Config struct {
 	IggyAddrs                  []string
 	IggyUsername, IggyPassword string
 	IggyTLS                    *tls.Config
-	Embedded                   store.Config
+	// IggyTopicDurability is how far every topic the gateway creates in Iggy (Kafka topics, the
+	// coordinator log and the meta topics) writes a batch before Iggy acknowledges it
+	// (iggy.Durability); default iggy.DurabilityWrite.
+	IggyTopicDurability iggy.Durability
+	Embedded            store.Config
 	// Store, when set with IggyAddrs empty, is an embedded store already running in this
 	// process (StartFleet's): the gateway reaches it through memory instead of starting its
 	// own from Embedded, and leaves it running on Shutdown.
@@ -208,7 +212,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	dial := func(ctx context.Context, l login, pool int) (*iggy.Client, error) {
 		return iggy.Dial(ctx, iggy.Config{
 			Addrs: addrs, Username: l.user, Password: l.password, Token: l.token, TLS: iggyTLS, Local: iggyLocal, PoolSize: pool,
-			Logger: cfg.Logger.With("component", "iggy"),
+			Logger: cfg.Logger.With("component", "iggy"), TopicDurability: cfg.IggyTopicDurability,
 		})
 	}
 	if g.admin, err = dial(ctx, login{user: user, password: pass}, 0); err != nil {

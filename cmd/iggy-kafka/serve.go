@@ -16,6 +16,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/config"
 	"github.com/iggy-kafka/iggy-kafka/gateway"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
@@ -86,6 +87,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		IggyAddrs:            v.List("iggy"),
 		IggyUsername:         v.String("iggy-username"),
 		IggyPassword:         v.String("iggy-password"),
+		IggyTopicDurability:  durability(v.String("iggy-topic-durability")),
 		Stream:               v.String("stream"),
 		AutoCreateTopics:     v.Bool("auto-create-topics"),
 		SASL:                 v.Bool("sasl"),
@@ -239,4 +241,10 @@ func cacheSize(n int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// durability maps iggy-topic-durability, whose values the registry has checked, onto the gateway's.
+func durability(s string) iggy.Durability {
+	d, _ := iggy.ParseDurability(s)
+	return d
 }

@@ -59,6 +59,7 @@ var settings = config.NewRegistry(
 	// The embedded store (store, and serve without --iggy).
 	config.Setting{Name: "listen", Kind: config.HostPort, Default: "127.0.0.1:8090", Usage: "address the Iggy-compatible store listens on", Commands: []string{"store"}},
 	config.Setting{Name: "data", Default: "data", Usage: "directory of the embedded store's data", Commands: []string{"serve", "store"}},
+	config.Setting{Name: "iggy-topic-durability", Kind: config.Enum, Default: "write", Enum: []string{"write", "fsync", "server"}, Usage: "how far every topic the gateway creates in Iggy writes a batch before Iggy acknowledges it: write (to its file: a kill of Iggy loses nothing acknowledged), fsync (to disk: a power loss neither), server (Iggy's defaults: the real server keeps up to 1024 messages per partition in memory, and a kill loses them)", Commands: []string{"serve"}},
 	config.Setting{Name: "fsync", Kind: config.Enum, Default: "interval", Enum: []string{"always", "interval", "never"}, Usage: "when appended messages are flushed to disk", Commands: []string{"serve", "store"}},
 	config.Setting{Name: "fsync-interval", Kind: config.Duration, Default: "1s", Usage: "flush period of --fsync interval", Commands: []string{"serve", "store"}},
 	config.Setting{Name: "segment-size", Kind: config.Bytes, Default: "1GiB", Usage: "size at which a partition's segment file is rolled", Commands: []string{"serve", "store"}},

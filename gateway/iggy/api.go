@@ -3,6 +3,7 @@ package iggy
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
@@ -11,6 +12,7 @@ import (
 // release is nil when err is not.
 type doer interface {
 	do(ctx context.Context, cl *call) (body []byte, release func(), err error)
+	config() *Config
 }
 
 // api holds the request methods shared by Client (a pool) and Session (one
@@ -169,6 +171,11 @@ func (a api) CreateTopic(ctx context.Context, stream wire.Identifier, name strin
 	}
 	if partitions > maxPartitions {
 		return nil, fmt.Errorf("iggy: %d partitions (at most %d): %w", partitions, maxPartitions, wire.TooManyPartitions)
+	}
+	for _, e := range a.d.config().TopicDurability.options() {
+		if !slices.ContainsFunc(opts.Extra, func(x wire.TLVEntry) bool { return string(x.Key) == string(e.Key) }) {
+			opts.Extra = append(opts.Extra, e)
+		}
 	}
 	out := new(wire.TopicDetails)
 	req := &wire.CreateTopic{Stream: stream, PartitionsCount: partitions, Name: name, Options: opts.block()}

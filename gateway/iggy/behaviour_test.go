@@ -215,3 +215,54 @@ func TestServerMembershipAfterRestart(t *testing.T) {
 		t.Fatalf("after the eviction the group lists members %v, want the dead member %d alone", got, dead)
 	}
 }
+
+// TestServerKeepsAcknowledgedAcrossAKill: a topic created by the client with its default
+// durability (DurabilityWrite: messages_required_to_save = 1) keeps every acknowledged message
+// when the server is killed and started again. With the real server's defaults the same run
+// kept 1,030 of 2,000: it writes a partition's messages only every 1,024.
+func TestServerKeepsAcknowledgedAcrossAKill(t *testing.T) {
+	b := startBehaviourServer(t, 0)
+	c := dial(t, b.addr, iggy.Config{})
+	ctx := ctxT(t)
+	sid := wire.NumericID(okv(c.CreateStream(ctx, "s")).get(t).ID)
+	tp := okv(c.CreateTopic(ctx, sid, "t", 1, iggy.TopicOptions{})).get(t)
+	tid := wire.NumericID(tp.ID)
+	if v, ok := optionValue(tp.Options, wire.OptMessagesRequiredToSave); !ok || len(v) != 4 || v[0] != 1 || v[1]|v[2]|v[3] != 0 {
+		t.Fatalf("the topic was created without messages_required_to_save = 1: %x", tp.Options)
+	}
+	const batches, per = 200, 10
+	for i := range batches {
+		var msgs []iggy.Message
+		for j := range per {
+			msgs = append(msgs, iggy.Message{Payload: []byte(fmt.Sprint(i, "-", j))})
+		}
+		okv(c.SendMessages(ctx, sid, tid, 0, msgs)).get(t)
+	}
+	b.restart()
+	after := dial(t, b.addr, iggy.Config{})
+	got := 0
+	for {
+		p := okv(after.Poll(ctx, iggy.PollRequest{Stream: sid, Topic: tid, Partition: 0,
+			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: uint64(got)}, Count: 1000})).get(t)
+		n := int(p.Count)
+		p.Release()
+		if n == 0 {
+			break
+		}
+		got += n
+	}
+	if got != batches*per {
+		t.Fatalf("%d messages acknowledged, %d there after the kill", batches*per, got)
+	}
+}
+
+// optionValue is the value of key in an options block.
+func optionValue(block []byte, key string) ([]byte, bool) {
+	it := wire.NewTLVIter(block)
+	for e, ok := it.Next(); ok; e, ok = it.Next() {
+		if string(e.Key) == key {
+			return e.Value, true
+		}
+	}
+	return nil, false
+}

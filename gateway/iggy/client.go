@@ -329,3 +329,5 @@ func (c *Client) Logout(ctx context.Context) error {
 	_ = c.Close()
 	return errors.Join(errs...)
 }
+
+func (c *Client) config() *Config { return &c.cfg }

@@ -3,10 +3,12 @@ package iggy
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
@@ -43,6 +45,63 @@ type Config struct {
 	// Clock runs the reconnect backoff and the wait for a cluster leader. Default: the wall
 	// clock.
 	Clock clock.Clock
+	// TopicDurability is how far every topic this client creates writes a batch before Iggy
+	// acknowledges it. Default DurabilityWrite.
+	TopicDurability Durability
+}
+
+// Durability is how far a topic has taken a batch before Iggy acknowledges it: the topic
+// options messages_required_to_save and enforce_fsync, set when the topic is created (Iggy
+// cannot change them later). Measured on the real server (0.9.0-edge.5): with its defaults a
+// SIGKILL of the server lost 970 of 2,000 acknowledged messages of one partition, with
+// messages_required_to_save = 1 none.
+type Durability uint8
+
+const (
+	// DurabilityWrite writes every batch to its segment file before the acknowledgement
+	// (messages_required_to_save = 1): a kill of the Iggy process loses nothing acknowledged;
+	// a power loss may lose what the operating system had not written yet.
+	DurabilityWrite Durability = iota
+	// DurabilityFsync also syncs it to disk first (enforce_fsync): nothing acknowledged is lost
+	// to a power loss either.
+	DurabilityFsync
+	// DurabilityServer leaves the server's defaults: the real server keeps up to 1,024 messages
+	// (or 1 MiB) of a partition in memory before it writes them, and a kill loses them.
+	DurabilityServer
+)
+
+// ParseDurability reads write, fsync or server.
+func ParseDurability(s string) (Durability, error) {
+	switch s {
+	case "write":
+		return DurabilityWrite, nil
+	case "fsync":
+		return DurabilityFsync, nil
+	case "server":
+		return DurabilityServer, nil
+	}
+	return 0, fmt.Errorf("topic durability %q: one of write, fsync, server", s)
+}
+
+func (d Durability) String() string {
+	switch d {
+	case DurabilityFsync:
+		return "fsync"
+	case DurabilityServer:
+		return "server"
+	}
+	return "write"
+}
+
+// options are the topic options of d.
+func (d Durability) options() []wire.TLVEntry {
+	switch d {
+	case DurabilityWrite:
+		return []wire.TLVEntry{wire.Uint32Entry(wire.OptMessagesRequiredToSave, 1)}
+	case DurabilityFsync:
+		return []wire.TLVEntry{wire.Uint32Entry(wire.OptMessagesRequiredToSave, 1), wire.BoolEntry(wire.OptEnforceFsync, true)}
+	}
+	return nil
 }
 
 const (

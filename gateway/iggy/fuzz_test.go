@@ -30,6 +30,8 @@ func (c *replayConn) SetWriteDeadline(time.Time) error { return nil }
 // oneConn runs calls on a single connection, for tests of reply handling.
 type oneConn struct{ cn *conn }
 
+func (o *oneConn) config() *Config { return &Config{} }
+
 func (o *oneConn) do(ctx context.Context, cl *call) ([]byte, func(), error) {
 	body, err := o.cn.exchange(ctx, cl, time.Second)
 	if err != nil {

@@ -166,3 +166,5 @@ func (s *Session) locked(fn func(*conn) error) error {
 	}
 	return err
 }
+
+func (s *Session) config() *Config { return s.cfg }
