@@ -266,15 +266,16 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 	return res, nil
 }
 
-// topicCodec is the codec the topic's fetched batches go out with: its compression.type, else
-// Config.FetchCodec. The config log is read as a produce reads it, at most once a second, so a
+// topicCodec is how the topic's fetched batches go out: the codec of its compression.type, else
+// Config.FetchCodec, and its message.timestamp.type. The config log is read as a produce reads it, at most once a second, so a
 // change made at another gateway shows within a second.
-func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchCodec {
+func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchForm {
 	conf, _ := b.topicConf(ctx, topic)
+	f := fetchForm{fetchCodec: b.fetchC, logAppendTime: conf.logAppendTime}
 	if fc, ok := compressionTypes[conf.compression]; ok {
-		return fc
+		f.fetchCodec = fc
 	}
-	return b.fetchC
+	return f
 }
 
 // fetchTail appends to out, from the tail cache, the producers' own batches from the one
@@ -282,7 +283,7 @@ func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchCodec {
 // whatever its size). Their partition is checked at the last batch's base (stillThere). It
 // returns the records appended (0: the cache could not answer, out unchanged), the offset after
 // them and the high watermark the check read.
-func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
+func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int, codec fetchForm, out []byte) ([]byte, int, int64, int64, error) {
 	if b.cache == nil {
 		return out, 0, offset, -1, nil
 	}
@@ -311,7 +312,7 @@ func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic
 // could not answer), whether it ends because the next cached batch would not fit (the answer is
 // then complete, as a fetch from Iggy answers one whole batch after another), the offset after
 // it and the high watermark the check read.
-func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec) (rebuiltSpan, bool, int64, int64, error) {
+func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchForm) (rebuiltSpan, bool, int64, int64, error) {
 	if b.rebuilt == nil || (!first && room <= 0) {
 		return rebuiltSpan{}, false, offset, -1, nil
 	}
@@ -339,7 +340,7 @@ func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, to
 // rebuiltFrom describes for the fetch cache the batch just rebuilt from rec at out[start:end],
 // when it holds the whole Iggy batch (a batch cut at the fetch offset is not one the next reader
 // would start from).
-func rebuiltFrom(st *partState, gen uint32, codec fetchCodec, rec []byte, from int64, start, end, records int) (rebuiltBatch, bool) {
+func rebuiltFrom(st *partState, gen uint32, codec fetchForm, rec []byte, from int64, start, end, records int) (rebuiltBatch, bool) {
 	f, ok := firstFrame(rec)
 	if !ok {
 		return rebuiltBatch{}, false
