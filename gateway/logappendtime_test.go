@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,11 +13,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // message.timestamp.type=LogAppendTime, at creation and in alterations: fetched batches carry
 // the LogAppendTime attribute and the time Iggy stored them, whatever time the producer set,
-// for batches stored before the change too; CreateTime (the default) gives back the producer's.
+// for batches stored before the change too, at the gateway that changed it and at a second one
+// over the same store; CreateTime (the default) gives back the producer's.
 func TestLogAppendTimeTopics(t *testing.T) {
 	g := startGateway(t, nil)
 	adm := kadm.NewClient(client(t, g))
@@ -67,31 +72,80 @@ func TestLogAppendTimeTopics(t *testing.T) {
 	}
 	after := time.Now()
 
-	// consume reads the topic's 4 records with a new client and checks their timestamps.
-	consume := func(what, topic string, logAppend bool) {
-		t.Helper()
+	// read reads the topic's 4 records through g with a new client; check checks their
+	// timestamps.
+	read := func(g *Gateway, topic string) ([]*kgo.Record, error) {
 		cl := client(t, g, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+		defer cl.Close()
 		var recs []*kgo.Record
 		for len(recs) < 4 {
 			fs := cl.PollFetches(ctx)
 			if err := fs.Err(); err != nil {
-				t.Fatalf("%s: consume %s: %v", what, topic, err)
+				return nil, fmt.Errorf("consume %s: %w", topic, err)
 			}
 			recs = append(recs, fs.Records()...)
 		}
+		return recs, nil
+	}
+	check := func(recs []*kgo.Record, logAppend bool) error {
+		var bad []string
 		for _, r := range recs {
 			if logAppend {
 				if r.Attrs.TimestampType() != 1 || r.Timestamp.Before(before) || r.Timestamp.After(after) {
-					t.Errorf("%s: %s offset %d: timestamp type %d at %v, want LogAppendTime (1) between %v and %v",
-						what, topic, r.Offset, r.Attrs.TimestampType(), r.Timestamp, before, after)
+					bad = append(bad, fmt.Sprintf("%s offset %d: timestamp type %d at %v, want LogAppendTime (1) between %v and %v",
+						r.Topic, r.Offset, r.Attrs.TimestampType(), r.Timestamp, before, after))
 				}
 			} else if r.Attrs.TimestampType() != 0 || !r.Timestamp.Equal(old) {
-				t.Errorf("%s: %s offset %d: timestamp type %d at %v, want CreateTime (0) at %v", what, topic, r.Offset, r.Attrs.TimestampType(), r.Timestamp, old)
+				bad = append(bad, fmt.Sprintf("%s offset %d: timestamp type %d at %v, want CreateTime (0) at %v", r.Topic, r.Offset, r.Attrs.TimestampType(), r.Timestamp, old))
 			}
 		}
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
+		}
+		return nil
+	}
+	consume := func(what, topic string, logAppend bool) {
+		t.Helper()
+		recs, err := read(g, topic)
+		if err == nil {
+			err = check(recs, logAppend)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	// A second gateway over the same store reads the config log when it first serves a
+	// topic, and what changed since within a second.
+	g2 := startGateway(t, func(c *Config) {
+		c.IggyAddrs, c.IggyUsername, c.IggyPassword = []string{g.StoreAddr().String()}, "iggy", "iggy"
+	})
+	atSecond := func(what, topic string, logAppend bool) {
+		t.Helper()
+		checkfor.Eventually(t, 5*time.Second, what, func() error {
+			recs, err := read(g2, topic)
+			if err != nil {
+				return err
+			}
+			return check(recs, logAppend)
+		})
 	}
 	consume("created with LogAppendTime", "lat", true)
 	consume("created with the default", "ct", false)
+	atSecond("created with LogAppendTime, at the second gateway", "lat", true)
+	atSecond("created with the default, at the second gateway", "ct", false)
+
+	// ListOffsets by timestamp searches the times fetches show: with LogAppendTime every record
+	// was stored after before, with CreateTime none was made after it.
+	listed, err := adm.ListOffsetsAfterMilli(ctx, before.UnixMilli(), "lat", "ct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := listed.Lookup("lat", 0); !ok || o.Err != nil || o.Offset != 0 || time.UnixMilli(o.Timestamp).Before(before) {
+		t.Errorf("lat: first offset stored after %v: %+v, want offset 0 at its append time", before, o)
+	}
+	if o, ok := listed.Lookup("ct", 0); !ok || o.Err != nil || o.Offset != 4 {
+		t.Errorf("ct: first offset created after %v: %+v, want none (the end offset, 4)", before, o)
+	}
 	// A consumer of the same offsets again is answered from the fetch cache.
 	consume("created with LogAppendTime, again", "lat", true)
 
@@ -140,6 +194,7 @@ func TestLogAppendTimeTopics(t *testing.T) {
 		t.Fatalf("ct after the alteration: %s", v)
 	}
 	consume("altered to LogAppendTime", "ct", true)
+	atSecond("altered to LogAppendTime, at the second gateway", "ct", true)
 	if rs, err := adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: kmsg.StringPtr("3600000")}}, "ct"); err != nil || rs[0].Err != nil {
 		t.Fatalf("replacing alter ct: %v %+v", err, rs)
 	}
@@ -147,6 +202,7 @@ func TestLogAppendTimeTopics(t *testing.T) {
 		t.Fatalf("ct after a replacing alteration without it: %s from source %d", v, src)
 	}
 	consume("altered back to CreateTime", "ct", false)
+	atSecond("altered back to CreateTime, at the second gateway", "ct", false)
 	bad := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "message.timestamp.type", Value: kmsg.StringPtr("logappendtime")}}
 	if rs, err := adm.AlterTopicConfigs(ctx, bad, "ct"); err != nil || !errors.Is(rs[0].Err, kerr.InvalidConfig) {
 		t.Fatalf("alter to logappendtime: %v %+v, want INVALID_CONFIG", err, rs)

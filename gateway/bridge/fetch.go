@@ -429,9 +429,11 @@ func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partitio
 
 // listOffset answers ListOffsets for one partition: timestamp -1 is the high
 // watermark, -2 the log start, -3 the record with the largest timestamp
-// (maxts.go), and any other value the first offset whose record timestamp is
-// at or after it (-1, -1 when there is none). Timestamps are assumed to grow
-// with offsets for that search, as Kafka's index assumes.
+// (maxts.go; the producers' timestamps, whatever the topic's
+// message.timestamp.type), and any other value the first offset whose record
+// timestamp (with LogAppendTime, the time Iggy stored it) is at or after it
+// (-1, -1 when there is none). Timestamps are assumed to grow with offsets for
+// that search, as Kafka's index assumes.
 func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, partition int32, timestamp int64) (int64, int64, error) {
 	start, hw, err := b.offsets(ctx, as, topic, partition)
 	if err != nil {
@@ -441,7 +443,7 @@ func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, parti
 	case -1:
 		return hw, -1, nil
 	case -2:
-		first, _, ok, err := b.recordAt(ctx, as, topic, partition, start)
+		first, _, ok, err := b.recordAt(ctx, as, topic, partition, start, false)
 		if err != nil || !ok {
 			return hw, -1, err
 		}
@@ -452,12 +454,17 @@ func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, parti
 	if timestamp < 0 {
 		return -1, -1, fmt.Errorf("%w: timestamp %d", kerr.InvalidRequest, timestamp)
 	}
-	// Binary search for the first record with a timestamp >= the target.
+	// Binary search for the first record with a timestamp >= the target: the time Iggy stored
+	// it when the topic's message.timestamp.type is LogAppendTime, as fetches show it.
+	conf, err := b.topicConf(ctx, topic)
+	if err != nil {
+		return -1, -1, err
+	}
 	lo, hi := start, hw
 	var foundOff, foundTS int64 = -1, -1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		off, ts, ok, err := b.recordAt(ctx, as, topic, partition, mid)
+		off, ts, ok, err := b.recordAt(ctx, as, topic, partition, mid, conf.logAppendTime)
 		if err != nil {
 			return -1, -1, err
 		}
@@ -475,8 +482,9 @@ func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, parti
 }
 
 // recordAt reads the first record at or after offset: its offset and
-// timestamp. ok is false when there is none.
-func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64) (int64, int64, bool, error) {
+// timestamp, or with logAppendTime the time Iggy stored its batch. ok is false
+// when there is none.
+func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64, logAppendTime bool) (int64, int64, bool, error) {
 	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(offset), 1)
 	if err != nil {
 		return -1, -1, false, kafkaErr(err)
@@ -499,6 +507,9 @@ func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partiti
 	defer putConverter(c)
 	var out fetchOut
 	c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
+	if logAppendTime {
+		out.ts = int64(h.BaseTimestamp / 1000)
+	}
 	return out.offset, out.ts, true, nil
 }
 
