@@ -17,8 +17,8 @@
 # exit status is 1 when a check failed. The gateways are stopped on exit.
 #
 # Usage: scripts/clients-interop.sh
-#   CLIENTS_INTEROP_KEEP=1 keeps the temporary directory (binaries, node_modules, gateway.log,
-#   sasl.log, each client's stderr).
+#   CLIENTS_INTEROP_KEEP=1 keeps the temporary directory (binaries, node_modules, the gateways'
+#   logs groups.log and sasl.log, each client's stderr).
 #
 # Installs: sarama through the Go module proxy (scripts/clients/sarama/go.sum), kafkajs with
 # `npm ci` from scripts/clients/kafkajs/package-lock.json into the temporary directory,
@@ -196,7 +196,7 @@ start_gateway() {
 		exit 1
 	fi
 }
-start_gateway gateway
+start_gateway groups
 
 # --- the clients ----------------------------------------------------------------------------
 # client NAME COMMAND...: runs a client program (at most 120 s), shows its lines, and counts
@@ -263,7 +263,7 @@ if [[ -n "$py" ]]; then
 	client kafka-python-sasl "$py" "$root/scripts/clients/kafka-python/sasl.py" "$broker" kafka-python-sasl
 fi
 
-names=(gateway sasl)
+names=(groups sasl)
 for i in 0 1; do
 	name=${names[$i]}
 	if ! kill -0 "${gateway_pids[$i]}" 2>/dev/null; then
