@@ -2,10 +2,13 @@ package kafka
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -178,4 +181,120 @@ func TestReassignmentsFollowTheFleetsLeaders(t *testing.T) {
 			t.Errorf("elect partition %d: code %d", p.Partition, p.ErrorCode)
 		}
 	}
+}
+
+// The same requests against kfake (one broker, franz-go's fake Kafka) and the gateway. They
+// agree where nothing can happen (cancels, unknown partitions, listing); they differ where kfake
+// pretends to act: it answers an election NONE (rotating leaders among its brokers; with one
+// broker the leader stays) and accepts a reassignment to any broker without moving anything,
+// where the gateway, whose leaders follow its fleet, answers as Kafka does when there is nothing
+// to elect (ELECTION_NOT_NEEDED) and refuses a move it cannot make (INVALID_REPLICA_ASSIGNMENT).
+// For every partition (null topics) kfake lists each election; Kafka and the gateway leave out
+// those that needed none.
+func TestElectAndReassignAsKfakeDoes(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	kcl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kcl.Close()
+	ts := startServer(t, func(c *Config) { c.NodeID = 0 }) // kfake's one broker is node 0
+	gcl := ts.client(t)
+	createTopic(t, gcl, "t", 2)
+	ctx := testCtx(t)
+
+	type answers struct {
+		electT0, electMissing, electAll          string
+		moveHere, moveElsewhere, cancel, missing string
+		listed                                   int
+	}
+	ask := func(cl *kgo.Client) answers {
+		t.Helper()
+		adm := kadm.NewClient(cl)
+		var a answers
+		res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"t": {0: {}}, "missing": {0: {}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.electT0, a.electMissing = errName(res["t"][0].Err), errName(res["missing"][0].Err)
+		all := kmsg.NewPtrElectLeadersRequest()
+		resp, err := all.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, rt := range resp.Topics {
+			n += len(rt.Partitions)
+		}
+		a.electAll = fmt.Sprintf("%d partitions listed", n)
+		var req kadm.AlterPartitionAssignmentsReq
+		req.Assign("t", 0, []int32{0})
+		req.Assign("t", 1, []int32{5})
+		req.Assign("missing", 0, []int32{0})
+		ares, err := adm.AlterPartitionAssignments(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.moveHere, a.moveElsewhere, a.missing = errName(ares["t"][0].Err), errName(ares["t"][1].Err), errName(ares["missing"][0].Err)
+		var cancel kadm.AlterPartitionAssignmentsReq
+		cancel.CancelAssign("t", 0)
+		if ares, err = adm.AlterPartitionAssignments(ctx, cancel); err != nil {
+			t.Fatal(err)
+		}
+		a.cancel = errName(ares["t"][0].Err)
+		lres, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{"t": {0: {}, 1: {}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.listed = len(lres)
+		return a
+	}
+	gw, fake := ask(gcl), ask(kcl)
+	want := answers{
+		electT0: "ELECTION_NOT_NEEDED", electMissing: "UNKNOWN_TOPIC_OR_PARTITION", electAll: "0 partitions listed",
+		moveHere: "NONE", moveElsewhere: "INVALID_REPLICA_ASSIGNMENT", cancel: "NO_REASSIGNMENT_IN_PROGRESS", missing: "UNKNOWN_TOPIC_OR_PARTITION",
+	}
+	if gw != want {
+		t.Errorf("gateway answered\n%+v\nwant\n%+v", gw, want)
+	}
+	kfakeWant := want
+	kfakeWant.electT0, kfakeWant.moveElsewhere = "NONE", "NONE"
+	kfakeWant.electAll = fmt.Sprintf("%d partitions listed", 2+kfakeInternalPartitions(t, kcl))
+	if fake != kfakeWant {
+		t.Errorf("kfake answered\n%+v\nwant (the differences this test documents)\n%+v", fake, kfakeWant)
+	}
+}
+
+func errName(err error) string {
+	if err == nil {
+		return "NONE"
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message
+	}
+	return err.Error()
+}
+
+// kfakeInternalPartitions is how many partitions kfake has besides topic t (its internal
+// topics, which an election of every partition covers too).
+func kfakeInternalPartitions(t *testing.T, cl *kgo.Client) int {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = nil
+	resp, err := req.RequestWith(testCtx(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, rt := range resp.Topics {
+		if rt.Topic != nil && *rt.Topic != "t" {
+			n += len(rt.Partitions)
+		}
+	}
+	return n
 }
