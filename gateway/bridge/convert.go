@@ -41,7 +41,8 @@ type converter struct {
 	recs    []krecord
 	builder message.Builder
 	meta    recMeta
-	// out, when set, is the codec appendKafka writes every batch with.
+	// out is how appendKafka and appendLegacy write batches: with out.set, every batch in
+	// out.codec; with out.logAppendTime, stamped with the Iggy batch's append time.
 	out fetchForm
 	// firstID is the Iggy id toIggy gave the first message of its last batch.
 	firstID [16]byte

@@ -267,8 +267,8 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 }
 
 // topicCodec is how the topic's fetched batches go out: the codec of its compression.type, else
-// Config.FetchCodec, and its message.timestamp.type. The config log is read as a produce reads it, at most once a second, so a
-// change made at another gateway shows within a second.
+// Config.FetchCodec, and its message.timestamp.type. The config log is read as a produce reads
+// it, at most once a second, so a change made at another gateway shows within a second.
 func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchForm {
 	conf, _ := b.topicConf(ctx, topic)
 	f := fetchForm{fetchCodec: b.fetchC, logAppendTime: conf.logAppendTime}
