@@ -9,14 +9,16 @@
 # that reads exactly those M; then the group's committed offsets equal the end offsets.
 # sarama runs at several Config.Version levels (V0_10_2_0 and V2_1_0_0 among them) and
 # kafka-python also with api_version 0.10.2, so that old request versions are exercised; each
-# run prints the request versions its client sent.
+# run prints the request versions its client sent. Then, against a second gateway started with
+# --sasl, every client produces and consumes with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (the
+# SCRAM credentials set by sarama through AlterUserScramCredentials; each client's sasl program).
 #
 # Every check prints PASS or FAIL; the last line is "clients-interop: N passed, M failed" and the
-# exit status is 1 when a check failed. The gateway is stopped on exit.
+# exit status is 1 when a check failed. The gateways are stopped on exit.
 #
 # Usage: scripts/clients-interop.sh
-#   CLIENTS_INTEROP_KEEP=1 keeps the temporary directory (binaries, node_modules, gateway.log,
-#   each client's stderr).
+#   CLIENTS_INTEROP_KEEP=1 keeps the temporary directory (binaries, node_modules, the gateways'
+#   logs groups.log and sasl.log, each client's stderr).
 #
 # Installs: sarama through the Go module proxy (scripts/clients/sarama/go.sum), kafkajs with
 # `npm ci` from scripts/clients/kafkajs/package-lock.json into the temporary directory,
@@ -31,17 +33,20 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 started=$SECONDS
 work="$(mktemp -d)"
-gateway_pid=""
+gateway_pids=()
 cleanup() {
-	if [[ -n "$gateway_pid" ]] && kill -0 "$gateway_pid" 2>/dev/null; then
-		kill -TERM "$gateway_pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do
-			kill -0 "$gateway_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$gateway_pid" 2>/dev/null || true
-	fi
-	[[ -n "$gateway_pid" ]] && wait "$gateway_pid" 2>/dev/null
+	local pid
+	for pid in "${gateway_pids[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null || true
+			for _ in $(seq 1 100); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		wait "$pid" 2>/dev/null
+	done
 	stop_iggy
 	if [[ "${CLIENTS_INTEROP_KEEP:-}" == 1 ]]; then
 		echo "kept $work"
@@ -88,7 +93,7 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 fi
 if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
 	mkdir -p "$work/kafkajs"
-	cp scripts/clients/kafkajs/package.json scripts/clients/kafkajs/package-lock.json scripts/clients/kafkajs/index.js "$work/kafkajs/"
+	cp scripts/clients/kafkajs/package.json scripts/clients/kafkajs/package-lock.json scripts/clients/kafkajs/index.js scripts/clients/kafkajs/sasl.js "$work/kafkajs/"
 	echo "installing kafkajs (npm ci, node $(node --version))"
 	if (cd "$work/kafkajs" && npm ci --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1; then
 		have_kafkajs=1
@@ -125,7 +130,7 @@ if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
 	fi
 	if [[ -f "$rdk_lib" ]]; then
 		mkdir -p "$work/rdkafka"
-		cp scripts/clients/rdkafka/index.js "$work/rdkafka/"
+		cp scripts/clients/rdkafka/index.js scripts/clients/rdkafka/sasl.js "$work/rdkafka/"
 		ln -s "$rdk_cache/node_modules" "$work/rdkafka/node_modules"
 		have_rdkafka=1
 	else
@@ -156,38 +161,46 @@ if [[ -z "$py" ]]; then
 		"$(tail -n 5 "$work/apt.log" 2>/dev/null)"
 fi
 
-# --- the gateway ----------------------------------------------------------------------------
-port="$(free_port)"
-broker="127.0.0.1:$port"
-if ! iggy_flags gateway; then
-	fail "the Iggy server did not start"
-	echo "clients-interop: $passed passed, $failed failed"
-	exit 1
-fi
-"$work/iggy-kafka" serve \
-	--bind "$broker" \
-	"${iggy_flags[@]}" \
-	--consumer-heartbeat-interval 500ms \
-	--log-level info \
-	>"$work/gateway.log" 2>&1 &
-gateway_pid=$!
-echo "waiting for the gateway on $broker"
-up=0
-for _ in $(seq 1 300); do
-	if ! kill -0 "$gateway_pid" 2>/dev/null; then
-		break
+# --- the gateways ---------------------------------------------------------------------------
+# start_gateway NAME [SERVE ARGS...]: starts `serve` on a free loopback port with its own Iggy
+# server (iggy_flags: the embedded store, or the real server) and log ($work/NAME.log), waits until it accepts, and sets $broker; exits the script
+# when it does not come up in 30 s.
+start_gateway() {
+	local name=$1 port pid up=0
+	shift
+	port="$(free_port)"
+	broker="127.0.0.1:$port"
+	if ! iggy_flags "$name"; then
+		fail "the Iggy server of the $name gateway did not start"
+		echo "clients-interop: $passed passed, $failed failed"
+		exit 1
 	fi
-	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-		up=1
-		break
+	"$work/iggy-kafka" serve \
+		--bind "$broker" \
+		"${iggy_flags[@]}" \
+		--consumer-heartbeat-interval 500ms \
+		--log-level info \
+		"$@" >"$work/$name.log" 2>&1 &
+	pid=$!
+	gateway_pids+=("$pid")
+	echo "waiting for the $name gateway on $broker"
+	for _ in $(seq 1 300); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			break
+		fi
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			up=1
+			break
+		fi
+		sleep 0.1
+	done
+	if [[ $up -ne 1 ]]; then
+		fail "the $name gateway did not accept connections on $broker within 30 s" "$(tail -n 40 "$work/$name.log")"
+		echo "clients-interop: $passed passed, $failed failed"
+		exit 1
 	fi
-	sleep 0.1
-done
-if [[ $up -ne 1 ]]; then
-	fail "the gateway did not accept connections on $broker within 30 s" "$(tail -n 40 "$work/gateway.log")"
-	echo "clients-interop: $passed passed, $failed failed"
-	exit 1
-fi
+}
+start_gateway groups
 
 # --- the clients ----------------------------------------------------------------------------
 # client NAME COMMAND...: runs a client program (at most 120 s), shows its lines, and counts
@@ -231,17 +244,44 @@ if [[ -n "$py" ]]; then
 	client kafka-python-0.10.2 "$py" "$root/scripts/clients/kafka-python/check.py" "$broker" kafka-python-0_10_2 300 60 0.10.2
 fi
 
-if ! kill -0 "$gateway_pid" 2>/dev/null; then
-	fail "gateway still running at the end" "$(tail -n 50 "$work/gateway.log")"
+# --- SASL ---------------------------------------------------------------------------------
+# A second gateway requires SASL. sarama at 2.8 logs in with PLAIN as the store's root user
+# iggy/iggy and sets that user's own SCRAM-SHA-256 and SCRAM-SHA-512 credentials (password iggy)
+# with UpsertUserScramCredentials; then every client produces and consumes one record with each
+# of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sarama also at 0.10.2, with SaslHandshake v0 and
+# bare tokens). kcat-interop.sh checks librdkafka 2.0 and franz-go the same way, over TLS too.
+start_gateway sasl --sasl
+if [[ $have_sarama -eq 1 ]]; then
+	client sarama-2.8.0-sasl "$work/sarama" -broker "$broker" -version 2.8.0 -topic sarama-sasl -sasl
+	client sarama-0.10.2.0-sasl "$work/sarama" -broker "$broker" -version 0.10.2.0 -topic sarama-sasl-v0 -sasl
+else
+	fail "SASL: no SCRAM credentials set (sarama sets them and did not build)"
 fi
-if grep -q 'level=ERROR' "$work/gateway.log"; then
-	echo "--- gateway errors ---"
-	grep 'level=ERROR' "$work/gateway.log" | head -n 20
+if [[ $have_kafkajs -eq 1 ]]; then
+	client kafkajs-sasl node "$work/kafkajs/sasl.js" "$broker" kafkajs-sasl
 fi
-if [[ $failed -gt 0 ]]; then
-	echo "--- gateway.log (last 40 lines) ---"
-	tail -n 40 "$work/gateway.log"
+if [[ $have_rdkafka -eq 1 ]]; then
+	client librdkafka-sasl node "$work/rdkafka/sasl.js" "$broker" rdkafka-sasl
 fi
+if [[ -n "$py" ]]; then
+	client kafka-python-sasl "$py" "$root/scripts/clients/kafka-python/sasl.py" "$broker" kafka-python-sasl
+fi
+
+names=(groups sasl)
+for i in 0 1; do
+	name=${names[$i]}
+	if ! kill -0 "${gateway_pids[$i]}" 2>/dev/null; then
+		fail "the $name gateway still running at the end" "$(tail -n 50 "$work/$name.log")"
+	fi
+	if grep -q 'level=ERROR' "$work/$name.log"; then
+		echo "--- $name gateway errors ---"
+		grep 'level=ERROR' "$work/$name.log" | head -n 20
+	fi
+	if [[ $failed -gt 0 ]]; then
+		echo "--- $name.log (last 40 lines) ---"
+		tail -n 40 "$work/$name.log"
+	fi
+done
 echo "clients-interop: $((SECONDS - started))s"
 echo "clients-interop: $passed passed, $failed failed"
 exit $((failed > 0))

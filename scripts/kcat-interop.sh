@@ -5,14 +5,15 @@
 # metadata, produce and consume round trips with every codec (keys, headers, exact offsets),
 # several partitions, consuming from the middle and from the end, offset and timestamp queries,
 # a large message and the size limit, the idempotent producer, null keys, values and headers,
-# consumer groups (kcat -G: consume, commit, resume where the group left off), and SASL PLAIN
-# against a second gateway started with --sasl.
+# consumer groups (kcat -G: consume, commit, resume where the group left off), and SASL (PLAIN,
+# SCRAM-SHA-256, SCRAM-SHA-512, with credentials franz-go sets through AlterUserScramCredentials)
+# against two more gateways started with --sasl, one of them over TLS.
 # Every check prints PASS or FAIL (nothing is skipped); the last line is "kcat-interop: N passed, M failed"
 # and the exit status is 1 when a check failed. The gateway is stopped on exit.
 #
 # Usage: scripts/kcat-interop.sh
-#   KCAT_INTEROP_KEEP=1 keeps the temporary directory (binaries, data, gateway logs main.log and
-#   sasl.log, the last kcat stderr).
+#   KCAT_INTEROP_KEEP=1 keeps the temporary directory (binaries, data, gateway logs main.log,
+#   sasl-tcp.log and sasl-tls.log, franz-go's sasl-*-kgo.log, the last kcat stderr).
 #
 # kcat comes from the Debian package kcat; when it is missing the script installs it with
 # apt-get, and fails (exit 1, saying why) when that is impossible: a missing client is not a pass.
@@ -507,27 +508,59 @@ if group "group g2 consumes grp" g2; then
 	expect "group g2: a new group reads all 10 records" "10" "$(grep -c . <<<"$out")"
 fi
 
-# --- SASL PLAIN -----------------------------------------------------------------------------
-# A second gateway requiring SASL PLAIN, checked against the embedded store's root user.
-sasl=(-X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN -X sasl.username=iggy)
+# --- SASL: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, without and with TLS -------------------------
+# Two more gateways requiring SASL, one on plain TCP and one over TLS (a certificate for
+# 127.0.0.1 that TestKcatInteropCert writes), each with its own store and so its root user
+# iggy/iggy. At each, franz-go (TestKcatInteropSASL) logs in with PLAIN, sets the user's own
+# SCRAM-SHA-256 and SCRAM-SHA-512 credentials through AlterUserScramCredentials, and produces
+# and consumes with each mechanism; then kcat does the same with each mechanism, reads what
+# franz-go wrote, and is refused with a wrong password.
 main_broker=$broker
-start_gateway sasl "${sasl[@]}" -X sasl.password=iggy -- --sasl
-if printf 'sk:sv\n' | kc "${sasl[@]}" -X sasl.password=iggy -P -t secured -p 0 -K:; then
-	pass "SASL PLAIN: produce"
-else
-	fail "SASL PLAIN: produce" "$(cat "$work/kcat.err")"
+mkdir -p "$work/tls"
+if ! KCAT_INTEROP_CERT_DIR="$work/tls" "$work/kafka.test" -test.run '^TestKcatInteropCert$' -test.count=1 >"$work/cert.log" 2>&1; then
+	fail "write the TLS certificate (TestKcatInteropCert in gateway/kafka)" "$(tail -n 20 "$work/cert.log")"
 fi
-if consume "SASL PLAIN: consume" "${sasl[@]}" -X sasl.password=iggy -t secured -p 0 -o beginning -f '%o|%k|%s\n'; then
-	expect "SASL PLAIN: consume" "0|sk|sv" "$out"
-fi
-if kc "${sasl[@]}" -X sasl.password=wrong -L -m 3 >/dev/null; then
-	fail "SASL PLAIN: a wrong password gets no metadata" "kcat -L succeeded"
-elif grep -q 'SASL authentication error' "$work/kcat.err"; then
-	pass "SASL PLAIN: a wrong password gets no metadata (SASL authentication error)"
-else
-	fail "SASL PLAIN: a wrong password gets no metadata (SASL authentication error)" "$(cat "$work/kcat.err")"
-fi
-stop_gateway "$pid"
+for transport in tcp tls; do
+	sec=(-X security.protocol=SASL_PLAINTEXT)
+	serve=(--sasl)
+	ca=""
+	if [[ $transport == tls ]]; then
+		sec=(-X security.protocol=SASL_SSL -X "ssl.ca.location=$work/tls/cert.pem")
+		serve+=(--tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem")
+		ca="$work/tls/cert.pem"
+	fi
+	start_gateway "sasl-$transport" "${sec[@]}" -X sasl.mechanisms=PLAIN -X sasl.username=iggy -X sasl.password=iggy -- "${serve[@]}"
+	if ! out_of_time && KCAT_INTEROP_BROKER="$broker" KCAT_INTEROP_CA="$ca" timeout 30 "$work/kafka.test" \
+		-test.run '^TestKcatInteropSASL$' -test.count=1 -test.v >"$work/sasl-$transport-kgo.log" 2>&1; then
+		pass "SASL over $transport: franz-go sets its SCRAM credentials, produces and consumes with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
+	else
+		fail "SASL over $transport: franz-go sets its SCRAM credentials, produces and consumes with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512" \
+			"$(grep -E -- '---|_test.go' "$work/sasl-$transport-kgo.log" | tail -n 20)"
+	fi
+	for mech in PLAIN SCRAM-SHA-256 SCRAM-SHA-512; do
+		auth=("${sec[@]}" -X "sasl.mechanisms=$mech" -X sasl.username=iggy)
+		name="SASL $mech over $transport"
+		if printf 'sk:sv-%s\n' "$mech" | kc "${auth[@]}" -X sasl.password=iggy -P -t "kcat-sasl-$mech" -p 0 -K:; then
+			pass "$name: produce"
+		else
+			fail "$name: produce" "$(grep -v '^%7' "$work/kcat.err" | tail -n 5)"
+		fi
+		if consume "$name: consume" "${auth[@]}" -X sasl.password=iggy -t "kcat-sasl-$mech" -p 0 -o beginning -f '%o|%k|%s\n'; then
+			expect "$name: consume" "0|sk|sv-$mech" "$out"
+		fi
+		if consume "$name: consume what franz-go produced" "${auth[@]}" -X sasl.password=iggy -t "kgo-sasl-$mech" -p 0 -o beginning -f '%o|%k|%s\n'; then
+			expect "$name: consume what franz-go produced" "0|k|v-$mech" "$out"
+		fi
+		if kc "${auth[@]}" -X sasl.password=wrong -L -m 1 >/dev/null; then
+			fail "$name: a wrong password gets no metadata" "kcat -L succeeded"
+		elif grep -q 'SASL authentication error' "$work/kcat.err"; then
+			pass "$name: a wrong password gets no metadata (SASL authentication error)"
+		else
+			fail "$name: a wrong password gets no metadata (SASL authentication error)" "$(cat "$work/kcat.err")"
+		fi
+	done
+	stop_gateway "$pid"
+done
 broker=$main_broker
 
 if ! kill -0 "$main_pid" 2>/dev/null; then

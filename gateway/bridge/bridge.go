@@ -302,9 +302,15 @@ func (b *Bridge) createTopic(ctx context.Context, as iggyAPI, name string, parti
 // fixedConfigs are topic configs with the one value an Iggy-backed topic has: a create or an
 // alteration may name that value, which changes nothing, and no other.
 var fixedConfigs = map[string]string{
-	"cleanup.policy":         "delete",
-	"message.timestamp.type": "CreateTime",
+	"cleanup.policy": "delete",
 }
+
+// The values of message.timestamp.type: with LogAppendTime, fetches serve the time Iggy stored
+// each batch (fetchForm).
+const (
+	createTime    = "CreateTime"
+	logAppendTime = "LogAppendTime"
+)
 
 // creationConfigs are topic configs of Kafka's own log layout and replication, with nothing in
 // Iggy to stand for: CreateTopics accepts any value of them without storing it, because
@@ -329,9 +335,10 @@ var creationConfigs = map[string]bool{
 
 // topicOptionsFrom is the one rule of which topic configs the gateway takes, at creation
 // (creating) and in an alteration, and what they become: retention.ms and retention.bytes map
-// onto Iggy's message_expiry and max_topic_size, max.message.bytes and compression.type are
-// kept in the config log (topicconf.go), fixedConfigs may name their one value,
-// creationConfigs are taken only at creation, and anything else is kerr.InvalidConfig.
+// onto Iggy's message_expiry and max_topic_size, max.message.bytes, compression.type and
+// message.timestamp.type are kept in the config log (topicconf.go), fixedConfigs may name their
+// one value, creationConfigs are taken only at creation, and anything else is
+// kerr.InvalidConfig.
 func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, topicConf, error) {
 	var o topicOptions
 	var conf topicConf
@@ -372,6 +379,11 @@ func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, 
 				return o, conf, fmt.Errorf("%w: compression.type=%q (one of producer, uncompressed, gzip, snappy, lz4, zstd)", kerr.InvalidConfig, v)
 			}
 			conf.compression = v
+		case confTimestampType:
+			if v != createTime && v != logAppendTime {
+				return o, conf, fmt.Errorf("%w: message.timestamp.type=%q (CreateTime or LogAppendTime)", kerr.InvalidConfig, v)
+			}
+			conf.logAppendTime = v == logAppendTime
 		default:
 			if want, ok := fixedConfigs[k]; ok {
 				if v != want {
@@ -472,6 +484,10 @@ func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]k
 	if e := t.Options.MessageExpiryMicros; e != 0 && e != math.MaxUint64 {
 		retMS, retDefault = strconv.FormatUint(e/1000, 10), false
 	}
+	tsType := createTime
+	if conf.logAppendTime {
+		tsType = logAppendTime
+	}
 	retBytes, bytesDefault := "-1", true
 	if s := t.Options.MaxTopicSize; s != 0 && s != math.MaxUint64 {
 		retBytes, bytesDefault = strconv.FormatUint(s, 10), false
@@ -480,7 +496,7 @@ func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]k
 		{Name: "cleanup.policy", Value: "delete", ReadOnly: true, Default: true},
 		{Name: "compression.type", Value: codec, Default: conf.compression == "", DefaultValue: codecDefault},
 		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault, DefaultValue: strconv.Itoa(int(b.cfg.MaxMessageBytes))},
-		{Name: "message.timestamp.type", Value: "CreateTime", ReadOnly: true, Default: true},
+		{Name: "message.timestamp.type", Value: tsType, Default: !conf.logAppendTime, DefaultValue: createTime},
 		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault, DefaultValue: "-1"},
 		{Name: "retention.ms", Value: retMS, Default: retDefault, DefaultValue: "-1"},
 	}, nil

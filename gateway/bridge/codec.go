@@ -26,6 +26,19 @@ type fetchCodec struct {
 // allows reports whether a batch produced with codec may be handed out as it is.
 func (fc fetchCodec) allows(codec int) bool { return !fc.set || fc.codec == codec }
 
+// fetchForm is how one topic's fetched batches go out: the codec, and whether they carry the
+// time Iggy stored them (message.timestamp.type=LogAppendTime): the batch attributes' timestamp
+// type bit set and the batch's max timestamp the Iggy batch's append time, which clients then
+// give every record of the batch, as Kafka's brokers stamp such batches.
+type fetchForm struct {
+	fetchCodec
+	logAppendTime bool
+}
+
+// allows reports whether a batch produced with codec may be handed out as its producer sent
+// it: never with LogAppendTime, since the producer's batch carries its own times.
+func (f fetchForm) allows(codec int) bool { return !f.logAppendTime && f.fetchCodec.allows(codec) }
+
 // FetchCodecs are the values Config.FetchCodec takes.
 var FetchCodecs = []string{"producer", "none", "gzip", "snappy", "lz4", "zstd"}
 

@@ -41,8 +41,9 @@ type converter struct {
 	recs    []krecord
 	builder message.Builder
 	meta    recMeta
-	// out, when set, is the codec appendKafka writes every batch with.
-	out fetchCodec
+	// out is how appendKafka and appendLegacy write batches: with out.set, every batch in
+	// out.codec; with out.logAppendTime, stamped with the Iggy batch's append time.
+	out fetchForm
 	// firstID is the Iggy id toIggy gave the first message of its last batch.
 	firstID [16]byte
 	// plainLeft is how many more batches appendKafka writes uncompressed although their
@@ -88,7 +89,7 @@ func putConverter(c *converter) {
 		c.builder = message.Builder{}
 	}
 	c.recs = c.recs[:0]
-	c.out = fetchCodec{}
+	c.out = fetchForm{}
 	c.plainLeft = 0
 	select {
 	case converterCache <- c:
@@ -335,6 +336,10 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		return dst, 0, from, nil
 	}
 	kb.NumRecords = int32(n)
+	if c.out.logAppendTime {
+		kb.Attributes |= attrLogAppendTime
+		kb.MaxTimestamp = int64(h.BaseTimestamp / 1000)
+	}
 	if aside {
 		// By default the batch goes back the way it was produced: clients
 		// tune their decompression limits and pools on it. A slice that
@@ -346,7 +351,7 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		if err != nil {
 			return dst[:start], 0, 0, err
 		}
-		kb.Attributes = int16(codec)
+		kb.Attributes |= int16(codec)
 		if !c.out.set && !paysOff(len(dst)-at, len(c.plain)) {
 			c.plainLeft = plainRun
 		}

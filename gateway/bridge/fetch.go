@@ -266,15 +266,16 @@ func (b *Bridge) watermarks(ctx context.Context, as iggyAPI, st *partState, topi
 	return res, nil
 }
 
-// topicCodec is the codec the topic's fetched batches go out with: its compression.type, else
-// Config.FetchCodec. The config log is read as a produce reads it, at most once a second, so a
-// change made at another gateway shows within a second.
-func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchCodec {
+// topicCodec is how the topic's fetched batches go out: the codec of its compression.type, else
+// Config.FetchCodec, and its message.timestamp.type. The config log is read as a produce reads
+// it, at most once a second, so a change made at another gateway shows within a second.
+func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchForm {
 	conf, _ := b.topicConf(ctx, topic)
+	f := fetchForm{fetchCodec: b.fetchC, logAppendTime: conf.logAppendTime}
 	if fc, ok := compressionTypes[conf.compression]; ok {
-		return fc
+		f.fetchCodec = fc
 	}
-	return b.fetchC
+	return f
 }
 
 // fetchTail appends to out, from the tail cache, the producers' own batches from the one
@@ -282,7 +283,7 @@ func (b *Bridge) topicCodec(ctx context.Context, topic string) fetchCodec {
 // whatever its size). Their partition is checked at the last batch's base (stillThere). It
 // returns the records appended (0: the cache could not answer, out unchanged), the offset after
 // them and the high watermark the check read.
-func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int, codec fetchCodec, out []byte) ([]byte, int, int64, int64, error) {
+func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, maxBytes int, codec fetchForm, out []byte) ([]byte, int, int64, int64, error) {
 	if b.cache == nil {
 		return out, 0, offset, -1, nil
 	}
@@ -311,7 +312,7 @@ func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic
 // could not answer), whether it ends because the next cached batch would not fit (the answer is
 // then complete, as a fetch from Iggy answers one whole batch after another), the offset after
 // it and the high watermark the check read.
-func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchCodec) (rebuiltSpan, bool, int64, int64, error) {
+func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, offset int64, room int, first bool, codec fetchForm) (rebuiltSpan, bool, int64, int64, error) {
 	if b.rebuilt == nil || (!first && room <= 0) {
 		return rebuiltSpan{}, false, offset, -1, nil
 	}
@@ -339,7 +340,7 @@ func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, to
 // rebuiltFrom describes for the fetch cache the batch just rebuilt from rec at out[start:end],
 // when it holds the whole Iggy batch (a batch cut at the fetch offset is not one the next reader
 // would start from).
-func rebuiltFrom(st *partState, gen uint32, codec fetchCodec, rec []byte, from int64, start, end, records int) (rebuiltBatch, bool) {
+func rebuiltFrom(st *partState, gen uint32, codec fetchForm, rec []byte, from int64, start, end, records int) (rebuiltBatch, bool) {
 	f, ok := firstFrame(rec)
 	if !ok {
 		return rebuiltBatch{}, false
@@ -428,9 +429,11 @@ func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partitio
 
 // listOffset answers ListOffsets for one partition: timestamp -1 is the high
 // watermark, -2 the log start, -3 the record with the largest timestamp
-// (maxts.go), and any other value the first offset whose record timestamp is
-// at or after it (-1, -1 when there is none). Timestamps are assumed to grow
-// with offsets for that search, as Kafka's index assumes.
+// (maxts.go; the producers' timestamps, whatever the topic's
+// message.timestamp.type), and any other value the first offset whose record
+// timestamp (with LogAppendTime, the time Iggy stored it) is at or after it
+// (-1, -1 when there is none). Timestamps are assumed to grow with offsets for
+// that search, as Kafka's index assumes.
 func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, partition int32, timestamp int64) (int64, int64, error) {
 	start, hw, err := b.offsets(ctx, as, topic, partition)
 	if err != nil {
@@ -440,7 +443,7 @@ func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, parti
 	case -1:
 		return hw, -1, nil
 	case -2:
-		first, _, ok, err := b.recordAt(ctx, as, topic, partition, start)
+		first, _, ok, err := b.recordAt(ctx, as, topic, partition, start, false)
 		if err != nil || !ok {
 			return hw, -1, err
 		}
@@ -451,12 +454,17 @@ func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, parti
 	if timestamp < 0 {
 		return -1, -1, fmt.Errorf("%w: timestamp %d", kerr.InvalidRequest, timestamp)
 	}
-	// Binary search for the first record with a timestamp >= the target.
+	// Binary search for the first record with a timestamp >= the target: the time Iggy stored
+	// it when the topic's message.timestamp.type is LogAppendTime, as fetches show it.
+	conf, err := b.topicConf(ctx, topic)
+	if err != nil {
+		return -1, -1, err
+	}
 	lo, hi := start, hw
 	var foundOff, foundTS int64 = -1, -1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		off, ts, ok, err := b.recordAt(ctx, as, topic, partition, mid)
+		off, ts, ok, err := b.recordAt(ctx, as, topic, partition, mid, conf.logAppendTime)
 		if err != nil {
 			return -1, -1, err
 		}
@@ -474,8 +482,9 @@ func (b *Bridge) listOffset(ctx context.Context, as iggyAPI, topic string, parti
 }
 
 // recordAt reads the first record at or after offset: its offset and
-// timestamp. ok is false when there is none.
-func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64) (int64, int64, bool, error) {
+// timestamp, or with logAppendTime the time Iggy stored its batch. ok is false
+// when there is none.
+func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64, logAppendTime bool) (int64, int64, bool, error) {
 	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(offset), 1)
 	if err != nil {
 		return -1, -1, false, kafkaErr(err)
@@ -498,6 +507,9 @@ func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partiti
 	defer putConverter(c)
 	var out fetchOut
 	c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
+	if logAppendTime {
+		out.ts = int64(h.BaseTimestamp / 1000)
+	}
 	return out.offset, out.ts, true, nil
 }
 

@@ -211,9 +211,14 @@ func (c *converter) appendLegacy(dst, rec []byte, from int64, magic int8) ([]byt
 		msgStart := len(dst)
 		dst = be.AppendUint64(dst, uint64(out.offset))
 		dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0) // size and CRC, filled below
-		dst = append(dst, byte(magic), 0)
-		if magic == 1 {
-			dst = be.AppendUint64(dst, uint64(out.ts))
+		if magic == 1 && c.out.logAppendTime {
+			dst = append(dst, byte(magic), attrLogAppendTime)
+			dst = be.AppendUint64(dst, h.BaseTimestamp/1000)
+		} else {
+			dst = append(dst, byte(magic), 0)
+			if magic == 1 {
+				dst = be.AppendUint64(dst, uint64(out.ts))
+			}
 		}
 		dst = appendBytes32(dst, out.key, out.keyNull)
 		dst = appendBytes32(dst, out.value, out.valueNull)

@@ -17,7 +17,7 @@ type rebuiltKey struct {
 	st    *partState
 	gen   uint32
 	base  int64
-	codec fetchCodec
+	codec fetchForm
 }
 
 // rebuiltEntry is where a rebuilt batch lies in the cache, with what a fetch needs to chain it:

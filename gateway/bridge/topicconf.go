@@ -19,9 +19,10 @@ import (
 // DescribeConfigs.
 const (
 	topicConfigsTopic = "topic_configs"
-	confMaxMessage    = "max.message.bytes" // Int32
-	confCompression   = "compression.type"  // String, one of compressionTypes
-	confDeleted       = "deleted"           // Bool: the topic was deleted
+	confMaxMessage    = "max.message.bytes"      // Int32
+	confCompression   = "compression.type"       // String, one of compressionTypes
+	confTimestampType = "message.timestamp.type" // String "LogAppendTime"; absent: CreateTime
+	confDeleted       = "deleted"                // Bool: the topic was deleted
 	confRefresh       = time.Second
 	confPollCount     = 1000
 	kindBool          = 3
@@ -31,6 +32,7 @@ const (
 type topicConf struct {
 	maxMessageBytes int32  // 0: Config.MaxMessageBytes
 	compression     string // a key of compressionTypes; empty: Config.FetchCodec
+	logAppendTime   bool   // message.timestamp.type=LogAppendTime; false: CreateTime
 }
 
 type confCache struct {
@@ -173,6 +175,11 @@ func appendConf(h []byte, conf topicConf, deleted bool) []byte {
 		h = appendTLVHead(h, kindString, len(conf.compression))
 		h = append(h, conf.compression...)
 	}
+	if conf.logAppendTime {
+		h = appendTLVKey(h, confTimestampType)
+		h = appendTLVHead(h, kindString, len(logAppendTime))
+		h = append(h, logAppendTime...)
+	}
 	if deleted {
 		h = appendInt(h, confDeleted, kindBool, 1, 1)
 	}
@@ -208,6 +215,8 @@ func parseConf(b []byte) (topicConf, bool) {
 			if _, ok := compressionTypes[string(val)]; ok {
 				conf.compression = string(val)
 			}
+		case key == confTimestampType && vk == kindString:
+			conf.logAppendTime = string(val) == logAppendTime
 		case key == confDeleted && vk == kindBool && len(val) == 1:
 			deleted = val[0] == 1
 		}

@@ -8,38 +8,41 @@ import (
 )
 
 const (
-	produceKey                int16 = 0
-	fetchKey                  int16 = 1
-	listOffsetsKey            int16 = 2
-	metadataKey               int16 = 3
-	offsetCommitKey           int16 = 8
-	offsetFetchKey            int16 = 9
-	findCoordinatorKey        int16 = 10
-	joinGroupKey              int16 = 11
-	heartbeatKey              int16 = 12
-	leaveGroupKey             int16 = 13
-	syncGroupKey              int16 = 14
-	describeGroupsKey         int16 = 15
-	listGroupsKey             int16 = 16
-	saslHandshakeKey          int16 = 17
-	apiVersionsKey            int16 = 18
-	createTopicsKey           int16 = 19
-	deleteTopicsKey           int16 = 20
-	deleteRecordsKey          int16 = 21
-	initProducerIDKey         int16 = 22
-	offsetForLeaderEpochKey   int16 = 23
-	describeConfigsKey        int16 = 32
-	alterConfigsKey           int16 = 33
-	saslAuthenticateKey       int16 = 36
-	createPartitionsKey       int16 = 37
-	deleteGroupsKey           int16 = 42
-	incAlterConfigsKey        int16 = 44
-	offsetDeleteKey           int16 = 47
-	describeUserSCRAMKey      int16 = 50
-	alterUserSCRAMKey         int16 = 51
-	describeClusterKey        int16 = 60
-	consumerGroupHeartbeatKey int16 = 68
-	consumerGroupDescribeKey  int16 = 69
+	produceKey                     int16 = 0
+	fetchKey                       int16 = 1
+	listOffsetsKey                 int16 = 2
+	metadataKey                    int16 = 3
+	offsetCommitKey                int16 = 8
+	offsetFetchKey                 int16 = 9
+	findCoordinatorKey             int16 = 10
+	joinGroupKey                   int16 = 11
+	heartbeatKey                   int16 = 12
+	leaveGroupKey                  int16 = 13
+	syncGroupKey                   int16 = 14
+	describeGroupsKey              int16 = 15
+	listGroupsKey                  int16 = 16
+	saslHandshakeKey               int16 = 17
+	apiVersionsKey                 int16 = 18
+	createTopicsKey                int16 = 19
+	deleteTopicsKey                int16 = 20
+	deleteRecordsKey               int16 = 21
+	initProducerIDKey              int16 = 22
+	offsetForLeaderEpochKey        int16 = 23
+	describeConfigsKey             int16 = 32
+	alterConfigsKey                int16 = 33
+	saslAuthenticateKey            int16 = 36
+	createPartitionsKey            int16 = 37
+	deleteGroupsKey                int16 = 42
+	electLeadersKey                int16 = 43
+	incAlterConfigsKey             int16 = 44
+	alterPartitionReassignmentsKey int16 = 45
+	listPartitionReassignmentsKey  int16 = 46
+	offsetDeleteKey                int16 = 47
+	describeUserSCRAMKey           int16 = 50
+	alterUserSCRAMKey              int16 = 51
+	describeClusterKey             int16 = 60
+	consumerGroupHeartbeatKey      int16 = 68
+	consumerGroupDescribeKey       int16 = 69
 )
 
 // isGroupKey reports whether key is one of the consumer-group APIs, which a Server serves only
@@ -114,6 +117,12 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleCreatePartitions(req)
 	case deleteGroupsKey:
 		return c.handleDeleteGroups(req)
+	case electLeadersKey:
+		return c.handleElectLeaders(req)
+	case alterPartitionReassignmentsKey:
+		return c.handleAlterPartitionReassignments(req)
+	case listPartitionReassignmentsKey:
+		return c.handleListPartitionReassignments(req)
 	case incAlterConfigsKey:
 		return c.handleIncrementalAlterConfigs(req)
 	case offsetDeleteKey:

@@ -3,19 +3,29 @@ package kafka
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	fscram "github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/testcert"
 )
 
 // These tests pin down wire details that franz-go tolerates but librdkafka (kcat, the
@@ -409,5 +419,99 @@ func TestKcatInteropSeed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("producing to kgo-%s: %v", name, err)
 		}
+	}
+}
+
+// TestKcatInteropCert is a step of scripts/kcat-interop.sh: it writes the TLS gateway's
+// certificate and key, for 127.0.0.1 and valid for an hour, to cert.pem and key.pem in
+// KCAT_INTEROP_CERT_DIR. The certificate is its own CA, so both franz-go and kcat trust it as
+// cert.pem.
+func TestKcatInteropCert(t *testing.T) {
+	dir := os.Getenv("KCAT_INTEROP_CERT_DIR")
+	if dir == "" {
+		t.Skip("KCAT_INTEROP_CERT_DIR not set: this step runs from scripts/kcat-interop.sh")
+	}
+	cert, _ := testcert.New(t)
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{
+		"cert.pem": {Type: "CERTIFICATE", Bytes: cert.Certificate[0]},
+		"key.pem":  {Type: "PRIVATE KEY", Bytes: key},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestKcatInteropSASL is a step of scripts/kcat-interop.sh: against the gateway started with
+// --sasl at KCAT_INTEROP_BROKER (over TLS when KCAT_INTEROP_CA names the certificate to trust),
+// franz-go logs in with PLAIN as the store's root user iggy (password iggy) and sets that user's
+// own SCRAM-SHA-256 and SCRAM-SHA-512 credentials (password iggy) through
+// AlterUserScramCredentials; then, with each of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, a new
+// client produces k=v-MECHANISM to partition 0 of topic kgo-sasl-MECHANISM and consumes it back.
+// kcat then authenticates with the same credentials and reads those topics.
+func TestKcatInteropSASL(t *testing.T) {
+	broker := os.Getenv("KCAT_INTEROP_BROKER")
+	if broker == "" {
+		t.Skip("KCAT_INTEROP_BROKER not set: this step runs from scripts/kcat-interop.sh")
+	}
+	opts := []kgo.Opt{kgo.SeedBrokers(broker)}
+	if ca := os.Getenv("KCAT_INTEROP_CA"); ca != "" {
+		b, err := os.ReadFile(ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			t.Fatalf("no certificate in %s", ca)
+		}
+		opts = append(opts, kgo.DialTLSConfig(&tls.Config{RootCAs: pool}))
+	}
+	const user, pass = "iggy", "iggy"
+	plainAuth := plain.Auth{User: user, Pass: pass}.AsMechanism()
+	scramAuth := fscram.Auth{User: user, Pass: pass}
+	admin, err := kgo.NewClient(append(opts, kgo.SASL(plainAuth))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	res, err := kadm.NewClient(admin).AlterUserSCRAMs(testCtx(t), nil, []kadm.UpsertSCRAM{
+		{User: user, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: pass},
+		{User: user, Mechanism: kadm.ScramSha512, Iterations: 8192, Password: pass},
+	})
+	if err != nil {
+		t.Fatalf("AlterUserScramCredentials: %v", err)
+	}
+	if r := res[user]; r.Err != nil {
+		t.Fatalf("AlterUserScramCredentials for %s: %v %s", user, r.Err, r.ErrMessage)
+	}
+	for _, m := range []sasl.Mechanism{plainAuth, scramAuth.AsSha256Mechanism(), scramAuth.AsSha512Mechanism()} {
+		t.Run(m.Name(), func(t *testing.T) {
+			topic := "kgo-sasl-" + m.Name()
+			cl, err := kgo.NewClient(append(opts, kgo.SASL(m), kgo.AllowAutoTopicCreation(),
+				kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+					topic: {0: kgo.NewOffset().AtStart()},
+				}))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			ctx := testCtx(t)
+			rec := &kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte("v-" + m.Name())}
+			if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+			fs := cl.PollFetches(ctx)
+			if err := fs.Err(); err != nil {
+				t.Fatalf("consume: %v", err)
+			}
+			got := fs.Records()
+			if len(got) != 1 || string(got[0].Key) != "k" || string(got[0].Value) != "v-"+m.Name() || got[0].Offset != 0 {
+				t.Fatalf("consumed %d records, want k=v-%s at offset 0: %+v", len(got), m.Name(), got)
+			}
+		})
 	}
 }

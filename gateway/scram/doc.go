@@ -15,7 +15,8 @@
 // user name with its =2C and =3D escapes, the client nonce, optional extensions; Kafka's
 // tokenauth=true, delegation tokens, is refused) and answers the server-first message with a
 // nonce of its own. Exchange.Final checks the client-final message (the channel binding must
-// repeat the gs2 header, the nonce must be the combined one, the proof as long as the hash) and
+// repeat the gs2 header, the nonce must be the combined one or, as librdkafka sends it and Kafka
+// accepts it, the client nonce followed by the combined one; the proof as long as the hash) and
 // verifies the proof: ClientKey = ClientProof XOR HMAC(StoredKey, AuthMessage) must hash to
 // StoredKey. It returns the server-final message and that ClientKey, which only the password
 // gives (StoredKey is its hash), so the gateway can unseal what it sealed for the user.

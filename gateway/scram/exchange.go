@@ -146,7 +146,7 @@ func (e *Exchange) Final(msg []byte) (serverFinal, clientKey []byte, err error) 
 	if got, err := base64.StdEncoding.DecodeString(cb); err != nil || string(got) != e.first.gs2 {
 		return nil, nil, malformed("channel binding does not repeat the gs2 header")
 	}
-	if nonce, ok := strings.CutPrefix(attrs[1], "r="); !ok || nonce != e.nonce {
+	if nonce, ok := strings.CutPrefix(attrs[1], "r="); !ok || !e.echoes(nonce) {
 		return nil, nil, malformed("client-final message with another nonce")
 	}
 	for _, ext := range attrs[2:] {
@@ -170,6 +170,19 @@ func (e *Exchange) Final(msg []byte) (serverFinal, clientKey []byte, err error) 
 	}
 	serverSig := m.hmac(e.cred.ServerKey, authMessage)
 	return []byte("v=" + base64.StdEncoding.EncodeToString(serverSig)), clientKey, nil
+}
+
+// echoes reports whether nonce, the client-final message's, is the combined nonce the
+// server-first message carried (RFC 5802), or librdkafka's form of it: the client nonce once
+// more before the combined nonce. librdkafka builds its client-final nonce as its own nonce
+// followed by the server-first message's r attribute, and Kafka's brokers accept it; any other
+// nonce is refused. The proof covers the message as sent, so either form proves the password.
+func (e *Exchange) echoes(nonce string) bool {
+	if nonce == e.nonce {
+		return true
+	}
+	rest, ok := strings.CutPrefix(nonce, e.first.nonce)
+	return ok && rest == e.nonce
 }
 
 // MalformedError is a SCRAM message that does not follow RFC 5802; its text is safe to show

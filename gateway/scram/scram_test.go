@@ -112,6 +112,62 @@ func TestExchangeWithFranzClient(t *testing.T) {
 	}
 }
 
+// librdkafka (kcat 1.7 over librdkafka 2.0.2), user iggy, password iggy: the messages of one
+// exchange per mechanism as the gateway received and sent them. librdkafka puts its own nonce
+// before the combined nonce the server-first message carries (rdkafka_sasl_scram.c builds
+// "c=biws,r=" cnonce + the server's r), and Kafka's broker accepts that; the proof is computed
+// over the client-final message as sent.
+func TestExchangeWithLibrdkafkaMessages(t *testing.T) {
+	for _, tc := range []struct {
+		m                        Mechanism
+		salt, serverNonce        string
+		clientFirst, clientFinal string
+	}{{
+		m:           SHA256,
+		salt:        "HIqWWNouBQPpOuGLPrWHCj8BZ6aBZo5/",
+		serverNonce: "3UaWMp7lR31w+WA56jxq1Oc3",
+		clientFirst: `n,,n=iggy,r=Gl;uICgis~/bqMq0n?W4vxxFqrjNjW]b`,
+		clientFinal: `c=biws,r=Gl;uICgis~/bqMq0n?W4vxxFqrjNjW]bGl;uICgis~/bqMq0n?W4vxxFqrjNjW]b3UaWMp7lR31w+WA56jxq1Oc3,p=g6BnUj5WZUE1uFCNcm6eH6bCU/Q/BoXKcMSpIjS1CaE=`,
+	}, {
+		m:           SHA512,
+		salt:        "LZKDpKi1+RgwYmkGf+l3fhC9MkbidXU4",
+		serverNonce: "dSIatQr87DOteEHVndOFJJql",
+		clientFirst: `n,,n=iggy,r=XIz\7u^XHmpnsGF2e{=LOowEbdr?.r\<`,
+		clientFinal: `c=biws,r=XIz\7u^XHmpnsGF2e{=LOowEbdr?.r\<XIz\7u^XHmpnsGF2e{=LOowEbdr?.r\<dSIatQr87DOteEHVndOFJJql,p=S4ZlpOSyfUW41XBIGDvxnVj0u90L9uMtlA7PjpDv1wtwAYqK6EQO0pQFXHpGUBf3YvxvaMm28P/+fugh8yPtEQ==`,
+	}} {
+		salt, err := base64.StdEncoding.DecodeString(tc.salt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cred, clientKey := credential(t, tc.m, "iggy", salt, 4096)
+		first, err := ParseClientFirst([]byte(tc.clientFirst))
+		if err != nil {
+			t.Fatalf("%s client-first: %v", tc.m, err)
+		}
+		ex, _, err := newExchange(first, cred, tc.serverNonce)
+		if err != nil {
+			t.Fatal(err)
+		}
+		serverFinal, gotKey, err := ex.Final([]byte(tc.clientFinal))
+		if err != nil {
+			t.Fatalf("%s client-final: %v", tc.m, err)
+		}
+		if !bytes.Equal(gotKey, clientKey) {
+			t.Fatalf("%s: the ClientKey recovered from the proof is not the password's", tc.m)
+		}
+		if !strings.HasPrefix(string(serverFinal), "v=") {
+			t.Fatalf("%s server-final %q", tc.m, serverFinal)
+		}
+
+		// The same message under another password is a wrong password, not a malformed one.
+		other, _ := credential(t, tc.m, "iggy2", salt, 4096)
+		ex, _, _ = newExchange(first, other, tc.serverNonce)
+		if _, _, err := ex.Final([]byte(tc.clientFinal)); !errors.Is(err, ErrInvalidProof) {
+			t.Fatalf("%s under another password: %v", tc.m, err)
+		}
+	}
+}
+
 func TestMalformedMessages(t *testing.T) {
 	for _, msg := range []string{
 		"", "n", "n,", "n,,", "x,,n=u,r=abc", "p=tls-unique,,n=u,r=abc", "n,b=u,n=u,r=abc",
@@ -135,6 +191,9 @@ func TestMalformedMessages(t *testing.T) {
 		"c=biws,r=abcS,p=" + proof, "c=!!,r=abcS,p=" + proof, "c=" + cb + ",r=abc,p=" + proof,
 		"c=" + cb + ",r=abcS,p=" + proof[:10], "c=" + cb + ",r=abcS,p=%%%", "c=" + cb + ",r=abcS,9,p=" + proof,
 		"c=" + cb + ",r=abcS,p=" + base64.StdEncoding.EncodeToString(make([]byte, 64)),
+		// Only the combined nonce, or the client nonce and then the combined nonce, is echoed.
+		"c=" + cb + ",r=xabcS,p=" + proof, "c=" + cb + ",r=abcSabcS,p=" + proof, "c=" + cb + ",r=abcabcabcS,p=" + proof,
+		"c=" + cb + ",r=abcabc,p=" + proof, "c=" + cb + ",r=S,p=" + proof, "c=" + cb + ",r=abcS ,p=" + proof,
 	} {
 		ex, _, err := newExchange(first, cred, "S")
 		if err != nil {
@@ -144,9 +203,11 @@ func TestMalformedMessages(t *testing.T) {
 			t.Errorf("client-final %q: %v", msg, err)
 		}
 	}
-	ex, _, _ := newExchange(first, cred, "S")
-	if _, _, err := ex.Final([]byte("c=" + cb + ",r=abcS,x=1,p=" + proof)); !errors.Is(err, ErrInvalidProof) {
-		t.Errorf("a well-formed final with a zero proof: %v", err)
+	for _, msg := range []string{"c=" + cb + ",r=abcS,x=1,p=" + proof, "c=" + cb + ",r=abcabcS,p=" + proof} {
+		ex, _, _ := newExchange(first, cred, "S")
+		if _, _, err := ex.Final([]byte(msg)); !errors.Is(err, ErrInvalidProof) {
+			t.Errorf("well-formed final %q with a zero proof: %v", msg, err)
+		}
 	}
 }
 

@@ -5,6 +5,10 @@
 // record exactly once between them, closes them (committing), produces M more, and checks
 // that a third run of the group reads exactly those M and nothing it had committed before.
 //
+// With -sasl it checks SASL instead, against a gateway started with --sasl (sasl.go): the
+// SCRAM credentials set with UpsertUserScramCredentials, and a record produced and consumed
+// with each of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+//
 // Every check prints a PASS or FAIL line for scripts/clients-interop.sh; the exit status is 1
 // when one failed. The last line names the request versions the client sent, observed on its
 // connections (sarama does not say which versions it picked).
@@ -33,6 +37,7 @@ func main() {
 	topic := flag.String("topic", "sarama", "topic to create")
 	n := flag.Int("n", 300, "records read by the two-member group")
 	m := flag.Int("m", 60, "records produced after the group's commit")
+	saslMode := flag.Bool("sasl", false, "check SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) against a gateway started with --sasl instead of groups")
 	flag.Parse()
 
 	v, err := sarama.ParseKafkaVersion(*version)
@@ -41,7 +46,11 @@ func main() {
 		os.Exit(1)
 	}
 	r := &run{broker: *broker, version: v, topic: *topic, group: *topic + "-g", n: *n, m: *m, tap: newTap()}
-	r.main()
+	if *saslMode {
+		r.saslRun()
+	} else {
+		r.main()
+	}
 	fmt.Printf("      sarama %s sent: %s\n", v, r.tap.summary())
 	if r.failed {
 		os.Exit(1)
@@ -444,7 +453,8 @@ func (t *tap) note(key, version int16) {
 var apiNames = map[int16]string{
 	0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
 	10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
-	15: "DescribeGroups", 16: "ListGroups", 18: "ApiVersions", 19: "CreateTopics", 22: "InitProducerId",
+	15: "DescribeGroups", 16: "ListGroups", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics",
+	22: "InitProducerId", 36: "SaslAuthenticate", 51: "AlterUserScramCredentials",
 }
 
 func (t *tap) summary() string {
@@ -472,11 +482,17 @@ func (t *tap) summary() string {
 }
 
 // tapConn follows the request frames in the bytes written, however the writes split them.
+// After a SaslHandshake v0 the mechanism's tokens go out as bare frames (one for PLAIN, two for
+// SCRAM), which are not requests: they are skipped, so the handshake's body is kept to read the
+// mechanism.
 type tapConn struct {
 	net.Conn
 	t    *tap
 	skip int    // bytes left of the current frame after its header was read
 	head []byte // the start of a frame while fewer than 8 bytes of it were written
+	hs   []byte // the body of a SaslHandshake v0 while it is written
+	inHS bool   // the current frame is a SaslHandshake v0
+	bare int    // bare SASL frames still to come
 }
 
 func (c *tapConn) Write(b []byte) (int, error) {
@@ -484,19 +500,57 @@ func (c *tapConn) Write(b []byte) (int, error) {
 	for len(rest) > 0 {
 		if c.skip > 0 {
 			k := min(c.skip, len(rest))
+			if c.inHS {
+				c.hs = append(c.hs, rest[:k]...)
+			}
 			c.skip -= k
 			rest = rest[k:]
+			if c.skip == 0 && c.inHS {
+				c.inHS = false
+				c.bare = bareTokens(c.hs)
+			}
 			continue
 		}
-		k := min(8-len(c.head), len(rest))
+		need := 8 // size, api key, api version
+		if c.bare > 0 {
+			need = 4 // size
+		}
+		k := min(need-len(c.head), len(rest))
 		c.head = append(c.head, rest[:k]...)
 		rest = rest[k:]
+		if len(c.head) == 4 && c.bare > 0 {
+			c.bare--
+			c.skip = int(binary.BigEndian.Uint32(c.head))
+			c.head = c.head[:0]
+			continue
+		}
 		if len(c.head) == 8 {
 			size := int(binary.BigEndian.Uint32(c.head))
-			c.t.note(int16(binary.BigEndian.Uint16(c.head[4:])), int16(binary.BigEndian.Uint16(c.head[6:])))
+			key, version := int16(binary.BigEndian.Uint16(c.head[4:])), int16(binary.BigEndian.Uint16(c.head[6:]))
+			c.t.note(key, version)
 			c.skip = size - 4
 			c.head = c.head[:0]
+			if c.inHS = key == 17 && version == 0; c.inHS {
+				c.hs = c.hs[:0]
+			}
 		}
 	}
 	return c.Conn.Write(b)
+}
+
+// bareTokens is how many bare frames follow a SaslHandshake v0 whose body (after api key and
+// version: correlation id, client id, mechanism) is body.
+func bareTokens(body []byte) int {
+	if len(body) < 6 {
+		return 0
+	}
+	n := int(int16(binary.BigEndian.Uint16(body[4:])))
+	body = body[6+max(n, 0):]
+	if len(body) < 2 || int(binary.BigEndian.Uint16(body)) > len(body)-2 {
+		return 0
+	}
+	if strings.HasPrefix(string(body[2:2+int(binary.BigEndian.Uint16(body))]), "SCRAM-") {
+		return 2
+	}
+	return 1
 }
