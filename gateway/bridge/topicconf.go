@@ -21,6 +21,7 @@ const (
 	topicConfigsTopic = "topic_configs"
 	confMaxMessage    = "max.message.bytes" // Int32
 	confCompression   = "compression.type"  // String, one of compressionTypes
+	confCleanup       = "cleanup.policy"    // String, "compact" or "compact,delete" (cleanupPolicy)
 	confDeleted       = "deleted"           // Bool: the topic was deleted
 	confRefresh       = time.Second
 	confPollCount     = 1000
@@ -31,6 +32,7 @@ const (
 type topicConf struct {
 	maxMessageBytes int32  // 0: Config.MaxMessageBytes
 	compression     string // a key of compressionTypes; empty: Config.FetchCodec
+	cleanup         string // cleanup.policy as cleanupPolicy gives it; empty: "delete"
 }
 
 type confCache struct {
@@ -173,6 +175,11 @@ func appendConf(h []byte, conf topicConf, deleted bool) []byte {
 		h = appendTLVHead(h, kindString, len(conf.compression))
 		h = append(h, conf.compression...)
 	}
+	if conf.cleanup != "" {
+		h = appendTLVKey(h, confCleanup)
+		h = appendTLVHead(h, kindString, len(conf.cleanup))
+		h = append(h, conf.cleanup...)
+	}
 	if deleted {
 		h = appendInt(h, confDeleted, kindBool, 1, 1)
 	}
@@ -207,6 +214,10 @@ func parseConf(b []byte) (topicConf, bool) {
 		case key == confCompression && vk == kindString:
 			if _, ok := compressionTypes[string(val)]; ok {
 				conf.compression = string(val)
+			}
+		case key == confCleanup && vk == kindString:
+			if v, err := cleanupPolicy(string(val)); err == nil {
+				conf.cleanup = v
 			}
 		case key == confDeleted && vk == kindBool && len(val) == 1:
 			deleted = val[0] == 1
