@@ -410,6 +410,22 @@ public final class JavaInterop {
                         "want InvalidConfigurationException, got %s", e.getCause());
             }
         });
+        // The log keeps every record whatever the policy (see the README): compact is taken,
+        // kept and reported, as Kafka Connect requires of its internal topics.
+        check("admin: cleanup.policy=compact at creation, APPEND delete; describeConfigs reports compact,delete", () -> {
+            String compacted = "admin-compacted";
+            ConfigResource cres = new ConfigResource(ConfigResource.Type.TOPIC, compacted);
+            admin.createTopics(List.of(new NewTopic(compacted, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
+                    .all().get(30, TimeUnit.SECONDS);
+            ConfigEntry e = admin.describeConfigs(List.of(cres)).all().get(30, TimeUnit.SECONDS).get(cres).get("cleanup.policy");
+            expectEqual("compact", e.value(), "cleanup.policy after create");
+            expectEqual(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG, e.source(), "source");
+            admin.incrementalAlterConfigs(Map.of(cres, List.of(
+                    new AlterConfigOp(new ConfigEntry("cleanup.policy", "delete"), AlterConfigOp.OpType.APPEND))))
+                    .all().get(30, TimeUnit.SECONDS);
+            e = admin.describeConfigs(List.of(cres)).all().get(30, TimeUnit.SECONDS).get(cres).get("cleanup.policy");
+            expectEqual("compact,delete", e.value(), "cleanup.policy after APPEND delete");
+        });
         check("admin: deleteTopics, then listTopics no longer names it", () -> {
             admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
             Set<String> names = admin.listTopics().names().get(30, TimeUnit.SECONDS);
@@ -651,13 +667,14 @@ public final class JavaInterop {
         String groups = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
         String topic = "tools-topic";
 
-        check("kafka-topics --create --partitions 2, --describe: PartitionCount 2, --list names it", () -> {
-            Run r = tool(null, topics, "--bootstrap-server", bootstrap, "--create", "--topic", topic, "--partitions", "2");
+        check("kafka-topics --create --partitions 2 --config cleanup.policy=compact, --describe: PartitionCount 2, --list names it", () -> {
+            Run r = tool(null, topics, "--bootstrap-server", bootstrap, "--create", "--topic", topic, "--partitions", "2",
+                    "--config", "cleanup.policy=compact");
             ok(r);
             expect(r.out().contains("Created topic " + topic + "."), "%s", r.both());
             r = tool(null, topics, "--bootstrap-server", bootstrap, "--describe", "--topic", topic);
             ok(r);
-            expect(r.out().contains("PartitionCount: 2"), "%s", r.both());
+            expect(r.out().contains("PartitionCount: 2") && r.out().contains("cleanup.policy=compact"), "%s", r.both());
             expect(r.out().lines().filter(l -> l.contains("Partition: ")).count() == 2, "want 2 partition lines: %s", r.both());
             r = tool(null, topics, "--bootstrap-server", bootstrap, "--list");
             ok(r);
@@ -669,14 +686,15 @@ public final class JavaInterop {
             ok(r);
             expect(r.out().contains("PartitionCount: 3"), "%s", r.both());
         });
-        check("kafka-configs --alter --add-config retention.ms, then --describe shows it", () -> {
+        check("kafka-configs --alter --add-config retention.ms,max.message.bytes, then --describe shows them and cleanup.policy", () -> {
             Run r = tool(null, configs, "--bootstrap-server", bootstrap, "--entity-type", "topics", "--entity-name", topic,
                     "--alter", "--add-config", "retention.ms=7200000,max.message.bytes=300000");
             ok(r);
             expect(r.out().contains("Completed updating config for topic " + topic + "."), "%s", r.both());
             r = tool(null, configs, "--bootstrap-server", bootstrap, "--entity-type", "topics", "--entity-name", topic, "--describe");
             ok(r);
-            expect(r.out().contains("retention.ms=7200000") && r.out().contains("max.message.bytes=300000"), "%s", r.both());
+            expect(r.out().contains("retention.ms=7200000") && r.out().contains("max.message.bytes=300000")
+                    && r.out().contains("cleanup.policy=compact"), "%s", r.both());
         });
         check("kafka-configs --alter --delete-config retention.ms, then --describe no longer lists it", () -> {
             ok(tool(null, configs, "--bootstrap-server", bootstrap, "--entity-type", "topics", "--entity-name", topic,
