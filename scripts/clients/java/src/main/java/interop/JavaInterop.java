@@ -680,6 +680,15 @@ public final class JavaInterop {
             ok(r);
             expect(r.out().lines().anyMatch(topic::equals), "%s", r.both());
         });
+        // Every topic is described, the internal __consumer_offsets too (its configs, as Kafka
+        // creates it: the gateway keeps group state in its coordinator log, not in a topic).
+        check("kafka-topics --describe of every topic: this one and __consumer_offsets (16 partitions, cleanup.policy=compact)", () -> {
+            Run r = tool(null, topics, "--bootstrap-server", bootstrap, "--describe");
+            ok(r);
+            expect(r.out().lines().anyMatch(l -> l.startsWith("Topic: " + topic + "\t") && l.contains("PartitionCount: 2")), "%s", r.both());
+            expect(r.out().lines().anyMatch(l -> l.startsWith("Topic: __consumer_offsets\t") && l.contains("PartitionCount: 16")
+                    && l.contains("cleanup.policy=compact")), "%s", r.both());
+        });
         check("kafka-topics --alter --partitions 3, then --describe: PartitionCount 3", () -> {
             ok(tool(null, topics, "--bootstrap-server", bootstrap, "--alter", "--topic", topic, "--partitions", "3"));
             Run r = tool(null, topics, "--bootstrap-server", bootstrap, "--describe", "--topic", topic);
@@ -731,6 +740,15 @@ public final class JavaInterop {
             r = tool(null, get, "--bootstrap-server", bootstrap, "--topic", console, "--time", "-2");
             ok(r);
             expectEqual(console + ":0:2", r.out().trim(), "earliest");
+        });
+        // Without --topic every partition of every topic, __consumer_offsets's answered as empty
+        // partitions: what a Kafka client can read of it through the gateway.
+        check("kafka-get-offsets of every topic: this one at 6, __consumer_offsets's 16 partitions at 0", () -> {
+            Run r = tool(null, "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap);
+            ok(r);
+            List<String> lines = r.out().lines().collect(Collectors.toList());
+            expect(lines.contains(console + ":0:6"), "%s", r.both());
+            expectEqual(16L, lines.stream().filter(l -> l.matches("__consumer_offsets:\\d+:0")).count(), "__consumer_offsets lines\n" + r.out());
         });
 
         consumerGroupsTool(admin, groups);
