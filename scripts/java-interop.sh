@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that Apache Kafka's Java client and Kafka's own command-line tools (4.4.0, from Maven
 # Central) work against the gateway: once against one `iggy-kafka serve` (with a second one
-# started with --sasl for the SCRAM checks), then against a fleet of three (`serve --fleet 3`).
+# started with --sasl for the SCRAM checks), then against a fleet of three (a store and three
+# gateways, each its own process).
 # The checks are one Java program, scripts/clients/java (a Maven project):
 #   - the idempotent producer (acks=all) over every codec, read back exactly (keys, values,
 #     headers, offsets);
@@ -9,6 +10,8 @@
 #     commit, and a second member that resumes at the commit;
 #   - the Admin client: topics, partitions, configs, the cluster, consumer groups and their
 #     offsets, DeleteRecords, SCRAM credentials;
+#   - in the fleet, a classic and a KIP-848 group that stay through a SIGTERM and a SIGKILL of
+#     their coordinating gateways without a revocation, and read every acknowledged record;
 #   - the tools run as kafka-*.sh runs them (`java -cp JARS org.apache.kafka.tools.X`):
 #     kafka-topics, kafka-configs, kafka-console-producer and -consumer, kafka-get-offsets,
 #     kafka-consumer-groups (describe with lag, reset offsets, delete offsets, delete), and
@@ -168,39 +171,46 @@ for pid in "${pids[@]}"; do stop "$pid"; done
 pids=()
 
 # --- a fleet of three -----------------------------------------------------------------------
+# A store and three gateways, each its own process, as kgo-integration.sh --fleet starts them:
+# the last check signals the gateway coordinating its groups (SIGTERM, then SIGKILL).
 failed_before=$failed
-# `serve --fleet 3` listens on a port and the two after it: three consecutive free ports.
-base="$(python3 -c '
-import random, socket
-for _ in range(200):
-    base = random.randint(20000, 60000)
-    socks = []
-    try:
-        for p in range(base, base + 3):
-            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
-    except OSError:
-        continue
-    finally:
-        for s in socks: s.close()
-    print(base); break
-')"
 store_port="$(free_port)"
-while ((store_port >= base && store_port <= base + 2)); do store_port="$(free_port)"; done
-"$work/iggy-kafka" serve --fleet 3 --bind "127.0.0.1:$base" --store-listen "127.0.0.1:$store_port" --data "$work/fleet-data" \
-	--fsync never --log-level info >"$work/fleet.log" 2>&1 &
+"$work/iggy-kafka" store --listen "127.0.0.1:$store_port" --data "$work/fleet-data" --fsync never \
+	--log-level warn >"$work/store.log" 2>&1 &
 pids+=($!)
-echo "waiting for the fleet on 127.0.0.1:$base-$((base + 2))"
+fleet_logs=("$work/store.log")
 up=1
-for n in 0 1 2; do
-	wait_port "fleet gateway $((n + 1))" "${pids[0]}" $((base + n)) "$work/fleet.log" || { up=0; break; }
+wait_port store "${pids[0]}" "$store_port" "$work/store.log" || up=0
+ports=()
+brokers=()
+for n in 1 2 3; do
+	p="$(free_port)"
+	while [[ " ${ports[*]} $store_port " == *" $p "* ]]; do p="$(free_port)"; done
+	ports+=("$p")
+	brokers+=("$n@127.0.0.1:$p")
 done
+list="$(IFS=,; echo "${brokers[*]}")"
+node_pids=()
+if [[ $up -eq 1 ]]; then
+	for n in 1 2 3; do
+		"$work/iggy-kafka" serve --iggy "127.0.0.1:$store_port" --node-id "$n" --bind "127.0.0.1:${ports[$((n - 1))]}" \
+			--brokers "$list" --log-level info >"$work/gateway-$n.log" 2>&1 &
+		pids+=($!)
+		node_pids+=("$n:$!")
+		fleet_logs+=("$work/gateway-$n.log")
+	done
+	echo "waiting for the fleet: store on 127.0.0.1:$store_port, gateways $list"
+	for n in 1 2 3; do
+		wait_port "gateway $n" "${pids[$n]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log" || { up=0; break; }
+	done
+fi
 if [[ $up -eq 1 ]]; then
 	# While the gateways join, coordinator partitions move between them: wait until none has
 	# changed hands for 3 s (each gateway logs those it serves or stops), as kgo-integration.sh.
 	quiet=0
 	last=""
 	for _ in $(seq 1 240); do
-		now="$(grep -c 'msg="partition \(serving\|stopped\)"' "$work/fleet.log" || true)"
+		now="$(cat "$work"/gateway-*.log | grep -c 'msg="partition \(serving\|stopped\)"' || true)"
 		if [[ "$now" == "$last" && "$now" != 0 ]]; then
 			quiet=$((quiet + 1))
 			[[ $quiet -ge 12 ]] && break
@@ -210,7 +220,8 @@ if [[ $up -eq 1 ]]; then
 		last="$now"
 		sleep 0.25
 	done
-	run_checks fleet --bootstrap "127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))" --brokers 3
+	run_checks fleet --bootstrap "127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}" --brokers 3 \
+		--node-pids "$(IFS=,; echo "${node_pids[*]}")"
 fi
-show_errors "$failed_before" "$work/fleet.log"
+show_errors "$failed_before" "${fleet_logs[@]}"
 finish

@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,6 +13,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,8 +21,12 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -43,7 +47,9 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -68,7 +74,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Arguments: {@code --bootstrap HOST:PORT[,...] --brokers N --label NAME --tools-classpath CP}
  * and optionally {@code --sasl-bootstrap HOST:PORT}, a gateway started with {@code --sasl} whose
- * user {@code iggy} (password {@code iggy}) sets and uses a SCRAM credential.
+ * user {@code iggy} (password {@code iggy}) sets and uses a SCRAM credential, and
+ * {@code --node-pids ID:PID,...}, the processes of the fleet's gateways by node id, which the
+ * last check signals.
  */
 public final class JavaInterop {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -78,17 +86,22 @@ public final class JavaInterop {
     private final String label;
     private final String toolsClasspath;
     private final String saslBootstrap;
-    private final Path scratch;
+    private final Map<Integer, Long> nodePids = new TreeMap<>();
     private int passed;
     private int failed;
 
-    private JavaInterop(Map<String, String> args) throws IOException {
+    private JavaInterop(Map<String, String> args) {
         bootstrap = required(args, "bootstrap");
         brokers = Integer.parseInt(required(args, "brokers"));
         label = required(args, "label");
         toolsClasspath = required(args, "tools-classpath");
         saslBootstrap = args.get("sasl-bootstrap");
-        scratch = Files.createTempDirectory("java-interop");
+        if (args.containsKey("node-pids")) {
+            for (String np : args.get("node-pids").split(",")) {
+                String[] kv = np.split(":");
+                nodePids.put(Integer.parseInt(kv[0]), Long.parseLong(kv[1]));
+            }
+        }
     }
 
     public static void main(String[] argv) throws Exception {
@@ -164,6 +177,9 @@ public final class JavaInterop {
                 scram();
             }
             tools(admin);
+            if (!nodePids.isEmpty()) {
+                failover(admin);
+            }
         }
     }
 
@@ -867,5 +883,197 @@ public final class JavaInterop {
             expect(col >= 0 && col < values.size(), "no data.consumed.in.nMsg column: %s", r.both());
             expectEqual(Integer.toString(n), values.get(col), "data.consumed.in.nMsg");
         });
+    }
+
+    // --- a group through the loss of its coordinator ----------------------------------------
+
+    /** Polls until {@code cond} holds, failing with {@code what} after {@code limit}. */
+    private static void waitFor(String what, Duration limit, BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + limit + ": " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** One group member polling in a thread of its own: what it read, its rebalance callbacks. */
+    private final class Member {
+        final String group;
+        final Set<String> read = ConcurrentHashMap.newKeySet();
+        final AtomicInteger assigned = new AtomicInteger();
+        final AtomicInteger revoked = new AtomicInteger();
+        final AtomicInteger lost = new AtomicInteger();
+        final List<String> errors = Collections.synchronizedList(new ArrayList<>());
+        final AtomicBoolean stop = new AtomicBoolean();
+        final Thread thread;
+
+        Member(String topic, String group, String protocol) {
+            this.group = group;
+            thread = new Thread(() -> poll(topic, protocol), "member-" + group);
+            thread.start();
+        }
+
+        private void poll(String topic, String protocol) {
+            try (KafkaConsumer<String, String> c = new KafkaConsumer<>(consumerProps(group, protocol))) {
+                c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+                    // Leaving the group at the end revokes: only what happens before counts.
+                    @Override
+                    public void onPartitionsRevoked(Collection<TopicPartition> ps) {
+                        if (!ps.isEmpty() && !stop.get()) {
+                            revoked.addAndGet(ps.size());
+                        }
+                    }
+
+                    @Override
+                    public void onPartitionsAssigned(Collection<TopicPartition> ps) {
+                        assigned.addAndGet(ps.size());
+                    }
+
+                    @Override
+                    public void onPartitionsLost(Collection<TopicPartition> ps) {
+                        if (!ps.isEmpty() && !stop.get()) {
+                            lost.addAndGet(ps.size());
+                        }
+                    }
+                });
+                while (!stop.get()) {
+                    ConsumerRecords<String, String> rs = c.poll(Duration.ofMillis(100));
+                    for (ConsumerRecord<String, String> r : rs) {
+                        read.add(r.value());
+                    }
+                    if (!rs.isEmpty()) {
+                        try {
+                            c.commitSync(WAIT);
+                        } catch (RuntimeException e) {
+                            errors.add("commit: " + e);
+                        }
+                    }
+                }
+            } catch (RuntimeException e) {
+                errors.add(e.toString());
+            }
+        }
+
+        void close() throws InterruptedException {
+            stop.set(true);
+            thread.join(WAIT.toMillis() * 2);
+        }
+    }
+
+    /** The idempotent producer writing one record every 5 ms round robin, in a thread of its own. */
+    private final class Writer {
+        final Set<String> acked = ConcurrentHashMap.newKeySet();
+        final List<String> errors = Collections.synchronizedList(new ArrayList<>());
+        final AtomicBoolean stop = new AtomicBoolean();
+        final Thread thread;
+
+        Writer(String topic, int partitions) {
+            thread = new Thread(() -> {
+                try (KafkaProducer<String, String> p = new KafkaProducer<>(producerProps("lz4"))) {
+                    for (int i = 0; !stop.get(); i++) {
+                        String v = "f" + i;
+                        p.send(new ProducerRecord<>(topic, i % partitions, null, v), (md, e) -> {
+                            if (e == null) {
+                                acked.add(v);
+                            } else {
+                                errors.add(v + ": " + e);
+                            }
+                        });
+                        Thread.sleep(5); // the pace of the writes, not a wait for anything
+                    }
+                    p.flush();
+                } catch (InterruptedException | RuntimeException e) {
+                    errors.add(e.toString());
+                }
+            }, "writer");
+            thread.start();
+        }
+
+        void close() throws InterruptedException {
+            stop.set(true);
+            thread.join(WAIT.toMillis() * 2);
+        }
+    }
+
+    private int coordinator(Admin admin, String group) throws Exception {
+        return admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).coordinator().id();
+    }
+
+    /** Waits until both members read every record acknowledged so far and 100 more were acked. */
+    private static void readOn(Writer w, List<Member> members) throws InterruptedException {
+        int mark = w.acked.size() + 100;
+        waitFor("100 more records acknowledged (" + w.acked.size() + " of " + mark + "; " + w.errors + ")",
+                Duration.ofSeconds(30), () -> w.acked.size() >= mark);
+        Set<String> want = Set.copyOf(w.acked);
+        for (Member m : members) {
+            waitFor(m.group + " read every record acknowledged (" + want.stream().filter(v -> !m.read.contains(v)).count()
+                    + " missing; " + m.errors + ")", Duration.ofSeconds(30), () -> m.read.containsAll(want));
+        }
+    }
+
+    /**
+     * A classic group and a KIP-848 group read a 6-partition topic that an idempotent producer
+     * writes every 5 ms; the gateway coordinating the classic group is stopped with SIGTERM,
+     * then the one coordinating the KIP-848 group with SIGKILL. The gateways hand their groups
+     * over without a rebalance: no member sees a revocation or a lost partition, and every
+     * acknowledged record is read.
+     */
+    private void failover(Admin admin) throws Exception {
+        String topic = "failover";
+        String classic = "java-failover-classic";
+        String consumer = "java-failover-consumer";
+        createTopic(admin, topic, 6);
+        Writer w = new Writer(topic, 6);
+        List<Member> members = List.of(new Member(topic, classic, "classic"), new Member(topic, consumer, "consumer"));
+        try {
+            check("failover: a classic and a KIP-848 group each hold the 6 partitions and read what is produced", () -> {
+                for (Member m : members) {
+                    waitFor(m.group + " assigned 6 partitions (" + m.assigned.get() + "; " + m.errors + ")", WAIT, () -> m.assigned.get() == 6);
+                }
+                readOn(w, members);
+            });
+            String[] how = {"SIGTERM", "SIGKILL"};
+            String[] whose = {classic, consumer};
+            for (int i = 0; i < 2; i++) {
+                String signal = how[i];
+                String group = whose[i];
+                check("failover: " + signal + " of the gateway coordinating " + group + "; both groups read on", () -> {
+                    int node = coordinator(admin, group);
+                    Long pid = nodePids.get(node);
+                    expect(pid != null, "coordinator %d is not a gateway of %s", node, nodePids);
+                    ProcessHandle h = ProcessHandle.of(pid).orElseThrow(() -> new AssertionError("gateway " + node + " is not running"));
+                    boolean sent = signal.equals("SIGTERM") ? h.destroy() : h.destroyForcibly();
+                    expect(sent, "%s not sent to gateway %d", signal, node);
+                    h.onExit().get(30, TimeUnit.SECONDS);
+                    readOn(w, members);
+                    int now = coordinator(admin, group);
+                    expect(now != node, "%s still names gateway %d its coordinator", group, node);
+                });
+            }
+            w.close();
+            check("failover: every acknowledged record read by both groups, no producer error", () -> {
+                expect(w.errors.isEmpty(), "producer errors: %s", w.errors);
+                Set<String> want = Set.copyOf(w.acked);
+                for (Member m : members) {
+                    waitFor(m.group + " read every acknowledged record (" + want.stream().filter(v -> !m.read.contains(v)).count()
+                            + " of " + want.size() + " missing)", WAIT, () -> m.read.containsAll(want));
+                }
+            });
+        } finally {
+            w.close();
+            for (Member m : members) {
+                m.close();
+            }
+        }
+        for (Member m : members) {
+            check("failover: " + m.group + " saw no revocation and no lost partition, its commits all went through", () -> {
+                expectEqual(0, m.revoked.get(), "partitions revoked");
+                expectEqual(0, m.lost.get(), "partitions lost");
+                expectEqual(6, m.assigned.get(), "partitions assigned in all");
+                expect(m.errors.isEmpty(), "errors: %s", m.errors);
+            });
+        }
     }
 }
