@@ -117,7 +117,8 @@ run_checks() {
 	local name=$1 rc p f
 	shift
 	echo "--- $name"
-	timeout 300 java -cp "$work/java/target/classes:$jars" interop.JavaInterop --label "$name" --tools-classpath "$jars" "$@" \
+	timeout 300 java -cp "$work/java/target/classes:$jars" interop.JavaInterop --label "$name" --tools-classpath "$jars" \
+		--tools-archive "$work/tools.jsa" "$@" \
 		2>"$work/$name.err" | tee "$work/$name.out"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -c '^PASS' "$work/$name.out")
@@ -197,6 +198,8 @@ if [[ $up -eq 1 ]]; then
 			--brokers "$list" --log-level info >"$work/gateway-$n.log" 2>&1 &
 		pids+=($!)
 		node_pids+=("$n:$!")
+		# The checks SIGKILL one: out of the job table, bash does not report it killed.
+		disown $!
 		fleet_logs+=("$work/gateway-$n.log")
 	done
 	echo "waiting for the fleet: store on 127.0.0.1:$store_port, gateways $list"

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -76,7 +77,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * and optionally {@code --sasl-bootstrap HOST:PORT}, a gateway started with {@code --sasl} whose
  * user {@code iggy} (password {@code iggy}) sets and uses a SCRAM credential, and
  * {@code --node-pids ID:PID,...}, the processes of the fleet's gateways by node id, which the
- * last check signals.
+ * last check signals, and {@code --tools-archive PATH}, a class data sharing archive of the
+ * tools' classes that the first tool run writes and the others map, which halves their start.
  */
 public final class JavaInterop {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -86,6 +88,7 @@ public final class JavaInterop {
     private final String label;
     private final String toolsClasspath;
     private final String saslBootstrap;
+    private final Path toolsArchive;
     private final Map<Integer, Long> nodePids = new TreeMap<>();
     private int passed;
     private int failed;
@@ -96,6 +99,7 @@ public final class JavaInterop {
         label = required(args, "label");
         toolsClasspath = required(args, "tools-classpath");
         saslBootstrap = args.get("sasl-bootstrap");
+        toolsArchive = args.containsKey("tools-archive") ? Path.of(args.get("tools-archive")) : null;
         if (args.containsKey("node-pids")) {
             for (String np : args.get("node-pids").split(",")) {
                 String[] kv = np.split(":");
@@ -606,7 +610,11 @@ public final class JavaInterop {
     private Run tool(String stdin, String mainClass, String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k", "-cp", toolsClasspath, mainClass));
+        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        if (toolsArchive != null) {
+            cmd.add((Files.exists(toolsArchive) ? "-XX:SharedArchiveFile=" : "-XX:ArchiveClassesAtExit=") + toolsArchive);
+        }
+        cmd.addAll(List.of("-cp", toolsClasspath, mainClass));
         cmd.addAll(Arrays.asList(args));
         Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.PIPE).start();
         try (OutputStream in = p.getOutputStream()) {
