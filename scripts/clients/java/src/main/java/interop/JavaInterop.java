@@ -177,6 +177,7 @@ public final class JavaInterop {
             adminGroups(admin);
             deleteRecords(admin);
             scramUnauthenticated(admin);
+            unsupported(admin);
             if (saslBootstrap != null) {
                 scram();
             }
@@ -591,6 +592,55 @@ public final class JavaInterop {
                         "want SaslAuthenticationException, got %s", e.getCause());
             }
         });
+    }
+
+    // --- what the gateway does not offer ----------------------------------------------------
+
+    /**
+     * Requests the gateway does not serve are not in its ApiVersions answer, so the client
+     * refuses them itself at once with UnsupportedVersionException, as against a Kafka broker
+     * without them; transactions are not offered (FindCoordinator for a transactional id).
+     */
+    private void unsupported(Admin admin) {
+        Map<String, KafkaFutureSupplier> calls = new LinkedHashMap<>();
+        calls.put("describeAcls", () -> admin.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values());
+        calls.put("describeLogDirs", () -> admin.describeLogDirs(List.of(0)).allDescriptions());
+        calls.put("describeMetadataQuorum", () -> admin.describeMetadataQuorum().quorumInfo());
+        calls.put("listTransactions", () -> admin.listTransactions().all());
+        for (var call : calls.entrySet()) {
+            check("admin: " + call.getKey() + " is refused at once with UnsupportedVersionException (not offered)", () -> {
+                long t0 = System.nanoTime();
+                try {
+                    call.getValue().get().get(30, TimeUnit.SECONDS);
+                    throw new AssertionError("answered");
+                } catch (ExecutionException e) {
+                    expect(e.getCause() instanceof org.apache.kafka.common.errors.UnsupportedVersionException,
+                            "want UnsupportedVersionException, got %s", e.getCause());
+                }
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                expect(ms < 5000, "took %d ms", ms);
+            });
+        }
+        check("a transactional producer's initTransactions fails at once with TransactionalIdAuthorizationException (transactions are not offered)", () -> {
+            Properties p = producerProps("none");
+            p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "java-tx");
+            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000");
+            long t0 = System.nanoTime();
+            try (KafkaProducer<String, String> tx = new KafkaProducer<>(p)) {
+                tx.initTransactions();
+                throw new AssertionError("initTransactions returned");
+            } catch (org.apache.kafka.common.KafkaException e) {
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                expect(e instanceof org.apache.kafka.common.errors.TransactionalIdAuthorizationException,
+                        "want TransactionalIdAuthorizationException, got %s", e);
+                expect(ms < 5000, "took %d ms: %s", ms, e);
+            }
+        });
+    }
+
+    @FunctionalInterface
+    private interface KafkaFutureSupplier {
+        org.apache.kafka.common.KafkaFuture<?> get();
     }
 
     // --- the command-line tools -------------------------------------------------------------
