@@ -604,7 +604,9 @@ public final class JavaInterop {
     private void unsupported(Admin admin) {
         Map<String, KafkaFutureSupplier> calls = new LinkedHashMap<>();
         calls.put("describeAcls", () -> admin.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values());
-        calls.put("describeLogDirs", () -> admin.describeLogDirs(List.of(0)).allDescriptions());
+        // The fleet's node ids, not Kafka's 0: the request goes to brokers that exist.
+        calls.put("describeLogDirs", () -> admin.describeLogDirs(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).stream()
+                .map(Node::id).collect(Collectors.toList())).allDescriptions());
         calls.put("describeMetadataQuorum", () -> admin.describeMetadataQuorum().quorumInfo());
         calls.put("listTransactions", () -> admin.listTransactions().all());
         for (var call : calls.entrySet()) {
@@ -640,7 +642,7 @@ public final class JavaInterop {
 
     @FunctionalInterface
     private interface KafkaFutureSupplier {
-        org.apache.kafka.common.KafkaFuture<?> get();
+        org.apache.kafka.common.KafkaFuture<?> get() throws Exception;
     }
 
     // --- the command-line tools -------------------------------------------------------------
