@@ -79,6 +79,12 @@ if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
 	finish
 fi
 
+java_major="$(java -version 2>&1 | sed -nE '1s/.*version "([0-9]+).*/\1/p')"
+if [[ -z "$java_major" || "$java_major" -lt 17 ]]; then
+	fail "Java 17 or later is needed (kafka-tools 4.4 and the checks): java -version says $(java -version 2>&1 | head -n 1)"
+	finish
+fi
+
 # --- builds ---------------------------------------------------------------------------------
 echo "building ./cmd/iggy-kafka and scripts/clients/java ($(java -version 2>&1 | head -n 1); $(mvn -v 2>/dev/null | head -n 1 | sed 's/\x1b\[[0-9;]*m//g'))"
 if ! go build -o "$work/iggy-kafka" ./cmd/iggy-kafka; then
