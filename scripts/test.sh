@@ -2,8 +2,9 @@
 # The project's tests: every package's Go tests (under the race detector, except the packages
 # that drive the binary as child processes, whose concurrency lives in those processes), then
 # real Kafka clients against gateways that each script starts itself: franz-go's own kgo
-# integration tests (against one gateway, then against a fleet of three sharing a store) and
-# librdkafka through kcat (installed from Debian's packages when missing).
+# integration tests (against one gateway, then against a fleet of three sharing a store),
+# librdkafka through kcat (installed from Debian's packages when missing), the other clients, and
+# Apache Kafka's Java client and command-line tools (jars from Maven Central, kept in ~/.m2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # claims --watch is tested in a real terminal: tmux, from Debian's packages when missing.
@@ -29,3 +30,4 @@ bash scripts/kgo-integration.sh
 bash scripts/kgo-integration.sh --fleet
 bash scripts/kcat-interop.sh
 bash scripts/clients-interop.sh
+bash scripts/java-interop.sh

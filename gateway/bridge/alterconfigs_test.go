@@ -72,7 +72,8 @@ func TestAlterTopicConfigs(t *testing.T) {
 	}{
 		{"unknown config", map[string]*string{"no.such.config": strp("1")}, kerr.InvalidConfig},
 		{"creation-only config", map[string]*string{"segment.bytes": strp("1048576")}, kerr.InvalidConfig},
-		{"fixed config, other value", map[string]*string{"cleanup.policy": strp("compact")}, kerr.InvalidConfig},
+		{"message.timestamp.type neither CreateTime nor LogAppendTime", map[string]*string{"message.timestamp.type": strp("NoTime")}, kerr.InvalidConfig},
+		{"cleanup.policy not a list of delete and compact", map[string]*string{"cleanup.policy": strp("compact,forever")}, kerr.InvalidConfig},
 		{"bad value", map[string]*string{"retention.ms": strp("soon")}, kerr.InvalidConfig},
 		{"compression.type of another client", map[string]*string{"compression.type": strp("none")}, kerr.InvalidConfig},
 	} {
@@ -105,7 +106,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 		"max.message.bytes": {"1048588", true, "1048588"},
 		"retention.bytes":   {"2147483648", false, "-1"},
 		"compression.type":  {"lz4", false, "producer"},
-		"cleanup.policy":    {"delete", true, ""},
+		"cleanup.policy":    {"delete", true, "delete"},
 	}
 	for _, b := range []*Bridge{b1, b2} {
 		check(b, after)
@@ -182,16 +183,65 @@ func TestTopicCompressionType(t *testing.T) {
 	}
 }
 
+// cleanup.policy takes compact, as Kafka Connect requires of its internal topics, at creation
+// and in alterations (whole and incremental lists alike reach the bridge as one value); it is
+// kept in the config log, so another gateway and a restart report it; "delete" is the default,
+// and a value that is not a list of delete and compact is INVALID_CONFIG.
+func TestCleanupPolicyCompact(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b1, b2 := newMemBridge(t, m), newMemBridge(t, m)
+	policy := func(b *Bridge) kafka.ConfigEntry {
+		t.Helper()
+		return configsOf(t, b, m, "connect-offsets")["cleanup.policy"]
+	}
+	if err := b1.createTopic(ctx, m, "connect-offsets", 1, map[string]*string{"cleanup.policy": strp("compact")}, false); err != nil {
+		t.Fatalf("create with cleanup.policy=compact: %v", err)
+	}
+	for _, b := range []*Bridge{b1, b2, newMemBridge(t, m)} {
+		if c := policy(b); c.Value != "compact" || c.Default || c.ReadOnly || c.DefaultValue != "delete" {
+			t.Fatalf("after create: %+v, want compact, set, writable, default delete", c)
+		}
+	}
+	for _, c := range []struct{ set, want string }{
+		{"delete, compact,delete", "delete,compact"},
+		{"delete", "delete"},
+		{"compact", "compact"},
+	} {
+		if err := b1.alterTopicConfigs(ctx, m, "connect-offsets", map[string]*string{"cleanup.policy": strp(c.set)}, false); err != nil {
+			t.Fatalf("alter to %q: %v", c.set, err)
+		}
+		if got := policy(b2); got.Value != c.want || got.Default != (c.want == "delete") {
+			t.Fatalf("after altering to %q: %+v, want %q", c.set, got, c.want)
+		}
+	}
+	for _, bad := range []string{"", "compact,", "Compact", "retain"} {
+		if err := b1.alterTopicConfigs(ctx, m, "connect-offsets", map[string]*string{"cleanup.policy": strp(bad)}, false); !errors.Is(err, kerr.InvalidConfig) {
+			t.Errorf("alter to %q: %v, want INVALID_CONFIG", bad, err)
+		}
+		if err := b1.createTopic(ctx, m, "bad-policy", 1, map[string]*string{"cleanup.policy": strp(bad)}, false); !errors.Is(err, kerr.InvalidConfig) {
+			t.Errorf("create with %q: %v, want INVALID_CONFIG", bad, err)
+		}
+	}
+	if c := policy(b2); c.Value != "compact" {
+		t.Fatalf("after the refused alterations: %+v, want compact still", c)
+	}
+}
+
 // FuzzParseConf reads arbitrary user headers as a config log message: nothing may panic, what
 // is read is a config the gateway could have written, and it reads back the same once written.
 func FuzzParseConf(f *testing.F) {
 	f.Add(appendConf(nil, topicConf{maxMessageBytes: 2000, compression: "zstd"}, false))
 	f.Add(appendConf(nil, topicConf{}, true))
 	f.Add(appendConf(appendConf(nil, topicConf{compression: "gzip"}, false), topicConf{maxMessageBytes: 1}, false))
+	f.Add(appendConf(nil, topicConf{cleanup: "compact,delete"}, false))
 	f.Fuzz(func(t *testing.T, h []byte) {
 		conf, deleted := parseConf(h)
 		if _, ok := compressionTypes[conf.compression]; conf.compression != "" && !ok {
 			t.Fatalf("compression.type %q read", conf.compression)
+		}
+		if c, err := cleanupPolicy(conf.cleanup); conf.cleanup != "" && (err != nil || c != conf.cleanup) {
+			t.Fatalf("cleanup.policy %q read", conf.cleanup)
 		}
 		again, againDeleted := parseConf(appendConf(nil, conf, deleted))
 		if conf.maxMessageBytes < 0 {

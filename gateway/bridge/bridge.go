@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -9,7 +10,9 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -301,9 +304,7 @@ func (b *Bridge) createTopic(ctx context.Context, as iggyAPI, name string, parti
 
 // fixedConfigs are topic configs with the one value an Iggy-backed topic has: a create or an
 // alteration may name that value, which changes nothing, and no other.
-var fixedConfigs = map[string]string{
-	"cleanup.policy": "delete",
-}
+var fixedConfigs = map[string]string{}
 
 // The values of message.timestamp.type: with LogAppendTime, fetches serve the time Iggy stored
 // each batch (fetchForm).
@@ -311,6 +312,30 @@ const (
 	createTime    = "CreateTime"
 	logAppendTime = "LogAppendTime"
 )
+
+// cleanupPolicy checks a cleanup.policy value, a list of "delete" and "compact" as Kafka takes
+// it, and returns what the config log keeps: the values in their order without repeats, or ""
+// for "delete", the default. The log keeps every record whatever the policy: compaction is
+// accepted (Kafka Connect refuses internal topics that are not compacted; Kafka Streams
+// creates its changelogs compacted), stored and reported, and readers that read a topic from
+// its start, as those do, end with the latest value of each key all the same; no space is
+// reclaimed, and records without a key are taken.
+func cleanupPolicy(v string) (string, error) {
+	var list []string
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if s != "delete" && s != "compact" {
+			return "", fmt.Errorf("%w: cleanup.policy=%q (a list of delete and compact)", kerr.InvalidConfig, v)
+		}
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	if len(list) == 1 && list[0] == "delete" {
+		return "", nil
+	}
+	return strings.Join(list, ","), nil
+}
 
 // creationConfigs are topic configs of Kafka's own log layout and replication, with nothing in
 // Iggy to stand for: CreateTopics accepts any value of them without storing it, because
@@ -336,9 +361,9 @@ var creationConfigs = map[string]bool{
 // topicOptionsFrom is the one rule of which topic configs the gateway takes, at creation
 // (creating) and in an alteration, and what they become: retention.ms and retention.bytes map
 // onto Iggy's message_expiry and max_topic_size, max.message.bytes, compression.type and
-// message.timestamp.type are kept in the config log (topicconf.go), fixedConfigs may name their
-// one value, creationConfigs are taken only at creation, and anything else is
-// kerr.InvalidConfig.
+// message.timestamp.type and cleanup.policy are kept in the config log (topicconf.go),
+// fixedConfigs may name their one value, creationConfigs are taken only at creation, and anything
+// else is kerr.InvalidConfig.
 func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, topicConf, error) {
 	var o topicOptions
 	var conf topicConf
@@ -384,6 +409,12 @@ func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, 
 				return o, conf, fmt.Errorf("%w: message.timestamp.type=%q (CreateTime or LogAppendTime)", kerr.InvalidConfig, v)
 			}
 			conf.logAppendTime = v == logAppendTime
+		case confCleanup:
+			c, err := cleanupPolicy(v)
+			if err != nil {
+				return o, conf, err
+			}
+			conf.cleanup = c
 		default:
 			if want, ok := fixedConfigs[k]; ok {
 				if v != want {
@@ -460,7 +491,7 @@ func (b *Bridge) createPartitions(ctx context.Context, as iggyAPI, name string, 
 }
 
 // topicConfigs reports the topic's configs: the two Iggy settings that have
-// Kafka names, the two of the config log, and the fixedConfigs. The config log
+// Kafka names, the three of the config log, and the fixedConfigs. The config log
 // is read first, so that what another gateway changed a moment ago is seen.
 func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]kafka.ConfigEntry, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, name)
@@ -493,7 +524,7 @@ func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]k
 		retBytes, bytesDefault = strconv.FormatUint(s, 10), false
 	}
 	return []kafka.ConfigEntry{
-		{Name: "cleanup.policy", Value: "delete", ReadOnly: true, Default: true},
+		{Name: "cleanup.policy", Value: cmp.Or(conf.cleanup, "delete"), Default: conf.cleanup == "", DefaultValue: "delete"},
 		{Name: "compression.type", Value: codec, Default: conf.compression == "", DefaultValue: codecDefault},
 		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault, DefaultValue: strconv.Itoa(int(b.cfg.MaxMessageBytes))},
 		{Name: "message.timestamp.type", Value: tsType, Default: !conf.logAppendTime, DefaultValue: createTime},

@@ -316,7 +316,7 @@ func TestTopicAdmin(t *testing.T) {
 		{"t1", 1, nil, kerr.TopicAlreadyExists},
 		{"bad/name", 1, nil, kerr.InvalidTopicException},
 		{"t2", 0, nil, kerr.InvalidPartitions},
-		{"t2", 1, map[string]*string{"cleanup.policy": v("compact")}, kerr.InvalidConfig},
+		{"t2", 1, map[string]*string{"cleanup.policy": v("compacted")}, kerr.InvalidConfig},
 		{"t2", 1, map[string]*string{"no.such.config": v("1")}, kerr.InvalidConfig},
 	}
 	for _, c := range cases {

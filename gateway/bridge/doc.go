@@ -23,22 +23,22 @@
 // and a re-created topic gets a new one. The
 // topic configs retention.ms and retention.bytes map onto Iggy's
 // message_expiry (µs; -1 is Iggy's never) and max_topic_size (-1:
-// unlimited). max.message.bytes, compression.type and message.timestamp.type,
-// which Iggy has no field for, are kept in Iggy as well: every topic create,
-// config change or delete appends one message to
+// unlimited). max.message.bytes, compression.type, message.timestamp.type and
+// cleanup.policy, which Iggy has no field for, are kept in Iggy as well: every
+// topic create, config change or delete appends one message to
 // "<Config.Stream>.meta"/topic_configs (partition 0), payload the topic name,
 // user headers "max.message.bytes" (Int32), "compression.type" (String,
-// Kafka's value name) and "message.timestamp.type" (String "LogAppendTime")
-// when the topic sets them and, for a delete, "deleted" (Bool); the latest
-// message per name wins, and each gateway reads the new messages at most once
-// a second for produces and fetches, and at once for DescribeConfigs.
-// compression.type is the codec the topic's fetched batches go out with, over
-// Config.FetchCodec; with message.timestamp.type=LogAppendTime they carry the
-// LogAppendTime attribute and the Iggy batch's append time (fetchForm). An
-// alteration (AlterConfigs) replaces all of these at once: Iggy's options
-// through the connection's identity first, then the config log.
-// cleanup.policy=delete, what the bridge does anyway, is taken and changes
-// nothing; a few configs of Kafka's own log layout and replication
+// Kafka's value name), "message.timestamp.type" (String "LogAppendTime") and
+// "cleanup.policy" (String, "compact" or "compact,delete") when the topic sets
+// them and, for a delete, "deleted" (Bool); the latest message per name wins,
+// and each gateway reads the new messages at most once a second for produces
+// and fetches, and at once for DescribeConfigs. compression.type is the codec
+// the topic's fetched batches go out with, over Config.FetchCodec; with
+// message.timestamp.type=LogAppendTime they carry the LogAppendTime attribute
+// and the Iggy batch's append time (fetchForm). An alteration (AlterConfigs)
+// replaces all of these at once: Iggy's options through the connection's
+// identity first, then the config log. cleanup.policy takes compact (the log
+// keeps every record all the same: cleanupPolicy); a few configs of Kafka's own log layout and replication
 // (segment.bytes, min.insync.replicas, ...) are taken at creation only and
 // not stored; anything else is refused with INVALID_CONFIG
 // (topicOptionsFrom).

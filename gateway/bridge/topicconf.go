@@ -22,6 +22,7 @@ const (
 	confMaxMessage    = "max.message.bytes"      // Int32
 	confCompression   = "compression.type"       // String, one of compressionTypes
 	confTimestampType = "message.timestamp.type" // String "LogAppendTime"; absent: CreateTime
+	confCleanup       = "cleanup.policy"         // String, "compact" or "compact,delete" (cleanupPolicy)
 	confDeleted       = "deleted"                // Bool: the topic was deleted
 	confRefresh       = time.Second
 	confPollCount     = 1000
@@ -33,6 +34,7 @@ type topicConf struct {
 	maxMessageBytes int32  // 0: Config.MaxMessageBytes
 	compression     string // a key of compressionTypes; empty: Config.FetchCodec
 	logAppendTime   bool   // message.timestamp.type=LogAppendTime; false: CreateTime
+	cleanup         string // cleanup.policy as cleanupPolicy gives it; empty: "delete"
 }
 
 type confCache struct {
@@ -180,6 +182,11 @@ func appendConf(h []byte, conf topicConf, deleted bool) []byte {
 		h = appendTLVHead(h, kindString, len(logAppendTime))
 		h = append(h, logAppendTime...)
 	}
+	if conf.cleanup != "" {
+		h = appendTLVKey(h, confCleanup)
+		h = appendTLVHead(h, kindString, len(conf.cleanup))
+		h = append(h, conf.cleanup...)
+	}
 	if deleted {
 		h = appendInt(h, confDeleted, kindBool, 1, 1)
 	}
@@ -217,6 +224,10 @@ func parseConf(b []byte) (topicConf, bool) {
 			}
 		case key == confTimestampType && vk == kindString:
 			conf.logAppendTime = string(val) == logAppendTime
+		case key == confCleanup && vk == kindString:
+			if v, err := cleanupPolicy(string(val)); err == nil {
+				conf.cleanup = v
+			}
 		case key == confDeleted && vk == kindBool && len(val) == 1:
 			deleted = val[0] == 1
 		}

@@ -445,6 +445,13 @@ func TestLogOff(t *testing.T) {
 	if node, _, port, code := (directory{b}).Coordinator("g", 0); node != 1 || port != 9001 || code != 0 {
 		t.Fatalf("FindCoordinator at b: %d %d %d", node, port, code)
 	}
+	// No transactions and no share groups: answers clients give up on at once, not the
+	// retriable COORDINATOR_NOT_AVAILABLE.
+	for keyType, want := range map[int8]int16{1: kerr.TransactionalIDAuthorizationFailed.Code, 2: kerr.InvalidRequest.Code, 9: kerr.InvalidRequest.Code} {
+		if node, _, _, code := (directory{a}).Coordinator("tx", keyType); node != -1 || code != want {
+			t.Fatalf("FindCoordinator of key type %d: node %d, code %d; want -1, %d", keyType, node, code, want)
+		}
+	}
 	if !a.Fleet().IsController() || b.Fleet().IsController() {
 		t.Fatal("controller is not the lowest node")
 	}

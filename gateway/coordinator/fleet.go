@@ -353,8 +353,16 @@ func (d directory) Managers() []*group.Manager {
 }
 
 func (d directory) Coordinator(key string, keyType int8) (node int32, host string, port int32, code int16) {
-	if keyType != 0 {
-		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+	switch keyType {
+	case 0:
+	case 1:
+		// No transactions: refused as InitProducerId refuses a transactional id, with an error
+		// clients give up on at once (COORDINATOR_NOT_AVAILABLE had Kafka's Java producer
+		// retry initTransactions until max.block.ms).
+		return -1, "", -1, kerr.TransactionalIDAuthorizationFailed.Code
+	default:
+		// Share groups are not offered; any other type is unknown, which Kafka refuses so.
+		return -1, "", -1, kerr.InvalidRequest.Code
 	}
 	c := d.c
 	o, ok := c.owner(record.Partition(key))

@@ -13,6 +13,7 @@ import (
 //     the partition), -4 (earliest local) equals -2; any other timestamp is the first offset
 //     whose record timestamp is at or after it.
 //   - v0 answers OldStyleOffsets with that single offset.
+//   - The internal __consumer_offsets answers as empty partitions (internal.go).
 //   - Every partition is at leader epoch 0.
 //
 // Not implemented:
@@ -53,11 +54,15 @@ func (c *conn) handleListOffsets(req *request) (kmsg.Response, error) {
 
 func (c *conn) listOffset(req *request, version int16, topic string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
 	ts := rp.Timestamp
+	listOffset := req.storage.ListOffset
+	if reservedTopic(topic) {
+		listOffset = consumerOffsetsListOffset
+	}
 	switch {
 	case ts == -4 && version >= 8:
 		ts = -2
 	case ts == -5 && version >= 9:
-		if _, _, err := req.storage.Offsets(req.ctx, topic, rp.Partition); err != nil {
+		if _, _, err := listOffset(req.ctx, topic, rp.Partition, -1); err != nil {
 			sp.ErrorCode = errCode(err)
 			return
 		}
@@ -67,7 +72,7 @@ func (c *conn) listOffset(req *request, version int16, topic string, rp kmsg.Lis
 		sp.ErrorCode = kerr.UnsupportedVersion.Code
 		return
 	}
-	offset, at, err := req.storage.ListOffset(req.ctx, topic, rp.Partition, ts)
+	offset, at, err := listOffset(req.ctx, topic, rp.Partition, ts)
 	if err != nil {
 		sp.ErrorCode = errCode(err)
 		return

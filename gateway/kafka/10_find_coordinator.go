@@ -10,7 +10,9 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //
 // Not implemented:
 //   - Transaction (type 1) and share-group (type 2, v6) coordinators: the coordinator answers
-//     them as it decides (the gateway runs no transactions).
+//     them as it decides; the gateway's (gateway/coordinator) answers a transactional id
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as InitProducerId does, and any other type
+//     INVALID_REQUEST, errors clients give up on at once.
 func init() { regGroupKey(findCoordinatorKey, 0, 6) }
 
 func (c *conn) handleFindCoordinator(req *request) (kmsg.Response, error) {

@@ -31,8 +31,10 @@ import (
 //   - The answer names the created topic's id (v7) and partition count, read back from the
 //     Storage; a validate-only answer has no id.
 //
-// Not implemented:
-// * The per-topic config listing of v5+.
+//   - From v5 a created topic's answer lists its configs as DescribeConfigs does (name, value,
+//     read-only, source, sensitive), read back from the Storage; Kafka's Java admin client reads
+//     that list for every topic created without an error, so it is never null then: a
+//     validate-only answer, which has no topic to read, lists none.
 func init() { regKey(createTopicsKey, 0, 7) }
 
 func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
@@ -75,9 +77,13 @@ func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 			if err := req.storage.CreateTopic(req.ctx, t.Topic, partitions, configs, creq.ValidateOnly); err != nil {
 				st.ErrorCode = errCode(err)
 				st.ErrorMessage = errMessage(err)
-			} else if !creq.ValidateOnly {
-				if info, err := req.storage.Topic(req.ctx, t.Topic, false); err == nil {
-					st.NumPartitions, st.TopicID = info.Partitions, info.ID
+			} else {
+				st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
+				if !creq.ValidateOnly {
+					if info, err := req.storage.Topic(req.ctx, t.Topic, false); err == nil {
+						st.NumPartitions, st.TopicID = info.Partitions, info.ID
+					}
+					st.Configs, st.ConfigErrorCode = createdConfigs(req, t.Topic)
 				}
 			}
 		}
@@ -85,4 +91,26 @@ func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// createdConfigs lists a created topic's configs for its CreateTopics answer (v5+), or answers
+// the error of reading them as the topic's ConfigErrorCode with an empty list, as Kafka
+// does when the configs cannot be described.
+func createdConfigs(req *request, topic string) ([]kmsg.CreateTopicsResponseTopicConfig, int16) {
+	out := []kmsg.CreateTopicsResponseTopicConfig{}
+	entries, err := req.storage.TopicConfigs(req.ctx, topic)
+	if err != nil {
+		return out, errCode(err)
+	}
+	for _, e := range entries {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name = e.Name
+		if !e.Sensitive {
+			c.Value = kmsg.StringPtr(e.Value)
+		}
+		c.ReadOnly, c.IsSensitive = e.ReadOnly, e.Sensitive
+		c.Source = int8(configSource(&e, kmsg.ConfigResourceTypeTopic))
+		out = append(out, c)
+	}
+	return out, 0
 }

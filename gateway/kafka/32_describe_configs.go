@@ -11,6 +11,7 @@ import (
 //
 // Behavior:
 //   - Topic resources list the Storage's configuration of the topic; ConfigNames filters them.
+//     The internal __consumer_offsets lists the read-only configs Kafka gives it (internal.go).
 //   - Broker resources (this node's id, or empty) list a few read-only values the gateway
 //     enforces.
 //   - Every entry carries its Kafka config type (v3+, configs.go) and its source: a topic's own
@@ -37,6 +38,10 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 		var err error
 		switch kmsg.ConfigResourceType(r.ResourceType) {
 		case kmsg.ConfigResourceTypeTopic:
+			if reservedTopic(r.ResourceName) {
+				entries = consumerOffsetsConfigs()
+				break
+			}
 			entries, err = req.storage.TopicConfigs(req.ctx, r.ResourceName)
 		case kmsg.ConfigResourceTypeBroker:
 			if !c.ownBroker(r.ResourceName) {

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,4 +30,32 @@ var consumerOffsetsID = [16]byte{0xe5, 0x8a, 0x68, 0x89, 0xdc, 0x35, 0x8b, 0xb4,
 
 func consumerOffsetsInfo() TopicInfo {
 	return TopicInfo{Name: consumerOffsetsTopic, ID: consumerOffsetsID, Partitions: consumerOffsetsPartitions, Internal: true}
+}
+
+// consumerOffsetsConfigs are what DescribeConfigs reports of __consumer_offsets: the configs
+// Kafka creates it with that the gateway knows (cleanup.policy=compact,
+// compression.type=producer), its own and read-only, as the gateway keeps the topic. Operator
+// tools describe it with every other topic (kafka-topics --describe, kafka-configs --describe
+// --entity-type topics), and fail whole on an error.
+func consumerOffsetsConfigs() []ConfigEntry {
+	return []ConfigEntry{
+		{Name: "cleanup.policy", Value: "compact", ReadOnly: true, DefaultValue: "delete"},
+		{Name: "compression.type", Value: "producer", ReadOnly: true},
+	}
+}
+
+// consumerOffsetsListOffset answers ListOffsets for __consumer_offsets as for empty partitions,
+// which is what a Kafka client finds there (group state lives in the coordinator log): the log
+// start and the high watermark are 0, and no record has a timestamp (offset and timestamp -1).
+// kafka-get-offsets without --topic asks for every partition of every topic, the internal one
+// included, and retried an UNKNOWN_TOPIC_OR_PARTITION until its timeout.
+func consumerOffsetsListOffset(_ context.Context, _ string, partition int32, ts int64) (offset, at int64, err error) {
+	switch {
+	case partition < 0 || partition >= consumerOffsetsPartitions:
+		return 0, 0, kerr.UnknownTopicOrPartition
+	case ts == -1 || ts == -2:
+		return 0, -1, nil
+	default:
+		return -1, -1, nil
+	}
 }

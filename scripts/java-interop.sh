@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Checks that Apache Kafka's Java client and Kafka's own command-line tools (4.4.0, from Maven
+# Central) work against the gateway: once against one `iggy-kafka serve` (with a second one
+# started with --sasl for the SCRAM checks), then against a fleet of three (a store and three
+# gateways, each its own process).
+# The checks are one Java program, scripts/clients/java (a Maven project):
+#   - the idempotent producer (acks=all) over every codec, read back exactly (keys, values,
+#     headers, offsets);
+#   - a consumer in a classic group and one with group.protocol=consumer (KIP-848) that read,
+#     commit, and a second member that resumes at the commit;
+#   - the Admin client: topics, partitions, configs, the cluster, consumer groups and their
+#     offsets, DeleteRecords, SCRAM credentials;
+#   - in the fleet, a classic and a KIP-848 group that stay through a SIGTERM and a SIGKILL of
+#     their coordinating gateways without a revocation, and read every acknowledged record;
+#   - the tools run as kafka-*.sh runs them (`java -cp JARS org.apache.kafka.tools.X`):
+#     kafka-topics, kafka-configs, kafka-console-producer and -consumer, kafka-get-offsets,
+#     kafka-consumer-groups (describe with lag, reset offsets, delete offsets, delete), and
+#     kafka-producer-perf-test / kafka-consumer-perf-test.
+# Every check prints PASS or FAIL (nothing is skipped); the last line is "java-interop: N passed,
+# M failed" and the exit status is 1 when a check failed. The gateways are stopped on exit.
+#
+# Usage: scripts/java-interop.sh
+#   JAVA_INTEROP_KEEP=1 keeps the temporary directory (the built program, data, gateway logs).
+#
+# Java (17 or later) and Maven come from the Debian packages openjdk-17-jdk-headless and maven
+# when missing; Maven keeps what it downloads in ~/.m2, so only the first run on a machine
+# fetches the jars. A missing Java or Maven is a FAIL, never a skip.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+started=$SECONDS
+work="$(mktemp -d)"
+pids=()
+stop() {
+	local pid=$1
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do stop "$pid"; done
+	if [[ "${JAVA_INTEROP_KEEP:-}" == 1 ]]; then
+		echo "kept $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+. scripts/checks.sh
+
+finish() {
+	echo "java-interop: $((SECONDS - started))s"
+	echo "java-interop: $passed passed, $failed failed"
+	exit $((failed > 0))
+}
+
+# --- Java and Maven -------------------------------------------------------------------------
+if ! command -v java >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+	echo "java, javac or mvn not found: installing the Debian packages openjdk-17-jdk-headless and maven"
+	sudo=""
+	if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
+		sudo="sudo -n"
+	fi
+	if command -v apt-get >/dev/null 2>&1; then
+		($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jdk-headless maven) >"$work/apt.log" 2>&1 || true
+	fi
+fi
+if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+	fail "Java and Maven are not installed and could not be installed with apt-get (no apt-get, no root, or no network)" \
+		"$(tail -n 5 "$work/apt.log" 2>/dev/null)"
+	finish
+fi
+
+java_major="$(java -version 2>&1 | sed -nE '1s/.*version "([0-9]+).*/\1/p')"
+if [[ -z "$java_major" || "$java_major" -lt 17 ]]; then
+	fail "Java 17 or later is needed (kafka-tools 4.4 and the checks): java -version says $(java -version 2>&1 | head -n 1)"
+	finish
+fi
+
+# --- builds ---------------------------------------------------------------------------------
+echo "building ./cmd/iggy-kafka and scripts/clients/java ($(java -version 2>&1 | head -n 1); $(mvn -v 2>/dev/null | head -n 1 | sed 's/\x1b\[[0-9;]*m//g'))"
+if ! go build -o "$work/iggy-kafka" ./cmd/iggy-kafka; then
+	fail "build ./cmd/iggy-kafka"
+	finish
+fi
+# Built in a copy, so that the checkout gets no target/ directory.
+mkdir -p "$work/java"
+cp -r scripts/clients/java/pom.xml scripts/clients/java/src "$work/java/"
+if ! (cd "$work/java" && mvn -B -q compile dependency:build-classpath -Dmdep.outputFile="$work/classpath.txt") >"$work/mvn.log" 2>&1; then
+	fail "build scripts/clients/java with Maven (Maven Central, cached in ~/.m2)" "$(tail -n 30 "$work/mvn.log")"
+	finish
+fi
+jars="$(cat "$work/classpath.txt")"
+
+# wait_port NAME PID PORT LOG: until PORT accepts; false (after a FAIL) when PID exits or 30 s pass.
+wait_port() {
+	local name=$1 pid=$2 port=$3 log=$4
+	for _ in $(seq 1 300); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			fail "$name exited before accepting connections" "$(tail -n 30 "$log")"
+			return 1
+		fi
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "$name did not accept connections on 127.0.0.1:$port within 30 s" "$(tail -n 30 "$log")"
+	return 1
+}
+
+# run_checks NAME ARGS...: the Java program (at most 300 s) against what ARGS name; its PASS and
+# FAIL lines count, and a program that fails without saying so, or says nothing, is a FAIL.
+run_checks() {
+	local name=$1 rc p f
+	shift
+	echo "--- $name"
+	timeout 300 java -cp "$work/java/target/classes:$jars" interop.JavaInterop --label "$name" --tools-classpath "$jars" \
+		--tools-archive "$work/tools.jsa" "$@" \
+		2>"$work/$name.err" | tee "$work/$name.out"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -c '^PASS' "$work/$name.out")
+	f=$(grep -c '^FAIL' "$work/$name.out")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [[ $rc -eq 124 ]]; then
+		fail "$name: did not finish within 300 s" "$(tail -n 20 "$work/$name.err")"
+	elif [[ $rc -ne 0 && $f -eq 0 ]]; then
+		fail "$name: exit status $rc" "$(tail -n 20 "$work/$name.err")"
+	elif [[ $rc -eq 0 && $p -eq 0 ]]; then
+		fail "$name: no check ran" "$(tail -n 20 "$work/$name.err")"
+	fi
+}
+
+# show_errors SINCE LOG...: a gateway's ERROR lines, and the tail of its log when a check failed
+# since the count of failures was SINCE.
+show_errors() {
+	local since=$1 log
+	shift
+	for log in "$@"; do
+		if grep -q 'level=ERROR' "$log"; then
+			echo "--- $(basename "$log"): errors"
+			grep 'level=ERROR' "$log" | head -n 20
+		fi
+		if [[ $failed -gt $since ]]; then
+			echo "--- $(basename "$log") (last 40 lines)"
+			tail -n 40 "$log"
+		fi
+	done
+}
+
+# --- one gateway, and one with --sasl ---------------------------------------------------------
+port="$(free_port)"
+sasl_port="$(free_port)"
+while [[ "$sasl_port" == "$port" ]]; do sasl_port="$(free_port)"; done
+"$work/iggy-kafka" serve --bind "127.0.0.1:$port" --store-listen 127.0.0.1:0 --data "$work/data" \
+	--fsync never --log-level warn >"$work/gateway.log" 2>&1 &
+pids+=($!)
+single_pid=$!
+"$work/iggy-kafka" serve --bind "127.0.0.1:$sasl_port" --store-listen 127.0.0.1:0 --data "$work/sasl-data" \
+	--fsync never --sasl --log-level warn >"$work/sasl.log" 2>&1 &
+pids+=($!)
+echo "waiting for the gateways on 127.0.0.1:$port and (--sasl) 127.0.0.1:$sasl_port"
+if wait_port gateway "$single_pid" "$port" "$work/gateway.log" &&
+	wait_port "the --sasl gateway" "${pids[1]}" "$sasl_port" "$work/sasl.log"; then
+	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port"
+fi
+show_errors 0 "$work/gateway.log" "$work/sasl.log"
+for pid in "${pids[@]}"; do stop "$pid"; done
+pids=()
+
+# --- a fleet of three -----------------------------------------------------------------------
+# A store and three gateways, each its own process, as kgo-integration.sh --fleet starts them:
+# the last check signals the gateway coordinating its groups (SIGTERM, then SIGKILL).
+failed_before=$failed
+store_port="$(free_port)"
+"$work/iggy-kafka" store --listen "127.0.0.1:$store_port" --data "$work/fleet-data" --fsync never \
+	--log-level warn >"$work/store.log" 2>&1 &
+pids+=($!)
+fleet_logs=("$work/store.log")
+up=1
+wait_port store "${pids[0]}" "$store_port" "$work/store.log" || up=0
+ports=()
+brokers=()
+for n in 1 2 3; do
+	p="$(free_port)"
+	while [[ " ${ports[*]} $store_port " == *" $p "* ]]; do p="$(free_port)"; done
+	ports+=("$p")
+	brokers+=("$n@127.0.0.1:$p")
+done
+list="$(IFS=,; echo "${brokers[*]}")"
+node_pids=()
+if [[ $up -eq 1 ]]; then
+	for n in 1 2 3; do
+		"$work/iggy-kafka" serve --iggy "127.0.0.1:$store_port" --node-id "$n" --bind "127.0.0.1:${ports[$((n - 1))]}" \
+			--brokers "$list" --log-level info >"$work/gateway-$n.log" 2>&1 &
+		pids+=($!)
+		node_pids+=("$n:$!")
+		# The checks SIGKILL one: out of the job table, bash does not report it killed.
+		disown $!
+		fleet_logs+=("$work/gateway-$n.log")
+	done
+	echo "waiting for the fleet: store on 127.0.0.1:$store_port, gateways $list"
+	for n in 1 2 3; do
+		wait_port "gateway $n" "${pids[$n]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log" || { up=0; break; }
+	done
+fi
+if [[ $up -eq 1 ]]; then
+	# While the gateways join, coordinator partitions move between them: wait until none has
+	# changed hands for 3 s (each gateway logs those it serves or stops), as kgo-integration.sh.
+	quiet=0
+	last=""
+	for _ in $(seq 1 240); do
+		now="$(cat "$work"/gateway-*.log | grep -c 'msg="partition \(serving\|stopped\)"' || true)"
+		if [[ "$now" == "$last" && "$now" != 0 ]]; then
+			quiet=$((quiet + 1))
+			[[ $quiet -ge 12 ]] && break
+		else
+			quiet=0
+		fi
+		last="$now"
+		sleep 0.25
+	done
+	run_checks fleet --bootstrap "127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}" --brokers 3 \
+		--node-pids "$(IFS=,; echo "${node_pids[*]}")"
+fi
+show_errors "$failed_before" "${fleet_logs[@]}"
+finish
