@@ -269,6 +269,11 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	var errs []error
 	for _, addr := range c.candidates() {
 		cn, err := c.dialLogin(ctx, addr)
+		if errors.Is(err, ErrConnectionLost) && ctx.Err() == nil {
+			// The node took the connection and lost the login (no reply, a reset while it
+			// restarts): once more before the next address.
+			cn, err = c.dialLogin(ctx, addr)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrConnectionLost) {
 				return nil, err

@@ -234,7 +234,21 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 		if err := c.write(cl); err != nil {
 			return nil, c.ioFailure(ctx, cl, "write", err)
 		}
+		if again, err := c.awaitReply(op, deadline); err != nil {
+			return nil, c.ioFailure(ctx, cl, "read", err)
+		} else if again {
+			if ctx.Err() != nil {
+				return nil, c.ioFailure(ctx, cl, "read", ctx.Err())
+			}
+			continue
+		}
 		frame, err := c.readFrame(cl)
+		for err == nil && wire.FrameCommand(frame) == wire.CommandReply && replyRequest(frame) < req {
+			// The late answer to an earlier copy of a resent metadata request (awaitReply):
+			// the server's client table answered its request number twice. Request numbers
+			// never go down on a connection, so it is not this request's; read on.
+			frame, err = c.readFrame(cl)
+		}
 		if err != nil {
 			if errors.Is(err, ErrProtocol) {
 				_ = c.close()
@@ -260,6 +274,64 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 		}
 		return body, err
 	}
+}
+
+// A request the server dropped gets no reply (a full queue, a metadata submit that did not
+// take, a restarted node that lost the connection's registration): the official SDK resends on
+// its own request timeout. The server keeps a table of each client's latest metadata request
+// and answers a resent copy with the same reply, so a metadata write is resent on the same
+// connection after metadataResend without a word, however often, within its deadline; a
+// duplicate reply that arrives later is recognised by its older request number and skipped.
+// A login without a reply within loginNoReply fails as a lost connection, which the pool
+// dials again. Reads and partition writes wait for their whole deadline: a read is resent on a
+// fresh connection once it fails, and a partition write has no such table, so resending it
+// could store it twice.
+var (
+	metadataResend = time.Second
+	loginNoReply   = 2 * time.Second
+)
+
+// awaitReply waits for the first byte of the reply. For a metadata request it returns
+// again=true when none came within metadataResend (the caller writes the same frame again);
+// for a login it fails when none came within loginNoReply. It never reads past the first byte
+// of a frame, so the stream stays in step. The read deadline is the call's deadline when it
+// returns.
+func (c *conn) awaitReply(op wire.Operation, deadline time.Time) (again bool, err error) {
+	var wait time.Duration
+	switch {
+	case op.Metadata():
+		wait = metadataResend
+	case op == wire.OpRegister:
+		wait = loginNoReply
+	default:
+		return false, nil
+	}
+	if c.br.Buffered() > 0 {
+		return false, nil
+	}
+	short := time.Now().Add(wait)
+	if short.After(deadline) {
+		return false, nil
+	}
+	_ = c.nc.SetReadDeadline(short)
+	_, err = c.br.Peek(1)
+	_ = c.nc.SetReadDeadline(deadline)
+	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false, err
+	}
+	if op == wire.OpRegister {
+		return false, fmt.Errorf("no reply to the login within %v: %w", loginNoReply, err)
+	}
+	return true, nil
+}
+
+// replyRequest is the request number a reply frame echoes.
+func replyRequest(frame []byte) uint64 {
+	var h wire.ReplyHeader
+	if h.Decode(frame) != nil {
+		return ^uint64(0)
+	}
+	return h.Request
 }
 
 // resendTransient reports whether a reply error is transient: the server did not get to apply

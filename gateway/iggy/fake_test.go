@@ -28,6 +28,9 @@ type fakeServer struct {
 	// register, when set, answers every login with its reply body instead
 	// of checking the credentials.
 	register func(body []byte) []byte
+	// copies, when set, says how many times to send the reply to a request: 0 drops it (the
+	// connection stays), 2 answers it twice.
+	copies func(h *wire.RequestHeader) int
 	// window, when set, refuses every login as a server speaking another protocol does:
 	// an IncompatibleProtocol eviction carrying its version and the oldest it accepts.
 	window [2]uint32
@@ -177,8 +180,14 @@ func (f *fakeServer) serve(c net.Conn) {
 		rh.Size = uint32(wire.HeaderSize + len(reply))
 		var out [wire.HeaderSize]byte
 		rh.Encode(&out)
-		if _, err := c.Write(append(out[:], reply...)); err != nil {
-			return
+		n := 1
+		if f.copies != nil {
+			n = f.copies(&h)
+		}
+		for range n {
+			if _, err := c.Write(append(out[:], reply...)); err != nil {
+				return
+			}
 		}
 	}
 }

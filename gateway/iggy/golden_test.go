@@ -80,7 +80,8 @@ func TestClientRequestsMatchGolden(t *testing.T) {
 	}
 
 	ctx := testContext(t)
-	c, err := Dial(ctx, Config{Addrs: []string{f.addr()}, Username: "alice", Password: "s3cr3t-pw", PoolSize: 1})
+	c, err := Dial(ctx, Config{Addrs: []string{f.addr()}, Username: "alice", Password: "s3cr3t-pw", PoolSize: 1,
+		TopicDurability: DurabilityServer}) // the recording creates its topic with the server's defaults
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
