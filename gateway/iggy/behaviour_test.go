@@ -266,3 +266,36 @@ func optionValue(block []byte, key string) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// TestServerRecreatedTopicStartsEmpty: a topic created right after another one was deleted (it
+// may get the deleted topic's id) reads none of the deleted topic's messages, and its offsets
+// start at 0.
+func TestServerRecreatedTopicStartsEmpty(t *testing.T) {
+	b := startBehaviourServer(t, 0)
+	c := dial(t, b.addr, iggy.Config{})
+	ctx := ctxT(t)
+	sid := wire.NumericID(okv(c.CreateStream(ctx, "s")).get(t).ID)
+	for round := range 3 {
+		old := okv(c.CreateTopic(ctx, sid, fmt.Sprint("old-", round), 2, iggy.TopicOptions{})).get(t)
+		for i := range 11 {
+			var msgs []iggy.Message
+			for j := range 100 {
+				msgs = append(msgs, iggy.Message{Payload: []byte(fmt.Sprint("old-", i, "-", j))})
+			}
+			okv(c.SendMessages(ctx, sid, wire.NumericID(old.ID), 0, msgs)).get(t)
+		}
+		noErr(t, c.DeleteTopic(ctx, sid, wire.NumericID(old.ID)))
+		fresh := okv(c.CreateTopic(ctx, sid, fmt.Sprint("new-", round), 2, iggy.TopicOptions{})).get(t)
+		tid := wire.NumericID(fresh.ID)
+		off := okv(c.SendMessages(ctx, sid, tid, 0, []iggy.Message{{Payload: []byte("new")}})).get(t)
+		p := okv(c.Poll(ctx, iggy.PollRequest{Stream: sid, Topic: tid, Partition: 0,
+			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: 0}, Count: 2000})).get(t)
+		got, offs := payloads(t, p)
+		p.Release()
+		t.Logf("round %d: deleted topic id %d, new topic id %d; the new one's first message at %d; a poll from 0 reads %d messages", round, old.ID, fresh.ID, off, len(got))
+		if off != 0 || fmt.Sprint(got, offs) != "[new] [0]" {
+			t.Fatalf("round %d: the recreated topic (id %d after %d) stored its first message at %d and reads %d messages from 0 (first %q at %v)",
+				round, fresh.ID, old.ID, off, len(got), got[:min(1, len(got))], offs[:min(1, len(offs))])
+		}
+	}
+}
