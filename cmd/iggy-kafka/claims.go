@@ -10,7 +10,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
@@ -43,7 +42,9 @@ disagreements between the log, the lease and the owners topic, and partitions wi
 --group G says which partition and gateway coordinate G and whether FindCoordinator agrees,
 then what G's coordinator answers: state, protocol, members with their assignment, and per
 partition the committed offset, the log end, the lag in records and in time (the age of the
-oldest unread record). It exits 1 when the log or the gateways cannot be reached.
+oldest unread record). It exits 1 when the log or the gateways cannot be reached, saying what
+each gateway's address answered. The gateways are asked at the addresses they announce in the
+log unless --kafka-bootstrap is set.
 --history P lists every claim of partition P and how long each owner held it.
 
 --watch is the live console: the nodes, the partitions and the recent handovers (why: drain,
@@ -95,24 +96,30 @@ prints one line per change instead (NDJSON with -o json).`,
 			case fl.Changed("history"):
 				return a.fail(output.List(w, f, "claims.history", model.Parts[history].History(now())))
 			case group != "":
-				live, closeLive, err := a.kafkaLive()
+				gws := a.dial(model.View.Nodes(now()))
+				live, closeLive, err := a.kafkaLive(gws)
 				if err != nil {
 					return a.fail(err)
 				}
 				defer closeLive()
 				d, err := inspect.DescribeGroup(ctx, live, model.GroupLog(), group, now())
 				if err != nil {
-					return a.fail(a.kafkaError(err))
+					return a.fail(a.kafkaError(ctx, gws, err))
 				}
 				return a.fail(output.Print(w, f, "claims.group", groupDoc{d}))
 			case watch && f == output.Text && isTerminal(w):
-				live, closeLive, err := a.kafkaLive()
+				gws := a.dial(model.View.Nodes(now()))
+				live, closeLive, err := a.kafkaLive(gws)
 				if err != nil {
 					return a.fail(err)
 				}
 				defer closeLive()
-				con := &inspect.Console{Log: log, Store: strings.Join(a.iggyAddrs(), ","), Live: live,
-					Bootstrap: strings.Join(a.values.List("kafka-bootstrap"), ","), Gateways: gatewayProbe(live.Admin)}
+				prober, err := inspect.NewProber(live.Opts)
+				if err != nil {
+					return a.fail(err)
+				}
+				defer prober.Close()
+				con := &inspect.Console{Log: log, Store: strings.Join(a.iggyAddrs(), ","), Live: live, Dial: a.dial, Probe: prober.Probe}
 				if !readOnly {
 					con.Drainer = inspect.IggyDrainer{Log: log, Writer: c}
 				}
@@ -151,30 +158,6 @@ prints one line per change instead (NDJSON with -o json).`,
 	_ = cmd.RegisterFlagCompletionFunc("history", completePartitions)
 	_ = cmd.RegisterFlagCompletionFunc("group", cobra.NoFileCompletions)
 	return cmd
-}
-
-// gatewayProbe asks every gateway in Metadata for its API versions: the console's check that a
-// gateway answers.
-func gatewayProbe(adm *kadm.Client) func(context.Context) error {
-	return func(ctx context.Context) error {
-		vs, err := adm.ApiVersions(ctx)
-		if err != nil {
-			return err
-		}
-		var first error
-		for _, v := range vs {
-			if v.Err == nil {
-				return nil
-			}
-			if first == nil {
-				first = v.Err
-			}
-		}
-		if first == nil {
-			first = errors.New("no gateway is listed in Metadata")
-		}
-		return first
-	}
 }
 
 // watchView runs the console until the operator quits or ctx ends; the engine feeds it
