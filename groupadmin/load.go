@@ -57,13 +57,18 @@ var ErrUnknownTopic = errors.New("unknown topic or partition")
 // (generation -1, no member id) to a group that has members fails.
 type MembersError struct {
 	Group   string
-	Members []kadm.DescribedGroupMember
+	Members []Member
+}
+
+// Member is a live member of a group a seek was refused for.
+type Member struct {
+	ID, ClientID, ClientHost string
 }
 
 func (e *MembersError) Error() string {
 	names := make([]string, len(e.Members))
 	for i, m := range e.Members {
-		names[i] = m.MemberID + " (client " + m.ClientID + " on " + m.ClientHost + ")"
+		names[i] = m.ID + " (client " + m.ClientID + " on " + m.ClientHost + ")"
 	}
 	return fmt.Sprintf("group %s has %d live member(s): %s; Kafka moves the offsets of a group without members only: stop its consumers first",
 		e.Group, len(e.Members), strings.Join(names, ", "))
@@ -93,8 +98,23 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 	if ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
 		return Plan{}, fmt.Errorf("describe group %s: %w", group, d.Err)
 	}
-	if len(d.Members) > 0 {
-		return Plan{}, &MembersError{Group: group, Members: d.Members}
+	members := make([]Member, 0, len(d.Members))
+	for _, m := range d.Members {
+		members = append(members, Member{ID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost})
+	}
+	if len(members) == 0 {
+		// A KIP-848 consumer group's members are described by ConsumerGroupDescribe.
+		if cd, err := adm.DescribeConsumerGroups(ctx, group); err == nil {
+			if c, ok := cd[group]; ok && c.Err == nil && c.State != "" && c.State != "Dead" {
+				known = true
+				for _, m := range c.Members {
+					members = append(members, Member{ID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost})
+				}
+			}
+		}
+	}
+	if len(members) > 0 {
+		return Plan{}, &MembersError{Group: group, Members: members}
 	}
 	offs, err := adm.FetchOffsets(ctx, group)
 	if err != nil {

@@ -96,15 +96,9 @@ prints one line per change instead (NDJSON with -o json).`,
 			case fl.Changed("history"):
 				return a.fail(output.List(w, f, "claims.history", model.Parts[history].History(now())))
 			case group != "":
-				gws := a.dial(model.View.Nodes(now()))
-				live, closeLive, err := a.kafkaLive(gws)
+				d, err := a.describeGroup(ctx, model, group)
 				if err != nil {
 					return a.fail(err)
-				}
-				defer closeLive()
-				d, err := inspect.DescribeGroup(ctx, live, model.GroupLog(), group, now())
-				if err != nil {
-					return a.fail(a.kafkaError(ctx, gws, err))
 				}
 				return a.fail(output.Print(w, f, "claims.group", groupDoc{d}))
 			case watch && f == output.Text && isTerminal(w):

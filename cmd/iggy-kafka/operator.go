@@ -26,15 +26,20 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
-// What the operator commands (inspect, claims, replay, drain) share: the connection settings
+// What the operator commands (inspect, claims, replay, drain, group) share: the connection settings
 // of the registry (Iggy and Kafka addresses, credentials, TLS, SASL), -o, and errors printed in
 // the chosen format.
 
 // operatorCmd declares the command's settings as flags, with -o as the shorthand of --output;
 // a wrong positional argument exits 2.
 func operatorCmd(cmd *cobra.Command, args cobra.PositionalArgs) *cobra.Command {
+	return operatorCmdOf(cmd, cmd.Name(), args)
+}
+
+// operatorCmdOf is operatorCmd for a subcommand whose settings are registered under key.
+func operatorCmdOf(cmd *cobra.Command, key string, args cobra.PositionalArgs) *cobra.Command {
 	fs := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
-	settings.AddFlags(fs, cmd.Name(), false)
+	settings.AddFlags(fs, key, false)
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Name == "output" {
 			f.Shorthand = "o"
@@ -140,10 +145,19 @@ func (a *app) dial(nodes []fleet.Node) inspect.Gateways {
 }
 
 // gateways are the gateways a command that has not loaded the fleet dials: it reads the
-// announcements only when --kafka-bootstrap is not set.
+// announcements (from log, or a connection of its own when log is nil) only when
+// --kafka-bootstrap is not set.
 func (a *app) gateways(ctx context.Context, log *inspect.Log) (inspect.Gateways, error) {
 	if a.values.Source("kafka-bootstrap").Kind != "default" {
 		return a.dial(nil), nil
+	}
+	if log == nil {
+		l, closeLog, err := a.openLog(ctx)
+		if err != nil {
+			return inspect.Gateways{}, err
+		}
+		defer closeLog()
+		log = l
 	}
 	v, err := log.FleetView(ctx)
 	if err != nil {

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iggy-kafka/iggy-kafka/groupadmin"
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
+)
+
+func newGroupSeekCmd(a *app) *cobra.Command {
+	var (
+		to, toTime     string
+		toOffset       int64
+		shift          int64
+		topics         []string
+		dryRun, yesAsk bool
+	)
+	cmd := &cobra.Command{
+		Use:   "seek GROUP",
+		Short: "Move a consumer group's committed offsets, with a plan first",
+		Long: `Move a group's committed offsets to exactly one target:
+
+  --to earliest       each partition's log start
+  --to latest         each partition's end: nothing left to read
+  --to-offset N       offset N on every partition
+  --to-time T         the first record whose timestamp is at or after T (RFC 3339, or a duration
+                      ago such as 90m); the end where no record is that recent
+  --shift N           N records from the committed offset (negative: back)
+
+over every topic the group has committed offsets for, or --topic T (every partition of T) or
+--topic T:P,P,... (repeatable). A target before a partition's log start or past its end is
+clamped to that bound, and the plan says so.
+
+seek prints the plan: per partition the offset committed now, the new one, and how many records
+the group will read again or skip; --dry-run stops there. Otherwise it asks for confirmation
+(--yes when stdin is not a terminal) and commits the new offsets through the group's coordinator
+as one OffsetCommit, so they land in the coordinator log as every commit does.
+
+As in Kafka, only a group without members can be moved: a group with live members is refused,
+naming them, and a member that joins between the plan and the commit makes the coordinator refuse
+the commit whole. An unknown group, topic or partition is refused; nothing is written then.`,
+		Example: `  iggy-kafka group seek orders --to-time 2026-12-01T14:02:00Z --dry-run
+  iggy-kafka group seek orders --to earliest --topic payments:0,1 --yes
+  iggy-kafka group seek orders --shift -100 -o json --dry-run`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			fl := cmd.Flags()
+			group := args[0]
+			if err := contradictions(fl, [][2]string{{"dry-run", "yes"}}); err != nil {
+				return a.fail(err)
+			}
+			target, err := seekTarget(fl.Changed, to, toOffset, toTime, shift)
+			if err != nil {
+				return a.fail(err)
+			}
+			only, err := groupadmin.ParseTopics(topics)
+			if err != nil {
+				return a.fail(usageError(fmt.Errorf("--topic: %w", err)))
+			}
+			gws, adm, closeAdm, err := a.groupAdmin(ctx)
+			if err != nil {
+				return a.fail(err)
+			}
+			defer closeAdm()
+			plan, err := groupadmin.Load(ctx, adm, group, target, only)
+			if err != nil {
+				return a.fail(a.kafkaError(ctx, gws, err))
+			}
+			w, f := cmd.OutOrStdout(), a.format()
+			sum := plan.Summary()
+			if dryRun {
+				return a.fail(output.ListSummary(w, f, "group.seek", plan.Steps, sum))
+			}
+			if f == output.Text {
+				if err := output.List(w, f, "group.seek", plan.Steps); err != nil {
+					return a.fail(err)
+				}
+			}
+			errw := cmd.ErrOrStderr()
+			if !yesAsk {
+				if !isTerminal(cmd.InOrStdin()) {
+					return a.fail(usageError(errors.New("group seek moves the group's offsets: confirm with --yes when stdin is not a terminal, or see the plan with --dry-run")))
+				}
+				fmt.Fprintf(errw, "%s.\nMove them? [y/N] ", sum)
+				answer, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+				if s := strings.ToLower(strings.TrimSpace(answer)); s != "y" && s != "yes" {
+					return a.fail(errors.New("seek cancelled: nothing was moved"))
+				}
+			}
+			if err := groupadmin.Commit(ctx, adm, plan); err != nil {
+				return a.fail(a.kafkaError(ctx, gws, err))
+			}
+			sum.Done = true
+			if f == output.Text {
+				_, err := fmt.Fprintf(w, "\n%s\n", sum)
+				return a.fail(err)
+			}
+			return a.fail(output.ListSummary(w, f, "group.seek", plan.Steps, sum))
+		},
+	}
+	operatorCmdOf(cmd, "group", groupArg)
+	fl := cmd.Flags()
+	fl.StringVar(&to, "to", "", "earliest or latest")
+	fl.Int64Var(&toOffset, "to-offset", 0, "this offset on every partition")
+	fl.StringVar(&toTime, "to-time", "", "the first record at or after this RFC 3339 time or duration ago (90m)")
+	fl.Int64Var(&shift, "shift", 0, "this many records from the committed offset (negative: back)")
+	fl.StringArrayVar(&topics, "topic", nil, "only this topic, T or T:P,P,... (repeatable; default: every topic the group committed to)")
+	fl.BoolVar(&dryRun, "dry-run", false, "print the plan and stop")
+	fl.BoolVar(&yesAsk, "yes", false, "do not ask for confirmation")
+	_ = cmd.RegisterFlagCompletionFunc("to", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"earliest", "latest"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	for _, name := range []string{"to-offset", "to-time", "shift", "topic"} {
+		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+	}
+	return cmd
+}
+
+// seekTargets are the flags of which a seek takes exactly one.
+var seekTargets = []string{"to", "to-offset", "to-time", "shift"}
+
+// seekTarget reads the one target flag set; anything else is a usage error.
+func seekTarget(changed func(string) bool, to string, toOffset int64, toTime string, shift int64) (groupadmin.Target, error) {
+	var set []string
+	for _, name := range seekTargets {
+		if changed(name) {
+			set = append(set, "--"+name)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return groupadmin.Target{}, usageError(errors.New("say where to move the offsets: --to earliest|latest, --to-offset N, --to-time T or --shift N"))
+	case 1:
+	default:
+		return groupadmin.Target{}, usageError(fmt.Errorf("%s do not go together: choose one target", strings.Join(set, " and ")))
+	}
+	switch set[0] {
+	case "--to":
+		switch to {
+		case "earliest":
+			return groupadmin.Target{Kind: groupadmin.Earliest}, nil
+		case "latest":
+			return groupadmin.Target{Kind: groupadmin.Latest}, nil
+		}
+		return groupadmin.Target{}, usageError(fmt.Errorf("--to %q: want earliest or latest (--to-offset, --to-time and --shift take the others)", to))
+	case "--to-offset":
+		if toOffset < 0 {
+			return groupadmin.Target{}, usageError(fmt.Errorf("--to-offset %d: an offset is 0 or more", toOffset))
+		}
+		return groupadmin.Target{Kind: groupadmin.Offset, Offset: toOffset}, nil
+	case "--to-time":
+		now := now()
+		pos, err := inspect.ParsePosition(toTime, now)
+		if err != nil || pos.HasOffset || !pos.Set() {
+			return groupadmin.Target{}, usageError(fmt.Errorf("--to-time %q is neither an RFC 3339 time nor a duration ago (90m)", toTime))
+		}
+		if pos.Time.After(now) {
+			return groupadmin.Target{}, usageError(fmt.Errorf("--to-time %s is in the future: no record is that recent yet", pos.Time.UTC().Format("2006-01-02T15:04:05Z07:00")))
+		}
+		return groupadmin.Target{Kind: groupadmin.Time, Time: pos.Time}, nil
+	}
+	return groupadmin.Target{Kind: groupadmin.Shift, Shift: shift}, nil
+}
+
