@@ -135,7 +135,7 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 	})
 	code, out, stderr := runCLI(t, env, "group", "describe", "g", "-o", "json")
 	var desc struct {
-		Kind string              `json:"kind"`
+		Kind string                `json:"kind"`
 		Data []inspect.GroupDetail `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &desc); code != exitOK || err != nil || desc.Kind != "group.describe" || len(desc.Data) != 1 || !desc.Data[0].InLog || len(desc.Data[0].Lag) != 2 {

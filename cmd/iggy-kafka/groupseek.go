@@ -167,4 +167,3 @@ func seekTarget(changed func(string) bool, to string, toOffset int64, toTime str
 	}
 	return groupadmin.Target{Kind: groupadmin.Shift, Shift: shift}, nil
 }
-
