@@ -28,14 +28,14 @@ func ParseTopics(values []string) ([]Topics, error) {
 	for _, v := range values {
 		name, parts, has := strings.Cut(v, ":")
 		if name == "" {
-			return nil, fmt.Errorf("topic %q has no name: want T or T:P,P,...", v)
+			return nil, fmt.Errorf("topic %q has no name: want T, or T:P,P for some of its partitions", v)
 		}
 		t := Topics{Topic: name}
 		if has {
 			for p := range strings.SplitSeq(parts, ",") {
 				n, err := strconv.ParseInt(p, 10, 32)
 				if err != nil || n < 0 {
-					return nil, fmt.Errorf("topic %q: partition %q is not a partition number: want T or T:P,P,...", v, p)
+					return nil, fmt.Errorf("topic %q: partition %q is not a partition number: want T, or T:P,P for some of its partitions", v, p)
 				}
 				if !slices.Contains(t.Partitions, int32(n)) {
 					t.Partitions = append(t.Partitions, int32(n))
