@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -137,7 +138,15 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 		return Plan{}, fmt.Errorf("%w: no gateway knows group %s and it has no committed offsets ('%s group list' lists the groups)", ErrUnknownGroup, group, program)
 	}
 	if len(only) == 0 {
-		for _, t := range slices.Sorted(maps.Keys(committed)) {
+		from := committed
+		if target.Kind == CommitAt {
+			from = nil
+			for t := range target.Commits {
+				only = append(only, Topics{Topic: t})
+			}
+			slices.SortFunc(only, func(a, b Topics) int { return strings.Compare(a.Topic, b.Topic) })
+		}
+		for _, t := range slices.Sorted(maps.Keys(from)) {
 			only = append(only, Topics{Topic: t})
 		}
 	}
@@ -177,6 +186,9 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 			if !ok {
 				return Plan{}, fmt.Errorf("%w: topic %s has no partition %d (it has %d)", ErrUnknownTopic, sel.Topic, p, len(ps))
 			}
+			if _, had := target.Commits[sel.Topic][p]; target.Kind == CommitAt && !had {
+				continue
+			}
 			start, sok := starts.Lookup(sel.Topic, p)
 			if end.Err != nil || !sok || start.Err != nil {
 				return Plan{}, fmt.Errorf("list the offsets of %s[%d]: %w", sel.Topic, p, errors.Join(end.Err, start.Err))
@@ -198,7 +210,36 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 			parts = append(parts, pt)
 		}
 	}
+	if len(parts) == 0 {
+		return Plan{}, fmt.Errorf("group %s had no committed offset on these partitions at %s", group, target.Time.UTC().Format(time.RFC3339))
+	}
 	return BuildPlan(group, target, parts), nil
+}
+
+// CommitsAt returns the offsets group had committed at t, as the coordinator log's history
+// holds them: its log partition folded (inspect.RunReplay, the gateways' fold) from the start
+// through the last record written at or before t (the writers' clocks).
+func CommitsAt(ctx context.Context, log *inspect.Log, group string, t time.Time) (map[string]map[int32]int64, error) {
+	r, err := inspect.RunReplay(ctx, log, inspect.GroupPartition(group), inspect.ReplayOptions{Until: inspect.Position{Time: t}})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]int64{}
+	for _, g := range r.Groups {
+		if g.Group != group {
+			continue
+		}
+		for _, o := range g.Offsets {
+			if out[o.Topic] == nil {
+				out[o.Topic] = map[int32]int64{}
+			}
+			out[o.Topic][o.Partition] = o.Offset
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: the coordinator log holds no committed offset of group %s at %s", ErrUnknownGroup, group, t.UTC().Format(time.RFC3339))
+	}
+	return out, nil
 }
 
 // program is the binary's name, in the sentences that tell operators what to run.

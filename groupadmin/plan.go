@@ -21,6 +21,10 @@ const (
 	Time
 	// Shift moves the committed offset by Shift records (negative: back).
 	Shift
+	// CommitAt puts back the offsets the group had committed at Time, as the coordinator log's
+	// history holds them (Commits, from CommitsAt); partitions without a commit then are left
+	// out.
+	CommitAt
 )
 
 // Target is where a seek moves each partition.
@@ -29,6 +33,8 @@ type Target struct {
 	Offset int64
 	Time   time.Time
 	Shift  int64
+	// Commits are CommitAt's offsets: topic -> partition -> offset.
+	Commits map[string]map[int32]int64
 }
 
 // String is the target as the plan's summary says it.
@@ -44,6 +50,8 @@ func (t Target) String() string {
 		return "the first record at or after " + t.Time.UTC().Format(time.RFC3339Nano)
 	case Shift:
 		return fmt.Sprintf("a shift of %+d", t.Shift)
+	case CommitAt:
+		return "the offsets committed at " + t.Time.UTC().Format(time.RFC3339Nano)
 	}
 	return "no target"
 }
@@ -127,6 +135,8 @@ func BuildPlan(group string, target Target, parts []Partition) Plan {
 			want = pt.AtTime
 		case Shift:
 			want = from + target.Shift
+		case CommitAt:
+			want = target.Commits[pt.Topic][pt.Partition]
 		}
 		s.New = want
 		switch {

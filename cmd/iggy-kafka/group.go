@@ -46,7 +46,7 @@ members, the topics it reads and its lag in records (the sum over its partitions
   iggy-kafka group list -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			gws, adm, closeAdm, err := a.groupAdmin(ctx)
+			gws, adm, closeAdm, err := a.groupAdmin(ctx, nil)
 			if err != nil {
 				return a.fail(err)
 			}
@@ -121,9 +121,9 @@ func (a *app) describeGroup(ctx context.Context, model *inspect.Model, group str
 }
 
 // groupAdmin is a kadm client on the gateways, for the commands that need no coordinator log
-// beyond the announcements.
-func (a *app) groupAdmin(ctx context.Context) (inspect.Gateways, *kadm.Client, func(), error) {
-	gws, err := a.gateways(ctx, nil)
+// beyond the announcements (read from log, or a connection of its own when log is nil).
+func (a *app) groupAdmin(ctx context.Context, log *inspect.Log) (inspect.Gateways, *kadm.Client, func(), error) {
+	gws, err := a.gateways(ctx, log)
 	if err != nil {
 		return gws, nil, nil, err
 	}

@@ -203,6 +203,7 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 		{[]string{"group", "seek", "g", "--yes"}, exitUsage, "say where to move the offsets"},
 		{[]string{"group", "seek", "g", "--to-time", time.Now().Add(time.Hour).Format(time.RFC3339)}, exitUsage, "is in the future"},
 		{[]string{"group", "describe", "nope"}, exitFailed, "group nope is unknown"},
+		{[]string{"group", "seek", "g", "--to-commit-at", "2000-01-01T00:00:00Z", "--yes"}, exitFailed, "the coordinator log holds no committed offset of group g at 2000-01-01T00:00:00Z"},
 	} {
 		code, _, stderr := runCLI(t, env, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.says) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
@@ -253,6 +254,9 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 	if c := committedAt(); c[0] != 7 || c[1] != 7 {
 		t.Fatalf("after the shift: committed %v", c)
 	}
+	// The shift's commit is acknowledged once the log holds it: from here on, the log's history
+	// says 7 until the group commits again.
+	afterShift := time.Now()
 	if got := consumeGroup(t, seeds, "g", "orders", 6); !slices.Equal(got, span(parts, 7, 10)) {
 		t.Fatalf("after the shift the group read %v, want offsets 7..9 of both partitions", got)
 	}
@@ -262,6 +266,15 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 	}
 	if got := consumeGroup(t, seeds, "g", "orders", 10); !slices.Equal(got, span(parts, 5, 10)) {
 		t.Fatalf("after the seek to a time the group read %v, want offsets 5..9 of both partitions", got)
+	}
+
+	// The offsets as they stood just after the shift, from the log's history.
+	code, plan, stderr = seek("--to-commit-at", afterShift.Format(time.RFC3339Nano), "--yes")
+	if code != exitOK || len(plan.Data) != 2 || plan.Data[0].New != 7 || plan.Data[1].New != 7 || *plan.Data[0].Committed != 10 || plan.Summary.Reread != 6 {
+		t.Fatalf("to-commit-at: exit %d %+v %s", code, plan, stderr)
+	}
+	if c := committedAt(); c[0] != 7 || c[1] != 7 {
+		t.Fatalf("after --to-commit-at: committed %v", c)
 	}
 }
 

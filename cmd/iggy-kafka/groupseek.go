@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ import (
 func newGroupSeekCmd(a *app) *cobra.Command {
 	var (
 		to, toTime     string
+		toCommitAt     string
 		toOffset       int64
 		shift          int64
 		topics         []string
@@ -32,6 +34,9 @@ func newGroupSeekCmd(a *app) *cobra.Command {
   --to-time T         the first record whose timestamp is at or after T (RFC 3339, or a duration
                       ago such as 90m); the end where no record is that recent
   --shift N           N records from the committed offset (negative: back)
+  --to-commit-at T    the offsets the group had committed at T (RFC 3339 or a duration ago), from
+                      the coordinator log's history; partitions it had not committed to then
+                      are left as they are
 
 over every topic the group has committed offsets for, or --topic T (every partition of T) or
 --topic T:P,P,... (repeatable). A target before a partition's log start or past its end is
@@ -55,7 +60,7 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 			if err := contradictions(fl, [][2]string{{"dry-run", "yes"}}); err != nil {
 				return a.fail(err)
 			}
-			target, err := seekTarget(fl.Changed, to, toOffset, toTime, shift)
+			target, err := seekTarget(fl.Changed, to, toOffset, toTime, toCommitAt, shift)
 			if err != nil {
 				return a.fail(err)
 			}
@@ -63,7 +68,19 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 			if err != nil {
 				return a.fail(usageError(fmt.Errorf("--topic: %w", err)))
 			}
-			gws, adm, closeAdm, err := a.groupAdmin(ctx)
+			var log *inspect.Log
+			if target.Kind == groupadmin.CommitAt {
+				l, closeLog, err := a.openLog(ctx)
+				if err != nil {
+					return a.fail(err)
+				}
+				defer closeLog()
+				if target.Commits, err = groupadmin.CommitsAt(ctx, l, group, target.Time); err != nil {
+					return a.fail(a.iggyError(err))
+				}
+				log = l
+			}
+			gws, adm, closeAdm, err := a.groupAdmin(ctx, log)
 			if err != nil {
 				return a.fail(err)
 			}
@@ -110,23 +127,24 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 	fl.Int64Var(&toOffset, "to-offset", 0, "this offset on every partition")
 	fl.StringVar(&toTime, "to-time", "", "the first record at or after this RFC 3339 time or duration ago (90m)")
 	fl.Int64Var(&shift, "shift", 0, "this many records from the committed offset (negative: back)")
+	fl.StringVar(&toCommitAt, "to-commit-at", "", "the offsets the group had committed at this RFC 3339 time or duration ago, from the coordinator log")
 	fl.StringArrayVar(&topics, "topic", nil, "only this topic, T or T:P,P,... (repeatable; default: every topic the group committed to)")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the plan and stop")
 	fl.BoolVar(&yesAsk, "yes", false, "do not ask for confirmation")
 	_ = cmd.RegisterFlagCompletionFunc("to", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"earliest", "latest"}, cobra.ShellCompDirectiveNoFileComp
 	})
-	for _, name := range []string{"to-offset", "to-time", "shift", "topic"} {
+	for _, name := range []string{"to-offset", "to-time", "to-commit-at", "shift", "topic"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 	return cmd
 }
 
 // seekTargets are the flags of which a seek takes exactly one.
-var seekTargets = []string{"to", "to-offset", "to-time", "shift"}
+var seekTargets = []string{"to", "to-offset", "to-time", "to-commit-at", "shift"}
 
 // seekTarget reads the one target flag set; anything else is a usage error.
-func seekTarget(changed func(string) bool, to string, toOffset int64, toTime string, shift int64) (groupadmin.Target, error) {
+func seekTarget(changed func(string) bool, to string, toOffset int64, toTime, toCommitAt string, shift int64) (groupadmin.Target, error) {
 	var set []string
 	for _, name := range seekTargets {
 		if changed(name) {
@@ -135,7 +153,7 @@ func seekTarget(changed func(string) bool, to string, toOffset int64, toTime str
 	}
 	switch len(set) {
 	case 0:
-		return groupadmin.Target{}, usageError(errors.New("say where to move the offsets: --to earliest|latest, --to-offset N, --to-time T or --shift N"))
+		return groupadmin.Target{}, usageError(errors.New("say where to move the offsets: --to earliest|latest, --to-offset N, --to-time T, --to-commit-at T or --shift N"))
 	case 1:
 	default:
 		return groupadmin.Target{}, usageError(fmt.Errorf("%s do not go together: choose one target", strings.Join(set, " and ")))
@@ -155,15 +173,24 @@ func seekTarget(changed func(string) bool, to string, toOffset int64, toTime str
 		}
 		return groupadmin.Target{Kind: groupadmin.Offset, Offset: toOffset}, nil
 	case "--to-time":
-		now := now()
-		pos, err := inspect.ParsePosition(toTime, now)
-		if err != nil || pos.HasOffset || !pos.Set() {
-			return groupadmin.Target{}, usageError(fmt.Errorf("--to-time %q is neither an RFC 3339 time nor a duration ago (90m)", toTime))
-		}
-		if pos.Time.After(now) {
-			return groupadmin.Target{}, usageError(fmt.Errorf("--to-time %s is in the future: no record is that recent yet", pos.Time.UTC().Format("2006-01-02T15:04:05Z07:00")))
-		}
-		return groupadmin.Target{Kind: groupadmin.Time, Time: pos.Time}, nil
+		t, err := pastTime("to-time", toTime)
+		return groupadmin.Target{Kind: groupadmin.Time, Time: t}, err
+	case "--to-commit-at":
+		t, err := pastTime("to-commit-at", toCommitAt)
+		return groupadmin.Target{Kind: groupadmin.CommitAt, Time: t}, err
 	}
 	return groupadmin.Target{Kind: groupadmin.Shift, Shift: shift}, nil
+}
+
+// pastTime reads flag's RFC 3339 time or duration ago, refusing one in the future.
+func pastTime(flag, value string) (time.Time, error) {
+	now := now()
+	pos, err := inspect.ParsePosition(value, now)
+	if err != nil || pos.HasOffset || !pos.Set() {
+		return time.Time{}, usageError(fmt.Errorf("--%s %q is neither an RFC 3339 time nor a duration ago (90m)", flag, value))
+	}
+	if pos.Time.After(now) {
+		return time.Time{}, usageError(fmt.Errorf("--%s %s is in the future", flag, pos.Time.UTC().Format(time.RFC3339)))
+	}
+	return pos.Time, nil
 }
