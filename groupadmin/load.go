@@ -139,7 +139,7 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 	}
 	if len(only) == 0 {
 		from := committed
-		if target.Kind == CommitAt {
+		if target.Kind == CommitAt || target.Kind == Undo {
 			from = nil
 			for t := range target.Commits {
 				only = append(only, Topics{Topic: t})
@@ -186,7 +186,7 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 			if !ok {
 				return Plan{}, fmt.Errorf("%w: topic %s has no partition %d (it has %d)", ErrUnknownTopic, sel.Topic, p, len(ps))
 			}
-			if _, had := target.Commits[sel.Topic][p]; target.Kind == CommitAt && !had {
+			if _, had := target.Commits[sel.Topic][p]; (target.Kind == CommitAt || target.Kind == Undo) && !had {
 				continue
 			}
 			start, sok := starts.Lookup(sel.Topic, p)
@@ -211,7 +211,7 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 		}
 	}
 	if len(parts) == 0 {
-		return Plan{}, fmt.Errorf("group %s had no committed offset on these partitions at %s", group, target.Time.UTC().Format(time.RFC3339))
+		return Plan{}, fmt.Errorf("group %s has nothing to move on these partitions to %s", group, target)
 	}
 	return BuildPlan(group, target, parts), nil
 }
@@ -250,12 +250,14 @@ const program = "iggy-kafka"
 var ErrMemberJoined = errors.New("a member joined the group")
 
 // Commit writes the plan's new offsets as one OffsetCommit of an admin (generation -1, no member
-// id) to the group's coordinator, which takes all of them or none. A group that gained a member
-// since the plan makes the coordinator refuse it (ErrMemberJoined).
-func Commit(ctx context.Context, adm *kadm.Client, p Plan) error {
+// id) to the group's coordinator, which takes all of them or none, each with the metadata that
+// marks the seek (SeekMark) or the undo (UndoMark). A group that gained a member since the plan
+// makes the coordinator refuse it (ErrMemberJoined).
+func Commit(ctx context.Context, adm *kadm.Client, p Plan, now time.Time) error {
+	meta := metadata(p, now)
 	var os kadm.Offsets
 	for _, s := range p.Steps {
-		os.Add(kadm.Offset{Topic: s.Topic, Partition: s.Partition, At: s.New, LeaderEpoch: -1})
+		os.Add(kadm.Offset{Topic: s.Topic, Partition: s.Partition, At: s.New, LeaderEpoch: -1, Metadata: meta})
 	}
 	resp, err := adm.CommitOffsets(ctx, p.Group, os)
 	if err != nil {

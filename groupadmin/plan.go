@@ -25,6 +25,8 @@ const (
 	// history holds them (Commits, from CommitsAt); partitions without a commit then are left
 	// out.
 	CommitAt
+	// Undo puts back the offsets the seek Seek replaced (Commits, from LastSeek).
+	Undo
 )
 
 // Target is where a seek moves each partition.
@@ -33,8 +35,10 @@ type Target struct {
 	Offset int64
 	Time   time.Time
 	Shift  int64
-	// Commits are CommitAt's offsets: topic -> partition -> offset.
+	// Commits are CommitAt's and Undo's offsets: topic -> partition -> offset.
 	Commits map[string]map[int32]int64
+	// Seek is the id of the seek Undo undoes.
+	Seek string
 }
 
 // String is the target as the plan's summary says it.
@@ -52,6 +56,8 @@ func (t Target) String() string {
 		return fmt.Sprintf("a shift of %+d", t.Shift)
 	case CommitAt:
 		return "the offsets committed at " + t.Time.UTC().Format(time.RFC3339Nano)
+	case Undo:
+		return "the offsets seek " + t.Seek + " replaced"
 	}
 	return "no target"
 }
@@ -135,7 +141,7 @@ func BuildPlan(group string, target Target, parts []Partition) Plan {
 			want = pt.AtTime
 		case Shift:
 			want = from + target.Shift
-		case CommitAt:
+		case CommitAt, Undo:
 			want = target.Commits[pt.Topic][pt.Partition]
 		}
 		s.New = want

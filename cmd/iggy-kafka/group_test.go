@@ -276,6 +276,33 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 	if c := committedAt(); c[0] != 7 || c[1] != 7 {
 		t.Fatalf("after --to-commit-at: committed %v", c)
 	}
+
+	// --undo puts back what the newest seek replaced (10), then walks back through the older
+	// seeks, newest first (the seek to a time and the shift, which both replaced 10), then has
+	// none left.
+	code, plan, stderr = seek("--undo", "--dry-run")
+	if code != exitOK || plan.Data[0].New != 10 || plan.Data[1].New != 10 || plan.Summary.Skip != 6 || plan.Summary.Done {
+		t.Fatalf("undo dry run: exit %d %+v %s", code, plan, stderr)
+	}
+	if c := committedAt(); c[0] != 7 || c[1] != 7 {
+		t.Fatalf("the undo's dry run moved the offsets: %v", c)
+	}
+	var undone []time.Time // the ids of the seeks undone, which are their times
+	for i := range 3 {
+		code, plan, stderr = seek("--undo", "--yes")
+		id, _ := strings.CutSuffix(strings.TrimPrefix(plan.Summary.Target, "the offsets seek "), " replaced")
+		at, err := time.Parse(time.RFC3339Nano, id)
+		if code != exitOK || err != nil || !plan.Summary.Done || plan.Data[0].New != 10 || len(undone) > 0 && !at.Before(undone[len(undone)-1]) {
+			t.Fatalf("undo %d: exit %d %+v %v %s (undone before: %v)", i, code, plan, err, stderr, undone)
+		}
+		undone = append(undone, at)
+		if c := committedAt(); c[0] != 10 || c[1] != 10 {
+			t.Fatalf("after undo %d: committed %v", i, c)
+		}
+	}
+	if code, _, stderr := runCLI(t, env, "group", "seek", "g", "--undo", "--yes"); code != exitFailed || !strings.Contains(stderr, "the coordinator log holds no seek of group g left to undo") {
+		t.Fatalf("a fourth undo: exit %d %s", code, stderr)
+	}
 }
 
 // A gateway that announces an address the operator cannot reach is named with that address in

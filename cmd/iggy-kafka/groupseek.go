@@ -22,6 +22,7 @@ func newGroupSeekCmd(a *app) *cobra.Command {
 		shift          int64
 		topics         []string
 		dryRun, yesAsk bool
+		undo           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "seek GROUP",
@@ -37,6 +38,8 @@ func newGroupSeekCmd(a *app) *cobra.Command {
   --to-commit-at T    the offsets the group had committed at T (RFC 3339 or a duration ago), from
                       the coordinator log's history; partitions it had not committed to then
                       are left as they are
+  --undo              the offsets the newest seek not undone yet replaced (again: the seek
+                      before it), from the coordinator log's history
 
 over every topic the group has committed offsets for, or --topic T (every partition of T) or
 --topic T:P,P,... (repeatable). A target before a partition's log start or past its end is
@@ -45,14 +48,18 @@ clamped to that bound, and the plan says so.
 seek prints the plan: per partition the offset committed now, the new one, and how many records
 the group will read again or skip; --dry-run stops there. Otherwise it asks for confirmation
 (--yes when stdin is not a terminal) and commits the new offsets through the group's coordinator
-as one OffsetCommit, so they land in the coordinator log as every commit does.
+as one OffsetCommit, so they land in the coordinator log as every commit does. Each partition's
+commit carries the metadata "iggy-kafka seek <time>" (an undo's "iggy-kafka seek undo <time>"),
+by which --undo finds the seek in the log.
 
 As in Kafka, only a group without members can be moved: a group with live members is refused,
 naming them, and a member that joins between the plan and the commit makes the coordinator refuse
 the commit whole. An unknown group, topic or partition is refused; nothing is written then.`,
 		Example: `  iggy-kafka group seek orders --to-time 2026-12-01T14:02:00Z --dry-run
   iggy-kafka group seek orders --to earliest --topic payments:0,1 --yes
-  iggy-kafka group seek orders --shift -100 -o json --dry-run`,
+  iggy-kafka group seek orders --shift -100 -o json --dry-run
+  iggy-kafka group seek orders --to-commit-at 2026-12-01T14:00:00Z --dry-run
+  iggy-kafka group seek orders --undo --yes`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			fl := cmd.Flags()
@@ -69,16 +76,28 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 				return a.fail(usageError(fmt.Errorf("--topic: %w", err)))
 			}
 			var log *inspect.Log
-			if target.Kind == groupadmin.CommitAt {
+			if target.Kind == groupadmin.CommitAt || target.Kind == groupadmin.Undo {
 				l, closeLog, err := a.openLog(ctx)
 				if err != nil {
 					return a.fail(err)
 				}
 				defer closeLog()
-				if target.Commits, err = groupadmin.CommitsAt(ctx, l, group, target.Time); err != nil {
+				log = l
+			}
+			switch target.Kind {
+			case groupadmin.CommitAt:
+				if target.Commits, err = groupadmin.CommitsAt(ctx, log, group, target.Time); err != nil {
 					return a.fail(a.iggyError(err))
 				}
-				log = l
+			case groupadmin.Undo:
+				var missing []string
+				target, missing, err = groupadmin.LastSeek(ctx, log, group)
+				if err != nil {
+					return a.fail(a.iggyError(err))
+				}
+				for _, m := range missing {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s had no commit before seek %s: left as it is\n", m, target.Seek)
+				}
 			}
 			gws, adm, closeAdm, err := a.groupAdmin(ctx, log)
 			if err != nil {
@@ -110,7 +129,7 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 					return a.fail(errors.New("seek cancelled: nothing was moved"))
 				}
 			}
-			if err := groupadmin.Commit(ctx, adm, plan); err != nil {
+			if err := groupadmin.Commit(ctx, adm, plan, now()); err != nil {
 				return a.fail(a.kafkaError(ctx, gws, err))
 			}
 			sum.Done = true
@@ -129,6 +148,7 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 	fl.Int64Var(&shift, "shift", 0, "this many records from the committed offset (negative: back)")
 	fl.StringVar(&toCommitAt, "to-commit-at", "", "the offsets the group had committed at this RFC 3339 time or duration ago, from the coordinator log")
 	fl.StringArrayVar(&topics, "topic", nil, "only this topic, T or T:P,P,... (repeatable; default: every topic the group committed to)")
+	fl.BoolVar(&undo, "undo", false, "put back the offsets the newest seek replaced")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the plan and stop")
 	fl.BoolVar(&yesAsk, "yes", false, "do not ask for confirmation")
 	_ = cmd.RegisterFlagCompletionFunc("to", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -141,7 +161,7 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 }
 
 // seekTargets are the flags of which a seek takes exactly one.
-var seekTargets = []string{"to", "to-offset", "to-time", "to-commit-at", "shift"}
+var seekTargets = []string{"to", "to-offset", "to-time", "to-commit-at", "shift", "undo"}
 
 // seekTarget reads the one target flag set; anything else is a usage error.
 func seekTarget(changed func(string) bool, to string, toOffset int64, toTime, toCommitAt string, shift int64) (groupadmin.Target, error) {
@@ -153,7 +173,7 @@ func seekTarget(changed func(string) bool, to string, toOffset int64, toTime, to
 	}
 	switch len(set) {
 	case 0:
-		return groupadmin.Target{}, usageError(errors.New("say where to move the offsets: --to earliest|latest, --to-offset N, --to-time T, --to-commit-at T or --shift N"))
+		return groupadmin.Target{}, usageError(errors.New("say where to move the offsets: --to earliest|latest, --to-offset N, --to-time T, --to-commit-at T, --shift N or --undo"))
 	case 1:
 	default:
 		return groupadmin.Target{}, usageError(fmt.Errorf("%s do not go together: choose one target", strings.Join(set, " and ")))
@@ -178,6 +198,8 @@ func seekTarget(changed func(string) bool, to string, toOffset int64, toTime, to
 	case "--to-commit-at":
 		t, err := pastTime("to-commit-at", toCommitAt)
 		return groupadmin.Target{Kind: groupadmin.CommitAt, Time: t}, err
+	case "--undo":
+		return groupadmin.Target{Kind: groupadmin.Undo}, nil
 	}
 	return groupadmin.Target{Kind: groupadmin.Shift, Shift: shift}, nil
 }
