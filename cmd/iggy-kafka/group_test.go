@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -235,6 +236,13 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
+	// A member that joins between the plan and the commit: the coordinator refuses the commit
+	// whole.
+	raced := groupadmin.BuildPlan("g", groupadmin.Target{Kind: groupadmin.Earliest}, []groupadmin.Partition{
+		{Topic: "orders", Partition: 0, Committed: 10, End: 10}, {Topic: "orders", Partition: 1, Committed: 10, End: 10}})
+	if err := groupadmin.Commit(ctx, adm, raced, time.Now()); !errors.Is(err, groupadmin.ErrMemberJoined) || !strings.Contains(err.Error(), "nothing was moved") {
+		t.Fatalf("a commit racing a member: %v", err)
+	}
 	stopPoll()
 	<-polled
 	member.Close()
