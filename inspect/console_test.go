@@ -364,7 +364,9 @@ func TestConsoleProbesEachAnnouncedGateway(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
 	e.configure = func(c *inspect.Console) {
-		c.Dial = func(nodes []fleet.Node) inspect.Gateways { return inspect.DialGateways(nil, nodes, []string{"localhost:9092"}) }
+		c.Dial = func(nodes []fleet.Node) inspect.Gateways {
+			return inspect.DialGateways(nil, nodes, []string{"localhost:9092"})
+		}
 		c.Probe = func(_ context.Context, gws inspect.Gateways) []inspect.Reach {
 			mu.Lock()
 			asked = append(asked, gws.String())
