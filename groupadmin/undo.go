@@ -3,6 +3,7 @@ package groupadmin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,6 +117,7 @@ func LastSeek(ctx context.Context, log *inspect.Log, group string) (Target, []st
 			}
 		}
 	}
+	slices.Sort(missing)
 	if len(before) == 0 {
 		return Target{}, missing, fmt.Errorf("seek %s of group %s moved partitions that had no commit before it: there is nothing to put back", id, group)
 	}
