@@ -327,4 +327,10 @@ func TestUnreachableAnnouncedAddressIsSaidPerNode(t *testing.T) {
 		}
 		return nil
 	})
+	// The variable (as the flag and the config key) wins over the announcements.
+	other := freeport.Addr(t)
+	code, _, stderr := runCLI(t, append(env, "IGGY_KAFKA_KAFKA_BOOTSTRAP="+other), "group", "list")
+	if code != exitFailed || !strings.Contains(stderr, "asked:\n  "+other+": ") || strings.Contains(stderr, closed) {
+		t.Fatalf("with IGGY_KAFKA_KAFKA_BOOTSTRAP: exit %d\n%s", code, stderr)
+	}
 }
