@@ -134,21 +134,21 @@ func (a *app) iggyError(err error) error {
 		err, strings.Join(a.iggyAddrs(), ","), programName, programName, a.envOf("operator-iggy"))
 }
 
+// defaultKafka is where the operator commands look for a gateway when neither --kafka-bootstrap
+// nor an announcement names one: where `serve` listens by default.
+const defaultKafka = "localhost:9092"
+
 // dial is inspect.DialGateways with the command's settings: --kafka-bootstrap (its environment
-// variable or config key) when set, else the addresses the nodes announce, else its default.
+// variable or config key) when set, else the addresses the nodes announce, else defaultKafka.
 func (a *app) dial(nodes []fleet.Node) inspect.Gateways {
-	var given []string
-	if a.values.Source("kafka-bootstrap").Kind != "default" {
-		given = a.values.List("kafka-bootstrap")
-	}
-	return inspect.DialGateways(given, nodes, a.values.List("kafka-bootstrap"))
+	return inspect.DialGateways(a.values.List("kafka-bootstrap"), nodes, []string{defaultKafka})
 }
 
 // gateways are the gateways a command that has not loaded the fleet dials: it reads the
 // announcements (from log, or a connection of its own when log is nil) only when
 // --kafka-bootstrap is not set.
 func (a *app) gateways(ctx context.Context, log *inspect.Log) (inspect.Gateways, error) {
-	if a.values.Source("kafka-bootstrap").Kind != "default" {
+	if len(a.values.List("kafka-bootstrap")) > 0 {
 		return a.dial(nil), nil
 	}
 	if log == nil {

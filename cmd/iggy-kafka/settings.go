@@ -76,7 +76,7 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "operator-iggy-tls-ca", Flag: "iggy-tls-ca", Usage: "PEM file of the CA that signed the Iggy server's certificate (default: system roots)", Commands: operatorCommands},
 	config.Setting{Name: "operator-iggy-tls-server-name", Flag: "iggy-tls-server-name", Usage: "server name expected in the Iggy server's certificate (default: the host of --iggy)", Commands: operatorCommands},
 	config.Setting{Name: "operator-stream", Flag: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics of the fleet the operator commands read", Commands: operatorCommands},
-	config.Setting{Name: "kafka-bootstrap", Kind: config.List, Default: "localhost:9092", Usage: "Kafka addresses of gateways the operator commands ask, host:port,... (default: those the gateways announce in the log, else localhost:9092)", Commands: operatorCommands},
+	config.Setting{Name: "kafka-bootstrap", Kind: config.List, Usage: "Kafka addresses of gateways the operator commands ask, host:port,... (default: those the gateways announce in the log, else localhost:9092)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-tls", Kind: config.Bool, Default: "false", Usage: "connect to the gateways over TLS", Commands: operatorCommands},
 	config.Setting{Name: "kafka-tls-ca", Usage: "PEM file of the CA that signed the gateways' certificates (default: system roots)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-tls-server-name", Usage: "server name expected in the gateways' certificates (default: the host dialled)", Commands: operatorCommands},
