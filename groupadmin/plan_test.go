@@ -2,6 +2,7 @@ package groupadmin_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,39 @@ func TestParseTopics(t *testing.T) {
 	for _, bad := range []string{":1", "t:x", "t:-1", "t:"} {
 		if _, err := groupadmin.ParseTopics([]string{bad}); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	now := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, value string
+		want        groupadmin.Target
+		err         string
+	}{
+		{"to", "earliest", groupadmin.Target{Kind: groupadmin.Earliest}, ""},
+		{"to", "latest", groupadmin.Target{Kind: groupadmin.Latest}, ""},
+		{"to", "first", groupadmin.Target{}, `to "first": want earliest or latest`},
+		{"to-offset", "42", groupadmin.Target{Kind: groupadmin.Offset, Offset: 42}, ""},
+		{"to-offset", "-1", groupadmin.Target{}, `to-offset "-1": an offset is a number, 0 or more`},
+		{"shift", "-100", groupadmin.Target{Kind: groupadmin.Shift, Shift: -100}, ""},
+		{"shift", "back", groupadmin.Target{}, `shift "back": a shift is a number of records`},
+		{"to-time", "1h", groupadmin.Target{Kind: groupadmin.Time, Time: now.Add(-time.Hour)}, ""},
+		{"to-time", "2026-12-01T14:02:00Z", groupadmin.Target{Kind: groupadmin.Time, Time: time.Date(2026, 12, 1, 14, 2, 0, 0, time.UTC)}, ""},
+		{"to-time", "7", groupadmin.Target{}, `to-time "7" is neither an RFC 3339 time nor a duration ago`},
+		{"to-time", "2026-12-01T16:00:00Z", groupadmin.Target{}, "to-time 2026-12-01T16:00:00Z is in the future"},
+		{"to-commit-at", "90m", groupadmin.Target{Kind: groupadmin.CommitAt, Time: now.Add(-90 * time.Minute)}, ""},
+		{"undo", "", groupadmin.Target{Kind: groupadmin.Undo}, ""},
+		{"undo", "x", groupadmin.Target{}, `undo takes no value`},
+		{"rewind", "1", groupadmin.Target{}, `"rewind" is not a target`},
+	} {
+		got, err := groupadmin.ParseTarget(tc.name, tc.value, now)
+		switch {
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("%s %q: error %v, want %q", tc.name, tc.value, err, tc.err)
+		case tc.err == "" && (err != nil || !reflect.DeepEqual(got, tc.want)):
+			t.Errorf("%s %q: %+v %v, want %+v", tc.name, tc.value, got, err, tc.want)
 		}
 	}
 }

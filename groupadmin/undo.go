@@ -35,14 +35,69 @@ func metadata(p Plan, now time.Time) string {
 // target that puts back the offsets it replaced (Kind Undo), and the partitions it moved that
 // had no commit before it: a commit cannot give those their "none" back, so they are left.
 func LastSeek(ctx context.Context, log *inspect.Log, group string) (Target, []string, error) {
-	p := inspect.GroupPartition(group)
-	ends, err := log.Ends(ctx)
+	id, s, err := lastSeek(ctx, log, group)
 	if err != nil {
 		return Target{}, nil, err
 	}
-	type seek struct {
-		first uint64
-		parts map[string]map[int32]bool
+	if id == "" {
+		return Target{}, nil, fmt.Errorf("the coordinator log holds no seek of group %s left to undo", group)
+	}
+	before := map[string]map[int32]int64{}
+	if s.first > 0 {
+		r, err := inspect.RunReplay(ctx, log, inspect.GroupPartition(group), inspect.ReplayOptions{Until: inspect.Position{Offset: s.first - 1, HasOffset: true}})
+		if err != nil {
+			return Target{}, nil, err
+		}
+		for _, g := range r.Groups {
+			if g.Group != group {
+				continue
+			}
+			for _, o := range g.Offsets {
+				if s.parts[o.Topic][o.Partition] {
+					if before[o.Topic] == nil {
+						before[o.Topic] = map[int32]int64{}
+					}
+					before[o.Topic][o.Partition] = o.Offset
+				}
+			}
+		}
+	}
+	var missing []string
+	for t, ps := range s.parts {
+		for pt := range ps {
+			if _, ok := before[t][pt]; !ok {
+				missing = append(missing, fmt.Sprintf("%s[%d]", t, pt))
+			}
+		}
+	}
+	slices.Sort(missing)
+	if len(before) == 0 {
+		return Target{}, missing, fmt.Errorf("seek %s of group %s moved partitions that had no commit before it: there is nothing to put back", id, group)
+	}
+	at, _ := time.Parse(time.RFC3339Nano, id)
+	return Target{Kind: Undo, Seek: id, Time: at, Commits: before}, missing, nil
+}
+
+// Undoable is the id of group's newest seek not undone yet, "" when there is none.
+func Undoable(ctx context.Context, log *inspect.Log, group string) (string, error) {
+	id, _, err := lastSeek(ctx, log, group)
+	return id, err
+}
+
+// seek is one seek of a group in the log: the offset of its first commit and the partitions it
+// moved.
+type seek struct {
+	first uint64
+	parts map[string]map[int32]bool
+}
+
+// lastSeek reads group's log partition (valid records only, by the gateways' validity rule)
+// for its newest seek not undone; "" when there is none.
+func lastSeek(ctx context.Context, log *inspect.Log, group string) (string, *seek, error) {
+	p := inspect.GroupPartition(group)
+	ends, err := log.Ends(ctx)
+	if err != nil {
+		return "", nil, err
 	}
 	seeks := map[string]*seek{}
 	var order []string
@@ -77,50 +132,12 @@ func LastSeek(ctx context.Context, log *inspect.Log, group string) (Target, []st
 		return nil
 	})
 	if err != nil {
-		return Target{}, nil, err
+		return "", nil, err
 	}
-	id := ""
-	for i := len(order) - 1; i >= 0 && id == ""; i-- {
+	for i := len(order) - 1; i >= 0; i-- {
 		if !undone[order[i]] {
-			id = order[i]
+			return order[i], seeks[order[i]], nil
 		}
 	}
-	if id == "" {
-		return Target{}, nil, fmt.Errorf("the coordinator log holds no seek of group %s left to undo", group)
-	}
-	s := seeks[id]
-	before := map[string]map[int32]int64{}
-	if s.first > 0 {
-		r, err := inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{Until: inspect.Position{Offset: s.first - 1, HasOffset: true}})
-		if err != nil {
-			return Target{}, nil, err
-		}
-		for _, g := range r.Groups {
-			if g.Group != group {
-				continue
-			}
-			for _, o := range g.Offsets {
-				if s.parts[o.Topic][o.Partition] {
-					if before[o.Topic] == nil {
-						before[o.Topic] = map[int32]int64{}
-					}
-					before[o.Topic][o.Partition] = o.Offset
-				}
-			}
-		}
-	}
-	var missing []string
-	for t, ps := range s.parts {
-		for pt := range ps {
-			if _, ok := before[t][pt]; !ok {
-				missing = append(missing, fmt.Sprintf("%s[%d]", t, pt))
-			}
-		}
-	}
-	slices.Sort(missing)
-	if len(before) == 0 {
-		return Target{}, missing, fmt.Errorf("seek %s of group %s moved partitions that had no commit before it: there is nothing to put back", id, group)
-	}
-	at, _ := time.Parse(time.RFC3339Nano, id)
-	return Target{Kind: Undo, Seek: id, Time: at, Commits: before}, missing, nil
+	return "", nil, nil
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
@@ -16,13 +16,8 @@ import (
 
 func newGroupSeekCmd(a *app) *cobra.Command {
 	var (
-		to, toTime     string
-		toCommitAt     string
-		toOffset       int64
-		shift          int64
 		topics         []string
 		dryRun, yesAsk bool
-		undo           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "seek GROUP",
@@ -67,7 +62,7 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 			if err := contradictions(fl, [][2]string{{"dry-run", "yes"}}); err != nil {
 				return a.fail(err)
 			}
-			target, err := seekTarget(fl.Changed, to, toOffset, toTime, toCommitAt, shift)
+			target, err := seekTarget(fl)
 			if err != nil {
 				return a.fail(err)
 			}
@@ -84,29 +79,18 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 				defer closeLog()
 				log = l
 			}
-			switch target.Kind {
-			case groupadmin.CommitAt:
-				if target.Commits, err = groupadmin.CommitsAt(ctx, log, group, target.Time); err != nil {
-					return a.fail(a.iggyError(err))
-				}
-			case groupadmin.Undo:
-				var missing []string
-				target, missing, err = groupadmin.LastSeek(ctx, log, group)
-				if err != nil {
-					return a.fail(a.iggyError(err))
-				}
-				for _, m := range missing {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s had no commit before seek %s: left as it is\n", m, target.Seek)
-				}
-			}
 			gws, adm, closeAdm, err := a.groupAdmin(ctx, log)
 			if err != nil {
 				return a.fail(err)
 			}
 			defer closeAdm()
-			plan, err := groupadmin.Load(ctx, adm, group, target, only)
+			seeker := groupadmin.Seeker{Admin: adm, Log: log, Now: now}
+			plan, notes, err := seeker.Plan(ctx, group, target, only)
 			if err != nil {
-				return a.fail(a.kafkaError(ctx, gws, err))
+				return a.fail(a.iggyError(a.kafkaError(ctx, gws, err)))
+			}
+			for _, n := range notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), n)
 			}
 			w, f := cmd.OutOrStdout(), a.format()
 			sum := plan.Summary()
@@ -129,7 +113,7 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 					return a.fail(errors.New("seek cancelled: nothing was moved"))
 				}
 			}
-			if err := groupadmin.Commit(ctx, adm, plan, now()); err != nil {
+			if err := seeker.Seek(ctx, plan); err != nil {
 				return a.fail(a.kafkaError(ctx, gws, err))
 			}
 			sum.Done = true
@@ -142,13 +126,13 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 	}
 	operatorCmdOf(cmd, "group", groupArg)
 	fl := cmd.Flags()
-	fl.StringVar(&to, "to", "", "earliest or latest")
-	fl.Int64Var(&toOffset, "to-offset", 0, "this offset on every partition")
-	fl.StringVar(&toTime, "to-time", "", "the first record at or after this RFC 3339 time or duration ago (90m)")
-	fl.Int64Var(&shift, "shift", 0, "this many records from the committed offset (negative: back)")
-	fl.StringVar(&toCommitAt, "to-commit-at", "", "the offsets the group had committed at this RFC 3339 time or duration ago, from the coordinator log")
+	fl.String("to", "", "earliest or latest")
+	fl.String("to-offset", "", "this offset on every partition")
+	fl.String("to-time", "", "the first record at or after this RFC 3339 time or duration ago (90m)")
+	fl.String("shift", "", "this many records from the committed offset (negative: back)")
+	fl.String("to-commit-at", "", "the offsets the group had committed at this RFC 3339 time or duration ago, from the coordinator log")
 	fl.StringArrayVar(&topics, "topic", nil, "only this topic, T or T:P,P,... (repeatable; default: every topic the group committed to)")
-	fl.BoolVar(&undo, "undo", false, "put back the offsets the newest seek replaced")
+	fl.Bool("undo", false, "put back the offsets the newest seek replaced")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the plan and stop")
 	fl.BoolVar(&yesAsk, "yes", false, "do not ask for confirmation")
 	_ = cmd.RegisterFlagCompletionFunc("to", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -160,15 +144,13 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 	return cmd
 }
 
-// seekTargets are the flags of which a seek takes exactly one.
-var seekTargets = []string{"to", "to-offset", "to-time", "to-commit-at", "shift", "undo"}
-
-// seekTarget reads the one target flag set; anything else is a usage error.
-func seekTarget(changed func(string) bool, to string, toOffset int64, toTime, toCommitAt string, shift int64) (groupadmin.Target, error) {
+// seekTarget reads the one target flag set (groupadmin.TargetNames); anything else is a usage
+// error.
+func seekTarget(fl *pflag.FlagSet) (groupadmin.Target, error) {
 	var set []string
-	for _, name := range seekTargets {
-		if changed(name) {
-			set = append(set, "--"+name)
+	for _, name := range groupadmin.TargetNames {
+		if fl.Changed(name) {
+			set = append(set, name)
 		}
 	}
 	switch len(set) {
@@ -176,43 +158,18 @@ func seekTarget(changed func(string) bool, to string, toOffset int64, toTime, to
 		return groupadmin.Target{}, usageError(errors.New("say where to move the offsets: --to earliest|latest, --to-offset N, --to-time T, --to-commit-at T, --shift N or --undo"))
 	case 1:
 	default:
-		return groupadmin.Target{}, usageError(fmt.Errorf("%s do not go together: choose one target", strings.Join(set, " and ")))
+		return groupadmin.Target{}, usageError(fmt.Errorf("--%s do not go together: choose one target", strings.Join(set, " and --")))
 	}
-	switch set[0] {
-	case "--to":
-		switch to {
-		case "earliest":
-			return groupadmin.Target{Kind: groupadmin.Earliest}, nil
-		case "latest":
-			return groupadmin.Target{Kind: groupadmin.Latest}, nil
+	value := fl.Lookup(set[0]).Value.String()
+	if set[0] == "undo" {
+		if value != "true" {
+			return groupadmin.Target{}, usageError(errors.New("--undo=false is no target: leave --undo out"))
 		}
-		return groupadmin.Target{}, usageError(fmt.Errorf("--to %q: want earliest or latest (--to-offset, --to-time and --shift take the others)", to))
-	case "--to-offset":
-		if toOffset < 0 {
-			return groupadmin.Target{}, usageError(fmt.Errorf("--to-offset %d: an offset is 0 or more", toOffset))
-		}
-		return groupadmin.Target{Kind: groupadmin.Offset, Offset: toOffset}, nil
-	case "--to-time":
-		t, err := pastTime("to-time", toTime)
-		return groupadmin.Target{Kind: groupadmin.Time, Time: t}, err
-	case "--to-commit-at":
-		t, err := pastTime("to-commit-at", toCommitAt)
-		return groupadmin.Target{Kind: groupadmin.CommitAt, Time: t}, err
-	case "--undo":
-		return groupadmin.Target{Kind: groupadmin.Undo}, nil
+		value = ""
 	}
-	return groupadmin.Target{Kind: groupadmin.Shift, Shift: shift}, nil
-}
-
-// pastTime reads flag's RFC 3339 time or duration ago, refusing one in the future.
-func pastTime(flag, value string) (time.Time, error) {
-	now := now()
-	pos, err := inspect.ParsePosition(value, now)
-	if err != nil || pos.HasOffset || !pos.Set() {
-		return time.Time{}, usageError(fmt.Errorf("--%s %q is neither an RFC 3339 time nor a duration ago (90m)", flag, value))
+	t, err := groupadmin.ParseTarget(set[0], value, now())
+	if err != nil {
+		return t, usageError(fmt.Errorf("--%w", err))
 	}
-	if pos.Time.After(now) {
-		return time.Time{}, usageError(fmt.Errorf("--%s %s is in the future", flag, pos.Time.UTC().Format(time.RFC3339)))
-	}
-	return pos.Time, nil
+	return t, nil
 }
