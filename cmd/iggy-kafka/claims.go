@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
+	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/tui"
@@ -52,7 +53,9 @@ stop, crash, lease; and how long the partition went unserved), kept current as t
 Keys: arrows or j/k move, tab switches pane, enter lists a partition's groups and then a
 group's members and lag, esc goes back, s/S sort, / filters, d drains the selected node (the
 plan is shown first, y confirms, anything else cancels), u undoes a drain, ? lists every key,
-q quits. Drains from the view are the same requests as 'drain' and refused by the same rules;
+q quits. On a group's page, o moves its committed offsets: type the target as 'group seek' takes
+it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y moves, anything
+else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains from the view are the same requests as 'drain' and refused by the same rules;
 --read-only turns them off. One partition cannot be moved alone (m): the lease decides each
 partition's owner, so a partition moves only with its node's drain. When the store or the
 gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
@@ -117,7 +120,8 @@ prints one line per change instead (NDJSON with -o json).`,
 				if !readOnly {
 					con.Drainer = inspect.IggyDrainer{Log: log, Writer: c}
 				}
-				return a.fail(watchView(ctx, con, model, readOnly))
+				act := consoleActions{Console: con, seeker: groupadmin.Seeker{Admin: live.Admin, Log: log, Now: now}}
+				return a.fail(watchView(ctx, con, act, model, readOnly))
 			case watch:
 				s := output.NewStream[inspect.Change](w, f, "claims.change", true)
 				if watchLoaded != nil {
@@ -156,11 +160,11 @@ prints one line per change instead (NDJSON with -o json).`,
 
 // watchView runs the console until the operator quits or ctx ends; the engine feeds it
 // snapshots as the records arrive and a status beat four times a second.
-func watchView(ctx context.Context, con *inspect.Console, model *inspect.Model, readOnly bool) error {
+func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model *inspect.Model, readOnly bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	first := inspect.Snapshot{At: now(), Nodes: model.Nodes(now()), Rows: model.Rows(now()), Status: con.Status()}
-	p := tea.NewProgram(tui.NewConsole(first, con, readOnly), tea.WithAltScreen(), tea.WithContext(ctx))
+	p := tea.NewProgram(tui.NewConsole(first, act, readOnly), tea.WithAltScreen(), tea.WithContext(ctx))
 	errc := make(chan error, 1)
 	go func() { errc <- con.Run(ctx, model, programSink{p}) }()
 	_, err := p.Run()
@@ -173,6 +177,27 @@ func watchView(ctx context.Context, con *inspect.Console, model *inspect.Model, 
 		err = werr
 	}
 	return err
+}
+
+// consoleActions are the console's actions: the engine's (drains, groups) and the seeks of a
+// group's offsets, which go through the gateways and read the coordinator log's history.
+type consoleActions struct {
+	*inspect.Console
+	seeker groupadmin.Seeker
+}
+
+func (c consoleActions) PlanSeek(ctx context.Context, group, name, value string) (groupadmin.Plan, []string, error) {
+	t, err := groupadmin.ParseTarget(name, value, now())
+	if err != nil {
+		return groupadmin.Plan{}, nil, err
+	}
+	return c.seeker.Plan(ctx, group, t, nil)
+}
+
+func (c consoleActions) Seek(ctx context.Context, p groupadmin.Plan) error { return c.seeker.Seek(ctx, p) }
+
+func (c consoleActions) Undoable(ctx context.Context, group string) (string, error) {
+	return groupadmin.Undoable(ctx, c.seeker.Log, group)
 }
 
 // programSink hands the engine's messages to the program.
