@@ -55,9 +55,10 @@ group's members and lag, esc goes back, s/S sort, / filters, d drains the select
 plan is shown first, y confirms, anything else cancels), u undoes a drain, ? lists every key,
 q quits. On a group's page, o moves its committed offsets: type the target as 'group seek' takes
 it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y moves, anything
-else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains from the view are the same requests as 'drain' and refused by the same rules;
---read-only turns them off. One partition cannot be moved alone (m): the lease decides each
-partition's owner, so a partition moves only with its node's drain. When the store or the
+else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains
+and seeks from the view are the same requests as 'drain' and 'group seek' and refused by the
+same rules; --read-only turns them off. One partition cannot be moved alone (m): the lease
+decides each partition's owner, so a partition moves only with its node's drain. When the store or the
 gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
 and the console retries with backoff until the store answers again. Without a terminal --watch
 prints one line per change instead (NDJSON with -o json).`,
@@ -194,7 +195,9 @@ func (c consoleActions) PlanSeek(ctx context.Context, group, name, value string)
 	return c.seeker.Plan(ctx, group, t, nil)
 }
 
-func (c consoleActions) Seek(ctx context.Context, p groupadmin.Plan) error { return c.seeker.Seek(ctx, p) }
+func (c consoleActions) Seek(ctx context.Context, p groupadmin.Plan) error {
+	return c.seeker.Seek(ctx, p)
+}
 
 func (c consoleActions) Undoable(ctx context.Context, group string) (string, error) {
 	return groupadmin.Undoable(ctx, c.seeker.Log, group)
