@@ -95,6 +95,8 @@ type Step struct {
 	// Clamped says why the new offset is not the target's: it lay before the log start or past
 	// the end, so the nearer bound is taken. "" when not clamped.
 	Clamped string `json:"clamped,omitempty"`
+	// ClampedTo names the bound taken: "log_start" or "log_end" ("" when not clamped).
+	ClampedTo string `json:"clamped_to,omitempty"`
 }
 
 func (Step) Columns() []string {
@@ -147,9 +149,9 @@ func BuildPlan(group string, target Target, parts []Partition) Plan {
 		s.New = want
 		switch {
 		case want < pt.Start:
-			s.New, s.Clamped = pt.Start, fmt.Sprintf("%d is before the log start: clamped to %d", want, pt.Start)
+			s.New, s.ClampedTo, s.Clamped = pt.Start, "log_start", fmt.Sprintf("%d is before the log start: clamped to %d", want, pt.Start)
 		case want > pt.End:
-			s.New, s.Clamped = pt.End, fmt.Sprintf("%d is past the log end: clamped to %d", want, pt.End)
+			s.New, s.ClampedTo, s.Clamped = pt.End, "log_end", fmt.Sprintf("%d is past the log end: clamped to %d", want, pt.End)
 		}
 		// A commit outside the partition's bounds (records deleted since) reads from the
 		// nearer bound, so the counts start there.

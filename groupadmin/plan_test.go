@@ -39,7 +39,7 @@ func TestBuildPlan(t *testing.T) {
 		{"offset inside, past the end, and before the start", groupadmin.Target{Kind: groupadmin.Offset, Offset: 12}, []groupadmin.Step{
 			{Topic: "orders", Partition: 0, Committed: ptr(30), LogStart: 10, LogEnd: 50, New: 12, Reread: 18},
 			{Topic: "orders", Partition: 1, LogStart: 5, LogEnd: 20, New: 12, Skip: 7},
-			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 9, Skip: 1, Clamped: "12 is past the log end: clamped to 9"},
+			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 9, Skip: 1, ClampedTo: "log_end", Clamped: "12 is past the log end: clamped to 9"},
 		}, "group g would move 3 of 3 partition(s) to offset 12: 18 record(s) to read again, 8 to skip; 1 partition(s) clamped to the log's bounds"},
 		{"time", groupadmin.Target{Kind: groupadmin.Time, Time: at}, []groupadmin.Step{
 			{Topic: "orders", Partition: 0, Committed: ptr(30), LogStart: 10, LogEnd: 50, New: 42, Skip: 12},
@@ -47,19 +47,19 @@ func TestBuildPlan(t *testing.T) {
 			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 8},
 		}, "group g would move 3 of 3 partition(s) to the first record at or after 2026-12-01T14:02:00Z: 0 record(s) to read again, 27 to skip"},
 		{"shift back past the start", groupadmin.Target{Kind: groupadmin.Shift, Shift: -25}, []groupadmin.Step{
-			{Topic: "orders", Partition: 0, Committed: ptr(30), LogStart: 10, LogEnd: 50, New: 10, Reread: 20, Clamped: "5 is before the log start: clamped to 10"},
-			{Topic: "orders", Partition: 1, LogStart: 5, LogEnd: 20, New: 5, Clamped: "-20 is before the log start: clamped to 5"},
-			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 8, Clamped: "-22 is before the log start: clamped to 8"},
+			{Topic: "orders", Partition: 0, Committed: ptr(30), LogStart: 10, LogEnd: 50, New: 10, Reread: 20, ClampedTo: "log_start", Clamped: "5 is before the log start: clamped to 10"},
+			{Topic: "orders", Partition: 1, LogStart: 5, LogEnd: 20, New: 5, ClampedTo: "log_start", Clamped: "-20 is before the log start: clamped to 5"},
+			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 8, ClampedTo: "log_start", Clamped: "-22 is before the log start: clamped to 8"},
 		}, "group g would move 3 of 3 partition(s) to a shift of -25: 20 record(s) to read again, 0 to skip; 3 partition(s) clamped to the log's bounds"},
 		{"shift forward", groupadmin.Target{Kind: groupadmin.Shift, Shift: 4}, []groupadmin.Step{
 			{Topic: "orders", Partition: 0, Committed: ptr(30), LogStart: 10, LogEnd: 50, New: 34, Skip: 4},
 			{Topic: "orders", Partition: 1, LogStart: 5, LogEnd: 20, New: 9, Skip: 4},
-			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 8, Clamped: "7 is before the log start: clamped to 8"},
+			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 8, ClampedTo: "log_start", Clamped: "7 is before the log start: clamped to 8"},
 		}, "group g would move 3 of 3 partition(s) to a shift of +4: 0 record(s) to read again, 8 to skip; 1 partition(s) clamped to the log's bounds"},
 		{"commit at a time: records deleted since are clamped", groupadmin.Target{Kind: groupadmin.CommitAt, Time: at, Commits: map[string]map[int32]int64{"orders": {0: 12, 1: 30, 2: 4}}}, []groupadmin.Step{
 			{Topic: "orders", Partition: 0, Committed: ptr(30), LogStart: 10, LogEnd: 50, New: 12, Reread: 18},
-			{Topic: "orders", Partition: 1, LogStart: 5, LogEnd: 20, New: 20, Skip: 15, Clamped: "30 is past the log end: clamped to 20"},
-			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 8, Clamped: "4 is before the log start: clamped to 8"},
+			{Topic: "orders", Partition: 1, LogStart: 5, LogEnd: 20, New: 20, Skip: 15, ClampedTo: "log_end", Clamped: "30 is past the log end: clamped to 20"},
+			{Topic: "orders", Partition: 2, Committed: ptr(3), LogStart: 8, LogEnd: 9, New: 8, ClampedTo: "log_start", Clamped: "4 is before the log start: clamped to 8"},
 		}, "group g would move 3 of 3 partition(s) to the offsets committed at 2026-12-01T14:02:00Z: 18 record(s) to read again, 15 to skip; 2 partition(s) clamped to the log's bounds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

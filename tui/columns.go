@@ -278,13 +278,13 @@ var seekColumns = []column[groupadmin.Step]{
 	{title: "SKIP", width: 7, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.Skip, 10) }},
 	// The plan's sentence is in `group seek`; here a clamped target shows which bound it took.
 	{title: "NOTE", width: 13, prio: 1, cell: func(s groupadmin.Step) string {
-		switch {
-		case s.Clamped == "":
-			return ""
-		case s.New == s.LogStart:
+		switch s.ClampedTo {
+		case "log_start":
 			return "clamped:start"
+		case "log_end":
+			return "clamped:end"
 		}
-		return "clamped:end"
+		return ""
 	}},
 	{title: "START", width: 9, prio: 2, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.LogStart, 10) }},
 	{title: "END", width: 9, prio: 2, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.LogEnd, 10) }},
