@@ -80,6 +80,9 @@ func (e *MembersError) Error() string {
 func noGateway(what string, err error) error {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
+		if ke.Retriable {
+			return fmt.Errorf("%s: %w (the gateways are handing the group's coordinator over or starting: try again in a moment)", what, err)
+		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return fmt.Errorf("%w: %s: %w", inspect.ErrNoGateway, what, err)
