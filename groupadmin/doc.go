@@ -11,5 +11,10 @@
 // OffsetCommit through the group's coordinator, so the new offsets land in the coordinator log
 // like every commit, and a member that joins meanwhile makes the gateway refuse it whole.
 //
-// Everything goes through the gateways with kadm; nothing here reads or writes Iggy directly.
+// Two targets come from the coordinator log's history, read from Iggy through inspect.Log and
+// folded by the gateways' own fold (inspect.RunReplay): CommitAt, the offsets committed at a
+// time, and Undo, the offsets the newest seek replaced, which LastSeek finds by the metadata
+// every seek's commits carry (SeekMark, UndoMark). Seeker puts it together for `group seek` and
+// the console: ParseTarget reads a target as both take it, Plan resolves and loads it, Seek
+// commits it. Every offset is written through the gateways with kadm; nothing here writes Iggy.
 package groupadmin
