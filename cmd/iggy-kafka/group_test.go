@@ -134,6 +134,19 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
+	// The shell completes the group's name and the targets.
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"group", "seek", ""}, []string{"g\tEmpty"}},
+		{[]string{"group", "describe", ""}, []string{"g\tEmpty"}},
+		{[]string{"group", "seek", "g", "--to", ""}, []string{"earliest", "latest"}},
+	} {
+		code, out, stderr := runCLI(t, env, append([]string{"__complete"}, tc.args...)...)
+		for _, w := range tc.want {
+			if code != exitOK || !strings.Contains(out, w) {
+				t.Errorf("completing %v: exit %d %q %s, want %q", tc.args, code, out, stderr, w)
+			}
+		}
+	}
 	code, out, stderr := runCLI(t, env, "group", "describe", "g", "-o", "json")
 	var desc struct {
 		Kind string                `json:"kind"`
