@@ -71,6 +71,7 @@ defaults; every flag's environment variable is shown in its help.`,
 		newReplayCmd(a),
 		newDrainCmd(a),
 		newGroupCmd(a),
+		newTailCmd(a),
 		newVersionCmd(a),
 		newCompletionCmd(),
 	)
