@@ -26,7 +26,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
-// What the operator commands (inspect, claims, replay, drain, group) share: the connection settings
+// What the operator commands (inspect, claims, replay, drain, group, tail) share: the connection settings
 // of the registry (Iggy and Kafka addresses, credentials, TLS, SASL), -o, and errors printed in
 // the chosen format.
 
