@@ -149,8 +149,9 @@ var ErrUnknownTopic = errors.New("unknown topic or partition")
 
 // Run reads o.Topic through the gateways (adm for the offsets, a consumer built from opts, the
 // connection options of adm's client, for the records) and calls fn with each record, in
-// offset order within a partition. It returns nil when ctx ends.
-func Run(ctx context.Context, adm *kadm.Client, opts []kgo.Opt, o Options, fn func(Record) error) error {
+// offset order within a partition, and caughtUp after each fetch's records (a printer flushes
+// there, so that a text table is sized on a whole fetch). It returns nil when ctx ends.
+func Run(ctx context.Context, adm *kadm.Client, opts []kgo.Opt, o Options, fn func(Record) error, caughtUp func() error) error {
 	ends, err := adm.ListEndOffsets(ctx, o.Topic)
 	if err != nil {
 		return fmt.Errorf("%w: list the end offsets of %s: %w", inspect.ErrNoGateway, o.Topic, err)
@@ -256,6 +257,9 @@ func Run(ctx context.Context, adm *kadm.Client, opts []kgo.Opt, o Options, fn fu
 				}
 			}
 		})
+		if cbErr == nil {
+			cbErr = caughtUp()
+		}
 		if cbErr != nil || done {
 			return cbErr
 		}

@@ -70,11 +70,8 @@ commits.`,
 			printed := false
 			err = tail.Run(ctx, adm, opts, o, func(r tail.Record) error {
 				printed = true
-				if err := s.Add(r); err != nil {
-					return err
-				}
-				return s.Flush()
-			})
+				return s.Add(r)
+			}, s.Flush)
 			// A tail that failed before its first record prints nothing but the error.
 			if err == nil || printed {
 				if cerr := s.Close(); err == nil {

@@ -83,6 +83,9 @@ func TestTailEndToEnd(t *testing.T) {
 		!strings.Contains(lines[1], "deadbeef") || !strings.Contains(lines[2], "… (5000 bytes)") || len(lines[2]) > 200 {
 		t.Fatalf("text from a time: exit %d\n%s", code, out)
 	}
+	if v := strings.Index(lines[0], "VALUE"); v < 0 || !strings.HasPrefix(lines[1][v:], "deadbeef") || !strings.HasPrefix(lines[2][v:], "xxx") {
+		t.Fatalf("the columns of one fetch are not aligned:\n%s", out)
+	}
 
 	// Following from an offset not written yet: the record appears once produced.
 	done := make(chan string, 1)
