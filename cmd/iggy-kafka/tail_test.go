@@ -37,7 +37,7 @@ func TestTailEndToEnd(t *testing.T) {
 	for _, r := range []*kgo.Record{
 		{Partition: 0, Key: []byte("k1"), Value: []byte(`{"id":1,"ok":true}`), Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("abc")}}, Timestamp: at},
 		{Partition: 0, Key: []byte{0xff, 0x00}, Value: []byte{0xde, 0xad, 0xbe, 0xef}, Timestamp: at.Add(time.Second)},
-		{Partition: 0, Key: []byte("k3"), Value: []byte(big), Timestamp: at.Add(2 * time.Second)},
+		{Partition: 0, Key: []byte("k3"), Value: []byte(big), Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("0123456789")}}, Timestamp: at.Add(2 * time.Second)},
 		{Partition: 1, Value: nil, Timestamp: at.Add(3 * time.Second)},
 	} {
 		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
