@@ -197,19 +197,9 @@ func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 // Refresh re-reads what does not come through the log: the lease group's membership, the
 // announcements and the drain requests, into a new View.
 func (f *Model) Refresh(ctx context.Context, l *Log) error {
-	members, err := l.Members(ctx)
+	v, members, err := l.view(ctx, f.View.Live)
 	if err != nil {
 		return err
-	}
-	v := fleet.NewView(f.View.Live)
-	if err := l.readOwners(ctx, v); err != nil {
-		return err
-	}
-	if err := l.readDrains(ctx, v); err != nil {
-		return err
-	}
-	if members != nil {
-		v.SetMembers(members)
 	}
 	for _, t := range f.Parts {
 		for _, te := range t.Tenures {
@@ -218,6 +208,31 @@ func (f *Model) Refresh(ctx context.Context, l *Log) error {
 	}
 	f.Members, f.View = members, v
 	return nil
+}
+
+// FleetView reads the lease group's membership, the announcements and the drain requests into a
+// view, without the coordinator log's partitions: what a command needs to find the gateways.
+func (l *Log) FleetView(ctx context.Context) (*fleet.View, error) {
+	v, _, err := l.view(ctx, fleet.DefaultLive)
+	return v, err
+}
+
+func (l *Log) view(ctx context.Context, live time.Duration) (*fleet.View, []uint32, error) {
+	members, err := l.Members(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := fleet.NewView(live)
+	if err := l.readOwners(ctx, v); err != nil {
+		return nil, nil, err
+	}
+	if err := l.readDrains(ctx, v); err != nil {
+		return nil, nil, err
+	}
+	if members != nil {
+		v.SetMembers(members)
+	}
+	return v, members, nil
 }
 
 // readOwners feeds the newest recentAnnouncements messages of coordinator_owners to v in log

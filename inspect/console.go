@@ -41,10 +41,10 @@ type Status struct {
 	// next one starts (zero while none is due).
 	Retry     int
 	NextRetry time.Time
-	// Gateways names the gateways' addresses; GatewaysError is why none answered at the last
-	// probe ("" when one did, or no probe ran).
-	Gateways      string
-	GatewaysError string
+	// Gateways names the gateways asked (DialGateways); Unreachable are those of them that did
+	// not answer the last probe, each with why (none when all did, or no probe ran).
+	Gateways    string
+	Unreachable []Reach
 	// StaleAfter is how long the store may be silent before the console says so.
 	StaleAfter time.Duration
 }
@@ -56,7 +56,7 @@ func (s Status) StoreOK() bool {
 }
 
 // Healthy reports whether every source answers.
-func (s Status) Healthy() bool { return s.StoreOK() && s.GatewaysError == "" }
+func (s Status) Healthy() bool { return s.StoreOK() && len(s.Unreachable) == 0 }
 
 // Problems are the sentences of the console's banner, one per source that does not answer.
 func (s Status) Problems() []string {
@@ -71,8 +71,8 @@ func (s Status) Problems() []string {
 		}
 		out = append(out, msg+"; the rows are as of "+s.StoreAnswered.UTC().Format("15:04:05"))
 	}
-	if s.GatewaysError != "" {
-		out = append(out, "no gateway answers at "+s.Gateways+": "+s.GatewaysError)
+	for _, r := range s.Unreachable {
+		out = append(out, r.Sentence())
 	}
 	return out
 }
@@ -179,10 +179,11 @@ type Console struct {
 	Drainer Drainer
 	// Store names the store's addresses in the banner.
 	Store string
-	// Gateways, when set, is asked every second whether a gateway answers (within 1.5 s);
-	// Bootstrap names their addresses in the banner.
-	Gateways  func(ctx context.Context) error
-	Bootstrap string
+	// Dial, when set with Probe, picks the gateways to ask from the nodes the log knows (the
+	// command's DialGateways), and Probe asks each of them every second (within 1.5 s); the
+	// banner names every one that does not answer.
+	Dial  func(nodes []fleet.Node) Gateways
+	Probe func(ctx context.Context, gws Gateways) []Reach
 	// Live answers the group page (DescribeGroup); nil leaves it out.
 	Live GroupLive
 	// StaleAfter, default DefaultStaleAfter.
@@ -196,7 +197,9 @@ type Console struct {
 	storeErr  error
 	retry     int
 	nextRetry time.Time
-	gwErr     error
+	nodes     []fleet.Node
+	gateways  Gateways
+	reach     []Reach
 }
 
 // session is Run's state: only its goroutine touches it.
@@ -254,7 +257,8 @@ func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
 		defer wg.Done()
 		c.beat(ctx, sink)
 	}()
-	if c.Gateways != nil {
+	c.setNodes(m.View.Nodes(clk.Now()))
+	if c.Dial != nil && c.Probe != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -417,6 +421,7 @@ func (s *session) emit(sink Sink) {
 		Status: s.c.status(now),
 	}
 	s.prevRows, s.prevNodes = rows, nodes
+	s.c.setNodes(s.m.View.Nodes(now))
 	if d := s.drain; d != nil {
 		ds := d.DrainStatus
 		ds.Events, ds.Moves = slices.Clone(d.Events), slices.Clone(d.Moves)
@@ -442,14 +447,17 @@ func (c *Console) beat(ctx context.Context, sink Sink) {
 func (c *Console) probe(ctx context.Context) {
 	clk := c.Log.clock
 	for {
+		c.mu.Lock()
+		gws := c.Dial(c.nodes)
+		c.mu.Unlock()
 		pctx, cancel := context.WithTimeout(ctx, probeBudget)
-		err := c.Gateways(pctx)
+		reach := c.Probe(pctx, gws)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
 		c.mu.Lock()
-		c.gwErr = err
+		c.gateways, c.reach = gws, reach
 		c.mu.Unlock()
 		t := clk.NewTimer(probeEvery)
 		select {
@@ -459,6 +467,13 @@ func (c *Console) probe(ctx context.Context) {
 		case <-t.C():
 		}
 	}
+}
+
+// setNodes keeps the nodes of the newest model for the probe.
+func (c *Console) setNodes(nodes []fleet.Node) {
+	c.mu.Lock()
+	c.nodes = nodes
+	c.mu.Unlock()
 }
 
 func (c *Console) answer(at time.Time) {
@@ -482,13 +497,11 @@ func (c *Console) retrying(attempt int, next time.Time) {
 func (c *Console) status(now time.Time) Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Status{At: now, Store: c.Store, StoreAnswered: c.answered, Retry: c.retry, NextRetry: c.nextRetry, Gateways: c.Bootstrap, StaleAfter: c.StaleAfter}
+	s := Status{At: now, Store: c.Store, StoreAnswered: c.answered, Retry: c.retry, NextRetry: c.nextRetry, Gateways: c.gateways.String(), StaleAfter: c.StaleAfter}
 	if c.storeErr != nil {
 		s.StoreError = c.storeErr.Error()
 	}
-	if c.gwErr != nil {
-		s.GatewaysError = c.gwErr.Error()
-	}
+	s.Unreachable = Unreachable(c.reach)
 	return s
 }
 

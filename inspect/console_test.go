@@ -66,6 +66,8 @@ type consoleEnv struct {
 	done  chan error
 	stop  context.CancelFunc
 	epoch time.Time
+	// configure, when set, changes the console before it starts.
+	configure func(*inspect.Console)
 }
 
 func newConsoleEnv(t *testing.T, owners func(p int) int32) *consoleEnv {
@@ -112,6 +114,9 @@ func (e *consoleEnv) start(drainer bool) {
 	e.con = &inspect.Console{Log: log, Store: e.srv.Addr}
 	if drainer {
 		e.con.Drainer = inspect.IggyDrainer{Log: log, Writer: e.c}
+	}
+	if e.configure != nil {
+		e.configure(e.con)
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.stop, e.done = cancel, make(chan error, 1)
@@ -346,4 +351,49 @@ func TestConsoleDrainsAndUndoes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The console asks the gateways the log announces, every one that is not gone, each alone, and
+// its banner names each that does not answer.
+func TestConsoleProbesEachAnnouncedGateway(t *testing.T) {
+	e := newConsoleEnv(t, roundRobin)
+	now := time.Now()
+	e.announce(fleet.Announcement{Node: 1, Addr: "10.0.0.1:9092", Time: now, Claims: map[int]uint64{0: 1}})
+	e.announce(fleet.Announcement{Node: 2, Addr: "10.0.0.2:9092", Time: now, Claims: map[int]uint64{1: 1}})
+	e.announce(fleet.Announcement{Node: 3, Addr: "10.0.0.3:9092", Time: now.Add(-time.Hour), Claims: map[int]uint64{2: 1}}) // gone
+	var mu sync.Mutex
+	var asked []string
+	e.configure = func(c *inspect.Console) {
+		c.Dial = func(nodes []fleet.Node) inspect.Gateways {
+			return inspect.DialGateways(nil, nodes, []string{"localhost:9092"})
+		}
+		c.Probe = func(_ context.Context, gws inspect.Gateways) []inspect.Reach {
+			mu.Lock()
+			asked = append(asked, gws.String())
+			mu.Unlock()
+			out := make([]inspect.Reach, len(gws.List))
+			for i, g := range gws.List {
+				out[i].Gateway = g
+				if g.Node == 2 {
+					out[i].Err = errors.New("connection refused")
+				}
+			}
+			return out
+		}
+	}
+	e.start(false)
+	checkfor.Eventually(t, 5*time.Second, "the banner names node 2", func() error {
+		_, st := e.sink.last()
+		if p := st.Problems(); len(p) != 1 || p[0] != "no answer from node 2 at 10.0.0.2:9092: connection refused" || st.Healthy() {
+			return fmt.Errorf("problems %q", p)
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range asked {
+		if a != "node 1 at 10.0.0.1:9092, node 2 at 10.0.0.2:9092" {
+			t.Fatalf("probed %q: want the two live nodes", a)
+		}
+	}
 }

@@ -12,5 +12,7 @@
 // and so is Console, the engine of the live console: it follows the log into a Model on one
 // goroutine, sends snapshots and status beats, says when the store stops answering and reloads
 // until it answers again, and runs the console's drains and undos through PlanDrain and
-// CheckUndo, the rules `drain` obeys.
+// CheckUndo, the rules `drain` obeys. DialGateways is the one rule of which Kafka addresses the
+// operator commands dial (those given, else those the gateways announce), and Prober asks each
+// address alone, so that an address that does not answer is named with its node.
 package inspect

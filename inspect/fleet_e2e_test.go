@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -14,42 +13,17 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
-	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
-	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
+	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
 )
 
 // liveFleet is a store and three gateways with the coordinator log, as `serve --iggy` runs them.
 func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway.Gateway) {
 	t.Helper()
-	srv := teststore.Start(t, nil)
-	ports := freeport.Ports(t, 3)
-	var brokers []kafka.Broker
-	for i, p := range ports {
-		brokers = append(brokers, kafka.Broker{NodeID: int32(i + 1), Host: "127.0.0.1", Port: int32(p)})
-	}
+	srv, gws := testfleet.Start(t, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	for i, p := range ports {
-		g, err := gateway.Start(ctx, gateway.Config{
-			Bind: fmt.Sprintf("127.0.0.1:%d", p), AdvertisedAddr: fmt.Sprintf("127.0.0.1:%d", p), NodeID: int32(i + 1), Brokers: brokers,
-			IggyAddrs: []string{srv.Addr}, IggyUsername: "iggy", IggyPassword: "iggy",
-			AutoCreateTopics: true, CoordinatorLog: true, HeartbeatInterval: 2 * time.Second,
-			ConsumerHeartbeatInterval: 100 * time.Millisecond,
-			Logger:                    slog.New(slog.DiscardHandler),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = g.Shutdown(ctx)
-		})
-		gws = append(gws, g)
-	}
 	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{srv.Addr}})
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,9 @@ func DiffLive(ctx context.Context, adm LiveGroups, r *Replay) ([]Difference, err
 	}
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
+		if !answered(err) {
+			return nil, fmt.Errorf("%w: list groups: %w", ErrNoGateway, err)
+		}
 		return nil, fmt.Errorf("list groups: %w", err)
 	}
 	for name := range listed {

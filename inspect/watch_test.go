@@ -1,6 +1,8 @@
 package inspect_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -74,8 +76,19 @@ func TestStatusStaleness(t *testing.T) {
 	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 200ms (retry 2 in 500ms): connection refused; the rows are as of 09:00:00" {
 		t.Fatalf("failed request: %q", s.Problems())
 	}
-	s = inspect.Status{At: at, StoreAnswered: at, StaleAfter: time.Second, Gateways: "localhost:9092", GatewaysError: "dial tcp: refused"}
-	if !s.StoreOK() || s.Healthy() || s.Problems()[0] != "no gateway answers at localhost:9092: dial tcp: refused" {
+	// One sentence per gateway that does not answer, naming its node; those that answer are
+	// not mentioned.
+	s = inspect.Status{At: at, StoreAnswered: at, StaleAfter: time.Second, Gateways: "node 1 at 10.0.0.1:9092, node 2 at 10.0.0.2:9092, node 3 at 10.0.0.3:9092",
+		Unreachable: []inspect.Reach{
+			{Gateway: inspect.Gateway{Node: 1, Addr: "10.0.0.1:9092"}, Err: errors.New("dial tcp: refused")},
+			{Gateway: inspect.Gateway{Node: 3, Addr: "10.0.0.3:9092"}, Err: errors.New("i/o timeout")},
+		}}
+	want := []string{"no answer from node 1 at 10.0.0.1:9092: dial tcp: refused", "no answer from node 3 at 10.0.0.3:9092: i/o timeout"}
+	if !s.StoreOK() || s.Healthy() || !slices.Equal(s.Problems(), want) {
 		t.Fatalf("gateways away: %q", s.Problems())
+	}
+	s.Unreachable = []inspect.Reach{{Gateway: inspect.Gateway{Addr: "localhost:9092"}, Err: errors.New("dial tcp: refused")}}
+	if p := s.Problems(); len(p) != 1 || p[0] != "no answer from localhost:9092: dial tcp: refused" {
+		t.Fatalf("given address away: %q", p)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 )
 
@@ -266,6 +267,27 @@ var lagColumns = []column[inspect.GroupLag]{
 	{title: "LAG", width: 7, cell: func(l inspect.GroupLag) string { return int64Text(l.Lag) }},
 	{title: "LAG-TIME", width: 8, cell: func(l inspect.GroupLag) string { return ago(l.LagSeconds) }},
 	{title: "CLIENT-ID", width: 14, prio: 1, cell: func(l inspect.GroupLag) string { return l.ClientID }},
+}
+
+var seekColumns = []column[groupadmin.Step]{
+	{title: "TOPIC", width: 14, flex: true, cell: func(s groupadmin.Step) string { return s.Topic }},
+	{title: "PART", width: 4, cell: func(s groupadmin.Step) string { return strconv.Itoa(int(s.Partition)) }},
+	{title: "COMMITTED", width: 9, cell: func(s groupadmin.Step) string { return int64Text(s.Committed) }},
+	{title: "NEW", width: 9, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.New, 10) }},
+	{title: "RE-READ", width: 7, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.Reread, 10) }},
+	{title: "SKIP", width: 7, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.Skip, 10) }},
+	// The plan's sentence is in `group seek`; here a clamped target shows which bound it took.
+	{title: "NOTE", width: 13, prio: 1, cell: func(s groupadmin.Step) string {
+		switch s.ClampedTo {
+		case "log_start":
+			return "clamped:start"
+		case "log_end":
+			return "clamped:end"
+		}
+		return ""
+	}},
+	{title: "START", width: 9, prio: 2, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.LogStart, 10) }},
+	{title: "END", width: 9, prio: 2, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.LogEnd, 10) }},
 }
 
 var stepColumns = []column[inspect.DrainStep]{

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 )
 
@@ -26,6 +27,13 @@ type Actions interface {
 	Undo(ctx context.Context, nodes []int32) error
 	Groups(ctx context.Context, partition int) ([]inspect.GroupView, error)
 	Group(ctx context.Context, group string) (inspect.GroupDetail, error)
+	// PlanSeek plans a seek of group's committed offsets to a target as `group seek` takes it
+	// (groupadmin.ParseTarget's name and value), with notes on what it leaves out; Seek commits a
+	// plan the operator confirmed; Undoable names the group's seek an undo would undo ("" for
+	// none).
+	PlanSeek(ctx context.Context, group, name, value string) (groupadmin.Plan, []string, error)
+	Seek(ctx context.Context, plan groupadmin.Plan) error
+	Undoable(ctx context.Context, group string) (string, error)
 }
 
 // SnapshotMsg is a snapshot of the fleet from the console engine.
@@ -58,6 +66,18 @@ type (
 		detail inspect.GroupDetail
 		err    error
 	}
+	seekPlanMsg struct {
+		plan  groupadmin.Plan
+		notes []string
+		err   error
+	}
+	seekDoneMsg struct {
+		plan groupadmin.Plan
+		err  error
+	}
+	undoableMsg struct {
+		group, seek string
+	}
 )
 
 type pane int
@@ -78,6 +98,8 @@ const (
 	planScreen
 	undoScreen
 	helpScreen
+	seekInputScreen
+	seekPlanScreen
 )
 
 // markFor is how long a changed cell stays marked.
@@ -142,6 +164,13 @@ type Console struct {
 	planScroll int
 	undoNode   int32
 	drainShut  bool
+
+	// The seek dialog of the group page: the target being typed, the plan shown for
+	// confirmation with its notes, and the group's seek an undo would undo.
+	seekInput textinput.Model
+	seekPlan  *groupadmin.Plan
+	seekNotes []string
+	undoable  string
 }
 
 // NewConsole starts the view on a first snapshot. act performs the actions; readOnly hides
@@ -155,8 +184,13 @@ func NewConsole(first inspect.Snapshot, act Actions, readOnly bool) Console {
 	ti.Cursor.SetMode(cursor.CursorStatic)
 	h := help.New()
 	h.ShortSeparator = " · "
+	si := textinput.New()
+	si.Prompt = "seek to: "
+	si.Placeholder = "to earliest · to latest · to-offset N · to-time 10m · shift -100 · to-commit-at T · undo"
+	si.CharLimit = 64
+	si.Cursor.SetMode(cursor.CursorStatic)
 	m := Console{act: act, readOnly: readOnly, marks: map[markKey]time.Time{}, seenHand: map[[2]uint64]bool{},
-		width: 80, height: 24, focus: partsPane, filter: ti, help: h}
+		width: 80, height: 24, focus: partsPane, filter: ti, help: h, seekInput: si}
 	m = m.apply(first)
 	return m
 }
@@ -256,8 +290,50 @@ func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
 			return m, nil
 		}
 		d := msg.detail
-		m.group, m.groupName, m.groupScroll, m.screen = &d, msg.group, 0, groupScreen
+		if msg.group != m.groupName {
+			m.undoable = ""
+		}
+		if m.screen != seekInputScreen && m.screen != seekPlanScreen {
+			m.screen = groupScreen
+		}
+		m.group, m.groupName, m.groupScroll = &d, msg.group, 0
+		name := msg.group
+		return m, m.run(func(ctx context.Context) tea.Msg {
+			id, err := m.act.Undoable(ctx, name)
+			if err != nil {
+				id = ""
+			}
+			return undoableMsg{name, id}
+		})
+	case undoableMsg:
+		if msg.group == m.groupName {
+			m.undoable = msg.seek
+		}
 		return m, nil
+	case seekPlanMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.screen = groupScreen
+			m.say(true, "seek refused: "+msg.err.Error())
+			return m, nil
+		}
+		p := msg.plan
+		m.seekPlan, m.seekNotes, m.screen = &p, msg.notes, seekPlanScreen
+		return m, nil
+	case seekDoneMsg:
+		m.busy = ""
+		sum := msg.plan.Summary()
+		if msg.err != nil {
+			m.say(true, "seek of group "+msg.plan.Group+" failed: "+msg.err.Error())
+			return m, nil
+		}
+		sum.Done = true
+		m.say(false, sum.String())
+		name := msg.plan.Group
+		return m, m.run(func(ctx context.Context) tea.Msg {
+			d, err := m.act.Group(ctx, name)
+			return groupMsg{name, d, err}
+		})
 	case tea.KeyMsg:
 		return m.key(msg)
 	}
@@ -298,6 +374,36 @@ func (m Console) key(msg tea.KeyMsg) (Console, tea.Cmd) {
 	}
 	// A confirmation takes any key: y confirms, everything else cancels.
 	switch m.screen {
+	case seekInputScreen:
+		switch msg.Type {
+		case tea.KeyEsc:
+			m.screen = groupScreen
+			m.seekInput.Blur()
+			return m, nil
+		case tea.KeyEnter:
+			name, value := seekWords(m.seekInput.Value())
+			group := m.groupName
+			m.seekInput.Blur()
+			m.busy = "planning the seek of group " + group
+			return m, m.run(func(ctx context.Context) tea.Msg {
+				p, notes, err := m.act.PlanSeek(ctx, group, name, value)
+				return seekPlanMsg{p, notes, err}
+			})
+		}
+		var cmd tea.Cmd
+		m.seekInput, cmd = m.seekInput.Update(msg)
+		return m, cmd
+	case seekPlanScreen:
+		plan := *m.seekPlan
+		m.screen, m.seekPlan, m.seekNotes = groupScreen, nil, nil
+		if msg.String() != "y" {
+			m.say(false, "seek of group "+plan.Group+" cancelled: nothing was moved")
+			return m, nil
+		}
+		m.busy = "moving the offsets of group " + plan.Group
+		return m, m.run(func(ctx context.Context) tea.Msg {
+			return seekDoneMsg{plan, m.act.Seek(ctx, plan)}
+		})
 	case planScreen:
 		plan := *m.plan
 		m.screen, m.plan = mainScreen, nil
@@ -351,6 +457,23 @@ func (m Console) key(msg tea.KeyMsg) (Console, tea.Cmd) {
 			m.groupScroll = max(0, m.groupScroll-1)
 		case key.Matches(msg, keys.Down):
 			m.groupScroll++
+		case key.Matches(msg, keys.Seek), key.Matches(msg, keys.UndoSeek):
+			if m.readOnly {
+				m.say(true, "read-only console: seeks are off")
+				return m, nil
+			}
+			m.message = ""
+			if key.Matches(msg, keys.Seek) {
+				m.seekInput.SetValue("")
+				m.screen = seekInputScreen
+				return m, m.seekInput.Focus()
+			}
+			group := m.groupName
+			m.busy = "planning the undo of group " + group + "'s last seek"
+			return m, m.run(func(ctx context.Context) tea.Msg {
+				p, notes, err := m.act.PlanSeek(ctx, group, "undo", "")
+				return seekPlanMsg{p, notes, err}
+			})
 		}
 		return m, nil
 	}
@@ -672,7 +795,7 @@ func (m Console) Message() string { return m.message }
 
 // Screen names what the view shows: main, groups, group, plan, undo or help.
 func (m Console) Screen() string {
-	return [...]string{"main", "groups", "group", "plan", "undo", "help"}[m.screen]
+	return [...]string{"main", "groups", "group", "plan", "undo", "help", "seek", "seek-plan"}[m.screen]
 }
 
 func plural(n int, what string) string {
@@ -680,4 +803,15 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// seekWords splits what the seek dialog was given into a target's name and value, as `group
+// seek` takes them ("shift -100" is --shift -100); "earliest" and "latest" alone mean "to" them.
+func seekWords(s string) (name, value string) {
+	name, value, _ = strings.Cut(strings.TrimSpace(s), " ")
+	value = strings.TrimSpace(value)
+	if value == "" && (name == "earliest" || name == "latest") {
+		return "to", name
+	}
+	return strings.TrimPrefix(name, "--"), value
 }

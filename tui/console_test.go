@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
+	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tui"
@@ -139,6 +140,9 @@ type fakeActions struct {
 	planErr  error
 	undoErr  error
 	groupErr error
+	seekErr  error
+	undoable string
+	seeks    []groupadmin.Plan
 }
 
 func (f *fakeActions) call(s string) {
@@ -186,6 +190,44 @@ func (f *fakeActions) Groups(_ context.Context, p int) ([]inspect.GroupView, err
 func (f *fakeActions) Group(_ context.Context, g string) (inspect.GroupDetail, error) {
 	f.call("group " + g)
 	return detail(), f.groupErr
+}
+
+// seekPlan is the plan of a seek of detail()'s group: three partitions, one clamped.
+func seekPlan(name, value string) groupadmin.Plan {
+	t := groupadmin.Target{Kind: groupadmin.Shift, Shift: -100}
+	if name == "undo" {
+		t = groupadmin.Target{Kind: groupadmin.Undo, Seek: "2026-12-01T08:58:00Z", Commits: map[string]map[int32]int64{"orders": {0: 120, 1: 200, 2: 80}}}
+	}
+	return groupadmin.BuildPlan("orders", t, []groupadmin.Partition{
+		{Topic: "orders", Partition: 0, Committed: 140, Start: 0, End: 156},
+		{Topic: "orders", Partition: 1, Committed: 242, Start: 0, End: 242},
+		{Topic: "orders", Partition: 2, Committed: 90, Start: 40, End: 130},
+	})
+}
+
+func (f *fakeActions) PlanSeek(_ context.Context, group, name, value string) (groupadmin.Plan, []string, error) {
+	f.call(fmt.Sprintf("plan-seek %s %s %q", group, name, value))
+	if f.seekErr != nil {
+		return groupadmin.Plan{}, nil, f.seekErr
+	}
+	var notes []string
+	if name == "undo" {
+		notes = []string{"orders[3] had no commit before seek 2026-12-01T08:58:00Z: left as it is"}
+	}
+	return seekPlan(name, value), notes, nil
+}
+
+func (f *fakeActions) Seek(_ context.Context, p groupadmin.Plan) error {
+	f.call("seek " + p.Group + " to " + p.Target.String())
+	f.mu.Lock()
+	f.seeks = append(f.seeks, p)
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeActions) Undoable(_ context.Context, group string) (string, error) {
+	f.call("undoable " + group)
+	return f.undoable, nil
 }
 
 func update(m tea.Model, msgs ...tea.Msg) tea.Model {
@@ -263,6 +305,9 @@ func TestConsoleViewGolden(t *testing.T) {
 		{"scrolled", keys("G")},
 		{"groups", keys("j", "j", "j", "j", "j", "j", "j", "enter")},
 		{"group", keys("enter", "enter")},
+		{"seek", keys("enter", "enter", "o", "s", "h", "i", "f", "t", " ", "-", "1", "0", "0")},
+		{"seekplan", keys("enter", "enter", "o", "s", "h", "i", "f", "t", " ", "-", "1", "0", "0", "enter")},
+		{"seekundo", keys("enter", "enter", "U")},
 		{"plan", keys("tab", "tab", "j", "d")},
 		{"drain", append(keys("tab", "tab", "j", "d", "y"), tui.SnapshotMsg(drain))},
 		{"undo", keys("tab", "tab", "j", "j", "u")},
@@ -418,7 +463,7 @@ func TestConsoleDrillDownTeatest(t *testing.T) {
 	if final.Screen() != "main" {
 		t.Fatalf("esc twice left screen %s", final.Screen())
 	}
-	if got, want := act.Calls(), []string{"groups 7", "group orders"}; !slices.Equal(got, want) {
+	if got, want := act.Calls(), []string{"groups 7", "group orders", "undoable orders"}; !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v", got, want)
 	}
 }
@@ -503,5 +548,73 @@ func TestConsoleKeysTypedTogether(t *testing.T) {
 	m := update(newConsole(act), tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jd")}).(tui.Console)
 	if got := act.Calls(); !slices.Equal(got, []string{"plan [2]"}) || m.Plan() == nil {
 		t.Fatalf("calls %v, plan %v", got, m.Plan())
+	}
+}
+
+// The seek dialog through a real program: o asks for the target, enter shows the plan, anything
+// but y cancels without a seek, y seeks with the plan shown and the group page comes back; U
+// plans the undo of the seek the page marks, with the notes of what it leaves.
+func TestConsoleSeekFlowTeatest(t *testing.T) {
+	act := &fakeActions{undoable: "2026-12-01T08:58:00Z"}
+	tm := teatest.NewTestModel(t, newConsole(act), teatest.WithInitialTermSize(100, 30))
+	for _, k := range []string{"j", "j", "j", "j", "j", "j", "j", "enter"} {
+		tm.Send(keyMsg(k))
+	}
+	waitFor(t, tm, "[GROUPS of partition 7]")
+	tm.Send(keyMsg("enter"))
+	waitFor(t, tm, "seek 2026-12-01T08:58:00Z can be undone: U")
+	type_ := func(s string) {
+		for _, r := range s {
+			tm.Send(keyMsg(string(r)))
+		}
+	}
+	tm.Send(keyMsg("o"))
+	waitFor(t, tm, "[SEEK orders] where to move")
+	type_("shift -100")
+	tm.Send(keyMsg("enter"))
+	waitFor(t, tm, "move the offsets of orders? y moves, any other key cancels")
+	tm.Send(keyMsg("n"))
+	waitFor(t, tm, "seek of group orders cancelled: nothing was moved")
+	tm.Send(keyMsg("o"))
+	type_("shift -100")
+	tm.Send(keyMsg("enter"))
+	waitFor(t, tm, "would move 3 of 3 partition(s) to a shift of -100")
+	tm.Send(keyMsg("y"))
+	waitFor(t, tm, "group orders moved 3 of 3 partition(s) to a shift of -100")
+	tm.Send(keyMsg("U"))
+	waitFor(t, tm, "orders[3] had no commit before seek")
+	tm.Send(keyMsg("y"))
+	waitFor(t, tm, "group orders moved 3 of 3 partition(s) to the offsets seek 2026-12-01T08:58:00Z replaced")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	want := []string{
+		"groups 7", "group orders", "undoable orders",
+		`plan-seek orders shift "-100"`,
+		`plan-seek orders shift "-100"`, "seek orders to a shift of -100", "group orders", "undoable orders",
+		`plan-seek orders undo ""`, "seek orders to the offsets seek 2026-12-01T08:58:00Z replaced", "group orders", "undoable orders",
+	}
+	if got := act.Calls(); !slices.Equal(got, want) {
+		t.Fatalf("calls\n%q\nwant\n%q", got, want)
+	}
+	act.mu.Lock()
+	defer act.mu.Unlock()
+	if len(act.seeks) != 2 || act.seeks[0].Steps[2].New != 40 || act.seeks[0].Steps[2].Clamped == "" {
+		t.Fatalf("seeks %+v: want the plans shown", act.seeks)
+	}
+}
+
+// A read-only console offers no seek; a refused plan says why and stays on the group page.
+func TestConsoleSeekRefused(t *testing.T) {
+	m := update(tui.NewConsole(fleetAt(now0), &fakeActions{}, true), keys("enter", "enter", "o")...)
+	if c := m.(tui.Console); c.Screen() != "group" || c.Message() != "read-only console: seeks are off" {
+		t.Fatalf("read-only: screen %s message %q", c.Screen(), c.Message())
+	}
+	act := &fakeActions{seekErr: errors.New("group orders has 2 live member(s): m-1 (client worker-a on /10.0.0.1), m-2 (client worker-b on /10.0.0.2); stop its consumers first")}
+	m = update(newConsole(act), keys("enter", "enter", "o", "u", "n", "d", "o", "enter")...)
+	if c := m.(tui.Console); c.Screen() != "group" || !strings.HasPrefix(c.Message(), "seek refused: group orders has 2 live member(s)") {
+		t.Fatalf("refused: screen %s message %q", c.Screen(), c.Message())
+	}
+	if slices.ContainsFunc(act.Calls(), func(c string) bool { return strings.HasPrefix(c, "seek ") }) {
+		t.Fatalf("a refused plan was executed: %v", act.Calls())
 	}
 }

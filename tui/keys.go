@@ -8,6 +8,7 @@ type keyMap struct {
 	Tab, Enter, Back                        key.Binding
 	Sort, Reverse, Filter                   key.Binding
 	Drain, Undo, Move                       key.Binding
+	Seek, UndoSeek                          key.Binding
 	Help, Quit                              key.Binding
 }
 
@@ -20,6 +21,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Tab, k.Enter, k.Back, k.Sort, k.Reverse, k.Filter},
 		{k.Drain, k.Undo, k.Move, k.Help, k.Quit},
+		{k.Seek, k.UndoSeek},
 	}
 }
 
@@ -39,6 +41,8 @@ var keys = keyMap{
 	Drain:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "drain node")),
 	Undo:     key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undo drain")),
 	Move:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move partition (not offered)")),
+	Seek:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "on a group: move its offsets (seek)")),
+	UndoSeek: key.NewBinding(key.WithKeys("U"), key.WithHelp("U", "on a group: undo its last seek")),
 	Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 	Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 }

@@ -123,8 +123,14 @@ func (m Console) footer() []string {
 		return lines
 	case m.screen == groupsScreen:
 		s = "↑/↓ move · enter members and lag · esc back · q quit"
+	case m.screen == groupScreen && !m.readOnly:
+		s = "↑/↓ scroll · o seek · U undo seek · esc back · q quit"
 	case m.screen == groupScreen:
 		s = "↑/↓ scroll · esc back · q quit"
+	case m.screen == seekInputScreen:
+		s = "enter plans · esc back"
+	case m.screen == seekPlanScreen:
+		s = "y moves the offsets · any other key cancels"
 	case m.screen == helpScreen:
 		s = "esc or ? back · q quit"
 	case m.screen == planScreen || m.screen == undoScreen:
@@ -154,6 +160,10 @@ func (m Console) View() string {
 		body = m.planView()
 	case undoScreen:
 		body = m.undoView()
+	case seekInputScreen:
+		body = m.seekInputView()
+	case seekPlanScreen:
+		body = m.seekPlanView()
 	default:
 		body = m.mainView()
 	}
@@ -408,6 +418,9 @@ func (m Console) groupView() []string {
 	if d.DescribeError != "" {
 		lines = append(lines, badStyle.Render(clip("  "+d.DescribeError, m.width)))
 	}
+	if m.undoable != "" {
+		lines = append(lines, changedStyle.Render(clip("  seek "+m.undoable+" can be undone: U", m.width)))
+	}
 	mcols := layout(memberColumns, m.width)
 	lines = append(lines, titleStyle.Render(" MEMBERS"), headerStyle.Render(clip(header(mcols), m.width)))
 	if len(d.Members) == 0 {
@@ -461,6 +474,48 @@ func (m Console) planView() []string {
 		out = append(out, "  "+l)
 	}
 	return append(out, titleStyle.Render(clip("drain "+who+"? y drains, any other key cancels", m.width)))
+}
+
+func (m Console) seekInputView() []string {
+	out := []string{focusStyle.Render(clip("[SEEK "+m.groupName+"] where to move the group's committed offsets", m.width))}
+	for _, l := range []string{
+		"to earliest, to latest     each partition's log start or end",
+		"to-offset N                offset N on every partition",
+		"to-time T                  the first record at or after T (RFC 3339, 10m)",
+		"shift N                    N records from the commit (negative: back)",
+		"to-commit-at T             the offsets committed at T, from the log",
+		"undo                       what the last seek replaced",
+	} {
+		out = append(out, dimStyle.Render(clip("  "+l, m.width)))
+	}
+	out = append(out, "", clip(m.seekInput.View(), m.width), "")
+	for _, l := range wrap("The plan comes first: nothing moves before y. A group with live members is refused, as Kafka does.", m.width-2) {
+		out = append(out, "  "+l)
+	}
+	return out
+}
+
+func (m Console) seekPlanView() []string {
+	p := m.seekPlan
+	out := []string{focusStyle.Render(clip("[SEEK "+p.Group+"] the plan: to "+p.Target.String(), m.width))}
+	cols := layout(seekColumns, m.width)
+	out = append(out, headerStyle.Render(clip(header(cols), m.width)))
+	room := max(1, m.height-len(m.top())-1-6-len(m.seekNotes))
+	for i, st := range p.Steps {
+		if i == room && len(p.Steps) > room+1 {
+			out = append(out, dimStyle.Render(fmt.Sprintf("  ... and %d more", len(p.Steps)-room)))
+			break
+		}
+		out = append(out, clip(joinCells(cols, cells(cols, st)), m.width))
+	}
+	out = append(out, "")
+	for _, l := range wrap(p.Summary().String(), m.width-2) {
+		out = append(out, "  "+l)
+	}
+	for _, n := range m.seekNotes {
+		out = append(out, dimStyle.Render(clip("  "+n, m.width)))
+	}
+	return append(out, titleStyle.Render(clip("move the offsets of "+p.Group+"? y moves, any other key cancels", m.width)))
 }
 
 func (m Console) undoView() []string {

@@ -10,8 +10,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/tui"
@@ -43,7 +43,9 @@ disagreements between the log, the lease and the owners topic, and partitions wi
 --group G says which partition and gateway coordinate G and whether FindCoordinator agrees,
 then what G's coordinator answers: state, protocol, members with their assignment, and per
 partition the committed offset, the log end, the lag in records and in time (the age of the
-oldest unread record). It exits 1 when the log or the gateways cannot be reached.
+oldest unread record). It exits 1 when the log or the gateways cannot be reached, saying what
+each gateway's address answered. The gateways are asked at the addresses they announce in the
+log unless --kafka-bootstrap is set.
 --history P lists every claim of partition P and how long each owner held it.
 
 --watch is the live console: the nodes, the partitions and the recent handovers (why: drain,
@@ -51,9 +53,12 @@ stop, crash, lease; and how long the partition went unserved), kept current as t
 Keys: arrows or j/k move, tab switches pane, enter lists a partition's groups and then a
 group's members and lag, esc goes back, s/S sort, / filters, d drains the selected node (the
 plan is shown first, y confirms, anything else cancels), u undoes a drain, ? lists every key,
-q quits. Drains from the view are the same requests as 'drain' and refused by the same rules;
---read-only turns them off. One partition cannot be moved alone (m): the lease decides each
-partition's owner, so a partition moves only with its node's drain. When the store or the
+q quits. On a group's page, o moves its committed offsets: type the target as 'group seek' takes
+it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y moves, anything
+else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains
+and seeks from the view are the same requests as 'drain' and 'group seek' and refused by the
+same rules; --read-only turns them off. One partition cannot be moved alone (m): the lease
+decides each partition's owner, so a partition moves only with its node's drain. When the store or the
 gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
 and the console retries with backoff until the store answers again. Without a terminal --watch
 prints one line per change instead (NDJSON with -o json).`,
@@ -95,28 +100,29 @@ prints one line per change instead (NDJSON with -o json).`,
 			case fl.Changed("history"):
 				return a.fail(output.List(w, f, "claims.history", model.Parts[history].History(now())))
 			case group != "":
-				live, closeLive, err := a.kafkaLive()
+				d, err := a.describeGroup(ctx, model, group)
 				if err != nil {
 					return a.fail(err)
-				}
-				defer closeLive()
-				d, err := inspect.DescribeGroup(ctx, live, model.GroupLog(), group, now())
-				if err != nil {
-					return a.fail(a.kafkaError(err))
 				}
 				return a.fail(output.Print(w, f, "claims.group", groupDoc{d}))
 			case watch && f == output.Text && isTerminal(w):
-				live, closeLive, err := a.kafkaLive()
+				gws := a.dial(model.View.Nodes(now()))
+				live, closeLive, err := a.kafkaLive(gws)
 				if err != nil {
 					return a.fail(err)
 				}
 				defer closeLive()
-				con := &inspect.Console{Log: log, Store: strings.Join(a.iggyAddrs(), ","), Live: live,
-					Bootstrap: strings.Join(a.values.List("kafka-bootstrap"), ","), Gateways: gatewayProbe(live.Admin)}
+				prober, err := inspect.NewProber(live.Opts)
+				if err != nil {
+					return a.fail(err)
+				}
+				defer prober.Close()
+				con := &inspect.Console{Log: log, Store: strings.Join(a.iggyAddrs(), ","), Live: live, Dial: a.dial, Probe: prober.Probe}
 				if !readOnly {
 					con.Drainer = inspect.IggyDrainer{Log: log, Writer: c}
 				}
-				return a.fail(watchView(ctx, con, model, readOnly))
+				act := consoleActions{Console: con, seeker: groupadmin.Seeker{Admin: live.Admin, Log: log, Now: now}}
+				return a.fail(watchView(ctx, con, act, model, readOnly))
 			case watch:
 				s := output.NewStream[inspect.Change](w, f, "claims.change", true)
 				if watchLoaded != nil {
@@ -153,37 +159,13 @@ prints one line per change instead (NDJSON with -o json).`,
 	return cmd
 }
 
-// gatewayProbe asks every gateway in Metadata for its API versions: the console's check that a
-// gateway answers.
-func gatewayProbe(adm *kadm.Client) func(context.Context) error {
-	return func(ctx context.Context) error {
-		vs, err := adm.ApiVersions(ctx)
-		if err != nil {
-			return err
-		}
-		var first error
-		for _, v := range vs {
-			if v.Err == nil {
-				return nil
-			}
-			if first == nil {
-				first = v.Err
-			}
-		}
-		if first == nil {
-			first = errors.New("no gateway is listed in Metadata")
-		}
-		return first
-	}
-}
-
 // watchView runs the console until the operator quits or ctx ends; the engine feeds it
 // snapshots as the records arrive and a status beat four times a second.
-func watchView(ctx context.Context, con *inspect.Console, model *inspect.Model, readOnly bool) error {
+func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model *inspect.Model, readOnly bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	first := inspect.Snapshot{At: now(), Nodes: model.Nodes(now()), Rows: model.Rows(now()), Status: con.Status()}
-	p := tea.NewProgram(tui.NewConsole(first, con, readOnly), tea.WithAltScreen(), tea.WithContext(ctx))
+	p := tea.NewProgram(tui.NewConsole(first, act, readOnly), tea.WithAltScreen(), tea.WithContext(ctx))
 	errc := make(chan error, 1)
 	go func() { errc <- con.Run(ctx, model, programSink{p}) }()
 	_, err := p.Run()
@@ -196,6 +178,29 @@ func watchView(ctx context.Context, con *inspect.Console, model *inspect.Model, 
 		err = werr
 	}
 	return err
+}
+
+// consoleActions are the console's actions: the engine's (drains, groups) and the seeks of a
+// group's offsets, which go through the gateways and read the coordinator log's history.
+type consoleActions struct {
+	*inspect.Console
+	seeker groupadmin.Seeker
+}
+
+func (c consoleActions) PlanSeek(ctx context.Context, group, name, value string) (groupadmin.Plan, []string, error) {
+	t, err := groupadmin.ParseTarget(name, value, now())
+	if err != nil {
+		return groupadmin.Plan{}, nil, err
+	}
+	return c.seeker.Plan(ctx, group, t, nil)
+}
+
+func (c consoleActions) Seek(ctx context.Context, p groupadmin.Plan) error {
+	return c.seeker.Seek(ctx, p)
+}
+
+func (c consoleActions) Undoable(ctx context.Context, group string) (string, error) {
+	return groupadmin.Undoable(ctx, c.seeker.Log, group)
 }
 
 // programSink hands the engine's messages to the program.

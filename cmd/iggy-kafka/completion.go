@@ -69,7 +69,8 @@ func completeSettings(cmd *cobra.Command) {
 }
 
 // completeArguments completes what the commands take beyond flags: node ids of the fleet for
-// `drain node`, log partitions for `replay partition` and `inspect --partition`.
+// `drain node`, log partitions for `replay partition` and `inspect --partition`, group names for
+// `group describe` and `group seek`.
 func completeArguments(root *cobra.Command, a *app) {
 	for _, c := range root.Commands() {
 		switch c.Name() {
@@ -87,8 +88,43 @@ func completeArguments(root *cobra.Command, a *app) {
 			}
 		case "inspect":
 			_ = c.RegisterFlagCompletionFunc("partition", completePartitions)
+		case "group":
+			for _, sub := range c.Commands() {
+				if sub.Name() == "describe" || sub.Name() == "seek" {
+					sub.ValidArgsFunction = a.completeGroups
+				}
+			}
 		}
 	}
+}
+
+// completeGroups completes `group describe|seek <TAB>` with the groups the gateways list, each
+// with its state, asking them within a second.
+func (a *app) completeGroups(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	vals, err := settings.Load(settingsKey(cmd), cmd.Flags(), a.environ)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	a.values = vals
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, adm, closeAdm, err := a.groupAdmin(ctx, nil)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer closeAdm()
+	listed, err := adm.ListGroups(ctx)
+	if err != nil && len(listed) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, g := range listed.Sorted() {
+		out = append(out, g.Group+"\t"+g.State)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeNodes completes `drain node N...` with the nodes the fleet's announcements name, each

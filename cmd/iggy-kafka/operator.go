@@ -26,15 +26,20 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
-// What the operator commands (inspect, claims, replay, drain) share: the connection settings
+// What the operator commands (inspect, claims, replay, drain, group, tail) share: the connection settings
 // of the registry (Iggy and Kafka addresses, credentials, TLS, SASL), -o, and errors printed in
 // the chosen format.
 
 // operatorCmd declares the command's settings as flags, with -o as the shorthand of --output;
 // a wrong positional argument exits 2.
 func operatorCmd(cmd *cobra.Command, args cobra.PositionalArgs) *cobra.Command {
+	return operatorCmdOf(cmd, cmd.Name(), args)
+}
+
+// operatorCmdOf is operatorCmd for a subcommand whose settings are registered under key.
+func operatorCmdOf(cmd *cobra.Command, key string, args cobra.PositionalArgs) *cobra.Command {
 	fs := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
-	settings.AddFlags(fs, cmd.Name(), false)
+	settings.AddFlags(fs, key, false)
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Name == "output" {
 			f.Shorthand = "o"
@@ -129,14 +134,59 @@ func (a *app) iggyError(err error) error {
 		err, strings.Join(a.iggyAddrs(), ","), programName, programName, a.envOf("operator-iggy"))
 }
 
-// kafkaError says, for an error of reaching the gateways, where the command looked and how to
-// point it elsewhere.
-func (a *app) kafkaError(err error) error {
+// defaultKafka is where the operator commands look for a gateway when neither --kafka-bootstrap
+// nor an announcement names one: where `serve` listens by default.
+const defaultKafka = "localhost:9092"
+
+// dial is inspect.DialGateways with the command's settings: --kafka-bootstrap (its environment
+// variable or config key) when set, else the addresses the nodes announce, else defaultKafka.
+func (a *app) dial(nodes []fleet.Node) inspect.Gateways {
+	return inspect.DialGateways(a.values.List("kafka-bootstrap"), nodes, []string{defaultKafka})
+}
+
+// gateways are the gateways a command that has not loaded the fleet dials: it reads the
+// announcements (from log, or a connection of its own when log is nil) only when
+// --kafka-bootstrap is not set.
+func (a *app) gateways(ctx context.Context, log *inspect.Log) (inspect.Gateways, error) {
+	if len(a.values.List("kafka-bootstrap")) > 0 {
+		return a.dial(nil), nil
+	}
+	if log == nil {
+		l, closeLog, err := a.openLog(ctx)
+		if err != nil {
+			return inspect.Gateways{}, err
+		}
+		defer closeLog()
+		log = l
+	}
+	v, err := log.FleetView(ctx)
+	if err != nil {
+		return inspect.Gateways{}, a.iggyError(err)
+	}
+	return a.dial(v.Nodes(now())), nil
+}
+
+// kafkaError says, for an error of reaching the gateways, what each address answered when asked
+// alone, and how to point the command elsewhere.
+func (a *app) kafkaError(ctx context.Context, gws inspect.Gateways, err error) error {
 	if err == nil || !errors.Is(err, inspect.ErrNoGateway) {
 		return err
 	}
-	return fmt.Errorf("%w\nno gateway answered at %s: is '%s serve' running there? --kafka-bootstrap (%s) sets the addresses",
-		err, strings.Join(a.values.List("kafka-bootstrap"), ","), programName, a.envOf("kafka-bootstrap"))
+	hint := fmt.Sprintf("is '%s serve' running there? --kafka-bootstrap (%s) sets the addresses", programName, a.envOf("kafka-bootstrap"))
+	if gws.Announced {
+		hint = fmt.Sprintf("the addresses are those the gateways announce in the log; --kafka-bootstrap (%s) sets others", a.envOf("kafka-bootstrap"))
+	}
+	opts, oerr := a.kafkaOpts(gws)
+	if oerr != nil {
+		return fmt.Errorf("%w\n%s", err, hint)
+	}
+	pctx, cancel := context.WithTimeout(ctx, a.values.Duration("request-timeout"))
+	defer cancel()
+	reach, perr := inspect.ProbeGateways(pctx, gws, opts)
+	if perr != nil {
+		return fmt.Errorf("%w\n%s", err, hint)
+	}
+	return fmt.Errorf("%w\n%s", &inspect.GatewaysError{Err: err, Gateways: gws, Reach: reach}, hint)
 }
 
 func (a *app) envOf(name string) string {
@@ -166,10 +216,10 @@ func (a *app) openLog(ctx context.Context) (*inspect.Log, func(), error) {
 	return log, closer, err
 }
 
-// kafkaOpts are the kgo options of the gateways: --kafka-bootstrap, TLS, SASL, timeouts.
-func (a *app) kafkaOpts() ([]kgo.Opt, error) {
+// kafkaOpts are the kgo options of the gateways: their addresses, TLS, SASL, timeouts.
+func (a *app) kafkaOpts(gws inspect.Gateways) ([]kgo.Opt, error) {
 	v := a.values
-	opts := []kgo.Opt{kgo.SeedBrokers(v.List("kafka-bootstrap")...), kgo.RequestTimeoutOverhead(v.Duration("request-timeout")), kgo.RetryTimeout(v.Duration("request-timeout"))}
+	opts := []kgo.Opt{kgo.SeedBrokers(gws.Addrs()...), kgo.RequestTimeoutOverhead(v.Duration("request-timeout")), kgo.RetryTimeout(v.Duration("request-timeout"))}
 	if v.Bool("kafka-tls") {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("kafka-tls-server-name")}
 		if ca := v.String("kafka-tls-ca"); ca != "" {
@@ -187,9 +237,9 @@ func (a *app) kafkaOpts() ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// kafkaAdmin is a kadm client on --kafka-bootstrap.
-func (a *app) kafkaAdmin() (*kadm.Client, func(), error) {
-	opts, err := a.kafkaOpts()
+// kafkaAdmin is a kadm client on the gateways.
+func (a *app) kafkaAdmin(gws inspect.Gateways) (*kadm.Client, func(), error) {
+	opts, err := a.kafkaOpts(gws)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,12 +251,12 @@ func (a *app) kafkaAdmin() (*kadm.Client, func(), error) {
 }
 
 // kafkaLive is what DescribeGroup asks of the gateways.
-func (a *app) kafkaLive() (inspect.KafkaLive, func(), error) {
-	opts, err := a.kafkaOpts()
+func (a *app) kafkaLive(gws inspect.Gateways) (inspect.KafkaLive, func(), error) {
+	opts, err := a.kafkaOpts(gws)
 	if err != nil {
 		return inspect.KafkaLive{}, nil, err
 	}
-	adm, closer, err := a.kafkaAdmin()
+	adm, closer, err := a.kafkaAdmin(gws)
 	if err != nil {
 		return inspect.KafkaLive{}, nil, err
 	}

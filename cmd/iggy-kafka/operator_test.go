@@ -141,7 +141,7 @@ func TestClaimsGroupUnreachable(t *testing.T) {
 	closed := freeport.Addr(t)
 	env := []string{"IGGY_KAFKA_OPERATOR_IGGY=" + addr, "XDG_CONFIG_HOME=" + t.TempDir()}
 	code, out, stderr := runCLI(t, env, "claims", "--group", "g", "--kafka-bootstrap", closed, "--request-timeout", "1s")
-	if code != exitFailed || out != "" || !strings.Contains(stderr, "no gateway answered at "+closed) || !strings.Contains(stderr, "--kafka-bootstrap (IGGY_KAFKA_KAFKA_BOOTSTRAP) sets the addresses") {
+	if code != exitFailed || out != "" || !strings.Contains(stderr, "asked:\n  "+closed+": unable to dial") || !strings.Contains(stderr, "--kafka-bootstrap (IGGY_KAFKA_KAFKA_BOOTSTRAP) sets the addresses") {
 		t.Fatalf("gateways away: exit %d\nstdout %s\nstderr %s", code, out, stderr)
 	}
 	code, _, stderr = runCLI(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "claims", "--group", "g", "--iggy", closed, "--request-timeout", "1s")

@@ -25,7 +25,8 @@ valid checkpoint (or --from-start), up to the end (or --until an offset or a tim
 and print every group (state, generation, protocol, leader, members with client id, host and
 assignment) and its committed offsets, with the replay rate.
 
---diff-live asks the fleet (DescribeGroups, OffsetFetch through --kafka-bootstrap), lists every
+--diff-live asks the fleet (DescribeGroups, OffsetFetch; at the addresses the gateways announce
+in the log, or --kafka-bootstrap), lists every
 difference from the log and ends with its verdict: that the log and the gateways agree (exit 0),
 or how many differences there are (exit 1); under "summary" with -o json or yaml.`,
 		Example: `  iggy-kafka replay partition 7
@@ -56,14 +57,18 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 			if !diffLive {
 				return a.fail(output.Print(w, a.format(), "replay", replayDoc{res}))
 			}
-			adm, closeAdm, err := a.kafkaAdmin()
+			gws, err := a.gateways(cmd.Context(), log)
+			if err != nil {
+				return a.fail(err)
+			}
+			adm, closeAdm, err := a.kafkaAdmin(gws)
 			if err != nil {
 				return a.fail(err)
 			}
 			defer closeAdm()
 			diffs, err := inspect.DiffLive(cmd.Context(), adm, res)
 			if err != nil {
-				return a.fail(err)
+				return a.fail(a.kafkaError(cmd.Context(), gws, err))
 			}
 			sum := inspect.NewLiveSummary(res, diffs)
 			if err := output.ListSummary(w, a.format(), "replay.differences", diffs, sum); err != nil {

@@ -45,7 +45,7 @@ defaults; every flag's environment variable is shown in its help.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			vals, err := settings.Load(cmd.Name(), cmd.Flags(), a.environ)
+			vals, err := settings.Load(settingsKey(cmd), cmd.Flags(), a.environ)
 			if err != nil {
 				return err
 			}
@@ -70,11 +70,22 @@ defaults; every flag's environment variable is shown in its help.`,
 		newClaimsCmd(a),
 		newReplayCmd(a),
 		newDrainCmd(a),
+		newGroupCmd(a),
+		newTailCmd(a),
 		newVersionCmd(a),
 		newCompletionCmd(),
 	)
 	completeArguments(root, a)
 	return root
+}
+
+// settingsKey is the name a command's settings are registered under: its own, or for a
+// subcommand (group seek) its parent's.
+func settingsKey(cmd *cobra.Command) string {
+	if p := cmd.Parent(); p != nil && p.HasParent() {
+		return p.Name()
+	}
+	return cmd.Name()
 }
 
 // withSettings declares the command's own settings as flags.

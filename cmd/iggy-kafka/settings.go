@@ -8,7 +8,7 @@ import (
 // settings is the one list of every setting: each has a flag (--name), an environment variable
 // (IGGY_KAFKA_NAME) and a config file key (name). The README's configuration table follows it.
 // operatorCommands read the coordinator log and ask the gateways.
-var operatorCommands = []string{"inspect", "claims", "replay", "drain"}
+var operatorCommands = []string{"inspect", "claims", "replay", "drain", "group", "tail"}
 
 var settings = config.NewRegistry(
 	// Every command.
@@ -77,12 +77,12 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "operator-iggy-tls-ca", Flag: "iggy-tls-ca", Usage: "PEM file of the CA that signed the Iggy server's certificate (default: system roots)", Commands: operatorCommands},
 	config.Setting{Name: "operator-iggy-tls-server-name", Flag: "iggy-tls-server-name", Usage: "server name expected in the Iggy server's certificate (default: the host of --iggy)", Commands: operatorCommands},
 	config.Setting{Name: "operator-stream", Flag: "stream", Default: "kafka", Usage: "Iggy stream that holds the Kafka topics of the fleet the operator commands read", Commands: operatorCommands},
-	config.Setting{Name: "kafka-bootstrap", Kind: config.List, Default: "localhost:9092", Usage: "Kafka addresses of gateways the operator commands ask, host:port,...", Commands: operatorCommands},
+	config.Setting{Name: "kafka-bootstrap", Kind: config.List, Usage: "Kafka addresses of gateways the operator commands ask, host:port,... (default: those the gateways announce in the log, else localhost:9092)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-tls", Kind: config.Bool, Default: "false", Usage: "connect to the gateways over TLS", Commands: operatorCommands},
 	config.Setting{Name: "kafka-tls-ca", Usage: "PEM file of the CA that signed the gateways' certificates (default: system roots)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-tls-server-name", Usage: "server name expected in the gateways' certificates (default: the host dialled)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-sasl-username", Usage: "SASL PLAIN user for the gateways (an Iggy user; empty: no SASL)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-sasl-password", Secret: true, Usage: "password of --kafka-sasl-username", Commands: operatorCommands},
-	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain", "version"}},
+	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain", "group", "tail", "version"}},
 	config.Setting{Name: "request-timeout", Kind: config.Duration, Default: "10s", Usage: "bound of each request to Iggy or a gateway", Commands: operatorCommands},
 )
