@@ -187,8 +187,8 @@
 // held a connection, the member of a gateway that is gone stays in the group for good; counted,
 // it would hold log partitions nobody serves. A gateway counts itself from the moment its own
 // announcement is read back, as the others do (it announces and reads the owners topic right
-// after joining). A live gateway that cannot announce for longer than fleet.View's Live bound
-// drops out of everyone's lease, its own included, until it announces again.
+// after joining). A live gateway that cannot announce for longer than fleet.LeaseLiveFactor x Live
+// (20 s by default) drops out of everyone's lease, its own included, until it announces again.
 //
 // At most 16 gateways hold leases (Iggy gives each of up to 16 members a partition, which is how
 // a gateway tells its id): a gateway that finds 16 members does not join, serves produce and

@@ -31,5 +31,9 @@ func MetaStream(stream string) string { return stream + ".meta" }
 // (five announce intervals of 1 s). Gateways and operator tools use the same bound.
 const DefaultLive = 5 * time.Second
 
+// LeaseLiveFactor times a View's Live is how long an announcement keeps its member in the lease
+// (View.LiveMembers): 20 s with DefaultLive.
+const LeaseLiveFactor = 4
+
 // DefaultAnnounceInterval is how often a gateway announces itself.
 const DefaultAnnounceInterval = time.Second

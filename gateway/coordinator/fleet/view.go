@@ -199,18 +199,26 @@ func (v *View) MemberNode(member uint32, now time.Time) (int32, bool) {
 	return node, found
 }
 
-// LiveMembers lists, in members' order, the lease group's members that a live gateway announces
-// as its own (MemberNode): the lease (Assign) is computed over them alone. Iggy keeps a member
+// LiveMembers lists, in members' order, the lease group's members that a gateway announces as
+// its own, within LeaseLiveFactor x Live of now and not leaving: the lease (Assign) is computed over them
+// alone. Iggy keeps a member
 // until its session leaves, logs out, or is seen to close or go stale by the server node holding
 // its connection; after an Iggy restart, or the loss of the node that held it, no node does, so
 // the member of a gateway that is gone stays in the group for good. Counted, it would hold log
 // partitions that nobody serves. A gateway that has just joined counts from the moment its own
-// announcement is read back, for every gateway alike.
+// announcement is read back, for every gateway alike. A gateway that joins again (a new
+// session after an Iggy restart) names its new member at once, and its old one is no longer
+// named by anyone; so the bound only decides how long the member of a gateway that never came
+// back counts, and it is LeaseLiveFactor x Live, longer than Live: a gateway whose announcements are late
+// under load must not lose its partitions for it, nor take them back a moment later.
 func (v *View) LiveMembers(members []uint32, now time.Time) []uint32 {
 	out := make([]uint32, 0, len(members))
 	for _, m := range members {
-		if _, ok := v.MemberNode(m, now); ok {
-			out = append(out, m)
+		for _, a := range v.ann {
+			if a.HasMember && a.Member == m && !a.Leaving && now.Sub(a.Time) <= LeaseLiveFactor*v.Live && !v.lostMember(a) {
+				out = append(out, m)
+				break
+			}
 		}
 	}
 	return out
