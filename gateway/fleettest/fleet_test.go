@@ -1,6 +1,7 @@
 package fleettest
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/testiggy"
 )
@@ -196,3 +198,22 @@ func (g *gw) stop(t testing.TB) { g.signal(t, syscall.SIGSTOP) }
 func (g *gw) cont(t testing.TB) { g.signal(t, syscall.SIGCONT) }
 
 const sigterm = syscall.SIGTERM
+
+// iggyLeader is the node of the Iggy cluster that its metadata names leader now.
+func (f *fleet) iggyLeader() *proc {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{f.iggy[0].addr}, Username: testiggy.Username, Password: testiggy.Password, PoolSize: 1})
+	if err != nil {
+		f.t.Fatalf("asking the cluster for its leader: %v", err)
+	}
+	defer c.Close()
+	for _, n := range f.iggy {
+		if n.addr == c.Leader() {
+			return n
+		}
+	}
+	f.t.Fatalf("the cluster names leader %s, not one of its nodes", c.Leader())
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/testiggy"
 )
 
 // TestDataPathSurvivesGatewayKill checks the harness itself on what needs no coordinator:
@@ -272,4 +273,30 @@ func (r *run) nextBeats(stopped int32, at time.Time) string {
 		parts = append(parts, fmt.Sprintf("%s %v", name, first[name].Round(time.Millisecond)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TestIggyLeaderKill: on a three-node Iggy cluster (IGGY_KAFKA_TEST_IGGY_NODES=3 with a real
+// server), SIGKILL of the cluster's leader under load; the cluster elects another, the gateways
+// follow it, every log partition is served again and the load goes on; then the node comes back.
+// On one node (the store, or one real node) there is no leader to lose: the test says so and
+// skips.
+func TestIggyLeaderKill(t *testing.T) {
+	target, err := testiggy.FromEnv(iggyKafka)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Nodes < 3 {
+		t.Skipf("needs a three-node Iggy cluster (%s=3 with %s set); the server here is the %s", testiggy.NodesEnv, testiggy.Env, target.Kind())
+	}
+	r := startRun(t)
+	leader := r.f.iggyLeader()
+	killed := time.Now()
+	leader.kill(t)
+	r.pr.waitAllServed(t, 60*time.Second, "after the Iggy leader was killed")
+	t.Logf("Iggy leader %s killed: every log partition served again after %v", leader.name, time.Since(killed))
+	r.waitProgress("the load after the Iggy leader was killed")
+	leader.start(t, r.f.home)
+	leader.waitListening(t, startLimit)
+	r.waitProgress("the load after the old leader came back")
+	r.finish()
 }
