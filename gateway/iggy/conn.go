@@ -265,7 +265,9 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 				notAccepted = time.Now()
 			} else if time.Since(notAccepted) >= notAcceptedRecheck {
 				_ = c.close()
-				return nil, fmt.Errorf("iggy: %s at %s not accepted for %v: %w: %w", cl.cmd, c.addr, notAcceptedRecheck, errNotAccepted, err)
+				// ErrUnavailable: not applied, and no node took it yet; the pool dials again
+				// with backoff and the bridge answers Kafka clients with a retriable error.
+				return nil, fmt.Errorf("iggy: %s at %s not accepted for %v: %w: %w: %w", cl.cmd, c.addr, notAcceptedRecheck, ErrUnavailable, errNotAccepted, err)
 			}
 		}
 		again, err := resendTransient(ctx, cl, err)
