@@ -599,6 +599,17 @@ func (c *Coordinator) readLease(sess *iggy.Session, confirm bool) ([]uint32, err
 	return members, nil
 }
 
+// stillAlone reports whether the lease group still has this gateway's member alone, read now.
+// A failed read says no.
+func (c *Coordinator) stillAlone(ctx context.Context) bool {
+	sess := c.sess.Load()
+	if sess == nil {
+		return false
+	}
+	g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
+	return err == nil && len(g.Members) == 1 && int64(g.Members[0].ID) == c.member.Load()
+}
+
 // kickLease makes the lease loop read the assignment now (a partition was found taken over).
 func (c *Coordinator) kickLease() {
 	select {

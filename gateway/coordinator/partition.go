@@ -155,6 +155,12 @@ func (pt *partition) loadErr() error {
 		released = pt.c.releasedLocked(pt.id, prev)
 	}
 	pt.c.mu.Unlock()
+	if released && pt.alone && !pt.c.stillAlone(ctx) {
+		// Another gateway joined since the lease read that found this one alone (two
+		// gateways starting together): it may be claiming the same empty partition, so claim
+		// the usual way, after HandoverBound and from the log as it then stands.
+		released = false
+	}
 	if !released {
 		if err := pt.waitUntil(ctx, pt.gained.Add(pt.c.cfg.HandoverBound)); err != nil {
 			return err
