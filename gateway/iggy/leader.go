@@ -76,11 +76,11 @@ func (c *Client) followLeader(ctx context.Context, cn *conn) (*conn, error) {
 		c.log.Info("iggy: following the cluster leader", "from", cn.addr, "to", leader)
 		next, err := c.dialLogin(ctx, leader)
 		if err != nil {
-			// The leader is unreachable from here: staying on a working node
-			// beats failing the connect.
-			c.log.Warn("iggy: cluster leader unreachable, staying", "leader", leader, "err", err)
-			c.settle(cn.addr, nodes)
-			return cn, nil
+			// The leader is unreachable from here. Staying on a follower would leave writes
+			// refused and reads behind; the pool dials again with backoff instead.
+			c.settle("", nodes)
+			_ = cn.close()
+			return nil, fmt.Errorf("%w: the Iggy cluster's leader %s, named by %s, is unreachable: %w", ErrUnavailable, leader, cn.addr, err)
 		}
 		_ = cn.close()
 		cn = next
