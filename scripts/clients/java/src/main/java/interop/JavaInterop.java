@@ -79,17 +79,26 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code --node-pids ID:PID,...}, the processes of the fleet's gateways by node id, which the
  * last check signals, and {@code --tools-archive PATH}, a class data sharing archive of the
  * tools' classes that the first tool run writes and the others map, which halves their start.
+ * In a fleet, {@code --iggy-kafka PATH --iggy HOST:PORT} name the binary and the fleet's Iggy
+ * server, with which a Streams check drains a gateway ({@link StreamsChecks}).
+ * {@code --connect-classpath CP} is the classpath of Kafka Connect's workers, which the Connect
+ * checks ({@link ConnectChecks}) start. {@code --only PARTS} runs
+ * only the named parts of the checks: clients, tools, connect, streams, failover.
  */
 public final class JavaInterop {
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final Duration WAIT = Duration.ofSeconds(30);
 
-    private final String bootstrap;
+    final String bootstrap;
     private final int brokers;
     private final String label;
-    private final String toolsClasspath;
+    final String toolsClasspath;
     private final String saslBootstrap;
     private final Path toolsArchive;
     private final Map<Integer, Long> nodePids = new TreeMap<>();
+    final String iggyKafka;
+    final String iggy;
+    final String connectClasspath;
+    private final Set<String> only;
     private int passed;
     private int failed;
 
@@ -100,6 +109,10 @@ public final class JavaInterop {
         toolsClasspath = required(args, "tools-classpath");
         saslBootstrap = args.get("sasl-bootstrap");
         toolsArchive = args.containsKey("tools-archive") ? Path.of(args.get("tools-archive")) : null;
+        iggyKafka = args.get("iggy-kafka");
+        iggy = args.get("iggy");
+        connectClasspath = args.get("connect-classpath");
+        only = args.containsKey("only") ? Set.of(args.get("only").split(",")) : null;
         if (args.containsKey("node-pids")) {
             for (String np : args.get("node-pids").split(",")) {
                 String[] kv = np.split(":");
@@ -109,6 +122,8 @@ public final class JavaInterop {
     }
 
     public static void main(String[] argv) throws Exception {
+        // The clients' own logging (slf4j-simple, to stderr): warnings and errors only.
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         Map<String, String> args = new HashMap<>();
         for (int i = 0; i + 1 < argv.length; i += 2) {
             if (!argv[i].startsWith("--")) {
@@ -134,11 +149,11 @@ public final class JavaInterop {
 
     /** A check: returns normally to pass, throws to fail (the message says what was seen). */
     @FunctionalInterface
-    private interface Check {
+    interface Check {
         void run() throws Exception;
     }
 
-    private void check(String name, Check c) {
+    void check(String name, Check c) {
         try {
             c.run();
             passed++;
@@ -155,13 +170,13 @@ public final class JavaInterop {
         System.out.flush();
     }
 
-    private static void expect(boolean ok, String format, Object... values) {
+    static void expect(boolean ok, String format, Object... values) {
         if (!ok) {
             throw new AssertionError(String.format(format, values));
         }
     }
 
-    private static void expectEqual(Object want, Object got, String what) {
+    static void expectEqual(Object want, Object got, String what) {
         if (!want.equals(got)) {
             throw new AssertionError(what + ": want " + want + ", got " + got);
         }
@@ -169,28 +184,55 @@ public final class JavaInterop {
 
     private void run() throws Exception {
         try (Admin admin = Admin.create(adminProps(bootstrap))) {
-            codecs(admin);
-            group(admin, "classic");
-            group(admin, "consumer");
-            adminTopics(admin);
-            adminCluster(admin);
-            adminGroups(admin);
-            deleteRecords(admin);
-            scramUnauthenticated(admin);
-            unsupported(admin);
-            if (saslBootstrap != null) {
-                scram();
+            if (wants("clients")) {
+                codecs(admin);
+                group(admin, "classic");
+                group(admin, "consumer");
+                adminTopics(admin);
+                adminCluster(admin);
+                adminGroups(admin);
+                deleteRecords(admin);
+                scramUnauthenticated(admin);
+                unsupported(admin);
+                if (saslBootstrap != null) {
+                    scram();
+                }
             }
-            tools(admin);
-            if (!nodePids.isEmpty()) {
+            if (wants("tools")) {
+                tools(admin);
+            }
+            if (wants("connect")) {
+                if (connectClasspath == null) {
+                    check("connect: the workers' classpath", () -> {
+                        throw new AssertionError("no --connect-classpath");
+                    });
+                } else {
+                    new ConnectChecks(this).run(admin);
+                }
+            }
+            if (wants("streams")) {
+                // Before failover, which stops two of the three gateways.
+                new StreamsChecks(this).run(admin);
+            }
+            if (fleet() && wants("failover")) {
                 failover(admin);
             }
         }
     }
 
+    /** Whether the checks run against a fleet whose gateways they may signal (--node-pids). */
+    boolean fleet() {
+        return !nodePids.isEmpty();
+    }
+
+    /** Whether --only (clients, tools, connect, streams, failover; comma-separated) names {@code part}. */
+    private boolean wants(String part) {
+        return only == null || only.contains(part);
+    }
+
     // --- client properties ------------------------------------------------------------------
 
-    private static Properties adminProps(String servers) {
+    static Properties adminProps(String servers) {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
@@ -198,7 +240,7 @@ public final class JavaInterop {
         return p;
     }
 
-    private Properties producerProps(String codec) {
+    Properties producerProps(String codec) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -212,7 +254,7 @@ public final class JavaInterop {
         return p;
     }
 
-    private Properties consumerProps(String group, String protocol) {
+    Properties consumerProps(String group, String protocol) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
@@ -230,7 +272,7 @@ public final class JavaInterop {
         return p;
     }
 
-    private static void createTopic(Admin admin, String name, int partitions) throws Exception {
+    static void createTopic(Admin admin, String name, int partitions) throws Exception {
         admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
     }
 
@@ -662,7 +704,7 @@ public final class JavaInterop {
     private Run tool(String stdin, String mainClass, String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
         if (toolsArchive != null) {
             cmd.add((Files.exists(toolsArchive) ? "-XX:SharedArchiveFile=" : "-XX:ArchiveClassesAtExit=") + toolsArchive);
         }
@@ -948,7 +990,7 @@ public final class JavaInterop {
     // --- a group through the loss of its coordinator ----------------------------------------
 
     /** Polls until {@code cond} holds, failing with {@code what} after {@code limit}. */
-    private static void waitFor(String what, Duration limit, BooleanSupplier cond) throws InterruptedException {
+    static void waitFor(String what, Duration limit, BooleanSupplier cond) throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -1057,7 +1099,7 @@ public final class JavaInterop {
         }
     }
 
-    private int coordinator(Admin admin, String group) throws Exception {
+    static int coordinator(Admin admin, String group) throws Exception {
         return admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).coordinator().id();
     }
 
