@@ -184,7 +184,7 @@ public final class JavaInterop {
 
     private void run() throws Exception {
         try (Admin admin = Admin.create(adminProps(bootstrap))) {
-            if (wants("clients")) {
+            part("clients", () -> {
                 codecs(admin);
                 group(admin, "classic");
                 group(admin, "consumer");
@@ -197,11 +197,9 @@ public final class JavaInterop {
                 if (saslBootstrap != null) {
                     scram();
                 }
-            }
-            if (wants("tools")) {
-                tools(admin);
-            }
-            if (wants("connect")) {
+            });
+            part("tools", () -> tools(admin));
+            part("connect", () -> {
                 if (connectClasspath == null) {
                     check("connect: the workers' classpath", () -> {
                         throw new AssertionError("no --connect-classpath");
@@ -209,25 +207,31 @@ public final class JavaInterop {
                 } else {
                     new ConnectChecks(this).run(admin);
                 }
-            }
-            if (wants("streams")) {
-                // Before failover, which stops two of the three gateways.
-                new StreamsChecks(this).run(admin);
-            }
-            if (fleet() && wants("failover")) {
-                failover(admin);
+            });
+            // Before failover, which stops two of the three gateways.
+            part("streams", () -> new StreamsChecks(this).run(admin));
+            if (fleet()) {
+                part("failover", () -> failover(admin));
             }
         }
+    }
+
+    /**
+     * Runs the checks of {@code name} unless --only (clients, tools, connect, streams, failover;
+     * comma-separated) leaves it out, and prints how long they took.
+     */
+    private void part(String name, Check c) throws Exception {
+        if (only != null && !only.contains(name)) {
+            return;
+        }
+        long start = System.nanoTime();
+        c.run();
+        System.out.printf("(%s: %.1f s)%n", name, (System.nanoTime() - start) / 1e9);
     }
 
     /** Whether the checks run against a fleet whose gateways they may signal (--node-pids). */
     boolean fleet() {
         return !nodePids.isEmpty();
-    }
-
-    /** Whether --only (clients, tools, connect, streams, failover; comma-separated) names {@code part}. */
-    private boolean wants(String part) {
-        return only == null || only.contains(part);
     }
 
     // --- client properties ------------------------------------------------------------------

@@ -23,6 +23,7 @@ import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -101,7 +102,7 @@ final class StreamsChecks {
             if (!t.fleet()) {
                 return;
             }
-            t.check("streams: drained and undone, the gateway coordinating the group; the counts stay exact", () -> {
+            t.check("streams: drained and undone, the gateway coordinating the group; the counts stay exact, every input committed", () -> {
                 expect(t.iggyKafka != null && t.iggy != null, "no --iggy-kafka and --iggy to drain with");
                 int node = JavaInterop.coordinator(admin, APP);
                 int before = states.size();
@@ -125,6 +126,7 @@ final class StreamsChecks {
                 }
                 expect(writerErrors.isEmpty(), "producing the second half: %s", writerErrors);
                 expectCounts();
+                expectCommitted(admin);
                 List<KafkaStreams.State> since = List.copyOf(states.subList(before, states.size()));
                 expect(since.isEmpty(), "the application changed state during the drain: %s", since);
             });
@@ -223,6 +225,28 @@ final class StreamsChecks {
                 }
             }
         }
+    }
+
+    /** Waits until the application's group has committed the end of every input partition. */
+    private static void expectCommitted(Admin admin) throws Exception {
+        List<TopicPartition> parts = List.of(new TopicPartition(INPUT, 0), new TopicPartition(INPUT, 1), new TopicPartition(INPUT, 2));
+        Map<TopicPartition, Long> end = new TreeMap<>(java.util.Comparator.comparing(TopicPartition::toString));
+        for (var e : admin.listOffsets(parts.stream().collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest())))
+                .all().get(30, TimeUnit.SECONDS).entrySet()) {
+            end.put(e.getKey(), e.getValue().offset());
+        }
+        Map<TopicPartition, Long> committed = new TreeMap<>(java.util.Comparator.comparing(TopicPartition::toString));
+        waitFor("the group's commits at the input's end offsets " + end + " (committed " + committed + ")", WAIT, () -> {
+            try {
+                var got = admin.listConsumerGroupOffsets(APP).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+                for (TopicPartition tp : parts) {
+                    committed.put(tp, got.get(tp) == null ? -1 : got.get(tp).offset());
+                }
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+            return committed.equals(end);
+        });
     }
 
     /** Runs the gateway's binary against the fleet's Iggy server; fails with its output unless it exits 0. */
