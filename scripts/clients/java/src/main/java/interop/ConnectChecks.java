@@ -90,7 +90,7 @@ final class ConnectChecks {
         Map<String, String> worker = workerProps(port);
         worker.put("group.id", prefix + "cluster");
         for (String kind : List.of("config", "offset", "status")) {
-            worker.put(kind + ".storage.topic", prefix + kind + "s");
+            worker.put(kind + ".storage.topic", prefix + kind);
             worker.put(kind + ".storage.replication.factor", "-1");
         }
         worker.put("offset.storage.partitions", "3");
@@ -103,15 +103,24 @@ final class ConnectChecks {
         Process p = start(log, "org.apache.kafka.connect.cli.ConnectDistributed", workerFile.toString());
         try {
             t.check("connect: a distributed worker starts, its config, offset and status topics created compacted through the gateway", () -> {
-                waitFor("the REST API on 127.0.0.1:" + port + " answering GET /connectors with [] (worker " + (p.isAlive() ? "running" : "exited")
-                        + ")\n" + tail(log), Duration.ofSeconds(90), () -> p.isAlive() && "[]".equals(get(port, "/connectors")));
+                // GET /health answers 200 once the worker has started: its topics created and
+                // read, its group joined (GET /connectors answers earlier, from a snapshot).
+                waitFor("the worker healthy: GET /health on 127.0.0.1:" + port + " answering 200 (worker " + (p.isAlive() ? "running" : "exited")
+                        + ")\n" + tail(log), Duration.ofSeconds(90), () -> p.isAlive() && get(port, "/health") != null);
+                expectEqual("[]", get(port, "/connectors"), "GET /connectors");
                 List<ConfigResource> rs = new ArrayList<>();
                 for (String kind : List.of("config", "offset", "status")) {
-                    rs.add(new ConfigResource(ConfigResource.Type.TOPIC, prefix + kind + "s"));
+                    rs.add(new ConfigResource(ConfigResource.Type.TOPIC, prefix + kind));
                 }
-                Map<ConfigResource, Config> cs = admin.describeConfigs(rs).all().get(30, TimeUnit.SECONDS);
+                var cs = admin.describeConfigs(rs).values();
                 for (ConfigResource r : rs) {
-                    expectEqual("compact", cs.get(r).get("cleanup.policy").value(), r.name() + " cleanup.policy");
+                    Config c;
+                    try {
+                        c = cs.get(r).get(30, TimeUnit.SECONDS);
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        throw new AssertionError("describeConfigs of " + r.name() + ": " + e.getCause());
+                    }
+                    expectEqual("compact", c.get("cleanup.policy").value(), r.name() + " cleanup.policy");
                 }
             });
             t.check("connect: the distributed worker takes FileStreamSource and FileStreamSink through its REST API and moves a file", () -> {
