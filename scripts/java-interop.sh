@@ -27,7 +27,8 @@
 # M failed" and the exit status is 1 when a check failed. The gateways are stopped on exit.
 #
 # Usage: scripts/java-interop.sh
-#   JAVA_INTEROP_KEEP=1 keeps the temporary directory (the built program, data, gateway logs).
+#   JAVA_INTEROP_KEEP=1 keeps the temporary directory (the built program, data, gateway logs,
+#   Connect's worker logs and files, Streams' state).
 #
 # Java (17 or later) and Maven come from the Debian packages openjdk-17-jdk-headless and maven
 # when missing; Maven keeps what it downloads in ~/.m2, so only the first run on a machine
@@ -135,7 +136,8 @@ run_checks() {
 	local name=$1 rc p f
 	shift
 	echo "--- $name"
-	timeout 300 java -cp "$work/java/target/classes:$jars" interop.JavaInterop --label "$name" --tools-classpath "$jars" \
+	mkdir -p "$work/$name-tmp"
+	timeout 300 java -Djava.io.tmpdir="$work/$name-tmp" -cp "$work/java/target/classes:$jars" interop.JavaInterop --label "$name" --tools-classpath "$jars" \
 		--tools-archive "$work/tools.jsa" --connect-classpath "$connect_jars" "$@" \
 		2>"$work/$name.err" | tee "$work/$name.out"
 	rc=${PIPESTATUS[0]}

@@ -50,7 +50,7 @@ final class ConnectChecks {
             standalone(admin, dir.resolve("standalone"));
             distributed(admin, dir.resolve("distributed"));
         } finally {
-            StreamsChecks.deleteTree(dir);
+            JavaInterop.removeUnlessKept(dir);
         }
     }
 

@@ -229,6 +229,25 @@ public final class JavaInterop {
         System.out.printf("(%s: %.1f s)%n", name, (System.nanoTime() - start) / 1e9);
     }
 
+    /**
+     * Removes a directory of the checks (a Streams state directory, Connect's files and worker
+     * logs) unless JAVA_INTEROP_KEEP=1, which keeps them for a look after the run.
+     */
+    static void removeUnlessKept(Path dir) throws IOException {
+        if ("1".equals(System.getenv("JAVA_INTEROP_KEEP"))) {
+            System.out.println("kept " + dir);
+            return;
+        }
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Collections.reverseOrder()).collect(Collectors.toList())) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
     /** Whether the checks run against a fleet whose gateways they may signal (--node-pids). */
     boolean fleet() {
         return !nodePids.isEmpty();

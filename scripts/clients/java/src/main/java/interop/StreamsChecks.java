@@ -5,7 +5,6 @@ import static interop.JavaInterop.expect;
 import static interop.JavaInterop.expectEqual;
 import static interop.JavaInterop.waitFor;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -116,12 +115,17 @@ final class StreamsChecks {
                 List<Throwable> writerErrors = Collections.synchronizedList(new ArrayList<>());
                 writer.setUncaughtExceptionHandler((th, e) -> writerErrors.add(e));
                 writer.start();
+                boolean drained = false;
                 try {
                     iggyKafka("drain", "node", Integer.toString(node), "--yes", "--wait", "--timeout", "60s");
+                    drained = true;
                     int now = JavaInterop.coordinator(admin, APP);
                     expect(now != node, "%s still names gateway %d its coordinator after its drain", APP, node);
-                    iggyKafka("drain", "node", Integer.toString(node), "--undo", "--yes", "--wait", "--timeout", "60s");
                 } finally {
+                    // Undone also when a check failed: the checks after these need the gateway.
+                    if (drained) {
+                        iggyKafka("drain", "node", Integer.toString(node), "--undo", "--yes", "--wait", "--timeout", "60s");
+                    }
                     writer.join(WAIT.toMillis() * 2);
                 }
                 expect(writerErrors.isEmpty(), "producing the second half: %s", writerErrors);
@@ -135,7 +139,7 @@ final class StreamsChecks {
                 streams.close(WAIT);
                 streams.cleanUp();
             }
-            deleteTree(stateDir);
+            JavaInterop.removeUnlessKept(stateDir);
         }
     }
 
@@ -261,16 +265,5 @@ final class StreamsChecks {
             throw new AssertionError(String.join(" ", cmd) + " did not finish within 90 s");
         }
         expect(p.exitValue() == 0, "%s: exit status %d\n%s", String.join(" ", cmd), p.exitValue(), out);
-    }
-
-    static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Collections.reverseOrder()).collect(Collectors.toList())) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }
