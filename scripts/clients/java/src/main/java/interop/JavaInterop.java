@@ -82,8 +82,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * In a fleet, {@code --iggy-kafka PATH --iggy HOST:PORT} name the binary and the fleet's Iggy
  * server, with which a Streams check drains a gateway ({@link StreamsChecks}).
  * {@code --connect-classpath CP} is the classpath of Kafka Connect's workers, which the Connect
- * checks ({@link ConnectChecks}) start. {@code --only PARTS} runs
- * only the named parts of the checks: clients, tools, connect, streams, failover.
+ * checks ({@link ConnectChecks}) start. {@code --only PARTS} runs only the named parts of the
+ * checks: clients, tools, connect, streams, failover.
  */
 public final class JavaInterop {
     static final Duration WAIT = Duration.ofSeconds(30);
