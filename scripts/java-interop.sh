@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Checks that Apache Kafka's Java client and Kafka's own command-line tools (4.4.0, from Maven
-# Central) work against the gateway: once against one `iggy-kafka serve` (with a second one
-# started with --sasl for the SCRAM checks), then against a fleet of three (a store and three
-# gateways, each its own process).
+# Checks that Apache Kafka's Java client, Kafka's own command-line tools and Kafka Streams (4.4.0,
+# from Maven Central) and Kafka Connect (4.3.1) work against the gateway: once against one
+# `iggy-kafka serve` (with a second one started with --sasl for the SCRAM checks), then against a
+# fleet of three (a store and three gateways, each its own process).
 # The checks are one Java program, scripts/clients/java (a Maven project):
 #   - the idempotent producer (acks=all) over every codec, read back exactly (keys, values,
 #     headers, offsets);
@@ -15,12 +15,20 @@
 #   - the tools run as kafka-*.sh runs them (`java -cp JARS org.apache.kafka.tools.X`):
 #     kafka-topics, kafka-configs, kafka-console-producer and -consumer, kafka-get-offsets,
 #     kafka-consumer-groups (describe with lag, reset offsets, delete offsets, delete), and
-#     kafka-producer-perf-test / kafka-consumer-perf-test.
+#     kafka-producer-perf-test / kafka-consumer-perf-test;
+#   - Kafka Connect, its workers run as connect-standalone.sh and connect-distributed.sh run them
+#     (over the classpath of scripts/clients/java/connect/pom.xml): a standalone worker and a
+#     distributed one (its topics created compacted, the connectors given through its REST API)
+#     each move a file through FileStreamSource and FileStreamSink;
+#   - Kafka Streams: a word count (state store, changelog, repartition topic, at_least_once)
+#     whose newest count per word is exact, in the fleet also across a drain of its group's
+#     coordinator (`iggy-kafka drain node N --yes --wait`, then --undo).
 # Every check prints PASS or FAIL (nothing is skipped); the last line is "java-interop: N passed,
 # M failed" and the exit status is 1 when a check failed. The gateways are stopped on exit.
 #
 # Usage: scripts/java-interop.sh
-#   JAVA_INTEROP_KEEP=1 keeps the temporary directory (the built program, data, gateway logs).
+#   JAVA_INTEROP_KEEP=1 keeps the temporary directory (the built program, data, gateway logs,
+#   Connect's worker logs and files, Streams' state).
 #
 # Java (17 or later) and Maven come from the Debian packages openjdk-17-jdk-headless and maven
 # when missing; Maven keeps what it downloads in ~/.m2, so only the first run on a machine
@@ -93,12 +101,17 @@ if ! go build -o "$work/iggy-kafka" ./cmd/iggy-kafka; then
 fi
 # Built in a copy, so that the checkout gets no target/ directory.
 mkdir -p "$work/java"
-cp -r scripts/clients/java/pom.xml scripts/clients/java/src "$work/java/"
+cp -r scripts/clients/java/pom.xml scripts/clients/java/src scripts/clients/java/connect "$work/java/"
 if ! (cd "$work/java" && mvn -B -q compile dependency:build-classpath -Dmdep.outputFile="$work/classpath.txt") >"$work/mvn.log" 2>&1; then
 	fail "build scripts/clients/java with Maven (Maven Central, cached in ~/.m2)" "$(tail -n 30 "$work/mvn.log")"
 	finish
 fi
 jars="$(cat "$work/classpath.txt")"
+if ! (cd "$work/java/connect" && mvn -B -q dependency:build-classpath -Dmdep.outputFile="$work/connect-classpath.txt") >"$work/mvn-connect.log" 2>&1; then
+	fail "resolve scripts/clients/java/connect with Maven (Maven Central, cached in ~/.m2)" "$(tail -n 30 "$work/mvn-connect.log")"
+	finish
+fi
+connect_jars="$(cat "$work/connect-classpath.txt")"
 
 # wait_port NAME PID PORT LOG: until PORT accepts; false (after a FAIL) when PID exits or 30 s pass.
 wait_port() {
@@ -123,8 +136,9 @@ run_checks() {
 	local name=$1 rc p f
 	shift
 	echo "--- $name"
-	timeout 300 java -cp "$work/java/target/classes:$jars" interop.JavaInterop --label "$name" --tools-classpath "$jars" \
-		--tools-archive "$work/tools.jsa" "$@" \
+	mkdir -p "$work/$name-tmp"
+	timeout 300 java -Djava.io.tmpdir="$work/$name-tmp" -cp "$work/java/target/classes:$jars" interop.JavaInterop --label "$name" --tools-classpath "$jars" \
+		--tools-archive "$work/tools.jsa" --connect-classpath "$connect_jars" "$@" \
 		2>"$work/$name.err" | tee "$work/$name.out"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -c '^PASS' "$work/$name.out")
@@ -179,7 +193,8 @@ pids=()
 
 # --- a fleet of three -----------------------------------------------------------------------
 # A store and three gateways, each its own process, as kgo-integration.sh --fleet starts them:
-# the last check signals the gateway coordinating its groups (SIGTERM, then SIGKILL).
+# the Streams check drains the gateway coordinating its group (and undoes the drain); the last
+# check signals the gateway coordinating its groups (SIGTERM, then SIGKILL).
 failed_before=$failed
 store_port="$(free_port)"
 "$work/iggy-kafka" store --listen "127.0.0.1:$store_port" --data "$work/fleet-data" --fsync never \
@@ -230,7 +245,7 @@ if [[ $up -eq 1 ]]; then
 		sleep 0.25
 	done
 	run_checks fleet --bootstrap "127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}" --brokers 3 \
-		--node-pids "$(IFS=,; echo "${node_pids[*]}")"
+		--node-pids "$(IFS=,; echo "${node_pids[*]}")" --iggy-kafka "$work/iggy-kafka" --iggy "127.0.0.1:$store_port"
 fi
 show_errors "$failed_before" "${fleet_logs[@]}"
 finish

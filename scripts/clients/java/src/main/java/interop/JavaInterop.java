@@ -79,17 +79,26 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code --node-pids ID:PID,...}, the processes of the fleet's gateways by node id, which the
  * last check signals, and {@code --tools-archive PATH}, a class data sharing archive of the
  * tools' classes that the first tool run writes and the others map, which halves their start.
+ * In a fleet, {@code --iggy-kafka PATH --iggy HOST:PORT} name the binary and the fleet's Iggy
+ * server, with which a Streams check drains a gateway ({@link StreamsChecks}).
+ * {@code --connect-classpath CP} is the classpath of Kafka Connect's workers, which the Connect
+ * checks ({@link ConnectChecks}) start. {@code --only PARTS} runs only the named parts of the
+ * checks: clients, tools, connect, streams, failover.
  */
 public final class JavaInterop {
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final Duration WAIT = Duration.ofSeconds(30);
 
-    private final String bootstrap;
+    final String bootstrap;
     private final int brokers;
     private final String label;
-    private final String toolsClasspath;
+    final String toolsClasspath;
     private final String saslBootstrap;
     private final Path toolsArchive;
     private final Map<Integer, Long> nodePids = new TreeMap<>();
+    final String iggyKafka;
+    final String iggy;
+    final String connectClasspath;
+    private final Set<String> only;
     private int passed;
     private int failed;
 
@@ -100,6 +109,10 @@ public final class JavaInterop {
         toolsClasspath = required(args, "tools-classpath");
         saslBootstrap = args.get("sasl-bootstrap");
         toolsArchive = args.containsKey("tools-archive") ? Path.of(args.get("tools-archive")) : null;
+        iggyKafka = args.get("iggy-kafka");
+        iggy = args.get("iggy");
+        connectClasspath = args.get("connect-classpath");
+        only = args.containsKey("only") ? Set.of(args.get("only").split(",")) : null;
         if (args.containsKey("node-pids")) {
             for (String np : args.get("node-pids").split(",")) {
                 String[] kv = np.split(":");
@@ -109,6 +122,8 @@ public final class JavaInterop {
     }
 
     public static void main(String[] argv) throws Exception {
+        // The clients' own logging (slf4j-simple, to stderr): warnings and errors only.
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         Map<String, String> args = new HashMap<>();
         for (int i = 0; i + 1 < argv.length; i += 2) {
             if (!argv[i].startsWith("--")) {
@@ -134,11 +149,11 @@ public final class JavaInterop {
 
     /** A check: returns normally to pass, throws to fail (the message says what was seen). */
     @FunctionalInterface
-    private interface Check {
+    interface Check {
         void run() throws Exception;
     }
 
-    private void check(String name, Check c) {
+    void check(String name, Check c) {
         try {
             c.run();
             passed++;
@@ -155,13 +170,13 @@ public final class JavaInterop {
         System.out.flush();
     }
 
-    private static void expect(boolean ok, String format, Object... values) {
+    static void expect(boolean ok, String format, Object... values) {
         if (!ok) {
             throw new AssertionError(String.format(format, values));
         }
     }
 
-    private static void expectEqual(Object want, Object got, String what) {
+    static void expectEqual(Object want, Object got, String what) {
         if (!want.equals(got)) {
             throw new AssertionError(what + ": want " + want + ", got " + got);
         }
@@ -169,28 +184,78 @@ public final class JavaInterop {
 
     private void run() throws Exception {
         try (Admin admin = Admin.create(adminProps(bootstrap))) {
-            codecs(admin);
-            group(admin, "classic");
-            group(admin, "consumer");
-            adminTopics(admin);
-            adminCluster(admin);
-            adminGroups(admin);
-            deleteRecords(admin);
-            scramUnauthenticated(admin);
-            unsupported(admin);
-            if (saslBootstrap != null) {
-                scram();
-            }
-            tools(admin);
-            if (!nodePids.isEmpty()) {
-                failover(admin);
+            part("clients", () -> {
+                codecs(admin);
+                group(admin, "classic");
+                group(admin, "consumer");
+                adminTopics(admin);
+                adminCluster(admin);
+                adminGroups(admin);
+                deleteRecords(admin);
+                scramUnauthenticated(admin);
+                unsupported(admin);
+                if (saslBootstrap != null) {
+                    scram();
+                }
+            });
+            part("tools", () -> tools(admin));
+            part("connect", () -> {
+                if (connectClasspath == null) {
+                    check("connect: the workers' classpath", () -> {
+                        throw new AssertionError("no --connect-classpath");
+                    });
+                } else {
+                    new ConnectChecks(this).run(admin);
+                }
+            });
+            // Before failover, which stops two of the three gateways.
+            part("streams", () -> new StreamsChecks(this).run(admin));
+            if (fleet()) {
+                part("failover", () -> failover(admin));
             }
         }
     }
 
+    /**
+     * Runs the checks of {@code name} unless --only (clients, tools, connect, streams, failover;
+     * comma-separated) leaves it out, and prints how long they took.
+     */
+    private void part(String name, Check c) throws Exception {
+        if (only != null && !only.contains(name)) {
+            return;
+        }
+        long start = System.nanoTime();
+        c.run();
+        System.out.printf("(%s: %.1f s)%n", name, (System.nanoTime() - start) / 1e9);
+    }
+
+    /**
+     * Removes a directory of the checks (a Streams state directory, Connect's files and worker
+     * logs) unless JAVA_INTEROP_KEEP=1, which keeps them for a look after the run.
+     */
+    static void removeUnlessKept(Path dir) throws IOException {
+        if ("1".equals(System.getenv("JAVA_INTEROP_KEEP"))) {
+            System.out.println("kept " + dir);
+            return;
+        }
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Collections.reverseOrder()).collect(Collectors.toList())) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    /** Whether the checks run against a fleet whose gateways they may signal (--node-pids). */
+    boolean fleet() {
+        return !nodePids.isEmpty();
+    }
+
     // --- client properties ------------------------------------------------------------------
 
-    private static Properties adminProps(String servers) {
+    static Properties adminProps(String servers) {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
@@ -198,7 +263,7 @@ public final class JavaInterop {
         return p;
     }
 
-    private Properties producerProps(String codec) {
+    Properties producerProps(String codec) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -212,7 +277,7 @@ public final class JavaInterop {
         return p;
     }
 
-    private Properties consumerProps(String group, String protocol) {
+    Properties consumerProps(String group, String protocol) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
@@ -230,7 +295,7 @@ public final class JavaInterop {
         return p;
     }
 
-    private static void createTopic(Admin admin, String name, int partitions) throws Exception {
+    static void createTopic(Admin admin, String name, int partitions) throws Exception {
         admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
     }
 
@@ -662,7 +727,7 @@ public final class JavaInterop {
     private Run tool(String stdin, String mainClass, String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
         if (toolsArchive != null) {
             cmd.add((Files.exists(toolsArchive) ? "-XX:SharedArchiveFile=" : "-XX:ArchiveClassesAtExit=") + toolsArchive);
         }
@@ -948,7 +1013,7 @@ public final class JavaInterop {
     // --- a group through the loss of its coordinator ----------------------------------------
 
     /** Polls until {@code cond} holds, failing with {@code what} after {@code limit}. */
-    private static void waitFor(String what, Duration limit, BooleanSupplier cond) throws InterruptedException {
+    static void waitFor(String what, Duration limit, BooleanSupplier cond) throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -1057,7 +1122,7 @@ public final class JavaInterop {
         }
     }
 
-    private int coordinator(Admin admin, String group) throws Exception {
+    static int coordinator(Admin admin, String group) throws Exception {
         return admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).coordinator().id();
     }
 
