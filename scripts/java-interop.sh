@@ -54,6 +54,7 @@ stop() {
 cleanup() {
 	local pid
 	for pid in "${pids[@]}"; do stop "$pid"; done
+	stop_iggy
 	if [[ "${JAVA_INTEROP_KEEP:-}" == 1 ]]; then
 		echo "kept $work"
 	else
@@ -175,12 +176,12 @@ show_errors() {
 port="$(free_port)"
 sasl_port="$(free_port)"
 while [[ "$sasl_port" == "$port" ]]; do sasl_port="$(free_port)"; done
-"$work/iggy-kafka" serve --bind "127.0.0.1:$port" --store-listen 127.0.0.1:0 --data "$work/data" \
-	--fsync never --log-level warn >"$work/gateway.log" 2>&1 &
+iggy_flags single || exit 1
+"$work/iggy-kafka" serve --bind "127.0.0.1:$port" "${iggy_flags[@]}" --log-level warn >"$work/gateway.log" 2>&1 &
 pids+=($!)
 single_pid=$!
-"$work/iggy-kafka" serve --bind "127.0.0.1:$sasl_port" --store-listen 127.0.0.1:0 --data "$work/sasl-data" \
-	--fsync never --sasl --log-level warn >"$work/sasl.log" 2>&1 &
+iggy_flags sasl || exit 1
+"$work/iggy-kafka" serve --bind "127.0.0.1:$sasl_port" "${iggy_flags[@]}" --sasl --log-level warn >"$work/sasl.log" 2>&1 &
 pids+=($!)
 echo "waiting for the gateways on 127.0.0.1:$port and (--sasl) 127.0.0.1:$sasl_port"
 if wait_port gateway "$single_pid" "$port" "$work/gateway.log" &&
@@ -190,24 +191,23 @@ fi
 show_errors 0 "$work/gateway.log" "$work/sasl.log"
 for pid in "${pids[@]}"; do stop "$pid"; done
 pids=()
+stop_iggy
+iggy_pids=()
 
 # --- a fleet of three -----------------------------------------------------------------------
 # A store and three gateways, each its own process, as kgo-integration.sh --fleet starts them:
 # the Streams check drains the gateway coordinating its group (and undoes the drain); the last
 # check signals the gateway coordinating its groups (SIGTERM, then SIGKILL).
 failed_before=$failed
-store_port="$(free_port)"
-"$work/iggy-kafka" store --listen "127.0.0.1:$store_port" --data "$work/fleet-data" --fsync never \
-	--log-level warn >"$work/store.log" 2>&1 &
-pids+=($!)
-fleet_logs=("$work/store.log")
 up=1
-wait_port store "${pids[0]}" "$store_port" "$work/store.log" || up=0
+store_flags fleet || up=0
+iggy_addr="${iggy_flags[1]:-}"
+fleet_logs=("$work"/fleet-iggy/*.log)
 ports=()
 brokers=()
 for n in 1 2 3; do
 	p="$(free_port)"
-	while [[ " ${ports[*]} $store_port " == *" $p "* ]]; do p="$(free_port)"; done
+	while [[ " ${ports[*]} " == *" $p "* ]]; do p="$(free_port)"; done
 	ports+=("$p")
 	brokers+=("$n@127.0.0.1:$p")
 done
@@ -215,7 +215,7 @@ list="$(IFS=,; echo "${brokers[*]}")"
 node_pids=()
 if [[ $up -eq 1 ]]; then
 	for n in 1 2 3; do
-		"$work/iggy-kafka" serve --iggy "127.0.0.1:$store_port" --node-id "$n" --bind "127.0.0.1:${ports[$((n - 1))]}" \
+		"$work/iggy-kafka" serve --iggy "$iggy_addr" --node-id "$n" --bind "127.0.0.1:${ports[$((n - 1))]}" \
 			--brokers "$list" --log-level info >"$work/gateway-$n.log" 2>&1 &
 		pids+=($!)
 		node_pids+=("$n:$!")
@@ -223,9 +223,9 @@ if [[ $up -eq 1 ]]; then
 		disown $!
 		fleet_logs+=("$work/gateway-$n.log")
 	done
-	echo "waiting for the fleet: store on 127.0.0.1:$store_port, gateways $list"
+	echo "waiting for the fleet: Iggy on $iggy_addr, gateways $list"
 	for n in 1 2 3; do
-		wait_port "gateway $n" "${pids[$n]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log" || { up=0; break; }
+		wait_port "gateway $n" "${pids[$((n - 1))]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log" || { up=0; break; }
 	done
 fi
 if [[ $up -eq 1 ]]; then
@@ -245,7 +245,7 @@ if [[ $up -eq 1 ]]; then
 		sleep 0.25
 	done
 	run_checks fleet --bootstrap "127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}" --brokers 3 \
-		--node-pids "$(IFS=,; echo "${node_pids[*]}")" --iggy-kafka "$work/iggy-kafka" --iggy "127.0.0.1:$store_port"
+		--node-pids "$(IFS=,; echo "${node_pids[*]}")" --iggy-kafka "$work/iggy-kafka" --iggy "$iggy_addr"
 fi
 show_errors "$failed_before" "${fleet_logs[@]}"
 finish
