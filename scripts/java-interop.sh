@@ -2,7 +2,8 @@
 # Checks that Apache Kafka's Java client, Kafka's own command-line tools and Kafka Streams (4.4.0,
 # from Maven Central) and Kafka Connect (4.3.1) work against the gateway: once against one
 # `iggy-kafka serve` (with a second one started with --sasl for the SCRAM checks), then against a
-# fleet of three (a store and three gateways, each its own process).
+# fleet of three (a store and three gateways, each its own process; the real Iggy server in place
+# of the store when IGGY_KAFKA_TEST_IGGY_SERVER names one).
 # The checks are one Java program, scripts/clients/java (a Maven project):
 #   - the idempotent producer (acks=all) over every codec, read back exactly (keys, values,
 #     headers, offsets);
