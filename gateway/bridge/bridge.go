@@ -60,6 +60,8 @@ type Config struct {
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
+	// Metrics receives the bridge's counts; nil keeps them in a Metrics of the bridge's own.
+	Metrics *Metrics
 	// ProducerIDExpiration is how long an idempotent producer's state is kept per partition
 	// after its last batch there, as Kafka's producer.id.expiration.ms. Default 1 day.
 	ProducerIDExpiration time.Duration
@@ -87,6 +89,8 @@ type Bridge struct {
 	clock  clock.Clock
 	ids    idGen
 	closed atomic.Bool
+	// metrics is Config.Metrics.
+	metrics *Metrics
 
 	mu    sync.RWMutex
 	parts map[partKey]*partState
@@ -140,7 +144,10 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if err != nil {
 		return nil, err
 	}
-	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), parts: map[partKey]*partState{}}
+	if cfg.Metrics == nil {
+		cfg.Metrics = new(Metrics)
+	}
+	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), metrics: cfg.Metrics, parts: map[partKey]*partState{}}
 	b.admin = b.guard(admin)
 	b.conf.m = map[string]topicConf{}
 	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
@@ -152,7 +159,7 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
 	if cfg.FetchCacheBytes > 0 {
-		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes)
+		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
 	}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
@@ -193,7 +200,7 @@ func (b *Bridge) Close() error {
 	for _, st := range b.parts {
 		st.wake()
 	}
-	partStates.Add(-int64(len(b.parts)))
+	b.metrics.partStates.Add(-int64(len(b.parts)))
 	b.parts = map[partKey]*partState{}
 	b.mu.Unlock()
 	if b.rebuilt != nil {

@@ -72,6 +72,9 @@ type Config struct {
 	// are set per manager. A nil FallbackOffset reads the offsets of an Iggy consumer group of
 	// the same name (IggyOffsets).
 	Groups group.Config
+	// Metrics receives the coordinator's counts; nil keeps them in a Metrics of its own. A nil
+	// Groups.Metrics is one shared by the coordinator's group managers.
+	Metrics *Metrics
 }
 
 func (c *Config) defaults() error {
@@ -86,6 +89,12 @@ func (c *Config) defaults() error {
 		c.Dial = cl.Session
 	}
 	c.Clock = clock.Or(c.Clock)
+	if c.Metrics == nil {
+		c.Metrics = new(Metrics)
+	}
+	if c.Groups.Metrics == nil {
+		c.Groups.Metrics = new(group.Metrics)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -216,7 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port),
 		meta: wire.NamedID(fleet.MetaStream(cfg.Stream)), topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic),
 		fv: fleet.NewView(cfg.Live), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
-		nologLoads: newNologLoads(), drains: wire.NamedID(fleet.DrainsTopic),
+		nologLoads: newNologLoads(cfg.Metrics), drains: wire.NamedID(fleet.DrainsTopic),
 	}
 	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)
