@@ -170,11 +170,6 @@ type Coordinator struct {
 
 	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
 	member atomic.Int64
-	// membersMu orders the reads of the lease group's membership outside the lease loop
-	// (refreshMembers); membersTried is when the last of them was sent (Unix ns).
-	membersMu    sync.Mutex
-	membersTried int64
-
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
 	// membersSent is when the read of the lease group's membership that fv holds was sent
@@ -231,7 +226,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.topics.now = make(chan struct{}, 1)
 	c.topics.seen = make(map[*partition]map[string]topicKey)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.brokers = &brokerView{c: c}
+	c.brokers = newBrokerView(c)
 	c.router = group.NewRouter(directory{c})
 	if !cfg.Log {
 		c.startNoLog()

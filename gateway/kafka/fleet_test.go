@@ -24,19 +24,11 @@ func (f *fakeFleet) set(controller int32, live ...Broker) {
 	f.controller, f.live = controller, live
 }
 
-func (f *fakeFleet) LiveBrokers() []Broker {
+func (f *fakeFleet) View() *FleetView {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Broker(nil), f.live...)
+	return &FleetView{Live: append([]Broker(nil), f.live...), Controller: f.controller}
 }
-
-func (f *fakeFleet) Controller() int32 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.controller
-}
-
-func (f *fakeFleet) IsController() bool { return f.Controller() == f.self }
 
 // seedRequest sends req to the server itself, not to a broker its Metadata names.
 func seedRequest[R kmsg.Response](t *testing.T, cl *kgo.Client, req kmsg.Request) R {
