@@ -170,6 +170,7 @@ type Coordinator struct {
 
 	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
 	member atomic.Int64
+
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
 	// membersSent is when the read of the lease group's membership that fv holds was sent
