@@ -84,6 +84,7 @@ type Bridge struct {
 	cfg    Config
 	fetchC fetchCodec
 	admin  iggyAPI
+	raw    iggyAPI // admin without the outage guard, for the outage probes
 	meta   string
 	log    *slog.Logger
 	clock  clock.Clock
@@ -97,7 +98,8 @@ type Bridge struct {
 
 	conf confCache
 
-	known knownTopics // partitions of the topics seen, for a store outage (outage.go)
+	known  knownTopics  // partitions of the topics seen, for a store outage (outage.go)
+	probes outageProbes // the reads of the topic list during an outage (outage.go)
 
 	cache   *tailCache    // nil when Config.TailCacheBytes < 0
 	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
@@ -148,7 +150,8 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 		cfg.Metrics = new(Metrics)
 	}
 	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), metrics: cfg.Metrics, parts: map[partKey]*partState{}}
-	b.admin = b.guard(admin)
+	b.admin, b.raw = b.guard(admin), admin
+	b.probes.init()
 	b.conf.m = map[string]topicConf{}
 	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
 	b.scanning = make(chan struct{}, maxScans)
@@ -196,6 +199,7 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 // to the caller.
 func (b *Bridge) Close() error {
 	b.closed.Store(true)
+	b.probes.close()
 	b.mu.Lock()
 	for _, st := range b.parts {
 		st.wake()
