@@ -24,5 +24,12 @@
 //
 // With Config.MetricsAddr set, an HTTP listener serves /metrics (Prometheus: requests by API and
 // error code, request and response bytes, produced and fetched records, connections), /healthz
-// (the process answers) and /readyz (the Kafka listener is up and Iggy answers a ping).
+// (the process answers) and /readyz (the Kafka listener is up and Iggy answers a ping). Every
+// count belongs to one gateway: Start makes a registry and the counts of the bridge, the Kafka
+// listener, the group managers and the coordinator (bridge.Metrics, kafka.Observer,
+// group.Metrics, coordinator.Metrics), passes them down in their Configs, and its /metrics
+// serves that registry, so each gateway of a fleet in one process reports its own. No gateway
+// package keeps a count in a package-level variable; this lists any that does:
+//
+//	awk '/^var \(/{b=1;next} b&&/^\)/{b=0} (b||/^var /)&&/atomic\.|prometheus\./' $(git ls-files 'gateway/*.go' | grep -v _test.go)
 package gateway

@@ -226,6 +226,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		TailCacheBytes:       cfg.TailCacheBytes,
 		FetchCacheBytes:      cfg.FetchCacheBytes,
 		ProducerIDExpiration: cfg.ProducerIDExpiration,
+		Metrics:              g.metrics.bridge,
 		Logger:               cfg.Logger.With("component", "bridge"),
 		// The coordinator starts after the bridge and before the Kafka listener, the only
 		// way a topic is deleted through the bridge.
@@ -265,9 +266,11 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Log:               cfg.CoordinatorLog,
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		LeasePoll:         LeasePoll,
+		Metrics:           g.metrics.coord,
 		Groups: group.Config{
 			ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
 			ConsumerSessionTimeout:    cfg.ConsumerSessionTimeout,
+			Metrics:                   g.metrics.groups,
 		},
 	}); err != nil {
 		return fmt.Errorf("gateway: starting the group coordinator: %w", err)

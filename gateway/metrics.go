@@ -14,11 +14,11 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
-	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
-// metrics implements kafka.Observer with Prometheus collectors on a registry of its own, so
-// several gateways can live in one process (tests) without clashing.
+// metrics is one gateway's: a registry of its own, which its /metrics serves, and the counts of
+// its parts, made here and passed to them in their Config, so that the gateways of one process
+// (serve --fleet) each report their own. It implements kafka.Observer for the Kafka listener.
 type metrics struct {
 	reg         *prometheus.Registry
 	requests    *prometheus.CounterVec
@@ -28,10 +28,14 @@ type metrics struct {
 	fetched     prometheus.Counter
 	connections prometheus.Gauge
 	accepted    prometheus.Counter
+	fetchCapped prometheus.Counter
+
+	bridge *bridge.Metrics
+	groups *group.Metrics
+	coord  *coordinator.Metrics
 }
 
-// limitsOf registers the gauges of a gateway's own limits (the process-wide ones are in
-// newMetrics).
+// limitsOf registers the gauges of the gateway's users (the others are in newMetrics).
 func (m *metrics) limitsOf(g *Gateway) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "iggy_kafka_sasl_retired_clients",
@@ -41,7 +45,10 @@ func (m *metrics) limitsOf(g *Gateway) {
 
 func newMetrics() *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg:    prometheus.NewRegistry(),
+		bridge: new(bridge.Metrics),
+		groups: new(group.Metrics),
+		coord:  new(coordinator.Metrics),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "iggy_kafka_requests_total",
 			Help: "Kafka requests answered, by API and by the first error code of the answer (0 = none).",
@@ -70,68 +77,69 @@ func newMetrics() *metrics {
 			Name: "iggy_kafka_connections_accepted_total",
 			Help: "Kafka client connections accepted.",
 		}),
+		fetchCapped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "iggy_kafka_fetch_waits_capped_total",
+			Help: "Fetch long polls that watched only 16 of their empty partitions for new data.",
+		}),
 	}
+	b, gm, cm := m.bridge, m.groups, m.coord
 	droppedHeaders := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_dropped_headers_total",
-		Help: "Records served without the kafka.h headers a native Iggy client wrote, which did not parse (process-wide).",
-	}, func() float64 { return float64(bridge.DroppedHeaders()) })
+		Help: "Records served without the kafka.h headers a native Iggy client wrote, which did not parse.",
+	}, func() float64 { return float64(b.DroppedHeaders()) })
 	tailFetches := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_tail_fetches_total",
-		Help: "Partition reads answered with producers' own batches from the tail cache (process-wide).",
-	}, func() float64 { return float64(bridge.TailFetches()) })
+		Help: "Partition reads answered with producers' own batches from the tail cache.",
+	}, func() float64 { return float64(b.TailFetches()) })
 	rebuiltFetches := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_cache_fetches_total",
-		Help: "Partition reads answered with batches an earlier fetch rebuilt, from the fetch cache (process-wide).",
-	}, func() float64 { return float64(bridge.RebuiltFetches()) })
+		Help: "Partition reads answered with batches an earlier fetch rebuilt, from the fetch cache.",
+	}, func() float64 { return float64(b.RebuiltFetches()) })
 	endAnswers := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_end_answers_total",
-		Help: "Partition reads at the end of a partition answered from the high watermark Iggy told within 50 ms (process-wide).",
-	}, func() float64 { return float64(bridge.EndAnswers()) })
+		Help: "Partition reads at the end of a partition answered from the high watermark Iggy told within 50 ms.",
+	}, func() float64 { return float64(b.EndAnswers()) })
 	rebuiltStored := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_cache_stored_bytes_total",
-		Help: "Bytes of rebuilt batches put in the fetch cache (process-wide).",
-	}, func() float64 { return float64(bridge.RebuiltBytesStored()) })
+		Help: "Bytes of rebuilt batches put in the fetch cache.",
+	}, func() float64 { return float64(b.RebuiltBytesStored()) })
 	scans := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_producer_scans_total",
-		Help: "Tail scans that rebuilt an idempotent producer's state from Iggy (process-wide).",
-	}, func() float64 { return float64(bridge.ProducerScans()) })
+		Help: "Tail scans that rebuilt an idempotent producer's state from Iggy.",
+	}, func() float64 { return float64(b.ProducerScans()) })
 	scansSkipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_producer_scans_skipped_total",
-		Help: "Unknown idempotent producers taken for new without a scan, a recent scan of the partition having read it to its bound (process-wide).",
-	}, func() float64 { return float64(bridge.ProducerScansSkipped()) })
+		Help: "Unknown idempotent producers taken for new without a scan, a recent scan of the partition having read it to its bound.",
+	}, func() float64 { return float64(b.ProducerScansSkipped()) })
 	statesDropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_producer_states_dropped_total",
-		Help: "Idempotent producer states dropped, expired (producer-id-expiration) or past 4096 per partition (process-wide).",
-	}, func() float64 { return float64(bridge.ProducerStatesDropped()) })
-	fetchCapped := prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "iggy_kafka_fetch_waits_capped_total",
-		Help: "Fetch long polls that watched only 16 of their empty partitions for new data (process-wide).",
-	}, func() float64 { return float64(kafka.FetchWaitsCapped()) })
+		Help: "Idempotent producer states dropped, expired (producer-id-expiration) or past 4096 per partition.",
+	}, func() float64 { return float64(b.ProducerStatesDropped()) })
 	partStates := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "iggy_kafka_partition_states",
-		Help: "Partitions the gateway keeps produce and fetch state for, only ever partitions found in Iggy (process-wide).",
-	}, func() float64 { return float64(bridge.PartitionStates()) })
+		Help: "Partitions the gateway keeps produce and fetch state for, only ever partitions found in Iggy.",
+	}, func() float64 { return float64(b.PartitionStates()) })
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "iggy_kafka_group_pending_members",
-		Help: "KIP-394 pending members (member ids handed out, not yet joined with), at most 1024 per coordinator log partition (process-wide).",
-	}, func() float64 { n, _ := group.PendingMembers(); return float64(n) })
+		Help: "KIP-394 pending members (member ids handed out, not yet joined with), at most 1024 per coordinator log partition.",
+	}, func() float64 { n, _ := gm.PendingMembers(); return float64(n) })
 	pendingDropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_group_pending_members_dropped_total",
-		Help: "KIP-394 pending members dropped, the oldest of a coordinator log partition past 1024 (process-wide).",
-	}, func() float64 { _, n := group.PendingMembers(); return float64(n) })
+		Help: "KIP-394 pending members dropped, the oldest of a coordinator log partition past 1024.",
+	}, func() float64 { _, n := gm.PendingMembers(); return float64(n) })
 	loads := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "iggy_kafka_group_offset_loads",
-		Help: "Group names whose Iggy offsets a gateway without the coordinator log remembers having loaded, at most 1024 per gateway (process-wide).",
-	}, func() float64 { n, _, _ := coordinator.GroupOffsetLoads(); return float64(n) })
+		Help: "Group names whose Iggy offsets a gateway without the coordinator log remembers having loaded, at most 1024.",
+	}, func() float64 { n, _, _ := cm.GroupOffsetLoads(); return float64(n) })
 	loaded := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_group_offset_loads_total",
-		Help: "Loads of a group's Iggy offsets without the coordinator log, each a topic listing and two offset reads per partition (process-wide).",
-	}, func() float64 { _, n, _ := coordinator.GroupOffsetLoads(); return float64(n) })
+		Help: "Loads of a group's Iggy offsets without the coordinator log, each a topic listing and two offset reads per partition.",
+	}, func() float64 { _, n, _ := cm.GroupOffsetLoads(); return float64(n) })
 	forgotten := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_group_offset_loads_forgotten_total",
-		Help: "Group names whose load was forgotten, the least recently requested past 1024 (process-wide).",
-	}, func() float64 { _, _, n := coordinator.GroupOffsetLoads(); return float64(n) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, endAnswers, fetchCapped, scans, scansSkipped, statesDropped,
+		Help: "Group names whose load was forgotten, the least recently requested past 1024.",
+	}, func() float64 { _, _, n := cm.GroupOffsetLoads(); return float64(n) })
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, endAnswers, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -150,6 +158,7 @@ func (m *metrics) Request(key, code int16, in, out int) {
 }
 func (m *metrics) RecordsProduced(n int) { m.produced.Add(float64(n)) }
 func (m *metrics) RecordsFetched(n int)  { m.fetched.Add(float64(n)) }
+func (m *metrics) FetchWaitCapped()      { m.fetchCapped.Inc() }
 
 // handler serves /metrics, /healthz (the process answers) and /readyz (the Kafka listener is
 // up and Iggy answers a ping).

@@ -30,7 +30,7 @@ func BenchmarkKafkaToIggy(b *testing.B) {
 		for _, codec := range []int{codecNone, codecLZ4} {
 			b.Run(fmt.Sprintf("%dB/codec%d", size, codec), func(b *testing.B) {
 				in := benchBatch(b, codec, size)
-				c := getConverter()
+				c := getConverter(new(Metrics))
 				ids := &idGen{}
 				b.SetBytes(int64(1000 * size))
 				b.ReportAllocs()
@@ -58,7 +58,7 @@ func BenchmarkIggyToKafka(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c := getConverter()
+			c := getConverter(new(Metrics))
 			batch, err := c.toIggy(&kb, &idGen{}, 1<<20)
 			if err != nil {
 				b.Fatal(err)

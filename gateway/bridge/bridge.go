@@ -60,6 +60,8 @@ type Config struct {
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
+	// Metrics receives the bridge's counts; nil keeps them in a Metrics of the bridge's own.
+	Metrics *Metrics
 	// ProducerIDExpiration is how long an idempotent producer's state is kept per partition
 	// after its last batch there, as Kafka's producer.id.expiration.ms. Default 1 day.
 	ProducerIDExpiration time.Duration
@@ -82,18 +84,22 @@ type Bridge struct {
 	cfg    Config
 	fetchC fetchCodec
 	admin  iggyAPI
+	raw    iggyAPI // admin without the outage guard, for the outage probes
 	meta   string
 	log    *slog.Logger
 	clock  clock.Clock
 	ids    idGen
 	closed atomic.Bool
+	// metrics is Config.Metrics.
+	metrics *Metrics
 
 	mu    sync.RWMutex
 	parts map[partKey]*partState
 
 	conf confCache
 
-	known knownTopics // partitions of the topics seen, for a store outage (outage.go)
+	known  knownTopics  // partitions of the topics seen, for a store outage (outage.go)
+	probes outageProbes // the reads of the topic list during an outage (outage.go)
 
 	cache   *tailCache    // nil when Config.TailCacheBytes < 0
 	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
@@ -140,8 +146,12 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if err != nil {
 		return nil, err
 	}
-	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), parts: map[partKey]*partState{}}
-	b.admin = b.guard(admin)
+	if cfg.Metrics == nil {
+		cfg.Metrics = new(Metrics)
+	}
+	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), metrics: cfg.Metrics, parts: map[partKey]*partState{}}
+	b.admin, b.raw = b.guard(admin), admin
+	b.probes.init()
 	b.conf.m = map[string]topicConf{}
 	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
 	b.scanning = make(chan struct{}, maxScans)
@@ -152,7 +162,7 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
 	if cfg.FetchCacheBytes > 0 {
-		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes)
+		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
 	}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
@@ -189,11 +199,12 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 // to the caller.
 func (b *Bridge) Close() error {
 	b.closed.Store(true)
+	b.probes.close()
 	b.mu.Lock()
 	for _, st := range b.parts {
 		st.wake()
 	}
-	partStates.Add(-int64(len(b.parts)))
+	b.metrics.partStates.Add(-int64(len(b.parts)))
 	b.parts = map[partKey]*partState{}
 	b.mu.Unlock()
 	if b.rebuilt != nil {

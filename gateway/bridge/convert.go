@@ -49,6 +49,8 @@ type converter struct {
 	// plainLeft is how many more batches appendKafka writes uncompressed although their
 	// producer compressed them, because compressing the partition's last batches did not pay.
 	plainLeft int
+	// metrics counts the header sections dropped: the bridge's that took the converter.
+	metrics *Metrics
 }
 
 // Compression that saves less than 1/16 of a batch is not worth its CPU on either side: the
@@ -66,16 +68,20 @@ var (
 	converterPool  = sync.Pool{New: func() any { return new(converter) }}
 )
 
-func getConverter() *converter {
+// getConverter takes a converter for a bridge whose counts are m.
+func getConverter(m *Metrics) *converter {
+	var c *converter
 	select {
-	case c := <-converterCache:
-		return c
+	case c = <-converterCache:
 	default:
-		return converterPool.Get().(*converter)
+		c = converterPool.Get().(*converter)
 	}
+	c.metrics = m
+	return c
 }
 
 func putConverter(c *converter) {
+	c.metrics = nil
 	if cap(c.dec) > 16<<20 {
 		c.dec = nil
 	}
@@ -265,7 +271,7 @@ func (c *converter) decodeFrame(base uint64, origin uint64, f *message.Frame, ou
 	out.headers = m.hdrs
 	if len(m.hdrs) > 0 && !validKafkaHeaders(m.hdrs) {
 		out.headers = nil
-		droppedHeaders.Add(1)
+		c.metrics.droppedHeaders.Add(1)
 	}
 }
 

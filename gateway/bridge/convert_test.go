@@ -55,7 +55,7 @@ func convertRoundTrip(t testing.TB, in []byte, base uint64) []fetched {
 	if len(rest) != 0 {
 		t.Fatalf("%d bytes left after the batch", len(rest))
 	}
-	c := getConverter()
+	c := getConverter(new(Metrics))
 	defer putConverter(c)
 	ids := &idGen{hi: 42}
 	batch, err := c.toIggy(&kb, ids, 4<<20)
@@ -100,7 +100,7 @@ func TestFetchFromMidBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := getConverter()
+	c := getConverter(new(Metrics))
 	defer putConverter(c)
 	batch, err := c.toIggy(&kb, &idGen{}, 1<<20)
 	if err != nil {
@@ -143,7 +143,7 @@ func TestProduceRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := getConverter()
+	c := getConverter(new(Metrics))
 	defer putConverter(c)
 	if _, err := c.toIggy(&kb, &idGen{}, 1000); !errors.Is(err, kerr.MessageTooLarge) {
 		t.Errorf("oversized record: err %v, want MessageTooLarge", err)
@@ -182,7 +182,7 @@ func TestNativeIggyMessageReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := storeLike(t, batch, 7)
-	c := getConverter()
+	c := getConverter(new(Metrics))
 	defer putConverter(c)
 	out, n, _, err := c.appendKafka(nil, stored, 0)
 	if err != nil || n != 2 {
@@ -204,7 +204,7 @@ func TestLegacyDownConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := getConverter()
+	c := getConverter(new(Metrics))
 	defer putConverter(c)
 	batch, err := c.toIggy(&kb, &idGen{}, 1<<20)
 	if err != nil {
@@ -254,7 +254,7 @@ func TestConvertAllocs(t *testing.T) {
 		recs[i] = trec{Value: bytes.Repeat([]byte{byte(i)}, 100), TS: 1_700_000_000_000 + int64(i)}
 	}
 	in := kafkaBatch(t, codecNone, recs, 3, 0, 0)
-	c := getConverter()
+	c := getConverter(new(Metrics))
 	ids := &idGen{}
 	var out []byte
 	run := func() {

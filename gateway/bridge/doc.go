@@ -44,10 +44,10 @@
 // (topicOptionsFrom).
 //
 // While Iggy cannot be reached a topic keeps the partition count this
-// gateway last saw (kafka.TopicInfo.Offline: Metadata lists each partition
-// LEADER_NOT_AVAILABLE without a leader), and partition reads and writes are
-// NOT_LEADER_OR_FOLLOWER, both retriable, never KAFKA_STORAGE_ERROR
-// (outage.go).
+// gateway last saw (kafka.TopicInfo.Offline: Metadata still lists each
+// partition with its leader), answered from memory without waiting on Iggy,
+// and partition reads and writes are NOT_LEADER_OR_FOLLOWER, retriable, never
+// KAFKA_STORAGE_ERROR (outage.go).
 //
 // # Records
 //

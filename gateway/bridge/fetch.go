@@ -46,7 +46,7 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	if st.atEnd(offset, b.clock.Now()) {
 		// A consumer at the end, which Iggy told a moment ago: nothing to read.
 		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = offset, offset, logStart
-		endAnswers.Add(1)
+		b.metrics.endAnswers.Add(1)
 		return res, nil
 	}
 	if maxBytes == 0 {
@@ -166,7 +166,7 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 		return res, nil
 	}
 
-	c := getConverter()
+	c := getConverter(b.metrics)
 	defer putConverter(c)
 	c.out = codec
 	c.plainLeft = int(st.plainLeft.Load())
@@ -299,7 +299,7 @@ func (b *Bridge) fetchTail(ctx context.Context, as iggyAPI, st *partState, topic
 		}
 		return out[:start], 0, offset, -1, err
 	}
-	tailFetches.Add(1)
+	b.metrics.tailFetches.Add(1)
 	return out, n, last.end(), hw, nil
 }
 
@@ -333,7 +333,7 @@ func (b *Bridge) fetchRebuilt(ctx context.Context, as iggyAPI, st *partState, to
 		}
 		return rebuiltSpan{}, false, offset, -1, err
 	}
-	rebuiltFetches.Add(1)
+	b.metrics.rebuiltFetches.Add(1)
 	return sp, full, k.base + int64(sp.n), hw, nil
 }
 
@@ -503,7 +503,7 @@ func (b *Bridge) recordAt(ctx context.Context, as iggyAPI, topic string, partiti
 	if !ok {
 		return -1, -1, false, nil
 	}
-	c := getConverter()
+	c := getConverter(b.metrics)
 	defer putConverter(c)
 	var out fetchOut
 	c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)

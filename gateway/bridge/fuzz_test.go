@@ -15,7 +15,7 @@ func FuzzProduceRecords(f *testing.F) {
 	f.Add(kafkaBatch(f, codecNone, mixedRecords(), 1, 0, 0))
 	f.Add(kafkaBatch(f, codecZstd, valueRecs("z", 3), -1, -1, -1))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c := getConverter()
+		c := getConverter(new(Metrics))
 		defer putConverter(c)
 		ids := &idGen{}
 		// Random bytes almost never carry a valid CRC-32C, which would keep
@@ -57,12 +57,12 @@ func FuzzProduceRecords(f *testing.F) {
 // conversions: no panic, and any batch produced must decode.
 func FuzzFetchConvert(f *testing.F) {
 	kb, _, _ := nextBatch(kafkaBatch(f, codecNone, mixedRecords(), 1, 0, 0))
-	c := getConverter()
+	c := getConverter(new(Metrics))
 	batch, _ := c.toIggy(&kb, &idGen{}, 1<<20)
 	f.Add(append([]byte(nil), batch...), int64(0))
 	putConverter(c)
 	f.Fuzz(func(t *testing.T, in []byte, from int64) {
-		c := getConverter()
+		c := getConverter(new(Metrics))
 		defer putConverter(c)
 		recs := in
 		for len(recs) > 0 {

@@ -3,7 +3,6 @@ package bridge
 import (
 	"encoding/binary"
 	"strconv"
-	"sync/atomic"
 )
 
 // Names of the Iggy user headers that carry what an Iggy message has no field
@@ -263,14 +262,6 @@ func (m *recMeta) item(key []byte, vk byte, val []byte) {
 		}
 	}
 }
-
-// droppedHeaders counts kafka.h values that did not parse as a Kafka header section and were
-// left out of the record served; process-wide, as the decoders are.
-var droppedHeaders atomic.Uint64
-
-// DroppedHeaders is how many records were served without the kafka.h header section their Iggy
-// message carried because it did not parse (a native Iggy client wrote it).
-func DroppedHeaders() uint64 { return droppedHeaders.Load() }
 
 // validKafkaHeaders reports whether b is exactly one Kafka header section: a varint count, then
 // per header a varint key length, the key, a varint value length (-1 for null) and the value.

@@ -22,7 +22,7 @@ func FuzzUpconvert(f *testing.F) {
 				binary.BigEndian.PutUint32(in[12:], crc32.ChecksumIEEE(in[legacyCRCStart:end]))
 			}
 		}
-		c := getConverter()
+		c := getConverter(new(Metrics))
 		defer putConverter(c)
 		out, err := c.upconvert(nil, in)
 		if err != nil {

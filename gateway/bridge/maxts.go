@@ -62,7 +62,7 @@ func (b *Bridge) maxTimestamp(ctx context.Context, as iggyAPI, topic string, par
 // nothing more.
 func (b *Bridge) scan(ctx context.Context, as iggyAPI, topic string, partition int32, from, end int64, fn func(off, ts int64, id [16]byte)) error {
 	st := b.part(topic, partition)
-	c := getConverter()
+	c := getConverter(b.metrics)
 	defer putConverter(c)
 	var out fetchOut
 	for from < end {

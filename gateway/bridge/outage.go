@@ -15,12 +15,20 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
-// A store outage must not shrink a topic. Kafka keeps an offline partition in Metadata with
-// LEADER_NOT_AVAILABLE and no leader, so that clients hold their records and ask again; a topic
-// answered with an error and no partitions makes clients drop what they queued for it. The
-// bridge therefore remembers the partition count of every topic it has seen in Iggy and, while
-// Iggy cannot be reached, answers topic lookups from that memory, marked Offline. The memory
-// holds only topics Iggy listed, so it is bounded by the store's topics, not by what clients ask.
+// A store outage must not shrink a topic: a topic answered with an error and no partitions makes
+// clients drop what they queued for it. The bridge therefore remembers the partition count of
+// every topic it has seen in Iggy and, while Iggy cannot be reached, answers topic lookups from
+// that memory, marked Offline; Metadata goes on naming every partition's leader, and produce and
+// fetch answer retriable errors. The memory holds only topics Iggy listed, so it is bounded by
+// the store's topics, not by what clients ask.
+//
+// Metadata answers in its usual time through an outage: a read of a topic or of the topic list
+// (lookup; Metadata's, and those of produce and fetch) waits at most offlineProbe even before the
+// store was found unreachable (the first call of an outage would otherwise wait out the Iggy
+// client's dial timeout). Once one got no answer, or any call found Iggy unreachable, lookups
+// fail at once (Metadata answers from memory, produce and fetch with a retriable error) and the
+// bridge reads the topic list in the background, at most once per offlineProbe and each read
+// bounded by it (probeSoon), until Iggy answers: any answer ends the outage for every call.
 
 // offlineProbe bounds a topic lookup while the last call to Iggy found it unreachable: a
 // Metadata request naming many topics would otherwise wait a whole dial timeout per topic.
@@ -33,6 +41,11 @@ func unreachable(err error) bool {
 
 type knownTopics struct {
 	down atomic.Bool // the last call to Iggy found it unreachable
+	// unanswered: the last lookup found Iggy unreachable or ran out of offlineProbe.
+	unanswered atomic.Bool
+	// probed is when the last background read of the topic list started, or when the last
+	// lookup got no answer (Unix ns on the bridge's clock).
+	probed atomic.Int64
 
 	mu sync.Mutex
 	m  map[string]int32 // topic -> partitions, as Iggy last answered
@@ -100,10 +113,17 @@ type guarded struct {
 
 func (b *Bridge) guard(api iggyAPI) iggyAPI { return guarded{api: api, b: b} }
 
-// call runs f under the probe bound and notes what it found.
+// call runs f, under the probe bound when bound is set or Iggy was found unreachable, and notes
+// what it found. A bound that ran out while Iggy was taken as reachable says it is slow, not
+// gone: only a call that failed to reach it, or one bounded because it was gone, finds it gone.
 func (g guarded) call(ctx context.Context, f func(context.Context) error) error {
+	return g.callBound(ctx, false, f)
+}
+
+func (g guarded) callBound(ctx context.Context, bound bool, f func(context.Context) error) error {
+	wasDown := g.b.known.down.Load()
 	pctx, cancel := ctx, func() {}
-	if g.b.known.down.Load() {
+	if bound || wasDown {
 		var c context.CancelFunc
 		pctx, c = context.WithCancel(ctx)
 		t := g.b.clock.AfterFunc(offlineProbe, c)
@@ -118,8 +138,83 @@ func (g guarded) call(ctx context.Context, f func(context.Context) error) error 
 	if err != nil && !unreachable(err) && probed {
 		err = fmt.Errorf("%w: no answer within %v: %w", iggy.ErrUnavailable, offlineProbe, err)
 	}
-	g.b.known.down.Store(err != nil && unreachable(err))
+	gone := err != nil && unreachable(err)
+	g.b.known.down.Store(gone && (wasDown || !probed))
+	if !gone {
+		g.b.known.unanswered.Store(false)
+	}
 	return err
+}
+
+// lookup runs a topic read, which the bridge's memory can answer instead: bounded by
+// offlineProbe, and while Iggy was found unreachable, or the last lookup got no answer within
+// its bound, it fails at once and has the topic list read in the background. A lookup that ran
+// out of its bound leaves the other calls as they were (Iggy may be slow, not gone).
+func (g guarded) lookup(ctx context.Context, f func(context.Context) error) error {
+	k := &g.b.known
+	if k.down.Load() || k.unanswered.Load() {
+		g.b.probeSoon()
+		return fmt.Errorf("%w: no answer from Iggy lately, asked again in the background", iggy.ErrUnavailable)
+	}
+	err := g.callBound(ctx, true, f)
+	if ctx.Err() == nil && err != nil && unreachable(err) {
+		k.probed.Store(g.b.clock.Now().UnixNano())
+		k.unanswered.Store(true)
+	}
+	return err
+}
+
+// outageProbes are the background reads of the topic list during an outage (probeSoon); Close
+// ends them.
+type outageProbes struct {
+	mu     sync.Mutex
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (p *outageProbes) init() { p.ctx, p.cancel = context.WithCancel(context.Background()) }
+
+func (p *outageProbes) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.cancel()
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// probeSoon reads the topic list in the background, bounded by offlineProbe, unless a read
+// started less than offlineProbe ago. An answer ends the outage: the memory takes the list, and
+// calls go to Iggy again.
+func (b *Bridge) probeSoon() {
+	k := &b.known
+	now, last := b.clock.Now().UnixNano(), k.probed.Load()
+	if now-last < int64(offlineProbe) || !k.probed.CompareAndSwap(last, now) {
+		return
+	}
+	p := &b.probes
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.wg.Go(func() {
+		ctx, cancel := context.WithCancel(p.ctx)
+		t := b.clock.AfterFunc(offlineProbe, cancel)
+		ts, err := b.raw.topics(ctx, b.cfg.Stream)
+		t.Stop()
+		answered := ctx.Err() == nil && (err == nil || !unreachable(err))
+		cancel()
+		if !answered {
+			return
+		}
+		if err == nil {
+			k.replace(ts)
+		}
+		k.down.Store(false)
+		k.unanswered.Store(false)
+	})
 }
 
 func (g guarded) ensureStream(ctx context.Context, stream string) error {
@@ -127,12 +222,12 @@ func (g guarded) ensureStream(ctx context.Context, stream string) error {
 }
 
 func (g guarded) topic(ctx context.Context, stream, name string) (t topicMeta, err error) {
-	err = g.call(ctx, func(ctx context.Context) error { t, err = g.api.topic(ctx, stream, name); return err })
+	err = g.lookup(ctx, func(ctx context.Context) error { t, err = g.api.topic(ctx, stream, name); return err })
 	return t, err
 }
 
 func (g guarded) topics(ctx context.Context, stream string) (ts []topicMeta, err error) {
-	err = g.call(ctx, func(ctx context.Context) error { ts, err = g.api.topics(ctx, stream); return err })
+	err = g.lookup(ctx, func(ctx context.Context) error { ts, err = g.api.topics(ctx, stream); return err })
 	return ts, err
 }
 

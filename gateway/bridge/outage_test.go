@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
@@ -62,11 +63,12 @@ func (o *outageStore) poll(ctx context.Context, stream, topic string, partition 
 
 // While the store is unreachable a topic keeps its partitions (Offline), produce and fetch
 // answer NOT_LEADER_OR_FOLLOWER, a topic never seen is LEADER_NOT_AVAILABLE, and no answer is
-// KAFKA_STORAGE_ERROR; once it is back the topic is online again.
+// KAFKA_STORAGE_ERROR; once it is back the topic is online again at the next probe.
 func TestOutageKeepsPartitions(t *testing.T) {
 	ctx := context.Background()
 	o := &outageStore{memStore: newMemStore()}
-	b, err := newBridge(ctx, o, Config{AutoCreateTopics: true, DefaultPartitions: 2})
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	b, err := newBridge(ctx, o, Config{AutoCreateTopics: true, DefaultPartitions: 2, Clock: fc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,17 +118,38 @@ func TestOutageKeepsPartitions(t *testing.T) {
 	}
 
 	o.down.Store(false)
-	if ti, err := b.topicInfo(ctx, as, "t", false); err != nil || ti.Partitions != 3 || ti.Offline {
-		t.Fatalf("after the outage: %+v %v", ti, err)
+	// Lookups go to the store again once per offlineProbe.
+	if ti, err := b.topicInfo(ctx, as, "t", false); err != nil || ti.Partitions != 3 || !ti.Offline {
+		t.Fatalf("back within offlineProbe of the last probe: %+v %v, want the memory's answer", ti, err)
 	}
+	fc.Advance(offlineProbe)
+	online(t, b, as, 3)
 	if _, err := b.produce(ctx, as, "t", 0, kafkaBatch(t, codecNone, valueRecs("o", 1), -1, -1, -1)); err != nil {
 		t.Fatalf("produce after the outage: %v", err)
 	}
 }
 
-// Once a call found the store unreachable, later calls wait at most offlineProbe on the bridge's
-// clock, not the Iggy client's whole dial timeout; the first answer from the store lifts it.
-func TestOutageProbeBound(t *testing.T) {
+// online waits until a lookup of t answers from the store (Offline unset): the lookups after an
+// outage fail at once while a background read of the topic list runs, and its answer ends it.
+func online(t *testing.T, b *Bridge, as iggyAPI, partitions int32) {
+	t.Helper()
+	checkfor.Eventually(t, 10*time.Second, "the topic online again", func() error {
+		ti, err := b.topicInfo(context.Background(), as, "t", false)
+		if err != nil {
+			return err
+		}
+		return checkfor.True(!ti.Offline && ti.Partitions == partitions, "%+v", ti)
+	})
+	if b.known.down.Load() || b.known.unanswered.Load() {
+		t.Fatal("the store answered, yet the bridge still takes it for unreachable")
+	}
+}
+
+// Once a call found the store unreachable, lookups answer from memory at once, and the bridge
+// reads the topic list in the background, once per offlineProbe on its clock, each read bounded
+// by it (not by the Iggy client's whole dial timeout); the first answer from the store ends the
+// outage.
+func TestOutageProbesInBackground(t *testing.T) {
 	ctx := context.Background()
 	o := &outageStore{memStore: newMemStore()}
 	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -144,7 +167,64 @@ func TestOutageProbeBound(t *testing.T) {
 		t.Fatalf("first lookup of the outage: %+v %v", ti, err)
 	}
 
+	// offlineProbe later a lookup has the list read in the background, which hangs: the lookup
+	// is answered from memory at once.
+	fc.Advance(offlineProbe)
 	o.hang.Store(true)
+	armed := fc.Added()
+	if ti, err := b.topicInfo(ctx, as, "t", false); err != nil || !ti.Offline || ti.Partitions != 2 {
+		t.Fatalf("a lookup during the outage: %+v %v, want 2 partitions from memory", ti, err)
+	}
+	select {
+	case <-armed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no background read with its bound started")
+	}
+	for range 3 {
+		if ti, err := b.topicInfo(ctx, as, "t", false); err != nil || !ti.Offline {
+			t.Fatalf("a lookup while the background read runs: %+v %v", ti, err)
+		}
+	}
+	if n := fc.Timers(); n != 1 {
+		t.Fatalf("%d timers, want the one background read's bound", n)
+	}
+	fc.Advance(offlineProbe)
+	checkfor.Eventually(t, 5*time.Second, "the background read given up at its bound", func() error {
+		return checkfor.True(fc.Timers() == 0, "%d timers", fc.Timers())
+	})
+	if !b.known.down.Load() {
+		t.Fatal("a read that got no answer ended the outage")
+	}
+
+	o.hang.Store(false)
+	o.down.Store(false)
+	fc.Advance(offlineProbe)
+	online(t, b, as, 2)
+	if n := fc.Timers(); n != 0 {
+		t.Fatalf("%d probe timers left pending", n)
+	}
+}
+
+// The first lookup of an outage (a store that accepts nothing, found unreachable by no call yet)
+// waits offlineProbe on the bridge's clock, not the Iggy client's dial timeout, and is answered
+// from memory; that alone does not take the store for gone, but the next lookups are answered
+// from memory at once, produces get a retriable error at once, until a background read finds the
+// store back.
+func TestOutageFirstLookupBound(t *testing.T) {
+	ctx := context.Background()
+	o := &outageStore{memStore: newMemStore()}
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	b, err := newBridge(ctx, o, Config{Clock: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	as := b.guard(o)
+	if err := b.createTopic(ctx, as, "t", 2, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	o.hang.Store(true)
+	o.down.Store(true)
 	armed := fc.Added()
 	done := make(chan error, 1)
 	go func() {
@@ -157,36 +237,31 @@ func TestOutageProbeBound(t *testing.T) {
 	select {
 	case <-armed:
 	case <-time.After(5 * time.Second):
-		t.Fatal("the lookup set no probe timer")
+		t.Fatal("the first lookup of the outage set no probe timer")
 	}
-	select {
-	case err := <-done:
-		t.Fatalf("the lookup returned before its probe ran out: %v", err)
-	default:
-	}
-	fc.Advance(offlineProbe - time.Millisecond)
-	select {
-	case err := <-done:
-		t.Fatalf("the lookup returned before its probe ran out: %v", err)
-	default:
-	}
-	fc.Advance(time.Millisecond)
+	fc.Advance(offlineProbe)
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Fatal(err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("the lookup outlived its probe")
+		t.Fatal("the first lookup of the outage outlived offlineProbe")
+	}
+	if b.known.down.Load() {
+		t.Fatal("a lookup that ran out of time took the store for gone")
+	}
+	if ti, err := b.topicInfo(ctx, as, "t", false); err != nil || !ti.Offline {
+		t.Fatalf("a lookup after one that got no answer: %+v %v, want the memory's answer at once", ti, err)
+	}
+	o.hang.Store(false) // the produce's own call to the store fails at once
+	if _, err := b.produce(ctx, as, "t", 0, kafkaBatch(t, codecNone, valueRecs("o", 1), -1, -1, -1)); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("produce during the outage: %v, want NOT_LEADER_OR_FOLLOWER", err)
 	}
 
 	o.down.Store(false)
-	if ti, err := b.topicInfo(ctx, as, "t", false); err != nil || ti.Offline {
-		t.Fatalf("after the outage: %+v %v", ti, err)
-	}
-	if b.known.down.Load() {
-		t.Fatal("the store answered, yet the bridge still takes it for unreachable")
-	}
+	fc.Advance(offlineProbe)
+	online(t, b, as, 2)
 	if n := fc.Timers(); n != 0 {
 		t.Fatalf("%d probe timers left pending", n)
 	}

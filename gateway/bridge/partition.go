@@ -59,14 +59,6 @@ type partState struct {
 	maxTS maxTSScan     // the partition's largest timestamp as far as read (maxts.go)
 }
 
-// partStates counts the partition states of the bridges of this process, for the gateway's
-// metrics.
-var partStates atomic.Int64
-
-// PartitionStates is how many partitions the bridges of this process keep state for: at most
-// the partitions Iggy holds, since a state is made only for a partition found in Iggy.
-func PartitionStates() int64 { return partStates.Load() }
-
 // partOf is the state of a partition that exists: the topic and partition names come from
 // clients, so a state is made only once Iggy listed the partition (b.known, or one lookup of
 // a topic this gateway does not know that many partitions of); a name that does not exist is
@@ -111,7 +103,7 @@ func (b *Bridge) part(topic string, partition int32) *partState {
 		st.hw.Store(-1)
 		st.avgBytes.Store(1024)
 		b.parts[k] = st
-		partStates.Add(1)
+		b.metrics.partStates.Add(1)
 	}
 	return st
 }
@@ -125,7 +117,7 @@ func (b *Bridge) forget(topic string) {
 		if k.topic == topic {
 			st.wake()
 			delete(b.parts, k)
-			partStates.Add(-1)
+			b.metrics.partStates.Add(-1)
 		}
 	}
 	b.known.drop(topic)

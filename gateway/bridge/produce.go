@@ -50,7 +50,7 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 		return res, ctx.Err()
 	}
 	defer func() { <-b.converting }()
-	c := getConverter()
+	c := getConverter(b.metrics)
 	defer putConverter(c)
 	if legacyMessageSet(records) {
 		if c.up, err = c.upconvert(c.up[:0], records); err != nil {
@@ -279,14 +279,14 @@ func (b *Bridge) producer(ctx context.Context, as iggyAPI, st *partState, topic 
 			return ps, nil
 		}
 		// As Kafka does once producer.id.expiration.ms passed: the producer starts afresh.
-		producerStatesDropped.Add(1)
+		b.metrics.producerStatesDropped.Add(1)
 		ps = &producerState{epoch: -1}
 		st.producers[pid] = ps
 		return ps, nil
 	}
 	if !rescan && (st.complete || b.scannedRecently(st)) {
 		if !st.complete {
-			producerScansSkipped.Add(1)
+			b.metrics.producerScansSkipped.Add(1)
 		}
 		ps := &producerState{epoch: -1}
 		st.producers[pid] = ps
@@ -314,7 +314,7 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 		return nil, ctx.Err()
 	}
 	defer func() { <-b.scanning }()
-	producerScans.Add(1)
+	b.metrics.producerScans.Add(1)
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
 	if err != nil {
 		return nil, kafkaErr(err)

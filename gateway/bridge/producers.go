@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"sort"
-	"sync/atomic"
 	"time"
 )
 
@@ -25,20 +24,6 @@ const (
 	maxProducersPerPartition    = 4096
 	maxScans                    = 4
 )
-
-var producerScans, producerScansSkipped, producerStatesDropped atomic.Int64
-
-// ProducerScans counts the tail scans that rebuilt an idempotent producer's state from Iggy
-// (process-wide).
-func ProducerScans() int64 { return producerScans.Load() }
-
-// ProducerScansSkipped counts the unknown producers taken for new without a scan because a
-// recent scan of the partition read it to its bound (process-wide).
-func ProducerScansSkipped() int64 { return producerScansSkipped.Load() }
-
-// ProducerStatesDropped counts the idempotent producer states dropped, expired or over the
-// per-partition bound (process-wide).
-func ProducerStatesDropped() int64 { return producerStatesDropped.Load() }
 
 // appendedElsewhere reports whether the partition may hold appends this gateway did not make
 // since its cache started: only then can a refusal the cache decided be wrong and is worth a
@@ -74,7 +59,7 @@ func (b *Bridge) pruneProducers(st *partState) {
 	for id, ps := range st.producers {
 		if b.expired(ps) {
 			delete(st.producers, id)
-			producerStatesDropped.Add(1)
+			b.metrics.producerStatesDropped.Add(1)
 		}
 	}
 	keep := maxProducersPerPartition * 3 / 4
@@ -92,7 +77,7 @@ func (b *Bridge) pruneProducers(st *partState) {
 	sort.Slice(all, func(i, j int) bool { return all[i].last.Before(all[j].last) })
 	for _, a := range all[:len(all)-keep] {
 		delete(st.producers, a.id)
-		producerStatesDropped.Add(1)
+		b.metrics.producerStatesDropped.Add(1)
 	}
 	st.complete = false
 }

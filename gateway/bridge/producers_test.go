@@ -35,23 +35,23 @@ func TestProducerScansRateLimited(t *testing.T) {
 	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("bulk", scanMaxMessages+100), -1, -1, -1)); err != nil {
 		t.Fatal(err)
 	}
-	scans, skipped := ProducerScans(), ProducerScansSkipped()
+	scans, skipped := b.metrics.ProducerScans(), b.metrics.ProducerScansSkipped()
 	for pid := int64(100); pid < 150; pid++ {
 		if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("x", 1), pid, 0, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := ProducerScans() - scans; n != 1 {
+	if n := b.metrics.ProducerScans() - scans; n != 1 {
 		t.Fatalf("%d tail scans for 50 new producers within the trust window, want 1", n)
 	}
-	if n := ProducerScansSkipped() - skipped; n != 49 {
+	if n := b.metrics.ProducerScansSkipped() - skipped; n != 49 {
 		t.Fatalf("%d scans skipped, want 49", n)
 	}
 	fc.Advance(trustWindow)
 	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("x", 1), 200, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if n := ProducerScans() - scans; n != 2 {
+	if n := b.metrics.ProducerScans() - scans; n != 2 {
 		t.Fatalf("%d tail scans once the trust window passed, want 2", n)
 	}
 }
@@ -68,13 +68,13 @@ func TestProducerStatesBounded(t *testing.T) {
 	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 1), 7, 0, 5)); !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
 		t.Fatalf("a gap before the expiry: %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", err)
 	}
-	dropped := ProducerStatesDropped()
+	dropped := b.metrics.ProducerStatesDropped()
 	fc.Advance(time.Hour)
 	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 1), 7, 0, 5)); err != nil {
 		t.Fatalf("the same batch once the state expired: %v", err)
 	}
-	if ProducerStatesDropped() != dropped+1 {
-		t.Fatalf("dropped states went from %d to %d, want one more", dropped, ProducerStatesDropped())
+	if b.metrics.ProducerStatesDropped() != dropped+1 {
+		t.Fatalf("dropped states went from %d to %d, want one more", dropped, b.metrics.ProducerStatesDropped())
 	}
 
 	for pid := int64(1000); pid < 1000+maxProducersPerPartition+500; pid++ {
@@ -100,7 +100,7 @@ func TestPartitionStatesBounded(t *testing.T) {
 	if _, err := b.fetch(ctx, m, "t", 0, 0, 1<<20, 12); err != nil {
 		t.Fatal(err)
 	}
-	before, states := len(b.parts), PartitionStates()
+	before, states := len(b.parts), b.metrics.PartitionStates()
 	for i := range 2000 {
 		topic, partition := fmt.Sprintf("nope-%d", i), int32(0)
 		if i%2 == 1 {
@@ -116,7 +116,7 @@ func TestPartitionStatesBounded(t *testing.T) {
 		cancel()
 		b.Wait(wctx, topic, partition, 0)
 	}
-	if len(b.parts) != before || PartitionStates() != states {
-		t.Fatalf("%d partition states after 2,000 invented partitions (gauge %d), were %d (gauge %d)", len(b.parts), PartitionStates(), before, states)
+	if len(b.parts) != before || b.metrics.PartitionStates() != states {
+		t.Fatalf("%d partition states after 2,000 invented partitions (gauge %d), were %d (gauge %d)", len(b.parts), b.metrics.PartitionStates(), before, states)
 	}
 }

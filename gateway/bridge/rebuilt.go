@@ -54,6 +54,8 @@ type rebuiltCache struct {
 	cur    int // the chunk being filled
 	index  map[rebuiltKey]rebuiltEntry
 	closed atomic.Bool
+	// metrics counts the bytes stored.
+	metrics *Metrics
 }
 
 type rebuiltChunk struct {
@@ -68,12 +70,12 @@ type rebuiltChunk struct {
 
 // newRebuiltCache returns a cache of about limit bytes, nil when limit is too small for a chunk
 // of 64 KiB.
-func newRebuiltCache(limit int64) *rebuiltCache {
+func newRebuiltCache(limit int64, m *Metrics) *rebuiltCache {
 	size := limit / rebuiltChunks
 	if size < 64<<10 {
 		return nil
 	}
-	return &rebuiltCache{chunkSize: int(min(size, 1<<30)), index: map[rebuiltKey]rebuiltEntry{}}
+	return &rebuiltCache{chunkSize: int(min(size, 1<<30)), index: map[rebuiltKey]rebuiltEntry{}, metrics: m}
 }
 
 // rebuiltBatch is one batch a fetch rebuilt, at src[start:end] of its answer, for putRun.
@@ -129,7 +131,7 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 		ch.used += size
 		ch.keys = append(ch.keys, rb.k)
 		c.index[rb.k] = rebuiltEntry{chunk: int32(c.cur), off: int32(off), len: int32(size), n: rb.n, id: rb.id}
-		rebuiltStored.Add(uint64(size))
+		c.metrics.rebuiltStored.Add(uint64(size))
 		if top := &rb.k.st.rebuiltTop; rb.k.base > top.Load() {
 			top.Store(rb.k.base)
 		}
@@ -308,21 +310,3 @@ func (r *rebuilds) join(k rebuiltKey) (wait <-chan struct{}, done func()) {
 		close(ch)
 	}
 }
-
-// Process-wide counters, as tailFetches is.
-var (
-	endAnswers     atomic.Uint64
-	rebuiltFetches atomic.Uint64
-	rebuiltStored  atomic.Uint64
-)
-
-// EndAnswers is how many partition reads at the end of a partition were answered from the high
-// watermark Iggy had told within the last 50 ms, without asking Iggy again.
-func EndAnswers() uint64 { return endAnswers.Load() }
-
-// RebuiltFetches is how many partition reads were answered, at least in part, with batches an
-// earlier fetch had rebuilt from Iggy (Config.FetchCacheBytes).
-func RebuiltFetches() uint64 { return rebuiltFetches.Load() }
-
-// RebuiltBytesStored is how many bytes of rebuilt batches were put in the fetch caches.
-func RebuiltBytesStored() uint64 { return rebuiltStored.Load() }

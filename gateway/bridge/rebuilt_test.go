@@ -75,13 +75,13 @@ func TestFetchCacheServesOtherReaders(t *testing.T) {
 		offset int64
 		want   []byte
 	}{{0, first}, {1, first}, {4, first[len(batchAt(t, first, 0)):]}} {
-		hits := RebuiltFetches()
+		hits := b.metrics.RebuiltFetches()
 		got, read := fetchRaw(t, b, m, tc.offset, 1<<20)
 		if !bytes.Equal(got, tc.want) {
 			t.Errorf("from %d: cached answer differs from the rebuilt one", tc.offset)
 		}
-		if read != 1 || RebuiltFetches() != hits+1 {
-			t.Errorf("from %d: read %d messages from Iggy and %d cached answers, want 1 and 1", tc.offset, read, RebuiltFetches()-hits)
+		if read != 1 || b.metrics.RebuiltFetches() != hits+1 {
+			t.Errorf("from %d: read %d messages from Iggy and %d cached answers, want 1 and 1", tc.offset, read, b.metrics.RebuiltFetches()-hits)
 		}
 	}
 	// An answer of one cached run is the cache's own memory, not a copy.
@@ -192,18 +192,18 @@ func TestFetchCacheOldestDeleted(t *testing.T) {
 	m.mu.Lock()
 	p.batches = p.batches[1:]
 	m.mu.Unlock()
-	hits := RebuiltFetches()
+	hits := b.metrics.RebuiltFetches()
 	got, _ := fetchRaw(t, b, m, 0, 1<<20)
 	want, _ := fetchRaw(t, cacheBridge(t, m, -1), m, 0, 1<<20)
-	if !bytes.Equal(got, want) || RebuiltFetches() != hits {
-		t.Errorf("after the first batch was deleted the gateway answered %d bytes (%d cached answers), one without the cache %d", len(got), RebuiltFetches()-hits, len(want))
+	if !bytes.Equal(got, want) || b.metrics.RebuiltFetches() != hits {
+		t.Errorf("after the first batch was deleted the gateway answered %d bytes (%d cached answers), one without the cache %d", len(got), b.metrics.RebuiltFetches()-hits, len(want))
 	}
 }
 
 // smallCache is a cache of 16 chunks of 64 KiB, closed when t ends, with keys of one partition
 // by base offset and a batch of 20 KiB (three fit in a chunk).
 func smallCache(t *testing.T) (*rebuiltCache, func(int) rebuiltKey, []byte) {
-	c := newRebuiltCache(smallLimit)
+	c := newRebuiltCache(smallLimit, new(Metrics))
 	t.Cleanup(c.close)
 	st := &partState{}
 	return c, func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }, bytes.Repeat([]byte("b"), 20<<10)
@@ -266,7 +266,7 @@ func holds(c *rebuiltCache, k rebuiltKey) bool {
 // cache is closed meanwhile.
 func TestRebuiltCachePins(t *testing.T) {
 	const limit = rebuiltChunks * 64 << 10
-	c := newRebuiltCache(limit)
+	c := newRebuiltCache(limit, new(Metrics))
 	st := &partState{}
 	key := func(i int) rebuiltKey { return rebuiltKey{st: st, base: int64(i)} }
 	batch := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 20<<10) }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // tailBatches bounds the batches a partition's tail remembers. An entry is a few dozen bytes
@@ -206,11 +205,3 @@ func (c *tailCache) takeLocked(n int) []byte {
 	}
 	return make([]byte, 0, n)
 }
-
-// tailFetches counts partition reads answered from the tail cache; process-wide, as the
-// droppedHeaders counter is.
-var tailFetches atomic.Uint64
-
-// TailFetches is how many partition reads were answered with producers' own batches from the
-// tail cache rather than rebuilt from Iggy.
-func TailFetches() uint64 { return tailFetches.Load() }

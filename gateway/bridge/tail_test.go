@@ -60,7 +60,7 @@ func TestTailCacheServesProducedBytes(t *testing.T) {
 	}
 	want := append(asStored(first, 0), asStored(second, 3)...)
 	for _, from := range []int64{0, 2} {
-		before := TailFetches()
+		before := b.metrics.TailFetches()
 		res, err := b.fetch(ctx, m, "t", 0, from, 1<<20, 12)
 		if err != nil {
 			t.Fatal(err)
@@ -71,8 +71,8 @@ func TestTailCacheServesProducedBytes(t *testing.T) {
 		if res.HighWatermark != int64(3+len(mixedRecords())) {
 			t.Errorf("from %d: high watermark %d", from, res.HighWatermark)
 		}
-		if TailFetches() != before+1 {
-			t.Errorf("from %d: tail fetches went from %d to %d", from, before, TailFetches())
+		if b.metrics.TailFetches() != before+1 {
+			t.Errorf("from %d: tail fetches went from %d to %d", from, before, b.metrics.TailFetches())
 		}
 		res.Release()
 	}
@@ -103,10 +103,10 @@ func TestTailCacheRecreatedPartition(t *testing.T) {
 	got, _ := fetchAll(t, b, m, "t", 0, 0)
 	checkRecords(t, got, valueRecs("new", 4), 0)
 	// The check dropped the stale tail: the next fetch is rebuilt from Iggy at once.
-	before := TailFetches()
+	before := b.metrics.TailFetches()
 	got, _ = fetchAll(t, b, m, "t", 0, 2)
 	checkRecords(t, got, valueRecs("new", 4)[2:], 2)
-	if TailFetches() != before {
+	if b.metrics.TailFetches() != before {
 		t.Error("a fetch was answered from a tail that belongs to a deleted partition")
 	}
 }

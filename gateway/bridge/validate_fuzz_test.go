@@ -29,7 +29,7 @@ func FuzzCheckBatches(f *testing.F) {
 			binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[kbCRCStart:end], crc32c))
 			b = b[end:]
 		}
-		c := getConverter()
+		c := getConverter(new(Metrics))
 		defer putConverter(c)
 		checked, err := checkBatches(c, &idGen{}, in, 1<<20)
 		if err != nil {

@@ -106,7 +106,7 @@ func TestConsumerGroupSurvivesHandover(t *testing.T) {
 	}
 
 	b := start(t, s, 2, func(c *Config) { c.CheckpointEvery = 3 })
-	waitServing(t, "b sees a live", func() error { return checkfor.True(len(b.Fleet().LiveBrokers()) == 2, "%v", b.Fleet().LiveBrokers()) })
+	waitServing(t, "b sees a live", func() error { return checkfor.True(len(b.Fleet().View().Live) == 2, "%v", b.Fleet().View().Live) })
 	if err := a.Leave(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,9 @@ type Config struct {
 	// are set per manager. A nil FallbackOffset reads the offsets of an Iggy consumer group of
 	// the same name (IggyOffsets).
 	Groups group.Config
+	// Metrics receives the coordinator's counts; nil keeps them in a Metrics of its own. A nil
+	// Groups.Metrics is one shared by the coordinator's group managers.
+	Metrics *Metrics
 }
 
 func (c *Config) defaults() error {
@@ -86,6 +89,12 @@ func (c *Config) defaults() error {
 		c.Dial = cl.Session
 	}
 	c.Clock = clock.Or(c.Clock)
+	if c.Metrics == nil {
+		c.Metrics = new(Metrics)
+	}
+	if c.Groups.Metrics == nil {
+		c.Groups.Metrics = new(group.Metrics)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -161,10 +170,6 @@ type Coordinator struct {
 
 	// member is this gateway's Iggy member id in the lease group, -1 while it is not a member.
 	member atomic.Int64
-	// membersMu orders the reads of the lease group's membership outside the lease loop
-	// (refreshMembers); membersTried is when the last of them was sent (Unix ns).
-	membersMu    sync.Mutex
-	membersTried int64
 
 	mu    sync.Mutex
 	parts [record.Partitions]*partition
@@ -216,13 +221,13 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port),
 		meta: wire.NamedID(fleet.MetaStream(cfg.Stream)), topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic),
 		fv: fleet.NewView(cfg.Live), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
-		nologLoads: newNologLoads(), drains: wire.NamedID(fleet.DrainsTopic),
+		nologLoads: newNologLoads(cfg.Metrics), drains: wire.NamedID(fleet.DrainsTopic),
 	}
 	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)
 	c.topics.seen = make(map[*partition]map[string]topicKey)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.brokers = &brokerView{c: c}
+	c.brokers = newBrokerView(c)
 	c.router = group.NewRouter(directory{c})
 	if !cfg.Log {
 		c.startNoLog()

@@ -30,13 +30,31 @@
 // announcement lists it with the highest claim (fleet.View.Owner); none known means
 // FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A gateway is live when it announced
 // within Live (5 s), is not leaving, and its announced lease member id is still a member of
-// `kafka-gateways` as the last read of the membership says: Metadata reads it anew, 10 ms after
-// the request arrived, so with the embedded store a gateway that crashed is out of the first
-// Metadata a client asks for when its connection broke (its session ended with its
-// connections). A gateway that announced it is leaving stays listed as a broker for 2 s after
+// `kafka-gateways` as the last read of the membership says (the lease loop reads it every
+// LeasePoll). A gateway that announced it is leaving stays listed as a broker for 2 s after
 // that announcement, leading no partition (Kafka's order: leaderships move first, the broker
 // leaves the list later). The controller is the owner of log partition 0. Announcement times are
 // the writers' clocks, so the fleet's clocks must agree to well within Live.
+//
+// # The broker view
+//
+// What the Kafka handlers ask of the fleet (Fleet: the live gateways, those leading nothing,
+// the controller) is one immutable kafka.FleetView behind an atomic pointer. The follow loops
+// make it: every read of `coordinator_owners` and `coordinator_drains`, every read of the
+// membership, and every FollowInterval (time moves gateways out of it), and they replace it only
+// when it changed. A Kafka request takes one view and answers every partition from it, with no
+// lock held and nothing read from Iggy: Metadata and DeleteRecords answer in their usual time
+// whatever Iggy does. A gateway that crashed is out of the view at the next membership read; a
+// client that lost its connection to it asks sooner, and the Kafka listener leaves it out because
+// its port refuses connections (package kafka, reach.go).
+//
+// Live during a store outage: while the reads of `coordinator_owners` fail, no gateway can
+// announce itself, so the view is made as of the last read that succeeded: the gateways live
+// then stay live (with the membership last read, and the drains last read) until a read
+// succeeds again, and Metadata goes on naming them and their partitions' leaders. The store being
+// down, a gateway lists the same peers whether it can reach Iggy or not. A gateway that crashed
+// during the outage is left out by the Kafka listener's check that its port accepts connections;
+// one that stalled (SIGSTOP) stays listed until the store is back.
 //
 // # Record format, version 2
 //

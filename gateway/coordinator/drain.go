@@ -50,6 +50,7 @@ func (c *Coordinator) readDrains(ctx context.Context) error {
 		}
 		self := c.fv.DrainStands(c.cfg.NodeID)
 		c.mu.Unlock()
+		c.brokers.publish()
 		if was := c.dr.self.Swap(self); was != self {
 			if self {
 				c.log.Info("drained by an operator: releasing every coordinator partition; produce and fetch go on")
@@ -73,19 +74,6 @@ func (c *Coordinator) followDrains() {
 		}
 		return true
 	})
-}
-
-// Draining reports whether an operator drained node (its latest request on
-// `coordinator_drains` is not an undo), or node left the fleet less than departedListed ago.
-// Metadata names no such node as a partition leader.
-func (f *brokerView) Draining(node int32) bool {
-	c := f.c
-	if !c.cfg.Log {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fv.DrainStands(node) || c.departedLocked(node, c.clk.Now())
 }
 
 // releaseAll stops serving every partition, waits (within HandoverBound) until each manager is

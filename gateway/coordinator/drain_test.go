@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,13 +51,16 @@ func TestDrainReleasesStaysLiveAndUndo(t *testing.T) {
 		b.mu.Lock()
 		ann, _ := b.fv.Announcement(1)
 		b.mu.Unlock()
-		live := b.Fleet().LiveBrokers()
-		return checkfor.True(ann.Draining && !ann.Leaving && len(ann.Claims) == 0 && len(live) == 2 && b.brokers.Draining(1) && !b.brokers.Draining(2),
+		live := b.Fleet().View().Live
+		return checkfor.True(ann.Draining && !ann.Leaving && len(ann.Claims) == 0 && len(live) == 2 && slices.Contains(b.Fleet().View().Draining, 1) && !slices.Contains(b.Fleet().View().Draining, 2),
 			"announcement %+v live %v", ann, live)
 	})
-	if a.sess.Load() != nil || !a.brokers.Draining(1) {
+	if a.sess.Load() != nil {
 		t.Fatal("the drained gateway kept its lease session")
 	}
+	waitServing(t, "a leads nothing in its own view", func() error {
+		return checkfor.True(slices.Contains(a.Fleet().View().Draining, 1), "%+v", a.Fleet().View())
+	})
 
 	// A restart while drained reads the drain before joining: no session, no partition.
 	_ = a.Close()
@@ -70,7 +74,7 @@ func TestDrainReleasesStaysLiveAndUndo(t *testing.T) {
 
 	requestDrain(t, cl, 1, true)
 	waitServing(t, "a takes partitions again after the undo", func() error {
-		return checkfor.True(len(serving(a)) > 0 && len(serving(a))+len(serving(b)) == 16 && !b.brokers.Draining(1),
+		return checkfor.True(len(serving(a)) > 0 && len(serving(a))+len(serving(b)) == 16 && !slices.Contains(b.Fleet().View().Draining, 1),
 			"a %d b %d", len(serving(a)), len(serving(b)))
 	})
 	waitServing(t, "b sees a no longer draining", func() error {
@@ -115,7 +119,7 @@ func TestDrainRequestsLatestWins(t *testing.T) {
 	send(`not json`)
 	send(`{"node":5,"undo":false}`)
 	waitServing(t, "the drained set", func() error {
-		got := []bool{a.brokers.Draining(0), a.brokers.Draining(1), a.brokers.Draining(3), a.brokers.Draining(4), a.brokers.Draining(5)}
+		got := []bool{slices.Contains(a.Fleet().View().Draining, 0), slices.Contains(a.Fleet().View().Draining, 1), slices.Contains(a.Fleet().View().Draining, 3), slices.Contains(a.Fleet().View().Draining, 4), slices.Contains(a.Fleet().View().Draining, 5)}
 		return checkfor.True(fmt.Sprint(got) == "[false false false true true]", "nodes 0 1 3 4 5 draining: %v", got)
 	})
 }

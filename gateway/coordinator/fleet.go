@@ -5,6 +5,8 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
@@ -91,10 +93,13 @@ func (c *Coordinator) eachPartition(fn func(*partition)) {
 // (retention) is harmless here: each announcement is a whole statement of its node.
 func (c *Coordinator) followOwners() {
 	c.every(0, c.cfg.FollowInterval, nil, func() bool {
-		if err := c.readOwners(c.ctx); err != nil && c.ctx.Err() == nil {
+		sent := c.clk.Now()
+		err := c.readOwners(c.ctx)
+		if err != nil && c.ctx.Err() == nil {
 			c.log.Debug("reading owner announcements", "err", err)
 		}
 		c.promoteAll()
+		c.brokers.ownersRead(sent, err)
 		return true
 	})
 }
@@ -142,41 +147,98 @@ func (c *Coordinator) tailLoop() {
 	})
 }
 
-// brokerView is what the Kafka handlers ask of the fleet (a kafka.Fleet): the live gateways, the
-// controller, the drained ones; it answers from the coordinator's fleet.View.
-type brokerView struct{ c *Coordinator }
+// brokerView is what the Kafka handlers ask of the fleet (a kafka.Fleet): one kafka.FleetView,
+// made from the coordinator's fleet.View whenever the follow loops read something or time moves
+// a gateway out of it (followOwners' every round), and replaced only when it differs. A request
+// reads it with one atomic load: no lock, no read of Iggy.
+type brokerView struct {
+	c   *Coordinator
+	cur atomic.Pointer[kafka.FleetView]
+
+	// mu orders the publishes, so a view made from older state never replaces a newer one.
+	mu sync.Mutex
+	// readAt is when the last read of coordinator_owners that succeeded was sent; outage is
+	// set while the reads after it fail. The view is then made as of readAt (see publish).
+	readAt time.Time
+	outage bool
+}
 
 var _ kafka.Fleet = (*brokerView)(nil)
+
+func newBrokerView(c *Coordinator) *brokerView {
+	f := &brokerView{c: c}
+	f.publish()
+	return f
+}
 
 // Fleet returns what the Kafka handlers ask of the fleet.
 func (c *Coordinator) Fleet() kafka.Fleet { return c.brokers }
 
-// LiveBrokers lists this gateway, every gateway that owns log partitions, and every gateway
-// that announced itself within Config.Live and is not leaving, sorted by node id. Without the
-// log it is the configured Brokers.
-func (f *brokerView) LiveBrokers() []kafka.Broker {
+// View is the fleet as last published.
+func (f *brokerView) View() *kafka.FleetView { return f.cur.Load() }
+
+// ownersRead records how a read of coordinator_owners sent at sent ended, then publishes.
+func (f *brokerView) ownersRead(sent time.Time, err error) {
+	f.mu.Lock()
+	if err == nil {
+		f.readAt, f.outage = sent, false
+	} else {
+		f.outage = true
+	}
+	f.mu.Unlock()
+	f.publish()
+}
+
+// publish makes the view of the fleet as it stands and makes it current if it differs from the
+// current one.
+//
+// Live are this gateway, every gateway that announced itself within Config.Live and is not
+// leaving, and every gateway that announced it is leaving less than departedListed ago, sorted
+// by node id; Draining are those an operator drained and those leaving. Without the log Live is
+// the configured Brokers and this gateway. The controller is the owner of log partition 0.
+//
+// During a store outage (the reads of coordinator_owners fail) no gateway can announce itself,
+// so the view is made as of the last read that succeeded: the gateways live then stay live, with
+// the membership last read, until a read succeeds again. A gateway that crashed meanwhile is left
+// out by the Kafka listener, which checks that each listed gateway accepts connections (reach.go
+// of package kafka); one that stalled stays listed until the store is back.
+func (f *brokerView) publish() {
 	c := f.c
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	self := kafka.Broker{NodeID: c.cfg.NodeID, Host: c.cfg.Host, Port: c.cfg.Port}
+	v := &kafka.FleetView{Live: []kafka.Broker{self}, Controller: -1}
+	if o, ok := c.owner(0); ok {
+		v.Controller = o.Node
+	}
 	if !c.cfg.Log {
-		out := append([]kafka.Broker{self}, c.cfg.Brokers...)
-		slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
-		return slices.CompactFunc(out, func(a, b kafka.Broker) bool { return a.NodeID == b.NodeID })
-	}
-	c.refreshMembers()
-	now := c.clk.Now()
-	out := []kafka.Broker{self}
-	c.mu.Lock()
-	for node, a := range c.fv.Announcements() {
-		if node == c.cfg.NodeID {
-			continue
+		v.Live = append(v.Live, c.cfg.Brokers...)
+	} else {
+		at := c.clk.Now()
+		if f.outage && !f.readAt.IsZero() {
+			at = f.readAt
 		}
-		if c.fv.Alive(node, now) || departed(a, now) {
-			out = append(out, c.brokerLocked(node))
+		c.mu.Lock()
+		for node, a := range c.fv.Announcements() {
+			alive := c.fv.Alive(node, at)
+			if node != c.cfg.NodeID && (alive || departed(a, at)) {
+				v.Live = append(v.Live, c.brokerLocked(node))
+			}
+			if !alive && departed(a, at) {
+				v.Draining = append(v.Draining, node)
+			}
 		}
+		v.Draining = append(v.Draining, c.fv.DrainedSet()...)
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
-	slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
-	return out
+	slices.SortFunc(v.Live, func(a, b kafka.Broker) int { return int(a.NodeID - b.NodeID) })
+	v.Live = slices.CompactFunc(v.Live, func(a, b kafka.Broker) bool { return a.NodeID == b.NodeID })
+	slices.Sort(v.Draining)
+	v.Draining = slices.Compact(v.Draining)
+	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller {
+		return
+	}
+	f.cur.Store(v)
 }
 
 // departedListed is how long a gateway that announced it is leaving (SIGTERM) stays in
@@ -196,58 +258,8 @@ func departed(a fleet.Announcement, now time.Time) bool {
 	return a.Leaving && now.Sub(a.Time) < departedListed
 }
 
-// departedLocked reports whether node is listed only as departed (leading nothing) now. The
-// caller holds c.mu.
-func (c *Coordinator) departedLocked(node int32, now time.Time) bool {
-	a, ok := c.fv.Announcement(node)
-	return ok && !c.fv.Alive(node, now) && departed(a, now)
-}
-
-// refreshMembers reads the lease group's membership into the fleet view, so that Metadata lists
-// the live gateways as the membership stands a little after the request arrived. A client that
-// lost its connection to a crashed gateway asks for Metadata at once, and with the embedded store
-// the crashed gateway's membership ends with its connection, but the store notices that
-// connection's end no sooner than the client does: a read sent membersSettle after the request
-// arrived finds it gone. A client that is answered the crashed gateway instead keeps it as
-// leader until its own slow timers fire (franz-go: MetadataMinAge, 5 s; librdkafka: its 1 s scan
-// for leaders whose broker is down). One read at a time: a caller that waited for the read in
-// flight takes the next one, or the one another waiter sent late enough for it; a read is bounded
-// by LeasePoll, and a failed read keeps what was known (no waiter tries again after a read sent
-// late enough for it failed).
-func (c *Coordinator) refreshMembers() {
-	want := c.clk.Now().Add(membersSettle).UnixNano()
-	c.membersMu.Lock()
-	defer c.membersMu.Unlock()
-	if c.membersTried >= want {
-		return
-	}
-	if wait := time.Duration(want - c.clk.Now().UnixNano()); wait > 0 {
-		t := c.clk.NewTimer(wait)
-		select {
-		case <-t.C():
-		case <-c.ctx.Done():
-			t.Stop()
-			return
-		}
-	}
-	sent := c.clk.Now()
-	c.membersTried = sent.UnixNano()
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeasePoll)
-	defer cancel()
-	g, err := c.cfg.Client.GetConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
-	if err != nil {
-		return
-	}
-	c.setMembers(g, sent)
-}
-
-// membersSettle is how long after a Metadata request arrived the membership read it is answered
-// from is sent (refreshMembers): time for the store to end the session of a gateway whose
-// connections closed when the client's did.
-const membersSettle = 10 * time.Millisecond
-
 // setMembers records a read of the lease group's members, sent at sent, unless a read sent later
-// was recorded already, and returns the members read.
+// was recorded already, publishes the view it makes, and returns the members read.
 func (c *Coordinator) setMembers(g *wire.ConsumerGroupDetails, sent time.Time) []uint32 {
 	members := make([]uint32, 0, len(g.Members))
 	for _, m := range g.Members {
@@ -259,6 +271,7 @@ func (c *Coordinator) setMembers(g *wire.ConsumerGroupDetails, sent time.Time) [
 		c.membersSent = sent.UnixNano()
 	}
 	c.mu.Unlock()
+	c.brokers.publish()
 	return members
 }
 
@@ -281,18 +294,6 @@ func (c *Coordinator) brokerLocked(node int32) kafka.Broker {
 	}
 	return b
 }
-
-// Controller is the owner of log partition 0 (the lowest node id without the log), -1 while
-// none is known.
-func (f *brokerView) Controller() int32 {
-	if o, ok := f.c.owner(0); ok {
-		return o.Node
-	}
-	return -1
-}
-
-// IsController reports whether this gateway is the controller now.
-func (f *brokerView) IsController() bool { return f.Controller() == f.c.cfg.NodeID }
 
 // directory answers for the router which manager serves a group here.
 type directory struct{ c *Coordinator }

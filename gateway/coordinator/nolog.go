@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
@@ -42,19 +41,6 @@ const (
 	nologLoadsAtOnce = 4
 )
 
-// Process-wide counts of the loads, for the gateway's metrics.
-var (
-	nologRemembered atomic.Int64
-	nologLoaded     atomic.Uint64
-	nologForgotten  atomic.Uint64
-)
-
-// GroupOffsetLoads is how many group names the gateways of this process remember as loaded
-// without the log (at most 1,024 each), how many loads ran and how many names were forgotten.
-func GroupOffsetLoads() (remembered int64, loaded, forgotten uint64) {
-	return nologRemembered.Load(), nologLoaded.Load(), nologForgotten.Load()
-}
-
 // nologLoads is what a gateway without the log knows of the loads of groups' Iggy offsets.
 type nologLoads struct {
 	mu     sync.Mutex
@@ -63,6 +49,8 @@ type nologLoads struct {
 	// load runs or failed is in byName only, which the requests waiting for it bound.
 	ended *list.List
 	turns chan struct{}
+	// metrics counts the loads: the coordinator's Config.Metrics.
+	metrics *Metrics
 }
 
 // nologLoad is the loading of one group's Iggy offsets into the manager without the log.
@@ -72,8 +60,8 @@ type nologLoad struct {
 	elem *list.Element // in ended once done
 }
 
-func newNologLoads() *nologLoads {
-	return &nologLoads{byName: make(map[string]*nologLoad), ended: list.New(), turns: make(chan struct{}, nologLoadsAtOnce)}
+func newNologLoads(m *Metrics) *nologLoads {
+	return &nologLoads{byName: make(map[string]*nologLoad), ended: list.New(), turns: make(chan struct{}, nologLoadsAtOnce), metrics: m}
 }
 
 // entry is name's load, made and counted when there is none, and moved to the most recently
@@ -86,7 +74,7 @@ func (ls *nologLoads) entry(name string) *nologLoad {
 	case l == nil:
 		l = &nologLoad{}
 		ls.byName[name] = l
-		nologRemembered.Add(1)
+		ls.metrics.nologRemembered.Add(1)
 	case l.elem != nil:
 		ls.ended.MoveToBack(l.elem)
 	}
@@ -106,8 +94,8 @@ func (ls *nologLoads) loaded(name string, l *nologLoad) {
 		front := ls.ended.Front()
 		ls.ended.Remove(front)
 		delete(ls.byName, front.Value.(string))
-		nologRemembered.Add(-1)
-		nologForgotten.Add(1)
+		ls.metrics.nologRemembered.Add(-1)
+		ls.metrics.nologForgotten.Add(1)
 	}
 }
 
@@ -117,15 +105,15 @@ func (ls *nologLoads) failed(name string, l *nologLoad) {
 	defer ls.mu.Unlock()
 	if ls.byName[name] == l {
 		delete(ls.byName, name)
-		nologRemembered.Add(-1)
+		ls.metrics.nologRemembered.Add(-1)
 	}
 }
 
-// close forgets everything, for the process-wide count.
+// close forgets everything, for the gateway's count.
 func (ls *nologLoads) close() {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	nologRemembered.Add(-int64(len(ls.byName)))
+	ls.metrics.nologRemembered.Add(-int64(len(ls.byName)))
 	clear(ls.byName)
 	ls.ended.Init()
 }
@@ -171,7 +159,7 @@ func (c *Coordinator) nologLoad(name string) error {
 		return ctx.Err()
 	}
 	defer func() { <-c.nologLoads.turns }()
-	nologLoaded.Add(1)
+	c.cfg.Metrics.nologLoaded.Add(1)
 	topics, err := c.cfg.Client.GetTopics(ctx, wire.NamedID(c.cfg.Stream))
 	if err != nil && !errors.Is(err, wire.StreamIDNotFound) {
 		return err

@@ -43,7 +43,7 @@ func TestNoLogLoadsBounded(t *testing.T) {
 			t.Fatalf("group %s: code %d", name, code)
 		}
 	}
-	_, loaded0, forgotten0 := GroupOffsetLoads()
+	_, loaded0, forgotten0 := c.cfg.Metrics.GroupOffsetLoads()
 	request("kept")
 	request("gone")
 	if !c.nolog.Holds("kept") || !c.nolog.Holds("gone") {
@@ -56,19 +56,19 @@ func TestNoLogLoadsBounded(t *testing.T) {
 	if n := c.nologLoads.len(); n > maxNologLoads {
 		t.Fatalf("%d group names remembered after %d, want at most %d", n, hostile+2, maxNologLoads)
 	}
-	remembered, loaded, forgotten := GroupOffsetLoads()
+	remembered, loaded, forgotten := c.cfg.Metrics.GroupOffsetLoads()
 	if loaded-loaded0 != hostile+2 || forgotten-forgotten0 < 500 || remembered > maxNologLoads {
 		t.Fatalf("%d loads for %d names, %d forgotten, %d remembered", loaded-loaded0, hostile+2, forgotten-forgotten0, remembered)
 	}
 
 	// kept was forgotten, but the manager holds it: no load.
 	request("kept")
-	if _, l, _ := GroupOffsetLoads(); l != loaded {
+	if _, l, _ := c.cfg.Metrics.GroupOffsetLoads(); l != loaded {
 		t.Fatalf("a group the manager holds was loaded again (%d loads)", l-loaded)
 	}
 	// hostile-0 was forgotten and the manager holds nothing of it: it loads again.
 	request("hostile-0")
-	if _, l, _ := GroupOffsetLoads(); l != loaded+1 {
+	if _, l, _ := c.cfg.Metrics.GroupOffsetLoads(); l != loaded+1 {
 		t.Fatalf("a forgotten group's next request made %d loads, want 1", l-loaded)
 	}
 

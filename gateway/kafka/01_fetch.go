@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -328,12 +327,6 @@ const maxParallelReads = 8
 // naming thousands of partitions, or one partition thousands of times, costs no more.
 const maxFetchWaiters = 16
 
-var fetchWaitsCapped atomic.Int64
-
-// FetchWaitsCapped counts the fetch long polls that watched only maxFetchWaiters of their
-// partitions (process-wide).
-func FetchWaitsCapped() int64 { return fetchWaitsCapped.Load() }
-
 // waitAny blocks until one of the points may have new data (true), or until the deadline
 // passes on the server's clock, the server starts shutting down or ctx ends (false). Without
 // points it waits for the deadline. It watches each partition once, from the lowest offset
@@ -359,8 +352,8 @@ func (c *conn) waitAny(ctx context.Context, b Storage, points []waitPoint, deadl
 		at[k] = len(watch)
 		watch = append(watch, p)
 	}
-	if capped {
-		fetchWaitsCapped.Add(1)
+	if o := c.s.cfg.Observer; capped && o != nil {
+		o.FetchWaitCapped()
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -13,9 +13,10 @@ import (
 //
 //   - Brokers are the live gateways of Config.Fleet, else the configured fleet (or this node
 //     alone at its advertised address). Each partition's leader is chosen by leaderIndex over
-//     them less the gateways an operator drained (see liveBrokers and leaders in fleet.go); it
-//     is also the only replica and in-sync replica.
-//     Every partition is at leader epoch 0.
+//     them less the gateways an operator drained (see brokerView in fleet.go); it is also the
+//     only replica and in-sync replica. Every partition is at leader epoch 0. One request takes
+//     one view of the fleet (Fleet.View), which the coordinator keeps current in the background:
+//     Metadata reads nothing from Iggy about the fleet.
 //
 //   - The controller is the fleet's (the owner of coordinator log partition 0, -1 while none is
 //     known); without a Fleet it is this node and any gateway accepts topic changes.
@@ -27,9 +28,11 @@ import (
 //   - A missing topic is created when the gateway allows auto-creation and the request does
 //     (AllowAutoTopicCreation, v4+; always at v0-3).
 //
-//   - While the store cannot be reached a topic keeps its last known partitions, each
-//     LEADER_NOT_AVAILABLE with leader -1 (TopicInfo.Offline); a topic this gateway never saw is
-//     LEADER_NOT_AVAILABLE. Both are retriable: clients hold their records and ask again.
+//   - While the store cannot be reached a topic keeps its last known partitions
+//     (TopicInfo.Offline), each with its leader as the fleet's view names it: every gateway
+//     serves every partition once the store is back, so clients keep their leaders and
+//     connections, and their produces are answered NOT_LEADER_OR_FOLLOWER meanwhile, which they
+//     retry. A topic this gateway never saw is LEADER_NOT_AVAILABLE, retriable as well.
 //
 //   - Topic IDs (v10+) are the Storage's (TopicInfo.ID, never zero); a topic asked for by ID
 //     alone is looked up among all topics, UNKNOWN_TOPIC_ID when none has it.
@@ -43,16 +46,16 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 	mreq := req.kreq.(*kmsg.MetadataRequest)
 	resp := mreq.ResponseKind().(*kmsg.MetadataResponse)
 
-	listed := c.s.liveBrokers()
-	for _, b := range listed {
+	view := c.s.brokerView()
+	for _, b := range view.listed {
 		sb := kmsg.NewMetadataResponseBroker()
 		sb.NodeID, sb.Host, sb.Port = b.NodeID, b.Host, b.Port
 		resp.Brokers = append(resp.Brokers, sb)
 	}
 	clusterID := c.s.cfg.ClusterID
 	resp.ClusterID = &clusterID
-	resp.ControllerID = c.s.controllerID()
-	brokers := c.s.leaders(listed)
+	resp.ControllerID = view.controller
+	brokers := view.leaders
 
 	all := mreq.Topics == nil || (mreq.Version == 0 && len(mreq.Topics) == 0)
 	if all {
@@ -124,11 +127,6 @@ func metadataTopic(t TopicInfo, brokers []Broker) kmsg.MetadataResponseTopic {
 		sp.LeaderEpoch = 0
 		sp.Replicas = []int32{leader}
 		sp.ISR = []int32{leader}
-		if t.Offline {
-			sp.ErrorCode = kerr.LeaderNotAvailable.Code
-			sp.Leader = -1
-			sp.ISR = []int32{}
-		}
 		st.Partitions = append(st.Partitions, sp)
 	}
 	return st

@@ -40,7 +40,7 @@ func init() { regKey(createTopicsKey, 0, 7) }
 func (c *conn) handleCreateTopics(req *request) (kmsg.Response, error) {
 	creq := req.kreq.(*kmsg.CreateTopicsRequest)
 	resp := creq.ResponseKind().(*kmsg.CreateTopicsResponse)
-	live := len(c.s.liveBrokers())
+	live := len(c.s.brokerView().listed)
 	count := make(map[string]int, len(creq.Topics))
 	for _, t := range creq.Topics {
 		count[t.Topic]++

@@ -26,6 +26,7 @@ func init() { regKey(deleteRecordsKey, 0, 2) }
 func (c *conn) handleDeleteRecords(req *request) (kmsg.Response, error) {
 	dreq := req.kreq.(*kmsg.DeleteRecordsRequest)
 	resp := dreq.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	view := c.s.brokerView()
 	for _, t := range dreq.Topics {
 		rt := kmsg.NewDeleteRecordsResponseTopic()
 		rt.Topic = t.Topic
@@ -37,7 +38,7 @@ func (c *conn) handleDeleteRecords(req *request) (kmsg.Response, error) {
 				rp.ErrorCode = kerr.InvalidTopicException.Code
 			case p.Partition < 0:
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case c.s.leaderOf(t.Topic, p.Partition) != c.s.cfg.NodeID:
+			case view.leaderOf(t.Topic, p.Partition) != c.s.cfg.NodeID:
 				rp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:
 				low, err := req.storage.DeleteRecords(req.ctx, t.Topic, p.Partition, p.Offset)

@@ -27,6 +27,7 @@ func init() { regKey(alterPartitionReassignmentsKey, 0, 1) }
 func (c *conn) handleAlterPartitionReassignments(req *request) (kmsg.Response, error) {
 	areq := req.kreq.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := areq.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	view := c.s.brokerView()
 	named := map[string]map[int32]int{}
 	for _, t := range areq.Topics {
 		if named[t.Topic] == nil {
@@ -54,7 +55,7 @@ func (c *conn) handleAlterPartitionReassignments(req *request) (kmsg.Response, e
 			case p.Replicas == nil:
 				sp.ErrorCode = kerr.NoReassignmentInProgress.Code
 			default:
-				leader := c.s.leaderOf(t.Topic, p.Partition)
+				leader := view.leaderOf(t.Topic, p.Partition)
 				if !slices.Equal(p.Replicas, []int32{leader}) {
 					sp.ErrorCode = kerr.InvalidReplicaAssignment.Code
 					sp.ErrorMessage = errMessage(fmt.Errorf("partition %d of %s has one replica, its leader %d, which follows the gateway fleet; replicas %v cannot be assigned (drain a gateway to move its partitions)",

@@ -26,8 +26,9 @@ func (c *conn) handleDescribeCluster(req *request) (kmsg.Response, error) {
 	}
 	resp.EndpointType = 1
 	resp.ClusterID = c.s.cfg.ClusterID
-	resp.ControllerID = c.s.controllerID()
-	for _, b := range c.s.liveBrokers() {
+	view := c.s.brokerView()
+	resp.ControllerID = view.controller
+	for _, b := range view.listed {
 		sb := kmsg.NewDescribeClusterResponseBroker()
 		sb.NodeID, sb.Host, sb.Port = b.NodeID, b.Host, b.Port
 		resp.Brokers = append(resp.Brokers, sb)

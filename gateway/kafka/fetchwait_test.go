@@ -16,13 +16,13 @@ import (
 // and answers when MaxWaitMillis has passed on the server's clock, not before.
 func TestFetchLongPollBounded(t *testing.T) {
 	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	ts := startServer(t, func(c *Config) { c.Clock = fc })
+	obs := &countingObserver{}
+	ts := startServer(t, func(c *Config) { c.Clock = fc; c.Observer = obs })
 	cl := ts.client(t)
 	const parts = 40
 	createTopic(t, cl, "lp", parts)
 	var parked atomic.Int32
 	ts.storage.onParked(func(string, int32) { parked.Add(1) })
-	capped := FetchWaitsCapped()
 
 	req := kmsg.NewPtrFetchRequest()
 	req.Version, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 12, 10_000, 1, 1<<20
@@ -71,7 +71,10 @@ func TestFetchLongPollBounded(t *testing.T) {
 	if n := parked.Load(); n != maxFetchWaiters {
 		t.Fatalf("%d partition waits for one long poll of %d partitions named twice, want %d", n, parts, maxFetchWaiters)
 	}
-	if FetchWaitsCapped() != capped+1 {
-		t.Fatalf("FetchWaitsCapped went from %d to %d, want one more", capped, FetchWaitsCapped())
+	obs.mu.Lock()
+	capped := obs.waitsCapped
+	obs.mu.Unlock()
+	if capped != 1 {
+		t.Fatalf("%d long polls reported capped, want 1", capped)
 	}
 }

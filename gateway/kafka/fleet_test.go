@@ -3,6 +3,7 @@ package kafka
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -12,6 +13,7 @@ import (
 
 // fakeFleet is a Fleet a test changes at will.
 type fakeFleet struct {
+	views      atomic.Int32 // View calls
 	mu         sync.Mutex
 	live       []Broker
 	controller int32
@@ -24,19 +26,12 @@ func (f *fakeFleet) set(controller int32, live ...Broker) {
 	f.controller, f.live = controller, live
 }
 
-func (f *fakeFleet) LiveBrokers() []Broker {
+func (f *fakeFleet) View() *FleetView {
+	f.views.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Broker(nil), f.live...)
+	return &FleetView{Live: append([]Broker(nil), f.live...), Controller: f.controller}
 }
-
-func (f *fakeFleet) Controller() int32 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.controller
-}
-
-func (f *fakeFleet) IsController() bool { return f.Controller() == f.self }
 
 // seedRequest sends req to the server itself, not to a broker its Metadata names.
 func seedRequest[R kmsg.Response](t *testing.T, cl *kgo.Client, req kmsg.Request) R {
@@ -122,6 +117,37 @@ func TestMetadataListsLiveBrokersAndHashesLeadersOverThem(t *testing.T) {
 		if len(leaders) != len(live) {
 			t.Errorf("live %v: 12 partitions led by %v only", got, leaders)
 		}
+	}
+}
+
+// A request takes one view of the fleet, however many partitions it names: Metadata of a topic
+// of 12 partitions and DeleteRecords of all 12 each read Fleet.View once.
+func TestOneFleetViewPerRequest(t *testing.T) {
+	_, fl, cl := startFleetServer(t)
+	fl.set(1, Broker{1, "127.0.0.1", 1}, Broker{2, "127.0.0.1", 2}, Broker{3, "127.0.0.1", 3})
+	before := fl.views.Load()
+	if resp := metadataOf(t, cl); len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 12 {
+		t.Fatalf("metadata: %+v", resp.Topics)
+	}
+	if n := fl.views.Load() - before; n != 1 {
+		t.Fatalf("Metadata of 12 partitions read the fleet's view %d times, want 1", n)
+	}
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = "t"
+	for p := range int32(12) {
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = p, 0
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	before = fl.views.Load()
+	resp := seedRequest[*kmsg.DeleteRecordsResponse](t, cl, req)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 12 {
+		t.Fatalf("DeleteRecords answered %+v", resp.Topics)
+	}
+	if n := fl.views.Load() - before; n != 1 {
+		t.Fatalf("DeleteRecords of 12 partitions read the fleet's view %d times, want 1", n)
 	}
 }
 

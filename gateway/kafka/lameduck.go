@@ -24,7 +24,7 @@ func (s *Server) LameDuck() {
 // othersListed is the brokers Metadata lists besides this gateway.
 func (s *Server) othersListed() []Broker {
 	var out []Broker
-	for _, b := range s.liveBrokers() {
+	for _, b := range s.brokerView().listed {
 		if b.NodeID != s.cfg.NodeID {
 			out = append(out, b)
 		}

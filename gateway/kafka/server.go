@@ -96,6 +96,9 @@ type Observer interface {
 	Request(key int16, errorCode int16, bytesIn, bytesOut int)
 	RecordsProduced(n int)
 	RecordsFetched(n int)
+	// FetchWaitCapped is called for a fetch long poll that watches only 16 of its partitions
+	// (maxFetchWaiters).
+	FetchWaitCapped()
 }
 
 const (

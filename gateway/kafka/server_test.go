@@ -938,6 +938,7 @@ type countingObserver struct {
 	requests          map[int16]int
 	bytesIn, bytesOut int
 	produced, fetched int
+	waitsCapped       int
 }
 
 func (o *countingObserver) ConnectionOpened() { o.mu.Lock(); o.opened++; o.mu.Unlock() }
@@ -954,6 +955,7 @@ func (o *countingObserver) Request(key, code int16, in, out int) {
 }
 func (o *countingObserver) RecordsProduced(n int) { o.mu.Lock(); o.produced += n; o.mu.Unlock() }
 func (o *countingObserver) RecordsFetched(n int)  { o.mu.Lock(); o.fetched += n; o.mu.Unlock() }
+func (o *countingObserver) FetchWaitCapped()      { o.mu.Lock(); o.waitsCapped++; o.mu.Unlock() }
 
 // rawConn speaks the Kafka framing by hand, for what a client library would not send.
 type rawConn struct {

@@ -57,9 +57,9 @@ type TopicInfo struct {
 	ID         [16]byte
 	Partitions int32
 	Internal   bool
-	// Offline says the store cannot be reached: Partitions is the last count it gave, and
-	// Metadata answers each partition LEADER_NOT_AVAILABLE without a leader, as Kafka answers
-	// for offline partitions, so that clients keep their records and ask again.
+	// Offline says the store cannot be reached: Partitions is the last count it gave. Metadata
+	// still names every partition's leader (see its header); ElectLeaders answers that no
+	// leader is available.
 	Offline bool
 }
 

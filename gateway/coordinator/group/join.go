@@ -5,7 +5,6 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -252,16 +251,6 @@ func (g *group) checkMember(memberID string, instance *string) int16 {
 // comes back within a round trip, so only a flood of first joins in one log partition reaches it.
 const maxPending = 1024
 
-// Process-wide counts of pending members, for the gateway's metrics.
-var (
-	pendingNow     atomic.Int64
-	pendingDropped atomic.Uint64
-)
-
-// PendingMembers is how many KIP-394 pending members the managers of this process hold, and how
-// many were dropped past maxPending per manager.
-func PendingMembers() (now int64, dropped uint64) { return pendingNow.Load(), pendingDropped.Load() }
-
 // pendingMember is a KIP-394 member id handed out by a JoinGroup, not yet joined with.
 type pendingMember struct {
 	timer clock.Timer
@@ -280,12 +269,12 @@ func (m *Manager) addPending(g *group, memberID string, session time.Duration) {
 	for m.pendingOrder.Len() >= maxPending {
 		old := m.pendingOrder.Front().Value.(pendingRef)
 		m.dropPending(old.g, old.id)
-		pendingDropped.Add(1)
+		m.cfg.Metrics.pendingDropped.Add(1)
 		m.pendingGone(old.g)
 	}
 	pm := &pendingMember{elem: m.pendingOrder.PushBack(pendingRef{g, memberID})}
 	g.pending[memberID] = pm
-	pendingNow.Add(1)
+	m.cfg.Metrics.pendingNow.Add(1)
 	pm.timer = m.clk.AfterFunc(session, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -308,7 +297,7 @@ func (m *Manager) dropPending(g *group, memberID string) bool {
 	}
 	m.pendingOrder.Remove(pm.elem)
 	delete(g.pending, memberID)
-	pendingNow.Add(-1)
+	m.cfg.Metrics.pendingNow.Add(-1)
 	return true
 }
 

@@ -68,6 +68,9 @@ type Config struct {
 	// TopicRefresh is how long consumer groups use one read of the topic list (to resolve
 	// subscriptions and notice new partitions and topics); zero means 1 s.
 	TopicRefresh time.Duration
+	// Metrics receives the manager's counts, shared by a gateway's managers; nil keeps them in a
+	// Metrics of the manager's own.
+	Metrics *Metrics
 }
 
 // maxMetadata is Kafka's offset.metadata.max.bytes default.
@@ -117,6 +120,9 @@ func NewManager(cfg Config) *Manager {
 	}
 	if cfg.TopicRefresh == 0 {
 		cfg.TopicRefresh = defaultTopicRefresh
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = new(Metrics)
 	}
 	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group), pendingOrder: list.New()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())

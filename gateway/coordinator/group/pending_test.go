@@ -16,7 +16,7 @@ import (
 // nothing are forgotten.
 func TestPendingMembersBounded(t *testing.T) {
 	e := newEnv(t, nil)
-	now0, dropped0 := PendingMembers()
+	now0, dropped0 := e.m.cfg.Metrics.PendingMembers()
 	const hostile = maxPending + 500
 	ids := make([]string, hostile)
 	for i := range hostile {
@@ -37,7 +37,7 @@ func TestPendingMembersBounded(t *testing.T) {
 		n += len(g.pending)
 	}
 	e.m.mu.Unlock()
-	now, dropped := PendingMembers()
+	now, dropped := e.m.cfg.Metrics.PendingMembers()
 	if held > maxPending || n != held || now-now0 != int64(held) || dropped-dropped0 != hostile-maxPending {
 		t.Fatalf("%d pending held (%d in groups, gauge +%d), %d dropped, after %d joins; want at most %d and %d dropped",
 			held, n, now-now0, dropped-dropped0, hostile, maxPending, hostile-maxPending)
@@ -65,7 +65,7 @@ func TestPendingMembersBounded(t *testing.T) {
 		t.Fatalf("groups whose pending members were all dropped are still held: %v", kept)
 	}
 	e.m.Close()
-	if now, _ := PendingMembers(); now != now0 {
+	if now, _ := e.m.cfg.Metrics.PendingMembers(); now != now0 {
 		t.Fatalf("the gauge is %d after Close, was %d", now, now0)
 	}
 }

@@ -1,0 +1,51 @@
+package bridge
+
+import "sync/atomic"
+
+// Metrics are the counts of one gateway's bridge, which its metrics endpoint serves. The
+// gateway makes one and passes it in Config.Metrics; the zero value is ready.
+type Metrics struct {
+	droppedHeaders        atomic.Uint64
+	tailFetches           atomic.Uint64
+	endAnswers            atomic.Uint64
+	rebuiltFetches        atomic.Uint64
+	rebuiltStored         atomic.Uint64
+	producerScans         atomic.Int64
+	producerScansSkipped  atomic.Int64
+	producerStatesDropped atomic.Int64
+	partStates            atomic.Int64
+}
+
+// DroppedHeaders is how many records were served without the kafka.h header section their Iggy
+// message carried because it did not parse (a native Iggy client wrote it).
+func (m *Metrics) DroppedHeaders() uint64 { return m.droppedHeaders.Load() }
+
+// TailFetches is how many partition reads were answered with producers' own batches from the
+// tail cache rather than rebuilt from Iggy.
+func (m *Metrics) TailFetches() uint64 { return m.tailFetches.Load() }
+
+// EndAnswers is how many partition reads at the end of a partition were answered from the high
+// watermark Iggy had told within the last 50 ms, without asking Iggy again.
+func (m *Metrics) EndAnswers() uint64 { return m.endAnswers.Load() }
+
+// RebuiltFetches is how many partition reads were answered, at least in part, with batches an
+// earlier fetch had rebuilt from Iggy (Config.FetchCacheBytes).
+func (m *Metrics) RebuiltFetches() uint64 { return m.rebuiltFetches.Load() }
+
+// RebuiltBytesStored is how many bytes of rebuilt batches were put in the fetch cache.
+func (m *Metrics) RebuiltBytesStored() uint64 { return m.rebuiltStored.Load() }
+
+// ProducerScans counts the tail scans that rebuilt an idempotent producer's state from Iggy.
+func (m *Metrics) ProducerScans() int64 { return m.producerScans.Load() }
+
+// ProducerScansSkipped counts the unknown producers taken for new without a scan because a
+// recent scan of the partition read it to its bound.
+func (m *Metrics) ProducerScansSkipped() int64 { return m.producerScansSkipped.Load() }
+
+// ProducerStatesDropped counts the idempotent producer states dropped, expired or over the
+// per-partition bound.
+func (m *Metrics) ProducerStatesDropped() int64 { return m.producerStatesDropped.Load() }
+
+// PartitionStates is how many partitions the bridge keeps state for: at most the partitions
+// Iggy holds, since a state is made only for a partition found in Iggy.
+func (m *Metrics) PartitionStates() int64 { return m.partStates.Load() }
