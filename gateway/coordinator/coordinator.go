@@ -662,6 +662,9 @@ func (c *Coordinator) assign(parts []int, alone bool, sent, received time.Time) 
 	}
 	if len(lost)+len(gained) > 0 {
 		c.kickAnnounce()
+		// The controller is the holder of log partition 0: the brokers' view changes with it
+		// now, not at the next read of the announcements.
+		c.brokers.publish()
 	}
 }
 
