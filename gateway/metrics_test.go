@@ -113,7 +113,9 @@ func TestFleetMetricsPerGateway(t *testing.T) {
 	// empty partitions watches only 16.
 	for _, topic := range []string{"counted", "waited"} {
 		fetch := kmsg.NewPtrFetchRequest()
-		fetch.Version, fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = 12, 10, 1, 1<<20
+		// A wait long enough that a loaded machine still reaches the long poll before its
+		// deadline: one of 10 ms was over before the handler got there, and counted nothing.
+		fetch.Version, fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = 12, 500, 1, 1<<20
 		ft := kmsg.NewFetchRequestTopic()
 		ft.Topic = topic
 		for p := range int32(17) {
