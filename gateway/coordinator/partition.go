@@ -155,7 +155,7 @@ func (pt *partition) loadErr() error {
 		released = pt.c.releasedLocked(pt.id, prev)
 	}
 	pt.c.mu.Unlock()
-	if released && pt.alone && !pt.c.stillAlone(ctx) {
+	if prev.Number == 0 && released && !pt.c.stillAlone(ctx) {
 		// Another gateway joined since the lease read that found this one alone (two
 		// gateways starting together): it may be claiming the same empty partition, so claim
 		// the usual way, after HandoverBound and from the log as it then stands.
