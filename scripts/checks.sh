@@ -1,4 +1,5 @@
-# Shared by the interop scripts (sourced, not run): PASS/FAIL lines with their counts, and a
+# Shared by the interop scripts (sourced, not run): PASS/FAIL lines with their counts, stopping
+# a process, the Iggy server a gateway runs against (iggy_flags, store_flags), and a
 # free loopback port.
 
 passed=0
@@ -16,6 +17,20 @@ fail() {
 	for line in "$@"; do
 		printf '%s\n' "$line" | head -c 3000 | sed 's/^/      /'
 	done
+}
+
+# stop_pid PID: SIGTERM, then SIGKILL when it has not exited within 10 s; reaps it.
+stop_pid() {
+	local pid=$1
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
 }
 
 free_port() {
@@ -70,8 +85,5 @@ store_flags() {
 # stop_iggy: stops every server iggy_flags and store_flags started (the gateways first).
 stop_iggy() {
 	local pid
-	for pid in "${iggy_pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	for pid in "${iggy_pids[@]}"; do stop_pid "$pid"; done
 }

@@ -36,17 +36,7 @@ work="$(mktemp -d)"
 gateway_pids=()
 cleanup() {
 	local pid
-	for pid in "${gateway_pids[@]}"; do
-		if kill -0 "$pid" 2>/dev/null; then
-			kill -TERM "$pid" 2>/dev/null || true
-			for _ in $(seq 1 100); do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-		wait "$pid" 2>/dev/null
-	done
+	for pid in "${gateway_pids[@]}"; do stop_pid "$pid"; done
 	stop_iggy
 	if [[ "${CLIENTS_INTEROP_KEEP:-}" == 1 ]]; then
 		echo "kept $work"

@@ -40,21 +40,9 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 work="$(mktemp -d)"
 pids=()
-stop() {
-	local pid=$1
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || true
-}
 cleanup() {
 	local pid
-	for pid in "${pids[@]}"; do stop "$pid"; done
+	for pid in "${pids[@]}"; do stop_pid "$pid"; done
 	stop_iggy
 	if [[ "${JAVA_INTEROP_KEEP:-}" == 1 ]]; then
 		echo "kept $work"
@@ -190,7 +178,7 @@ if wait_port gateway "$single_pid" "$port" "$work/gateway.log" &&
 	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port"
 fi
 show_errors 0 "$work/gateway.log" "$work/sasl.log"
-for pid in "${pids[@]}"; do stop "$pid"; done
+for pid in "${pids[@]}"; do stop_pid "$pid"; done
 pids=()
 stop_iggy
 iggy_pids=()

@@ -39,21 +39,9 @@ fi
 started=$SECONDS
 work="$(mktemp -d)"
 pids=()
-stop_gateway() {
-	local pid=$1
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || true
-}
 cleanup() {
 	local pid
-	for pid in "${pids[@]}"; do stop_gateway "$pid"; done
+	for pid in "${pids[@]}"; do stop_pid "$pid"; done
 	stop_iggy
 	if [[ "${KCAT_INTEROP_KEEP:-}" == 1 ]]; then
 		echo "kept $work"
@@ -559,7 +547,7 @@ for transport in tcp tls; do
 			fail "$name: a wrong password gets no metadata (SASL authentication error)" "$(cat "$work/kcat.err")"
 		fi
 	done
-	stop_gateway "$pid"
+	stop_pid "$pid"
 done
 broker=$main_broker
 

@@ -31,22 +31,10 @@ tests="${KGO_TESTS:-^($data_tests|$group_tests)\$}"
 work="$(mktemp -d)"
 pids=()
 logs=()
-stop() {
-	local pid=$1
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || true
-}
 cleanup() {
 	local i
 	# Gateways first, the store they use last.
-	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop "${pids[$i]}"; done
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[$i]}"; done
 	stop_iggy
 	if [[ "${KGO_INTEGRATION_KEEP:-}" == 1 ]]; then
 		echo "kept $work" >&2

@@ -97,12 +97,7 @@ func TestServerEvictsSilentMember(t *testing.T) {
 	b := startBehaviourServer(t, hb)
 	admin := dial(t, b.addr, iggy.Config{})
 	ctx := ctxT(t)
-	sid := wire.NumericID(okv(admin.CreateStream(ctx, "s")).get(t).ID)
-	tid := wire.NumericID(okv(admin.CreateTopic(ctx, sid, "t", 2, iggy.TopicOptions{})).get(t).ID)
-	gid := wire.NumericID(okv(admin.CreateConsumerGroup(ctx, sid, tid, "g")).get(t).ID)
-	sess := okv(admin.Session(ctx)).get(t)
-	t.Cleanup(func() { _ = sess.Close() })
-	noErr(t, sess.JoinConsumerGroup(ctx, sid, tid, gid))
+	sid, tid, gid := joinedMember(t, admin)
 	joined := time.Now() // the member's last request ended here; its session pings only every 5 s
 	members := func() uint32 { return okv(admin.GetConsumerGroup(ctx, sid, tid, gid)).get(t).MembersCount }
 	if n := members(); n != 1 {
@@ -175,12 +170,7 @@ func TestServerMembershipAfterRestart(t *testing.T) {
 	b := startBehaviourServer(t, hb)
 	admin := dial(t, b.addr, iggy.Config{})
 	ctx := ctxT(t)
-	sid := wire.NumericID(okv(admin.CreateStream(ctx, "s")).get(t).ID)
-	tid := wire.NumericID(okv(admin.CreateTopic(ctx, sid, "t", 2, iggy.TopicOptions{})).get(t).ID)
-	gid := wire.NumericID(okv(admin.CreateConsumerGroup(ctx, sid, tid, "g")).get(t).ID)
-	sess := okv(admin.Session(ctx)).get(t)
-	t.Cleanup(func() { _ = sess.Close() })
-	noErr(t, sess.JoinConsumerGroup(ctx, sid, tid, gid))
+	sid, tid, gid := joinedMember(t, admin)
 	before := okv(admin.GetConsumerGroup(ctx, sid, tid, gid)).get(t)
 	if len(before.Members) != 1 {
 		t.Fatalf("after the join: %+v", before.Members)
@@ -298,4 +288,19 @@ func TestServerRecreatedTopicStartsEmpty(t *testing.T) {
 				round, fresh.ID, old.ID, off, len(got), got[:min(1, len(got))], offs[:min(1, len(offs))])
 		}
 	}
+}
+
+// joinedMember creates stream s, topic t (2 partitions) and consumer group g through admin, and
+// joins g with a session of its own that stays open until the test ends (it pings only every
+// 5 s).
+func joinedMember(t *testing.T, admin *iggy.Client) (sid, tid, gid wire.Identifier) {
+	t.Helper()
+	ctx := ctxT(t)
+	sid = wire.NumericID(okv(admin.CreateStream(ctx, "s")).get(t).ID)
+	tid = wire.NumericID(okv(admin.CreateTopic(ctx, sid, "t", 2, iggy.TopicOptions{})).get(t).ID)
+	gid = wire.NumericID(okv(admin.CreateConsumerGroup(ctx, sid, tid, "g")).get(t).ID)
+	sess := okv(admin.Session(ctx)).get(t)
+	t.Cleanup(func() { _ = sess.Close() })
+	noErr(t, sess.JoinConsumerGroup(ctx, sid, tid, gid))
+	return sid, tid, gid
 }
