@@ -234,19 +234,14 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 		if err := c.write(cl); err != nil {
 			return nil, c.ioFailure(ctx, cl, "write", err)
 		}
-		if again, err := c.awaitReply(op, deadline); err != nil {
+		if err := c.awaitReply(op, deadline); err != nil {
 			return nil, c.ioFailure(ctx, cl, "read", err)
-		} else if again {
-			if ctx.Err() != nil {
-				return nil, c.ioFailure(ctx, cl, "read", ctx.Err())
-			}
-			continue
 		}
 		frame, err := c.readFrame(cl)
 		for err == nil && wire.FrameCommand(frame) == wire.CommandReply && replyRequest(frame) < req {
-			// The late answer to an earlier copy of a resent metadata request (awaitReply):
-			// the server's client table answered its request number twice. Request numbers
-			// never go down on a connection, so it is not this request's; read on.
+			// A late answer to an earlier request number (a server that answered a request
+			// twice): request numbers never go down on a connection, so it is not this
+			// request's; read on.
 			frame, err = c.readFrame(cl)
 		}
 		if err != nil {
@@ -279,52 +274,32 @@ func (c *conn) exchange(ctx context.Context, cl *call, timeout time.Duration) (b
 }
 
 // A request the server dropped gets no reply (a full queue, a metadata submit that did not
-// take, a restarted node that lost the connection's registration): the official SDK resends on
-// its own request timeout. The server keeps a table of each client's latest metadata request
-// and answers a resent copy with the same reply, so a metadata write is resent on the same
-// connection after metadataResend without a word, however often, within its deadline; a
-// duplicate reply that arrives later is recognised by its older request number and skipped.
-// A login without a reply within loginNoReply fails as a lost connection, which the pool
-// dials again. Reads and partition writes wait for their whole deadline: a read is resent on a
-// fresh connection once it fails, and a partition write has no such table, so resending it
-// could store it twice.
-var (
-	metadataResend = time.Second
-	loginNoReply   = 2 * time.Second
-)
+// take, a restarted node that lost the connection's registration). A login without a reply
+// within loginNoReply fails as a lost connection, which the pool dials again. Other requests
+// wait for their whole deadline: the real server answers a resent metadata request from its
+// client table, but the embedded store keeps no such table and would apply it twice, and a
+// partition write has none on either. A reply to an earlier request number that comes late is
+// skipped.
+var loginNoReply = 2 * time.Second
 
-// awaitReply waits for the first byte of the reply. For a metadata request it returns
-// again=true when none came within metadataResend (the caller writes the same frame again);
-// for a login it fails when none came within loginNoReply. It never reads past the first byte
-// of a frame, so the stream stays in step. The read deadline is the call's deadline when it
-// returns.
-func (c *conn) awaitReply(op wire.Operation, deadline time.Time) (again bool, err error) {
-	var wait time.Duration
-	switch {
-	case op.Metadata():
-		wait = metadataResend
-	case op == wire.OpRegister:
-		wait = loginNoReply
-	default:
-		return false, nil
+// awaitReply waits for the first byte of the reply to a login, and fails when none came within
+// loginNoReply. It never reads past the first byte of a frame, so the stream stays in step. The
+// read deadline is the call's deadline when it returns.
+func (c *conn) awaitReply(op wire.Operation, deadline time.Time) error {
+	if op != wire.OpRegister || c.br.Buffered() > 0 {
+		return nil
 	}
-	if c.br.Buffered() > 0 {
-		return false, nil
-	}
-	short := time.Now().Add(wait)
+	short := time.Now().Add(loginNoReply)
 	if short.After(deadline) {
-		return false, nil
+		return nil
 	}
 	_ = c.nc.SetReadDeadline(short)
-	_, err = c.br.Peek(1)
+	_, err := c.br.Peek(1)
 	_ = c.nc.SetReadDeadline(deadline)
-	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
-		return false, err
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("no reply to the login within %v: %w", loginNoReply, err)
 	}
-	if op == wire.OpRegister {
-		return false, fmt.Errorf("no reply to the login within %v: %w", loginNoReply, err)
-	}
-	return true, nil
+	return err
 }
 
 // replyRequest is the request number a reply frame echoes.

@@ -518,29 +518,17 @@ func TestWritesFollowTheNewLeader(t *testing.T) {
 	}
 }
 
-// TestDroppedRequestsAreResent: the server drops a metadata write without a reply (a full
-// queue, a submit that did not take); the client resends the same frame after metadataResend
-// and takes the reply to the copy. A server that answers both copies sends a late duplicate,
-// which the next request skips. A login without a reply is dialled again.
-func TestDroppedRequestsAreResent(t *testing.T) {
+// TestUnansweredLoginAndDuplicateReply: a login the server leaves without a reply is dialled
+// again; a reply a server sends twice for one request number is skipped by the next request.
+func TestUnansweredLoginAndDuplicateReply(t *testing.T) {
 	f := newFakeServer(t, "")
-	var seen sync.Map // request number -> copies seen
-	var logins atomic.Int64
+	var logins, deletes atomic.Int64
 	f.copies = func(h *wire.RequestHeader) int {
-		if h.Operation == wire.OpRegister {
-			if logins.Add(1) == 1 {
-				return 0 // the first login gets no reply
-			}
-			return 1
-		}
-		if h.Operation == wire.OpDeleteStream {
-			n, _ := seen.LoadOrStore(h.Request, new(atomic.Int64))
-			switch n.(*atomic.Int64).Add(1) {
-			case 1:
-				return 0 // dropped
-			case 2:
-				return 2 // answered, and a duplicate follows
-			}
+		switch {
+		case h.Operation == wire.OpRegister && logins.Add(1) == 1:
+			return 0 // the first login gets no reply
+		case h.Operation == wire.OpDeleteStream && deletes.Add(1) == 1:
+			return 2 // the first write is answered twice
 		}
 		return 1
 	}
@@ -555,14 +543,10 @@ func TestDroppedRequestsAreResent(t *testing.T) {
 		t.Fatalf("%d logins, want 2 (the first got no reply and was dialled again)", n)
 	}
 	ctx := testContext(t)
-	start := time.Now()
 	for i := range 2 {
 		if err := c.DeleteStream(ctx, wire.NumericID(uint32(i+1))); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Fatalf("two dropped writes took %v", took)
 	}
 	if err := c.Ping(ctx); err != nil {
 		t.Fatalf("ping after a duplicate reply: %v", err)
