@@ -33,6 +33,25 @@ stop_pid() {
 	wait "$pid" 2>/dev/null || true
 }
 
+# settle_partitions: while the gateways of a fleet join, coordinator partitions move between
+# them; waits (60 s at most) until none has changed hands for 3 s, as each gateway logs those it
+# serves or stops in $work/gateway-*.log, and sets $last to the count of those lines.
+settle_partitions() {
+	local quiet=0 now _
+	last=""
+	for _ in $(seq 1 240); do
+		now="$(cat "$work"/gateway-*.log | grep -c 'msg="partition \(serving\|stopped\)"' || true)"
+		if [[ "$now" == "$last" && "$now" != 0 ]]; then
+			quiet=$((quiet + 1))
+			[[ $quiet -ge 12 ]] && break
+		else
+			quiet=0
+		fi
+		last="$now"
+		sleep 0.25
+	done
+}
+
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
 		echo $((20000 + RANDOM % 40000))

@@ -220,19 +220,7 @@ fi
 if [[ $up -eq 1 ]]; then
 	# While the gateways join, coordinator partitions move between them: wait until none has
 	# changed hands for 3 s (each gateway logs those it serves or stops), as kgo-integration.sh.
-	quiet=0
-	last=""
-	for _ in $(seq 1 240); do
-		now="$(cat "$work"/gateway-*.log | grep -c 'msg="partition \(serving\|stopped\)"' || true)"
-		if [[ "$now" == "$last" && "$now" != 0 ]]; then
-			quiet=$((quiet + 1))
-			[[ $quiet -ge 12 ]] && break
-		else
-			quiet=0
-		fi
-		last="$now"
-		sleep 0.25
-	done
+	settle_partitions
 	run_checks fleet --bootstrap "127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}" --brokers 3 \
 		--node-pids "$(IFS=,; echo "${node_pids[*]}")" --iggy-kafka "$work/iggy-kafka" --iggy "$iggy_addr"
 fi

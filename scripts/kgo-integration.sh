@@ -116,19 +116,7 @@ else
 	# While the gateways join one after another, Iggy moves coordinator partitions between
 	# them, and a group formed meanwhile loses its pending members with the move. Wait until
 	# no partition has changed hands for 3 s (the gateways log each one they serve or stop).
-	quiet=0
-	last=""
-	for _ in $(seq 1 240); do
-		now="$(cat "$work"/gateway-*.log | grep -c 'msg="partition \(serving\|stopped\)"' || true)"
-		if [[ "$now" == "$last" && "$now" != 0 ]]; then
-			quiet=$((quiet + 1))
-			[[ $quiet -ge 12 ]] && break
-		else
-			quiet=0
-		fi
-		last="$now"
-		sleep 0.25
-	done
+	settle_partitions
 	echo "coordinator partitions settled ($last changes logged)"
 fi
 

@@ -83,16 +83,6 @@ func ParseDurability(s string) (Durability, error) {
 	return 0, fmt.Errorf("topic durability %q: one of write, fsync, server", s)
 }
 
-func (d Durability) String() string {
-	switch d {
-	case DurabilityFsync:
-		return "fsync"
-	case DurabilityServer:
-		return "server"
-	}
-	return "write"
-}
-
 // options are the topic options of d.
 func (d Durability) options() []wire.TLVEntry {
 	switch d {

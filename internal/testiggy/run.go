@@ -168,15 +168,6 @@ func (s *Server) stop(sig syscall.Signal, grace time.Duration) {
 	}
 }
 
-// KillNode SIGKILLs node i alone; Start brings it back.
-func (s *Server) KillNode(i int) {
-	if c := s.cmds[i]; c != nil {
-		_ = c.Process.Kill()
-		<-s.dones[i]
-		s.cmds[i] = nil
-	}
-}
-
 // Restart kills every node and starts it again on its data directory.
 func (s *Server) Restart() error {
 	s.Kill()
