@@ -203,9 +203,23 @@ func (f *brokerView) ownersRead(sent time.Time, err error) {
 // out by the Kafka listener, which checks that each listed gateway accepts connections (reach.go
 // of package kafka); one that stalled stays listed until the store is back.
 func (f *brokerView) publish() {
-	c := f.c
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	at := f.c.clk.Now()
+	if f.outage && !f.readAt.IsZero() {
+		at = f.readAt
+	}
+	v := f.viewAt(at)
+	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller {
+		return
+	}
+	f.cur.Store(v)
+}
+
+// viewAt makes the view of the fleet as the announcements and membership read so far make it at
+// the moment at, by publish's rules.
+func (f *brokerView) viewAt(at time.Time) *kafka.FleetView {
+	c := f.c
 	self := kafka.Broker{NodeID: c.cfg.NodeID, Host: c.cfg.Host, Port: c.cfg.Port}
 	v := &kafka.FleetView{Live: []kafka.Broker{self}, Controller: -1}
 	if o, ok := c.owner(0); ok {
@@ -214,10 +228,6 @@ func (f *brokerView) publish() {
 	if !c.cfg.Log {
 		v.Live = append(v.Live, c.cfg.Brokers...)
 	} else {
-		at := c.clk.Now()
-		if f.outage && !f.readAt.IsZero() {
-			at = f.readAt
-		}
 		c.mu.Lock()
 		for node, a := range c.fv.Announcements() {
 			alive := c.fv.Alive(node, at)
@@ -235,10 +245,7 @@ func (f *brokerView) publish() {
 	v.Live = slices.CompactFunc(v.Live, func(a, b kafka.Broker) bool { return a.NodeID == b.NodeID })
 	slices.Sort(v.Draining)
 	v.Draining = slices.Compact(v.Draining)
-	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller {
-		return
-	}
-	f.cur.Store(v)
+	return v
 }
 
 // departedListed is how long a gateway that announced it is leaving (SIGTERM) stays in
