@@ -14,7 +14,7 @@ import (
 )
 
 // benchRecords is the size of the benchmark log: IGGY_INSPECT_BENCH_RECORDS, default 100,000
-// (the README's figures use 1,000,000).
+// (docs/performance.md's figures use 1,000,000).
 func benchRecords(b *testing.B) int {
 	if s := os.Getenv("IGGY_INSPECT_BENCH_RECORDS"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -11,7 +11,7 @@ import (
 )
 
 // inspectMemoryLimit is the heap inspect lets grow before it collects; its resident size stays
-// under the 64 MiB the README promises.
+// under the 64 MiB docs/operations.md promises ("Performance of the operator commands").
 const inspectMemoryLimit = 40 << 20
 
 // followCaughtUp, when set, is called each time inspect has read to the end of the log: a test

@@ -6,7 +6,7 @@ import (
 )
 
 // settings is the one list of every setting: each has a flag (--name), an environment variable
-// (IGGY_KAFKA_NAME) and a config file key (name). The README's configuration table follows it.
+// (IGGY_KAFKA_NAME) and a config file key (name). The configuration table in docs/configuration.md follows it.
 // operatorCommands read the coordinator log and ask the gateways.
 var operatorCommands = []string{"inspect", "claims", "replay", "drain", "group", "tail"}
 

@@ -49,7 +49,7 @@ func TestClientStallAfterStop(t *testing.T) {
 // leading its partitions and learns that they died only when it uses one again: had the
 // restarted gateway 2 taken partitions over at the SIGKILL of another, franz-go would have found
 // its old connections to it dead and retried after its backoff (250 ms to 1 s), a cost of the
-// restart, not of the SIGKILL (README, "Stalls").
+// restart, not of the SIGKILL (docs/design.md, "Stalls when a gateway goes").
 func measureStalls(t *testing.T, f *fleet, st *stallTimes, ready func(*testing.T)) {
 	t.Helper()
 	st.waitFlowing(t, "the load before the first stop")

@@ -9,7 +9,7 @@ import (
 // Behavior:
 //   - A topic resource's configs replace all of the topic's own, as in Kafka: a config left out
 //     goes back to its default. Which configs a topic takes, and what they do, is the Storage's
-//     rule (the bridge's: the README's "Topic configs"); a config it does not take, or a bad
+//     rule (the bridge's: docs/design.md, "Topic configs"); a config it does not take, or a bad
 //     value, is INVALID_CONFIG, and then nothing changes.
 //   - The change is kept in Iggy: every gateway and every restart sees it, and DescribeConfigs
 //     reads it back, source DYNAMIC_TOPIC_CONFIG.

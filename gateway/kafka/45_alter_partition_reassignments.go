@@ -18,7 +18,7 @@ import (
 //   - the current replicas exactly is NONE, as Kafka answers a reassignment to where the
 //     partition already is;
 //   - any other list is INVALID_REPLICA_ASSIGNMENT, saying that leaders follow the fleet
-//     (drain a gateway to move its partitions; see the README's "Fleet");
+//     (drain a gateway to move its partitions; see docs/operations.md);
 //   - a partition of an unknown topic, or beyond its count, UNKNOWN_TOPIC_OR_PARTITION.
 //   - A partition named twice is INVALID_REQUEST for each naming.
 //   - v1's AllowReplicationFactorChange changes nothing. Any gateway answers, controller or not.

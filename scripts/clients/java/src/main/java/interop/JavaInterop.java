@@ -496,7 +496,7 @@ public final class JavaInterop {
                         "want InvalidConfigurationException, got %s", e.getCause());
             }
         });
-        // The log keeps every record whatever the policy (see the README): compact is taken,
+        // The log keeps every record whatever the policy (see docs/compatibility.md): compact is taken,
         // kept and reported, as Kafka Connect requires of its internal topics.
         check("admin: cleanup.policy=compact at creation, APPEND delete; describeConfigs reports compact,delete", () -> {
             String compacted = "admin-compacted";
