@@ -137,5 +137,9 @@ if [[ $status -ne 0 ]]; then
 		echo "--- $(basename "$log") (last 100 lines) ---" >&2
 		tail -n 100 "$log" >&2
 	done
+	# Last, where a reader of the end of the output sees it: what the failing tests said, without
+	# the cleanup lines that bury it in a parallel run.
+	echo "--- what the tests reported (kgo.out, cleanup lines left out) ---" >&2
+	grep -E -- '--- FAIL|_test\.go:[0-9]+: ' "$work/kgo.out" | grep -Ev 'deleting (group|topic)|completed in' | tail -n 60 >&2 || true
 fi
 exit "$status"
