@@ -55,7 +55,6 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 	clusterID := c.s.cfg.ClusterID
 	resp.ClusterID = &clusterID
 	resp.ControllerID = view.controller
-	brokers := view.leaders
 
 	all := mreq.Topics == nil || (mreq.Version == 0 && len(mreq.Topics) == 0)
 	if all {
@@ -63,10 +62,10 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(consumerOffsetsInfo(), brokers))
+		resp.Topics = append(resp.Topics, metadataTopic(consumerOffsetsInfo(), view))
 		for _, t := range topics {
 			if !reservedTopic(t.Name) {
-				resp.Topics = append(resp.Topics, metadataTopic(t, brokers))
+				resp.Topics = append(resp.Topics, metadataTopic(t, view))
 			}
 		}
 		return resp, nil
@@ -76,7 +75,7 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 		if rt.Topic == nil {
 			info, err := c.topicByID(req, rt.TopicID)
 			if err == nil {
-				resp.Topics = append(resp.Topics, metadataTopic(info, brokers))
+				resp.Topics = append(resp.Topics, metadataTopic(info, view))
 				continue
 			}
 			st := kmsg.NewMetadataResponseTopic()
@@ -87,7 +86,7 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 			continue
 		}
 		if reservedTopic(*rt.Topic) {
-			resp.Topics = append(resp.Topics, metadataTopic(consumerOffsetsInfo(), brokers))
+			resp.Topics = append(resp.Topics, metadataTopic(consumerOffsetsInfo(), view))
 			continue
 		}
 		info, err := req.storage.Topic(req.ctx, *rt.Topic, autoCreate)
@@ -98,7 +97,7 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 			// A topic that already exists (created by a racing request) is simply looked up.
 			if errors.Is(err, kerr.TopicAlreadyExists) {
 				if info, err = req.storage.Topic(req.ctx, *rt.Topic, false); err == nil {
-					resp.Topics = append(resp.Topics, metadataTopic(info, brokers))
+					resp.Topics = append(resp.Topics, metadataTopic(info, view))
 					continue
 				}
 				st.ErrorCode = errCode(err)
@@ -107,22 +106,23 @@ func (c *conn) handleMetadata(req *request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(info, brokers))
+		resp.Topics = append(resp.Topics, metadataTopic(info, view))
 	}
 	return resp, nil
 }
 
-func metadataTopic(t TopicInfo, brokers []Broker) kmsg.MetadataResponseTopic {
+func metadataTopic(t TopicInfo, view brokerView) kmsg.MetadataResponseTopic {
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	st.Topic = &name
 	st.TopicID = t.ID
 	st.IsInternal = t.Internal
 	st.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, t.Partitions)
+	leaders := view.leadersOf(t.Name, t.Partitions)
 	for p := range t.Partitions {
 		sp := kmsg.NewMetadataResponseTopicPartition()
 		sp.Partition = p
-		leader := brokers[leaderIndex(t.Name, p, len(brokers))].NodeID
+		leader := leaders[p]
 		sp.Leader = leader
 		sp.LeaderEpoch = 0
 		sp.Replicas = []int32{leader}

@@ -30,15 +30,22 @@ func (c *conn) handleDeleteRecords(req *request) (kmsg.Response, error) {
 	for _, t := range dreq.Topics {
 		rt := kmsg.NewDeleteRecordsResponseTopic()
 		rt.Topic = t.Topic
+		var info TopicInfo
+		var lookup error
+		if !reservedTopic(t.Topic) {
+			info, lookup = req.storage.Topic(req.ctx, t.Topic, false)
+		}
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			rp.Partition, rp.LowWatermark = p.Partition, -1
 			switch {
 			case reservedTopic(t.Topic):
 				rp.ErrorCode = kerr.InvalidTopicException.Code
-			case p.Partition < 0:
+			case lookup != nil:
+				rp.ErrorCode = errCode(lookup)
+			case p.Partition < 0 || p.Partition >= info.Partitions:
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case view.leaderOf(t.Topic, p.Partition) != c.s.cfg.NodeID:
+			case view.leaderOf(t.Topic, info.Partitions, p.Partition) != c.s.cfg.NodeID:
 				rp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:
 				low, err := req.storage.DeleteRecords(req.ctx, t.Topic, p.Partition, p.Offset)

@@ -55,7 +55,7 @@ func (c *conn) handleAlterPartitionReassignments(req *request) (kmsg.Response, e
 			case p.Replicas == nil:
 				sp.ErrorCode = kerr.NoReassignmentInProgress.Code
 			default:
-				leader := view.leaderOf(t.Topic, p.Partition)
+				leader := view.leaderOf(t.Topic, info.Partitions, p.Partition)
 				if !slices.Equal(p.Replicas, []int32{leader}) {
 					sp.ErrorCode = kerr.InvalidReplicaAssignment.Code
 					sp.ErrorMessage = errMessage(fmt.Errorf("partition %d of %s has one replica, its leader %d, which follows the gateway fleet; replicas %v cannot be assigned (drain a gateway to move its partitions)",

@@ -102,8 +102,9 @@ func TestDeleteRecordsOnlyOnTheLeader(t *testing.T) {
 	live := []Broker{{1, "h1", 91}, {2, "h2", 92}, {3, "h3", 93}}
 	fl.set(1, live...)
 	var mine, theirs int32 = -1, -1
+	rule := partitionLeaders("t", 12, live)
 	for p := range int32(12) {
-		if live[leaderIndex("t", p, len(live))].NodeID == 1 {
+		if rule[p] == 1 {
 			mine = p
 		} else {
 			theirs = p

@@ -42,22 +42,22 @@ type brokerView struct {
 	// (a partition always has a leader).
 	leaders    []Broker
 	controller int32
+	// cache is the Server's: partition leaders per topic, per view.
+	cache *leaderCache
 }
 
 // brokerView takes the fleet's current view for one request.
 //
-// Each partition's leader is leaderIndex over the leaders: FNV-1a 32 of the topic name plus the
-// partition index, modulo their number. Every gateway of one view computes the same leaders;
-// when a gateway leaves the view, its partitions move to the others and those of the others may
-// move too, which costs a client nothing more than a metadata refresh, since any gateway serves
-// any partition.
+// Each partition's leader is partitionLeaders' over the leaders: every gateway of one view
+// computes the same leaders; when a gateway leaves the view, its partitions move to the others
+// and few others move, so most clients keep the connections they produce and fetch on.
 func (s *Server) brokerView() brokerView {
 	if s.cfg.Fleet == nil {
 		bs := s.brokers()
-		return brokerView{listed: bs, leaders: s.leaders(bs, nil), controller: s.cfg.NodeID}
+		return brokerView{listed: bs, leaders: s.leaders(bs, nil), controller: s.cfg.NodeID, cache: &s.leaderCache}
 	}
 	fv := s.cfg.Fleet.View()
-	v := brokerView{controller: fv.Controller, listed: s.reachable(fv.Live)}
+	v := brokerView{controller: fv.Controller, listed: s.reachable(fv.Live), cache: &s.leaderCache}
 	if len(v.listed) == 0 {
 		v.listed = s.brokers()
 	} else {
@@ -88,9 +88,19 @@ func (s *Server) leaders(brokers []Broker, draining []int32) []Broker {
 	return out
 }
 
-// leaderOf is the node Metadata names as leader of the partition in this view.
-func (v brokerView) leaderOf(topic string, partition int32) int32 {
-	return v.leaders[leaderIndex(topic, partition, len(v.leaders))].NodeID
+// leadersOf is the node Metadata names as leader of each of the partitions of topic, in this
+// view; shared, not to be changed.
+func (v brokerView) leadersOf(topic string, partitions int32) []int32 {
+	return v.cache.get(topic, partitions, v.leaders)
+}
+
+// leaderOf is the node Metadata names as leader of partition of topic (of partitions) in this
+// view, or -1 for a partition the topic does not have.
+func (v brokerView) leaderOf(topic string, partitions, partition int32) int32 {
+	if partition < 0 || partition >= partitions {
+		return -1
+	}
+	return v.leadersOf(topic, partitions)[partition]
 }
 
 // notController reports whether topic changes must be refused here with NOT_CONTROLLER (41).

@@ -99,15 +99,16 @@ func TestMetadataListsLiveBrokersAndHashesLeadersOverThem(t *testing.T) {
 		if resp.ControllerID != 2 {
 			t.Errorf("controller %d, the fleet says 2", resp.ControllerID)
 		}
-		sorted := make([]int32, len(resp.Brokers))
+		listed := make([]Broker, len(resp.Brokers))
 		for i, b := range resp.Brokers {
-			sorted[i] = b.NodeID
+			listed[i] = Broker{NodeID: b.NodeID}
 		}
+		rule := partitionLeaders("t", int32(len(resp.Topics[0].Partitions)), listed)
 		leaders := map[int32]bool{}
 		for _, p := range resp.Topics[0].Partitions {
-			want := sorted[leaderIndex("t", p.Partition, len(sorted))]
+			want := rule[p.Partition]
 			if p.Leader != want {
-				t.Errorf("live %v: partition %d led by %d, the hash names %d", got, p.Partition, p.Leader, want)
+				t.Errorf("live %v: partition %d led by %d, the rule names %d", got, p.Partition, p.Leader, want)
 			}
 			if _, ok := liveBroker(want, live); !ok {
 				t.Errorf("partition %d led by %d, which is not live", p.Partition, p.Leader)

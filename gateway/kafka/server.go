@@ -109,9 +109,11 @@ const (
 // Server is the Kafka protocol listener: it accepts connections, decodes requests with kmsg and
 // answers them through a Storage.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	clock clock.Clock
+	cfg Config
+	// leaderCache holds Metadata's partition leaders per topic (leader.go).
+	leaderCache leaderCache
+	log         *slog.Logger
+	clock       clock.Clock
 	// budget is shared by the connections' large requests, from their first byte until they
 	// are answered.
 	budget *framebuf.Budget

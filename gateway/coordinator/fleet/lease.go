@@ -2,7 +2,8 @@ package fleet
 
 import (
 	"slices"
-	"sort"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/rendezvous"
 )
 
 // Lease is the lease rule: which member of LeaseGroup holds log partition p, given the live
@@ -32,12 +33,8 @@ func Held(members []uint32, member uint32) []int {
 }
 
 // Assign is the holder of every log partition among members (none may repeat; the order does
-// not matter; at least one): rendezvous hashing with bounded loads. Every member scores every
-// partition with a fixed mix of (partition, member); the (partition, member) pairs are taken
-// from the highest score down, and a pair gives the partition to the member unless the
-// partition is taken or the member is full. With n members, r = 16 mod n of them may hold
-// ⌈16/n⌉ partitions (the first to reach ⌊16/n⌋ and take one more) and the others ⌊16/n⌋, so the
-// shares are as even as they can be: 8/8, 6/5/5, 4/4/4/4, 2 each of 8, one each of 16.
+// not matter; at least one): the rendezvous rule (package rendezvous) with this package's score.
+// With n members the shares are 8/8, 6/5/5, 4/4/4/4, 2 each of 8, one each of 16.
 //
 // Plain rendezvous hashing moves only the departed member's partitions on a departure but holds
 // uneven shares (2, 3, 2, 1, 4, 3, 0, 1 among 8 gateways); the bound costs a few moves more.
@@ -46,53 +43,7 @@ func Held(members []uint32, member uint32) []int {
 // the same back.
 func Assign(members []uint32) [Partitions]uint32 {
 	var out [Partitions]uint32
-	n := len(members)
-	if n == 0 {
-		return out
-	}
-	type pair struct {
-		s uint64
-		p int
-		m uint32
-	}
-	pairs := make([]pair, 0, Partitions*n)
-	for p := range Partitions {
-		for _, m := range members {
-			pairs = append(pairs, pair{score(p, m), p, m})
-		}
-	}
-	sort.Slice(pairs, func(i, j int) bool {
-		a, b := pairs[i], pairs[j]
-		if a.s != b.s {
-			return a.s > b.s
-		}
-		if a.p != b.p {
-			return a.p < b.p
-		}
-		return a.m < b.m
-	})
-	q, r := Partitions/n, Partitions%n
-	load := make(map[uint32]int, n)
-	var taken [Partitions]bool
-	big, left := 0, Partitions
-	for _, x := range pairs {
-		if left == 0 {
-			break
-		}
-		if taken[x.p] {
-			continue
-		}
-		switch l := load[x.m]; {
-		case l < q:
-		case l == q && big < r:
-			big++
-		default:
-			continue
-		}
-		load[x.m]++
-		taken[x.p], out[x.p] = true, x.m
-		left--
-	}
+	copy(out[:], rendezvous.Assign(Partitions, members, score))
 	return out
 }
 
@@ -103,11 +54,6 @@ func Assign(members []uint32) [Partitions]uint32 {
 const leaseSeed = 13568
 
 // score is SplitMix64's finalizer applied to the partition, then to that mixed with the member.
-func score(p int, m uint32) uint64 { return mix(mix(leaseSeed^uint64(p)) ^ uint64(m)) }
-
-func mix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+func score(p int, m uint32) uint64 {
+	return rendezvous.Mix(rendezvous.Mix(leaseSeed^uint64(p)) ^ uint64(m))
 }
