@@ -16,15 +16,10 @@
 // this file holds only the pieces the tests share with tools outside the package.
 package fleettest
 
-import "hash/fnv"
+import "github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 
 // LogPartitions is the number of partitions of the coordinator log.
-const LogPartitions = 16
+const LogPartitions = record.Partitions
 
-// LogPartition is the coordinator log partition of a consumer group: FNV-1a 32 over the UTF-8
-// group id, modulo LogPartitions, the same function the gateways use.
-func LogPartition(group string) int {
-	h := fnv.New32a()
-	h.Write([]byte(group))
-	return int(h.Sum32() % LogPartitions)
-}
+// LogPartition is the coordinator log partition of a consumer group, by the gateways' own rule.
+func LogPartition(group string) int { return record.Partition(group) }
