@@ -219,9 +219,12 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 
 // highWatermark is the high watermark a poll at offset tells, from the messages it returned (n)
 // and Iggy's current offset (cur), or an OFFSET_OUT_OF_RANGE error for an offset past the log.
-// With nothing at offset the consumer is at the end or outside the log, and Iggy's current
-// offset alone cannot tell an empty partition from one holding only offset 0: then the
-// partition's metadata decides.
+// The poll's current offset comes from the node that holds the partition and is exact; a
+// topic's partition counters (messages, current offset) are not: a node of an Iggy cluster
+// reports them as it last saw them, a moment behind. So the end is read from polls only: with
+// nothing at offset and a current offset c above 0 the end is c+1; with c 0 the partition is
+// empty or holds offset 0 alone, and a poll of offset 0 tells which. Only an offset inside the
+// log that holds nothing asks the counters.
 func (b *Bridge) highWatermark(ctx context.Context, as iggyAPI, topic string, partition int32, offset int64, n uint32, cur uint64) (int64, error) {
 	if n > 0 {
 		return int64(cur) + 1, nil
@@ -230,8 +233,13 @@ func (b *Bridge) highWatermark(ctx context.Context, as iggyAPI, topic string, pa
 	switch c := int64(cur); {
 	case offset == 0 && c == 0:
 		hw = 0
-	case offset == c+1 && c > 0:
-		hw = offset
+	case c > 0 && offset > c:
+		hw = c + 1
+	case c == 0:
+		var err error
+		if hw, err = b.exactEnd(ctx, as, topic, partition, 0); err != nil {
+			return -1, err
+		}
 	default:
 		var err error
 		if _, hw, err = b.offsets(ctx, as, topic, partition); err != nil {
@@ -407,8 +415,32 @@ func batchBase(rec []byte) uint64 {
 	return h.BaseOffset
 }
 
+// exactEnd is the high watermark of a partition as polls tell it, from guess (the topic's
+// counters, which a node of an Iggy cluster reports a moment behind) on: a poll of one message
+// at guess returns the partition's exact current offset c, and the end is c+1; with c 0 the
+// partition is empty or holds offset 0 alone, and a poll of offset 0 tells which.
+func (b *Bridge) exactEnd(ctx context.Context, as iggyAPI, topic string, partition int32, guess int64) (int64, error) {
+	at := uint64(max(guess, 0))
+	for {
+		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), at, 1)
+		if err != nil {
+			return -1, kafkaErr(err)
+		}
+		if p.Release != nil {
+			p.Release()
+		}
+		switch {
+		case p.Count > 0 || p.CurrentOffset > 0:
+			return int64(p.CurrentOffset) + 1, nil
+		case at == 0:
+			return 0, nil
+		}
+		at = 0
+	}
+}
+
 // offsets returns the log start offset (logstart.go, read from Iggy) and the high watermark of a
-// partition without reading data.
+// partition, exact (exactEnd).
 func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partition int32) (int64, int64, error) {
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
 	if err != nil {
@@ -417,7 +449,10 @@ func (b *Bridge) offsets(ctx context.Context, as iggyAPI, topic string, partitio
 	if partition < 0 || int(partition) >= len(t.Partitions) {
 		return -1, -1, fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
 	}
-	hw := t.Partitions[partition].highWatermark()
+	hw, err := b.exactEnd(ctx, as, topic, partition, t.Partitions[partition].highWatermark())
+	if err != nil {
+		return -1, -1, err
+	}
 	st := b.part(topic, partition)
 	st.sawHW(hw)
 	logStart, err := b.readLogStart(ctx, as, st, topic, partition)

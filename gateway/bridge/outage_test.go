@@ -311,3 +311,74 @@ func TestTrustWindowOnClock(t *testing.T) {
 		t.Fatalf("%d metadata reads once the trust window passed on the clock, want 1", n)
 	}
 }
+
+// laggingStatsStore reports every partition's counters as an Iggy cluster node that has not yet
+// seen its messages does: empty. Polls answer as the partition's owner does.
+type laggingStatsStore struct{ *memStore }
+
+func (l laggingStatsStore) topic(ctx context.Context, stream, name string) (topicMeta, error) {
+	t, err := l.memStore.topic(ctx, stream, name)
+	ps := make([]partMeta, len(t.Partitions))
+	for i, p := range t.Partitions {
+		p.Messages, p.CurrentOffset = 0, 0
+		ps[i] = p
+	}
+	t.Partitions = ps
+	return t, err
+}
+
+// A consumer at the end of a partition that holds offset 0 alone fetches offset 1: the answer
+// is the end, from polls, whatever a topic's counters say. Answered OFFSET_OUT_OF_RANGE from
+// counters a cluster node had not yet updated, a consumer reset to the start and read offset 0
+// twice.
+func TestFetchEndIgnoresLaggingCounters(t *testing.T) {
+	ctx := context.Background()
+	ls := laggingStatsStore{newMemStore()}
+	b, err := newBridge(ctx, ls, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.createTopic(ctx, ls, "t", 2, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.produce(ctx, ls, "t", 0, kafkaBatch(t, codecNone, valueRecs("v", 1), -1, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.fetch(ctx, ls, "t", 0, 1, 1<<20, 12)
+	if err != nil {
+		t.Fatalf("fetch at the end of a partition holding offset 0: %v", err)
+	}
+	res.Release()
+	if res.HighWatermark != 1 {
+		t.Fatalf("high watermark %d, want 1", res.HighWatermark)
+	}
+	// An empty partition still refuses an offset past its end.
+	if _, err := b.fetch(ctx, ls, "t", 1, 1, 1<<20, 12); !errors.Is(err, kerr.OffsetOutOfRange) {
+		t.Fatalf("fetch at offset 1 of an empty partition: %v, want OFFSET_OUT_OF_RANGE", err)
+	}
+}
+
+// ListOffsets' end offset is the exact one, whatever a topic's counters say.
+func TestListOffsetsEndIgnoresLaggingCounters(t *testing.T) {
+	ctx := context.Background()
+	ls := laggingStatsStore{newMemStore()}
+	b, err := newBridge(ctx, ls, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.createTopic(ctx, ls, "t", 2, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := b.produce(ctx, ls, "t", 0, kafkaBatch(t, codecNone, valueRecs("v", 1+i), -1, 0, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, want := range []int64{6, 0} {
+		if hw, _, err := b.listOffset(ctx, ls, "t", int32(p), -1); err != nil || hw != want {
+			t.Fatalf("partition %d: end %d (%v), want %d", p, hw, err, want)
+		}
+	}
+}

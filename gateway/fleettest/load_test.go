@@ -34,7 +34,7 @@ type pos struct {
 // clientOpts are the options of every client: the whole fleet as seeds, the tap as dialer, and
 // short enough timeouts that a frozen gateway is given up on within seconds.
 func clientOpts(f *fleet, tp *tap, name string) []kgo.Opt {
-	return []kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(f.seeds()...),
 		kgo.ClientID(name),
 		tp.dialer(name),
@@ -44,6 +44,16 @@ func clientOpts(f *fleet, tp *tap, name string) []kgo.Opt {
 		kgo.MetadataMaxAge(2 * time.Second),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
 	}
+	if f.target.Nodes > 1 {
+		// A cluster's leader change leaves the log unwritable for its view change, 5 to 13 s
+		// here, answered COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR meanwhile, as a Kafka
+		// coordinator's failover is. kgo's own backoff (250 ms growing to 5 s, 20 retries)
+		// rides out about 40 s of such answers; at the fixed 100 ms above, 20 retries give
+		// up after 2 s and end a member's session. 200 keep the fast retries and about kgo's
+		// own patience.
+		opts = append(opts, kgo.RequestRetries(200))
+	}
+	return opts
 }
 
 // createTopic creates the load's topic through the fleet's controller.
