@@ -1,0 +1,245 @@
+package tui_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
+	"github.com/iggy-kafka/iggy-kafka/tail"
+	"github.com/iggy-kafka/iggy-kafka/topics"
+	"github.com/iggy-kafka/iggy-kafka/tui"
+)
+
+// topicsSnap is a second reading of two topics: orders with three partitions read by two
+// groups, audit with one partition nobody reads.
+func topicsSnap() topics.Snapshot {
+	prev := topics.Reading{At: now0.Add(-2 * time.Second), Partitions: []topics.Partition{
+		{Topic: "orders", Partition: 0, End: 100, Bytes: 20_000, Records: 100},
+		{Topic: "orders", Partition: 1, End: 80, Bytes: 16_000, Records: 80},
+		{Topic: "orders", Partition: 2, End: 10, Bytes: 2000, Records: 10},
+		{Topic: "audit", Partition: 0, End: 5_000_000, Bytes: 3 << 30, Records: 5_000_000},
+	}, Commits: []inspect.GroupOffset{
+		{Group: "billing", Topic: "orders", Partition: 0, Offset: 90}, {Group: "billing", Topic: "orders", Partition: 1, Offset: 80},
+		{Group: "shipping", Topic: "orders", Partition: 0, Offset: 50},
+	}}
+	now := topics.Reading{At: now0, Partitions: []topics.Partition{
+		{Topic: "orders", Partition: 0, End: 140, Bytes: 28_000, Records: 140},
+		{Topic: "orders", Partition: 1, End: 81, Bytes: 16_200, Records: 81},
+		{Topic: "orders", Partition: 2, End: 10, Bytes: 2000, Records: 10},
+		{Topic: "audit", Partition: 0, End: 5_030_000, Bytes: 3<<30 + 9<<20, Records: 5_030_000},
+	}, Commits: []inspect.GroupOffset{
+		{Group: "billing", Topic: "orders", Partition: 0, Offset: 138}, {Group: "billing", Topic: "orders", Partition: 1, Offset: 81},
+		{Group: "shipping", Topic: "orders", Partition: 0, Offset: 52},
+	}}
+	return topics.Measure(&prev, now)
+}
+
+// records are orders:0 from offset 100: JSON, text, a value with newlines, binary, a long one.
+func records(from, n int) []tail.Record {
+	var out []tail.Record
+	for i := range n {
+		off := from + i
+		r := tail.Record{Topic: "orders", Partition: 0, Offset: int64(off), Timestamp: base.Add(time.Duration(off) * time.Second),
+			Key: fmt.Sprintf("user-%d", off%7), KeyEncoding: tail.EncText, Headers: []tail.Header{}}
+		switch off % 5 {
+		case 0:
+			r.Value, r.ValueEncoding = fmt.Sprintf(`{"id":%d,"item":"book","qty":2}`, off), tail.EncJSON
+			r.Headers = append(r.Headers, tail.Header{Key: "trace", Value: fmt.Sprintf("t-%03d", off), Encoding: tail.EncText})
+		case 1:
+			r.Value, r.ValueEncoding = fmt.Sprintf("order %d shipped", off), tail.EncText
+		case 2:
+			r.Value, r.ValueEncoding = "line one\nline two", tail.EncText
+			r.Headers = append(r.Headers, tail.Header{Key: "source", Value: "web", Encoding: tail.EncText}, tail.Header{Key: "v", Value: "2", Encoding: tail.EncJSON})
+		case 3:
+			r.Value, r.ValueEncoding = "00ff10fe", tail.EncHex
+			r.Key, r.KeyEncoding = "", tail.EncNull
+		case 4:
+			r.Value, r.ValueEncoding = strings.Repeat("long value ", 30), tail.EncText
+		}
+		r.ValueBytes = len(r.Value)
+		if r.ValueEncoding == tail.EncHex {
+			r.ValueBytes = len(r.Value) / 2
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// fakeStream hands out the batches put in it; a Next with none closes idle and waits.
+type fakeStream struct {
+	batches  chan []tail.Record
+	idle     chan struct{}
+	idleOnce sync.Once
+	closed   chan struct{}
+	once     sync.Once
+}
+
+func newFakeStream(batches ...[]tail.Record) *fakeStream {
+	s := &fakeStream{batches: make(chan []tail.Record, 16), idle: make(chan struct{}), closed: make(chan struct{})}
+	for _, b := range batches {
+		s.batches <- b
+	}
+	return s
+}
+
+func (s *fakeStream) Next(ctx context.Context) ([]tail.Record, error) {
+	select {
+	case b := <-s.batches:
+		return b, nil
+	default:
+	}
+	s.idleOnce.Do(func() { close(s.idle) })
+	select {
+	case b := <-s.batches:
+		return b, nil
+	case <-s.closed:
+		return nil, tail.ErrEnded
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *fakeStream) Close() { s.once.Do(func() { close(s.closed) }) }
+
+func (s *fakeStream) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// The tail and topics side of fakeActions: Tail opens the stream the test set, or a new one
+// with records(100, 40) for a tail from the end.
+type tailActions struct {
+	streams []*fakeStream
+	next    func(from string) *fakeStream
+}
+
+func (f *fakeActions) Topics(context.Context) (topics.Snapshot, error) {
+	f.call("topics")
+	return topicsSnap(), f.topicsErr
+}
+
+func (f *fakeActions) Tail(_ context.Context, topic string, parts []int32, from string) (tui.RecordStream, error) {
+	f.call(fmt.Sprintf("tail %s %v %q", topic, parts, from))
+	if from == "never" {
+		return nil, errors.New(`"never" is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end`)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var s *fakeStream
+	if f.tails.next != nil {
+		s = f.tails.next(from)
+	} else {
+		s = newFakeStream(records(100, 40))
+	}
+	f.tails.streams = append(f.tails.streams, s)
+	return s, nil
+}
+
+func (f *fakeActions) stream(i int) *fakeStream {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tails.streams[i]
+}
+
+// drive sends msgs and runs every command they give, feeding the answers back, as the program
+// does; a command waiting on a stream with nothing more is left waiting.
+func drive(t *testing.T, act *fakeActions, m tea.Model, msgs ...tea.Msg) tea.Model {
+	t.Helper()
+	var run func(cmd tea.Cmd)
+	run = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		res := make(chan tea.Msg, 1)
+		go func() { res <- cmd() }()
+		var msg tea.Msg
+		select {
+		case msg = <-res:
+		case <-blockedAny(act):
+			return
+		}
+		switch msg := msg.(type) {
+		case nil, tea.QuitMsg:
+		case tea.BatchMsg:
+			for _, c := range msg {
+				run(c)
+			}
+		default:
+			var next tea.Cmd
+			m, next = m.Update(msg)
+			run(next)
+		}
+	}
+	for _, msg := range msgs {
+		var cmd tea.Cmd
+		m, cmd = m.Update(msg)
+		run(cmd)
+	}
+	return m
+}
+
+// blockedAny is closed once a Next of the newest stream waits with nothing to hand out (the
+// goldens put every batch in before the view asks).
+func blockedAny(act *fakeActions) <-chan struct{} {
+	act.mu.Lock()
+	defer act.mu.Unlock()
+	if n := len(act.tails.streams); n > 0 {
+		return act.tails.streams[n-1].idle
+	}
+	return nil
+}
+
+func typed(s string) []tea.Msg {
+	var out []tea.Msg
+	for _, r := range s {
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	return out
+}
+
+func cat(parts ...[]tea.Msg) []tea.Msg { return slices.Concat(parts...) }
+
+func TestRecordsViewGolden(t *testing.T) {
+	tailOrders0 := keys("t", "j", "j", "j", "enter")
+	cases := []struct {
+		name string
+		msgs []tea.Msg
+	}{
+		{"topics", keys("t")},
+		{"topicsfilter", cat(keys("t", "/"), typed("aud"), keys("enter"))},
+		{"tail", tailOrders0},
+		{"tailall", keys("t", "j", "j", "enter")},
+		{"tailpaused", cat(tailOrders0, keys("p", "k", "k"))},
+		{"tailsearch", cat(tailOrders0, keys("/"), typed("book"), keys("enter", "n"))},
+		{"tailjump", cat(tailOrders0, keys(":"), typed("2026-12-01T09:01:50Z"))},
+		{"tailhex", cat(tailOrders0, keys("x"))},
+		{"record", cat(tailOrders0, keys("k", "k", "k", "k", "enter"))},
+		{"recordtext", cat(tailOrders0, keys("enter"))},
+	}
+	sizes := []struct{ w, h int }{{80, 24}, {120, 35}, {60, 15}}
+	for _, sz := range sizes {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%dx%d/%s", sz.w, sz.h, c.name), func(t *testing.T) {
+				act := &fakeActions{}
+				m := drive(t, act, newConsole(act), append([]tea.Msg{tea.WindowSizeMsg{Width: sz.w, Height: sz.h}}, c.msgs...)...)
+				v := m.View()
+				checkSize(t, v, sz.w, sz.h)
+				golden.Assert(t, fmt.Sprintf("Records_%dx%d_%s", sz.w, sz.h, c.name), []byte(v))
+				m.(tui.Console).Close()
+			})
+		}
+	}
+}
