@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
@@ -241,5 +242,78 @@ func TestRecordsViewGolden(t *testing.T) {
 				m.(tui.Console).Close()
 			})
 		}
+	}
+}
+
+// The tail pane through a real program: records arrive and are shown while following; p pauses
+// (what arrives is held, not shown) and resumes (shown); : jumps with a new stream from the
+// offset typed and closes the old one; a jump refused keeps the stream; / finds what is loaded
+// and n moves between the matches; esc closes the stream.
+func TestTailPaneTeatest(t *testing.T) {
+	act := &fakeActions{}
+	act.tails.next = func(from string) *fakeStream {
+		if from == "110" {
+			return newFakeStream(records(110, 3))
+		}
+		return newFakeStream(records(100, 10))
+	}
+	tm := teatest.NewTestModel(t, newConsole(act), teatest.WithInitialTermSize(120, 30))
+	tm.Send(keyMsg("t"))
+	waitFor(t, tm, "[TOPICS] 2 topics")
+	for _, k := range []string{"j", "j", "j", "enter"} {
+		tm.Send(keyMsg(k))
+	}
+	waitFor(t, tm, "[TAIL orders:0] following · 10 records loaded, offsets 100-109")
+	first := act.stream(0)
+	first.batches <- records(110, 2)
+	waitFor(t, tm, "12 records loaded, offsets 100-111")
+	tm.Send(keyMsg("p"))
+	waitFor(t, tm, "[TAIL orders:0] PAUSED")
+	first.batches <- records(112, 3)
+	waitFor(t, tm, "PAUSED (3 new records held) · 12 records loaded")
+	tm.Send(keyMsg("p"))
+	waitFor(t, tm, "following · 15 records loaded, offsets 100-114")
+	tm.Send(keyMsg("/"))
+	for _, r := range "SHIPPED" {
+		tm.Send(keyMsg(string(r)))
+	}
+	tm.Send(keyMsg("enter"))
+	// 101, 106, 111 hold "shipped"; the cursor was on 114, so the newest at or above it.
+	waitFor(t, tm, `search "SHIPPED": 3 of 3`)
+	tm.Send(keyMsg("n"))
+	waitFor(t, tm, `search "SHIPPED": 1 of 3`)
+	tm.Send(keyMsg("N"))
+	waitFor(t, tm, `search "SHIPPED": 3 of 3`)
+	tm.Send(keyMsg(":"))
+	for _, r := range "never" {
+		tm.Send(keyMsg(string(r)))
+	}
+	tm.Send(keyMsg("enter"))
+	waitFor(t, tm, `tail of orders:0: "never" is neither an offset`)
+	if first.isClosed() {
+		t.Fatal("a refused jump closed the stream it replaces")
+	}
+	tm.Send(keyMsg("esc"))
+	tm.Send(keyMsg(":"))
+	for _, r := range "110" {
+		tm.Send(keyMsg(string(r)))
+	}
+	tm.Send(keyMsg("enter"))
+	waitFor(t, tm, "[TAIL orders:0] following · 3 records loaded, offsets 110-112 · from 110")
+	tm.Send(keyMsg("esc"))
+	waitFor(t, tm, "[TOPICS]")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	final := tm.FinalModel(t).(tui.Console)
+	final.Close()
+	if final.Screen() != "topics" {
+		t.Fatalf("esc left screen %s", final.Screen())
+	}
+	if !first.isClosed() || !act.stream(1).isClosed() {
+		t.Fatalf("streams left open: first %v, jump %v", first.isClosed(), act.stream(1).isClosed())
+	}
+	want := []string{"topics", `tail orders [0] ""`, `tail orders [0] "never"`, `tail orders [0] "110"`}
+	if got := act.Calls(); !slices.Equal(got, want) {
+		t.Fatalf("calls %q, want %q", got, want)
 	}
 }

@@ -67,11 +67,9 @@ type tailView struct {
 	parts []int32
 	from  string // as asked: "" is the last tailBacklog records
 
-	stream  RecordStream
-	id      int  // the stream's
+	id      int  // the stream's (Console.tailStream)
 	nextID  int  // the next stream's
 	waiting bool // a Next of the stream is under way
-	opening bool
 
 	records []tail.Record
 	size    int // bytes of keys and values held
@@ -147,7 +145,6 @@ func (m Console) openTail(topic string, parts []int32) (Console, tea.Cmd) {
 func (m *Console) startTail(from string) tea.Cmd {
 	m.tail.nextID++
 	id, topic, parts := m.tail.nextID, m.tail.topic, m.tail.parts
-	m.tail.opening = true
 	m.busy = "opening the tail of " + m.tail.name()
 	act := m.act
 	return func() tea.Msg {
@@ -180,7 +177,7 @@ func (m Console) tailOpened(msg tailOpenedMsg) (Console, tea.Cmd) {
 		}
 		return m, nil
 	}
-	m.busy, m.tail.opening = "", false
+	m.busy = ""
 	if msg.err != nil {
 		m.say(true, "tail of "+m.tail.name()+": "+msg.err.Error())
 		return m, nil
