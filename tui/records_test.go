@@ -317,3 +317,53 @@ func TestTailPaneTeatest(t *testing.T) {
 		t.Fatalf("calls %q, want %q", got, want)
 	}
 }
+
+// The topics screen asks for a reading when it opens and then on the engine's beats, once
+// every 2 s of the engine's clock, only while it is shown; a failed reading is said and the
+// rows stay.
+func TestTopicsAskedOnBeats(t *testing.T) {
+	act := &fakeActions{}
+	beat := func(d time.Duration) tea.Msg {
+		at := now0.Add(d)
+		return tui.StatusMsg{At: at, Store: "127.0.0.1:8090", StoreAnswered: at, StaleAfter: time.Second}
+	}
+	count := func() int {
+		n := 0
+		for _, c := range act.Calls() {
+			if c == "topics" {
+				n++
+			}
+		}
+		return n
+	}
+	m := drive(t, act, newConsole(act), tea.WindowSizeMsg{Width: 120, Height: 35}, keyMsg("t"), beat(time.Second))
+	if n := count(); n != 1 {
+		t.Fatalf("%d readings after opening and a beat 1 s later, want 1", n)
+	}
+	act.mu.Lock()
+	act.topicsErr = errors.New("list the topics of stream kafka: connection refused")
+	act.mu.Unlock()
+	m = drive(t, act, m, beat(2*time.Second))
+	if n := count(); n != 2 {
+		t.Fatalf("%d readings after a beat 2 s later, want 2", n)
+	}
+	if v := m.View(); !strings.Contains(v, "! list the topics of stream kafka: connection refused; the rows are as last read") || !strings.Contains(v, "all 3 231") {
+		t.Fatalf("a failed reading not said, or the rows lost:\n%s", v)
+	}
+	m = drive(t, act, m, keyMsg("esc"), beat(10*time.Second))
+	if n := count(); n != 2 || m.(tui.Console).Screen() != "main" {
+		t.Fatalf("%d readings on screen %s after leaving the topics", n, m.(tui.Console).Screen())
+	}
+}
+
+// The pane keeps the newest 10,000 records and says how many it let go.
+func TestTailPaneLetsTheOldestGo(t *testing.T) {
+	act := &fakeActions{}
+	act.tails.next = func(string) *fakeStream { return newFakeStream(records(100, 10_050)) }
+	m := drive(t, act, newConsole(act), append([]tea.Msg{tea.WindowSizeMsg{Width: 120, Height: 35}}, keys("t", "j", "j", "j", "enter")...)...)
+	v := m.View()
+	if !strings.Contains(v, "following · 10000 records loaded, offsets 150-10149 (50 older let go)") || !strings.Contains(v, "> 10149") {
+		t.Fatalf("view:\n%s", v)
+	}
+	m.(tui.Console).Close()
+}
