@@ -60,7 +60,12 @@ it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y 
 else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains
 and seeks from the view are the same requests as 'drain' and 'group seek' and refused by the
 same rules; --read-only turns them off. One partition cannot be moved alone (m): the lease
-decides each partition's owner, so a partition moves only with its node's drain. When the store or the
+decides each partition's owner, so a partition moves only with its node's drain. t shows the
+Kafka topics (per partition: end offset, size, records and bytes per second in and out, the
+groups reading it, their largest lag); enter on a partition (or on a topic's row, for all its
+partitions) tails its records live, as 'tail' prints them: p pauses and resumes, : jumps to an
+offset or a time, / searches the keys, headers and values loaded (n, N move between matches),
+x shows values as hex, enter shows a record whole. When the store or the
 gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
 and the console retries with backoff until the store answers again. Without a terminal --watch
 prints one line per change instead (NDJSON with -o json).`,
