@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tail"
 	"github.com/iggy-kafka/iggy-kafka/topics"
@@ -125,6 +126,8 @@ func (s *fakeStream) isClosed() bool {
 type tailActions struct {
 	streams []*fakeStream
 	next    func(from string) *fakeStream
+	// gate, when set, holds every Tail until it is closed.
+	gate chan struct{}
 }
 
 func (f *fakeActions) Topics(context.Context) (topics.Snapshot, error) {
@@ -134,6 +137,12 @@ func (f *fakeActions) Topics(context.Context) (topics.Snapshot, error) {
 
 func (f *fakeActions) Tail(_ context.Context, topic string, parts []int32, from string) (tui.RecordStream, error) {
 	f.call(fmt.Sprintf("tail %s %v %q", topic, parts, from))
+	f.mu.Lock()
+	gate := f.tails.gate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	if from == "never" {
 		return nil, errors.New(`"never" is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end`)
 	}
@@ -366,4 +375,38 @@ func TestTailPaneLetsTheOldestGo(t *testing.T) {
 		t.Fatalf("view:\n%s", v)
 	}
 	m.(tui.Console).Close()
+}
+
+// A pane left while its stream is being opened closes the stream when it comes, and reads
+// nothing from it.
+func TestTailPaneLeftWhileOpening(t *testing.T) {
+	act := &fakeActions{}
+	act.tails.gate = make(chan struct{})
+	tm := teatest.NewTestModel(t, newConsole(act), teatest.WithInitialTermSize(120, 30))
+	tm.Send(keyMsg("t"))
+	waitFor(t, tm, "[TOPICS] 2 topics")
+	for _, k := range []string{"j", "j", "j", "enter"} {
+		tm.Send(keyMsg(k))
+	}
+	waitFor(t, tm, "opening the tail of orders:0...")
+	tm.Send(keyMsg("esc"))
+	waitFor(t, tm, "↑/↓ move · enter tails the partition")
+	close(act.tails.gate)
+	checkfor.Eventually(t, 5*time.Second, "the late stream closed", func() error {
+		act.mu.Lock()
+		defer act.mu.Unlock()
+		if len(act.tails.streams) != 1 || !act.tails.streams[0].isClosed() {
+			return fmt.Errorf("%d streams, the first closed: %v", len(act.tails.streams), len(act.tails.streams) == 1 && act.tails.streams[0].isClosed())
+		}
+		return nil
+	})
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	final := tm.FinalModel(t).(tui.Console)
+	if final.Screen() != "topics" {
+		t.Fatalf("screen %s", final.Screen())
+	}
+	if len(act.stream(0).batches) != 1 {
+		t.Fatal("the pane read from a stream it had left")
+	}
 }

@@ -331,7 +331,9 @@ func (m Console) tailKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 		}
 		m.screen = topicsScreen
 		s := m.tailStream
+		// A stream still being opened is closed when it comes.
 		m.tailStream, m.tail.id = nil, 0
+		m.tail.nextID++
 		m.busy = ""
 		if s != nil {
 			return m, closeStream(s)
