@@ -390,7 +390,7 @@ func TestTailPaneLeftWhileOpening(t *testing.T) {
 	}
 	waitFor(t, tm, "opening the tail of orders:0...")
 	tm.Send(keyMsg("esc"))
-	waitFor(t, tm, "↑/↓ move · enter tails the partition")
+	waitFor(t, tm, "enter tail (on a topic: all)")
 	close(act.tails.gate)
 	checkfor.Eventually(t, 5*time.Second, "the late stream closed", func() error {
 		act.mu.Lock()

@@ -527,7 +527,8 @@ func (m Console) tailPaneView() []string {
 	if t.detail && len(t.records) > 0 {
 		return m.recordView()
 	}
-	out := []string{focusStyle.Render(clip(m.tailTitle(), m.width))}
+	// A title cut short says so: a range of offsets cut in the middle would read as another.
+	out := []string{focusStyle.Render(strings.TrimRight(fit(m.tailTitle(), m.width), " "))}
 	cols := layout(m.tailColumns(), m.width)
 	out = append(out, headerStyle.Render(clip(header(cols), m.width)))
 	if len(t.records) == 0 {

@@ -36,6 +36,20 @@ type topicsView struct {
 	lastRead time.Time
 }
 
+// topicsKeys are the topics screen's own bindings; it moves and filters with the console's.
+var topicsKeys = struct{ Tail, Back key.Binding }{
+	Tail: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "tail (on a topic: all)")),
+	Back: key.NewBinding(key.WithKeys("esc", "t"), key.WithHelp("esc", "back")),
+}
+
+func (m Console) topicsFooter() string {
+	m.help.Width = m.width
+	up, down := keys.Up, keys.Down
+	up.SetHelp("↑/↓", "move")
+	down.SetEnabled(false)
+	return m.help.ShortHelpView([]key.Binding{up, down, topicsKeys.Tail, keys.Filter, topicsKeys.Back, keys.Quit})
+}
+
 // topicItem is a row of the topics screen: a topic's sum (whole) or one of its partitions.
 type topicItem struct {
 	row   topics.Row
@@ -95,8 +109,8 @@ func (m Console) topicsKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 	page := max(1, m.topicsRoom()-1)
 	t := &m.topics
 	switch {
-	case key.Matches(msg, keys.Back), key.Matches(msg, keys.Topics):
-		if m.message != "" && key.Matches(msg, keys.Back) {
+	case key.Matches(msg, topicsKeys.Back):
+		if m.message != "" && msg.String() == "esc" {
 			m.message = ""
 			return m, nil
 		}
@@ -118,7 +132,7 @@ func (m Console) topicsKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 		m.filtering = true
 		t.cursor = 0
 		return m, m.filter.Focus()
-	case key.Matches(msg, keys.Enter):
+	case key.Matches(msg, topicsKeys.Tail):
 		if len(items) == 0 {
 			return m, nil
 		}

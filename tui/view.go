@@ -134,7 +134,7 @@ func (m Console) footer() []string {
 	case m.screen == helpScreen:
 		s = "esc or ? back · q quit"
 	case m.screen == topicsScreen:
-		s = "↑/↓ move · enter tails the partition (a topic row: all) · / filter · esc back · q quit"
+		s = m.topicsFooter()
 	case m.screen == tailScreen:
 		s = m.tailFooter()
 	case m.screen == planScreen || m.screen == undoScreen:
