@@ -230,6 +230,7 @@ func TestRecordsViewGolden(t *testing.T) {
 	}{
 		{"topics", keys("t")},
 		{"topicsfilter", cat(keys("t", "/"), typed("aud"), keys("enter"))},
+		{"topicssorted", keys("t", "s", "s", "s", "S")},
 		{"tail", tailOrders0},
 		{"tailall", keys("t", "j", "j", "enter")},
 		{"tailpaused", cat(tailOrders0, keys("p", "k", "k"))},

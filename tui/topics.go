@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +36,7 @@ type topicsView struct {
 	cursor   int
 	offset   int
 	lastRead time.Time
+	sort     sortSpec
 }
 
 // topicsKeys are the topics screen's own bindings; it moves and filters with the console's.
@@ -59,17 +62,30 @@ type topicItem struct {
 
 // TopicRows are the rows the topics screen shows, filtered by topic or group name.
 func (m Console) topicItems() []topicItem {
-	var out []topicItem
+	// Topics are sorted by their sums, and each topic's partitions among themselves.
+	var tops [][]topicItem
 	for _, t := range m.topics.snap.Topics {
 		if !m.match(t.Topic + " " + strings.Join(t.Groups, " ")) {
 			continue
 		}
-		out = append(out, topicItem{row: t.Row, whole: true, parts: len(t.Partitions)})
-		for _, p := range t.Partitions {
-			out = append(out, topicItem{row: p})
+		parts := make([]topicItem, len(t.Partitions))
+		for i, p := range t.Partitions {
+			parts[i] = topicItem{row: p}
 		}
+		tops = append(tops, append([]topicItem{{row: t.Row, whole: true, parts: len(t.Partitions)}}, sortRows(parts, topicColumns, m.topics.sort)...))
 	}
-	return out
+	if c := m.topics.sort; c.col > 0 && c.col < len(topicColumns) && topicColumns[c.col].cmp != nil {
+		cmp := topicColumns[c.col].cmp
+		slices.SortStableFunc(tops, func(a, b []topicItem) int {
+			if c.desc {
+				return cmp(b[0], a[0])
+			}
+			return cmp(a[0], b[0])
+		})
+	} else if c.desc {
+		slices.Reverse(tops)
+	}
+	return slices.Concat(tops...)
 }
 
 // askTopics asks for a reading unless one is under way.
@@ -128,6 +144,17 @@ func (m Console) topicsKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 		t.cursor = 0
 	case key.Matches(msg, keys.Bottom):
 		t.cursor = max(0, len(items)-1)
+	case key.Matches(msg, keys.Sort):
+		next := t.sort.col
+		for i := 1; i <= len(topicColumns); i++ {
+			if c := (t.sort.col + i) % len(topicColumns); c == 0 || topicColumns[c].cmp != nil {
+				next = c
+				break
+			}
+		}
+		t.sort = sortSpec{col: next}
+	case key.Matches(msg, keys.Reverse):
+		t.sort.desc = !t.sort.desc
 	case key.Matches(msg, keys.Filter):
 		m.filtering = true
 		t.cursor = 0
@@ -202,13 +229,20 @@ var topicColumns = []column[topicItem]{
 		}
 		return strconv.Itoa(int(it.row.Partition))
 	}},
-	{title: "END", width: 9, prio: 0, cell: func(it topicItem) string { return strconv.FormatInt(it.row.End, 10) }},
-	{title: "IN/S", width: 6, prio: 0, cell: func(it topicItem) string { return perSecond(it.row.RecordsIn) }},
-	{title: "OUT/S", width: 6, prio: 0, cell: func(it topicItem) string { return perSecond(it.row.RecordsOut) }},
-	{title: "LAG", width: 7, prio: 1, cell: func(it topicItem) string { return int64Text(it.row.Lag) }},
-	{title: "BYTES-IN/S", width: 10, prio: 2, cell: func(it topicItem) string { return bytesRate(it.row.BytesIn) }},
-	{title: "BYTES-OUT/S", width: 11, prio: 2, cell: func(it topicItem) string { return bytesRate(it.row.BytesOut) }},
-	{title: "SIZE", width: 8, prio: 1, cell: func(it topicItem) string { return bytesText(float64(it.row.Bytes)) }},
+	{title: "END", width: 9, prio: 0, cell: func(it topicItem) string { return strconv.FormatInt(it.row.End, 10) },
+		cmp: func(a, b topicItem) int { return cmp.Compare(a.row.End, b.row.End) }},
+	{title: "IN/S", width: 6, prio: 0, cell: func(it topicItem) string { return perSecond(it.row.RecordsIn) },
+		cmp: func(a, b topicItem) int { return ptrCmp(a.row.RecordsIn, b.row.RecordsIn) }},
+	{title: "OUT/S", width: 6, prio: 0, cell: func(it topicItem) string { return perSecond(it.row.RecordsOut) },
+		cmp: func(a, b topicItem) int { return ptrCmp(a.row.RecordsOut, b.row.RecordsOut) }},
+	{title: "LAG", width: 7, prio: 1, cell: func(it topicItem) string { return int64Text(it.row.Lag) },
+		cmp: func(a, b topicItem) int { return ptrCmp(a.row.Lag, b.row.Lag) }},
+	{title: "BYTES-IN/S", width: 10, prio: 2, cell: func(it topicItem) string { return bytesRate(it.row.BytesIn) },
+		cmp: func(a, b topicItem) int { return ptrCmp(a.row.BytesIn, b.row.BytesIn) }},
+	{title: "BYTES-OUT/S", width: 11, prio: 2, cell: func(it topicItem) string { return bytesRate(it.row.BytesOut) },
+		cmp: func(a, b topicItem) int { return ptrCmp(a.row.BytesOut, b.row.BytesOut) }},
+	{title: "SIZE", width: 8, prio: 1, cell: func(it topicItem) string { return bytesText(float64(it.row.Bytes)) },
+		cmp: func(a, b topicItem) int { return cmp.Compare(a.row.Bytes, b.row.Bytes) }},
 	{title: "GROUPS", width: 12, prio: 1, flex: true, cell: func(it topicItem) string { return strings.Join(it.row.Groups, ",") }},
 }
 
@@ -227,6 +261,12 @@ func (m Console) topicsView() []string {
 			title += " · rates from the next reading"
 		}
 		title += " · read " + t.lastRead.UTC().Format("15:04:05")
+		if t.sort.col > 0 || t.sort.desc {
+			title += " · by " + strings.ToLower(topicColumns[t.sort.col].title)
+			if t.sort.desc {
+				title += ", reversed"
+			}
+		}
 	}
 	out := []string{focusStyle.Render(clip(title, m.width))}
 	if t.err != "" {
