@@ -833,7 +833,8 @@ func (m Console) Plan() *inspect.DrainPlan { return m.plan }
 // Message is the status line's message (a refusal, a cancellation).
 func (m Console) Message() string { return m.message }
 
-// Screen names what the view shows: main, groups, group, plan, undo or help.
+// Screen names what the view shows: main, groups, group, plan, undo, help, seek, seek-plan,
+// topics or tail.
 func (m Console) Screen() string {
 	return [...]string{"main", "groups", "group", "plan", "undo", "help", "seek", "seek-plan", "topics", "tail"}[m.screen]
 }
