@@ -121,6 +121,15 @@ func cutValue(s string, size int) string {
 	return c
 }
 
+// HexValue is the value's bytes in hex, whichever way Show wrote them ("" for a null value).
+func (r Record) HexValue() string {
+	switch r.ValueEncoding {
+	case EncHex, EncNull:
+		return r.Value
+	}
+	return hex.EncodeToString([]byte(r.Value))
+}
+
 // NewRecord shows r.
 func NewRecord(r *kgo.Record) Record {
 	out := Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Headers: make([]Header, len(r.Headers)), ValueBytes: len(r.Value)}

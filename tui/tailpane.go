@@ -3,7 +3,6 @@ package tui
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -455,8 +454,8 @@ func (t tailView) valueText(r tail.Record) string {
 	switch {
 	case r.ValueEncoding == tail.EncNull:
 		return "null"
-	case t.hex && r.ValueEncoding != tail.EncHex:
-		return hex.EncodeToString([]byte(r.Value))
+	case t.hex:
+		return r.HexValue()
 	}
 	return r.Value
 }
