@@ -274,6 +274,8 @@ func (m Console) tailKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 	t := &m.tail
 	if t.input != noInput {
 		switch msg.Type {
+		case tea.KeyCtrlC:
+			return m, tea.Quit
 		case tea.KeyEsc:
 			t.input = noInput
 			t.prompt.Blur()
