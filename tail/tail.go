@@ -99,7 +99,7 @@ func (r Record) Cells() []string {
 
 // Cut shortens s to at most width characters on one line, ending in "…" when it was longer.
 func Cut(s string, width int) string {
-	s = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\t", `\t`).Replace(s)
+	s = OneLine(s)
 	if utf8.RuneCountInString(s) <= width {
 		return s
 	}
@@ -107,13 +107,27 @@ func Cut(s string, width int) string {
 	return string(r[:width-1]) + "…"
 }
 
+// OneLine writes carriage returns, newlines and tabs as \r, \n and \t, so s takes one line.
+func OneLine(s string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`, "\t", `\t`).Replace(s)
+}
+
 // cutValue is Cut at valueWidth, saying the value's size when it was cut.
 func cutValue(s string, size int) string {
 	c := Cut(s, valueWidth)
-	if c != strings.NewReplacer("\r", `\r`, "\n", `\n`, "\t", `\t`).Replace(s) {
+	if c != OneLine(s) {
 		c += " (" + strconv.Itoa(size) + " bytes)"
 	}
 	return c
+}
+
+// HexValue is the value's bytes in hex, whichever way Show wrote them ("" for a null value).
+func (r Record) HexValue() string {
+	switch r.ValueEncoding {
+	case EncHex, EncNull:
+		return r.Value
+	}
+	return hex.EncodeToString([]byte(r.Value))
 }
 
 // NewRecord shows r.
@@ -142,6 +156,9 @@ type Options struct {
 	Follow bool
 	// Count stops after that many records; 0 does not.
 	Count int
+	// Last, without From or FromEnd, starts each partition that many records before its end
+	// (at its start when it holds fewer), as tail -n does.
+	Last int
 }
 
 // ErrUnknownTopic is a tail of a topic or partition that does not exist.
@@ -186,6 +203,8 @@ func Run(ctx context.Context, adm *kadm.Client, opts []kgo.Opt, o Options, fn fu
 			return fmt.Errorf("list the offsets of %s[%d]: %w", o.Topic, p, errors.Join(end.Err, start.Err))
 		}
 		switch {
+		case o.Last > 0 && !o.FromEnd && !o.From.Set():
+			from[p] = max(start.Offset, end.Offset-int64(o.Last))
 		case o.FromEnd || o.Follow && !o.From.Set():
 			from[p] = end.Offset
 		case o.From.HasOffset:

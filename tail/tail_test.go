@@ -1,6 +1,7 @@
 package tail_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -48,5 +49,17 @@ func TestRecordCells(t *testing.T) {
 	}
 	if c := tail.NewRecord(&kgo.Record{Value: []byte("short")}).Cells(); c[5] != "short" {
 		t.Fatalf("a short value: %q", c[5])
+	}
+}
+
+// HexValue is the value's bytes whichever way Show wrote them.
+func TestHexValue(t *testing.T) {
+	for _, v := range [][]byte{[]byte(`{"a":1}`), []byte("text\n"), {0xff, 0x00}, {}} {
+		if got, want := tail.NewRecord(&kgo.Record{Value: v}).HexValue(), fmt.Sprintf("%x", v); got != want {
+			t.Errorf("HexValue of %q = %q, want %q", v, got, want)
+		}
+	}
+	if got := tail.NewRecord(&kgo.Record{}).HexValue(); got != "" {
+		t.Errorf("HexValue of null = %q", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/topics"
 )
 
 // Actions is what the console's keys ask of the fleet; *inspect.Console has it. Every call runs
@@ -34,6 +35,12 @@ type Actions interface {
 	PlanSeek(ctx context.Context, group, name, value string) (groupadmin.Plan, []string, error)
 	Seek(ctx context.Context, plan groupadmin.Plan) error
 	Undoable(ctx context.Context, group string) (string, error)
+	// Topics measures the fleet's topics (topics.Sampler.Sample): each call's rates are over
+	// the time since the previous call.
+	Topics(ctx context.Context) (topics.Snapshot, error)
+	// Tail opens a live tail of topic's partitions (every one when nil) from `from` as `tail
+	// --from` takes it; "" starts TailBacklog records before each end.
+	Tail(ctx context.Context, topic string, partitions []int32, from string) (RecordStream, error)
 }
 
 // SnapshotMsg is a snapshot of the fleet from the console engine.
@@ -100,6 +107,8 @@ const (
 	helpScreen
 	seekInputScreen
 	seekPlanScreen
+	topicsScreen
+	tailScreen
 )
 
 // markFor is how long a changed cell stays marked.
@@ -171,6 +180,20 @@ type Console struct {
 	seekPlan  *groupadmin.Plan
 	seekNotes []string
 	undoable  string
+
+	// The topics screen and the tail pane, with the tail's stream (closed by esc, by a jump
+	// that replaced it, and by Close).
+	topics     topicsView
+	tail       tailView
+	tailStream RecordStream
+}
+
+// Close stops the tail pane's reader, if one runs; the program's owner calls it on the final
+// model.
+func (m Console) Close() {
+	if m.tailStream != nil {
+		m.tailStream.Close()
+	}
 }
 
 // NewConsole starts the view on a first snapshot. act performs the actions; readOnly hides
@@ -236,7 +259,7 @@ func (m Console) apply(s inspect.Snapshot) Console {
 
 func (m Console) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	next, cmd := m.update(msg)
-	return next.scrolled(), cmd
+	return next.scrolled().scrolledTopics(), cmd
 }
 
 func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
@@ -246,10 +269,16 @@ func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
 		m.help.Width = msg.Width
 		return m, nil
 	case SnapshotMsg:
-		return m.apply(inspect.Snapshot(msg)), nil
+		return m.apply(inspect.Snapshot(msg)).beatTopics()
 	case StatusMsg:
 		m.status = inspect.Status(msg)
-		return m, nil
+		return m.beatTopics()
+	case topicsMsg:
+		return m.gotTopics(msg), nil
+	case tailOpenedMsg:
+		return m.tailOpened(msg)
+	case tailBatchMsg:
+		return m.tailBatch(msg)
 	case planMsg:
 		m.busy = ""
 		if msg.err != nil {
@@ -372,6 +401,9 @@ func (m Console) key(msg tea.KeyMsg) (Console, tea.Cmd) {
 		m.cursor[nodesPane], m.cursor[partsPane], m.cursor[handPane] = 0, 0, 0
 		return m, cmd
 	}
+	if m.screen == tailScreen && m.tail.input != noInput {
+		return m.tailKey(msg)
+	}
 	// A confirmation takes any key: y confirms, everything else cancels.
 	switch m.screen {
 	case seekInputScreen:
@@ -446,6 +478,10 @@ func (m Console) key(msg tea.KeyMsg) (Console, tea.Cmd) {
 		return m, nil
 	case groupsScreen:
 		return m.groupsKey(msg)
+	case topicsScreen:
+		return m.topicsKey(msg)
+	case tailScreen:
+		return m.tailKey(msg)
 	case groupScreen:
 		switch {
 		case key.Matches(msg, keys.Back):
@@ -540,6 +576,10 @@ func (m Console) mainKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 		return m, m.filter.Focus()
 	case key.Matches(msg, keys.Move):
 		m.say(true, moveRefused)
+	case key.Matches(msg, keys.Topics):
+		m.screen, m.message = topicsScreen, ""
+		m.filter.SetValue("")
+		return m.askTopics()
 	case key.Matches(msg, keys.Enter):
 		if m.focus != partsPane {
 			if m.focus == nodesPane {
@@ -793,9 +833,10 @@ func (m Console) Plan() *inspect.DrainPlan { return m.plan }
 // Message is the status line's message (a refusal, a cancellation).
 func (m Console) Message() string { return m.message }
 
-// Screen names what the view shows: main, groups, group, plan, undo or help.
+// Screen names what the view shows: main, groups, group, plan, undo, help, seek, seek-plan,
+// topics or tail.
 func (m Console) Screen() string {
-	return [...]string{"main", "groups", "group", "plan", "undo", "help", "seek", "seek-plan"}[m.screen]
+	return [...]string{"main", "groups", "group", "plan", "undo", "help", "seek", "seek-plan", "topics", "tail"}[m.screen]
 }
 
 func plural(n int, what string) string {

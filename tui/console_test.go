@@ -143,6 +143,9 @@ type fakeActions struct {
 	seekErr  error
 	undoable string
 	seeks    []groupadmin.Plan
+
+	topicsErr error
+	tails     tailActions
 }
 
 func (f *fakeActions) call(s string) {

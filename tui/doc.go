@@ -8,7 +8,10 @@
 // The two types to know are Console, the model of `claims --watch` (a node pane, a partition
 // pane and a pane of recent handovers or of the drain under way; columns chosen by the width,
 // scrolling, sorting, a filter; the drill-down into groups; drain and undo with their plan and
-// confirmation; a banner when a source stops answering), and Actions, what its keys ask of
-// inspect.Console. It holds no rule: changes are marked by the typed fields inspect reports,
-// drains are refused by inspect's rules, and the banner says inspect.Status's sentences.
+// confirmation; a banner when a source stops answering; the topics screen and the tail pane of
+// a partition's records), and Actions, what its keys ask of inspect.Console, of the topics
+// sampler and of the tail reader (a RecordStream the pane takes batches from when it is
+// ready). It holds no rule: changes are marked by the typed fields inspect reports, drains are
+// refused by inspect's rules, the banner says inspect.Status's sentences, rates are measured by
+// package topics and records are read and shown by package tail.
 package tui

@@ -9,11 +9,12 @@ type keyMap struct {
 	Sort, Reverse, Filter                   key.Binding
 	Drain, Undo, Move                       key.Binding
 	Seek, UndoSeek                          key.Binding
+	Topics                                  key.Binding
 	Help, Quit                              key.Binding
 }
 
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Tab, k.Enter, k.Drain, k.Undo, k.Filter, k.Help, k.Quit}
+	return []key.Binding{k.Tab, k.Enter, k.Topics, k.Drain, k.Undo, k.Filter, k.Help, k.Quit}
 }
 
 func (k keyMap) FullHelp() [][]key.Binding {
@@ -22,6 +23,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Tab, k.Enter, k.Back, k.Sort, k.Reverse, k.Filter},
 		{k.Drain, k.Undo, k.Move, k.Help, k.Quit},
 		{k.Seek, k.UndoSeek},
+		{k.Topics},
 	}
 }
 
@@ -43,6 +45,7 @@ var keys = keyMap{
 	Move:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move partition (not offered)")),
 	Seek:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "on a group: move its offsets (seek)")),
 	UndoSeek: key.NewBinding(key.WithKeys("U"), key.WithHelp("U", "on a group: undo its last seek")),
+	Topics:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "topics")),
 	Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 	Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 }

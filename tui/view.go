@@ -133,13 +133,17 @@ func (m Console) footer() []string {
 		s = "y moves the offsets · any other key cancels"
 	case m.screen == helpScreen:
 		s = "esc or ? back · q quit"
+	case m.screen == topicsScreen:
+		s = m.topicsFooter()
+	case m.screen == tailScreen:
+		s = m.tailFooter()
 	case m.screen == planScreen || m.screen == undoScreen:
 		s = "y confirms · any other key cancels"
 	default:
 		m.help.Width = m.width
 		s = m.help.ShortHelpView(keys.ShortHelp())
 	}
-	if f := m.filter.Value(); f != "" && m.screen == mainScreen {
+	if f := m.filter.Value(); f != "" && (m.screen == mainScreen || m.screen == topicsScreen) {
 		s = "filter " + strconv.Quote(f) + " · " + s
 	}
 	return []string{clip(s, m.width)}
@@ -164,6 +168,10 @@ func (m Console) View() string {
 		body = m.seekInputView()
 	case seekPlanScreen:
 		body = m.seekPlanView()
+	case topicsScreen:
+		body = m.topicsView()
+	case tailScreen:
+		body = m.tailPaneView()
 	default:
 		body = m.mainView()
 	}
@@ -530,6 +538,13 @@ func (m Console) undoView() []string {
 func (m Console) helpView() []string {
 	out := []string{focusStyle.Render(clip("[HELP] keys", m.width))}
 	for _, group := range keys.FullHelp() {
+		for _, b := range group {
+			h := b.Help()
+			out = append(out, clip(fmt.Sprintf("  %-6s %s", h.Key, h.Desc), m.width))
+		}
+	}
+	out = append(out, titleStyle.Render(clip(" tail pane (t, then enter on a partition)", m.width)))
+	for _, group := range tailKeys.FullHelp() {
 		for _, b := range group {
 			h := b.Help()
 			out = append(out, clip(fmt.Sprintf("  %-6s %s", h.Key, h.Desc), m.width))

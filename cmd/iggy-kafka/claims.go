@@ -14,6 +14,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/tail"
+	"github.com/iggy-kafka/iggy-kafka/topics"
 	"github.com/iggy-kafka/iggy-kafka/tui"
 )
 
@@ -58,7 +60,12 @@ it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y 
 else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains
 and seeks from the view are the same requests as 'drain' and 'group seek' and refused by the
 same rules; --read-only turns them off. One partition cannot be moved alone (m): the lease
-decides each partition's owner, so a partition moves only with its node's drain. When the store or the
+decides each partition's owner, so a partition moves only with its node's drain. t shows the
+Kafka topics (per partition: end offset, size, records and bytes per second in and out, the
+groups reading it, their largest lag); enter on a partition (or on a topic's row, for all its
+partitions) tails its records live, as 'tail' prints them: p pauses and resumes, : jumps to an
+offset or a time, / searches the keys, headers and values loaded (n, N move between matches),
+x shows values as hex, enter shows a record whole. When the store or the
 gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
 and the console retries with backoff until the store answers again. Without a terminal --watch
 prints one line per change instead (NDJSON with -o json).`,
@@ -121,7 +128,8 @@ prints one line per change instead (NDJSON with -o json).`,
 				if !readOnly {
 					con.Drainer = inspect.IggyDrainer{Log: log, Writer: c}
 				}
-				act := consoleActions{Console: con, seeker: groupadmin.Seeker{Admin: live.Admin, Log: log, Now: now}}
+				act := consoleActions{Console: con, seeker: groupadmin.Seeker{Admin: live.Admin, Log: log, Now: now}, live: live,
+					topics: &topics.Sampler{Iggy: c, Stream: a.values.String("operator-stream"), Commits: con.GroupOffsets}}
 				return a.fail(watchView(ctx, con, act, model, readOnly))
 			case watch:
 				s := output.NewStream[inspect.Change](w, f, "claims.change", true)
@@ -168,7 +176,10 @@ func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model
 	p := tea.NewProgram(tui.NewConsole(first, act, readOnly), tea.WithAltScreen(), tea.WithContext(ctx))
 	errc := make(chan error, 1)
 	go func() { errc <- con.Run(ctx, model, programSink{p}) }()
-	_, err := p.Run()
+	final, err := p.Run()
+	if c, ok := final.(tui.Console); ok {
+		c.Close()
+	}
 	cancel()
 	werr := <-errc
 	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
@@ -185,6 +196,24 @@ func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model
 type consoleActions struct {
 	*inspect.Console
 	seeker groupadmin.Seeker
+	live   inspect.KafkaLive
+	topics *topics.Sampler
+}
+
+func (c consoleActions) Topics(ctx context.Context) (topics.Snapshot, error) {
+	return c.topics.Sample(ctx)
+}
+
+// Tail is `tail TOPIC[:P] --from FROM` in the console's tail pane: the same reader, following.
+func (c consoleActions) Tail(_ context.Context, topic string, parts []int32, from string) (tui.RecordStream, error) {
+	o := tail.Options{Topic: topic, Partitions: parts, Follow: true, Last: tui.TailBacklog}
+	if from != "" {
+		var err error
+		if o.From, o.FromEnd, err = inspect.ParseFrom(from, now()); err != nil {
+			return nil, err
+		}
+	}
+	return tail.Open(c.live.Admin, c.live.Opts, o), nil
 }
 
 func (c consoleActions) PlanSeek(ctx context.Context, group, name, value string) (groupadmin.Plan, []string, error) {

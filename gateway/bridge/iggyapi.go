@@ -70,11 +70,16 @@ type polled struct {
 // highWatermark is the offset after the last stored message. Iggy reports
 // the highest stored offset, which is 0 both for an empty partition and for
 // one holding only offset 0; the message count tells them apart.
-func (p partMeta) highWatermark() int64 {
-	if p.Messages == 0 && p.CurrentOffset == 0 {
+func (p partMeta) highWatermark() int64 { return HighWatermark(p.CurrentOffset, p.Messages) }
+
+// HighWatermark is a partition's Kafka end offset from what Iggy reports of it: its current
+// offset (the highest stored) and its message count. The operator commands that read Iggy's
+// topic details directly take the end offset from here, as the gateways answer it.
+func HighWatermark(current, messages uint64) int64 {
+	if messages == 0 && current == 0 {
 		return 0
 	}
-	return int64(p.CurrentOffset) + 1
+	return int64(current) + 1
 }
 
 // kafkaErr maps an Iggy error of a partition's produce or fetch onto the
