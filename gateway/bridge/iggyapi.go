@@ -72,9 +72,11 @@ type polled struct {
 // one holding only offset 0; the message count tells them apart.
 func (p partMeta) highWatermark() int64 { return HighWatermark(p.CurrentOffset, p.Messages) }
 
-// HighWatermark is a partition's Kafka end offset from what Iggy reports of it: its current
-// offset (the highest stored) and its message count. The operator commands that read Iggy's
-// topic details directly take the end offset from here, as the gateways answer it.
+// HighWatermark is a partition's Kafka end offset from the counters Iggy reports of it in a
+// topic's details: its current offset (the highest stored) and its message count. A node of an
+// Iggy cluster reports them a moment behind, so the gateways answer clients from polls instead
+// (exactEnd); the console's topic rates, which read the details of every topic at once, take
+// the end offset from here.
 func HighWatermark(current, messages uint64) int64 {
 	if messages == 0 && current == 0 {
 		return 0
