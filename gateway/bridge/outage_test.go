@@ -382,3 +382,49 @@ func TestListOffsetsEndIgnoresLaggingCounters(t *testing.T) {
 		}
 	}
 }
+
+// lostReplyStore stores a batch and then fails its send once, as a write to an Iggy leader that
+// died after replicating it does.
+type lostReplyStore struct {
+	laggingStatsStore
+	lose atomic.Bool
+}
+
+func (l *lostReplyStore) send(ctx context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
+	off, err := l.memStore.send(ctx, stream, topic, partition, batch)
+	if err == nil && l.lose.CompareAndSwap(true, false) {
+		return 0, errors.New("connection lost after the write")
+	}
+	return off, err
+}
+
+// An idempotent batch whose write landed but whose reply was lost is found by the resend's scan
+// of the partition's tail, whose end comes from polls: with a topic's lagging counters as its
+// end, the scan saw nothing and the resend was stored twice.
+func TestResendAfterLostReplyFoundDespiteLaggingCounters(t *testing.T) {
+	ctx := context.Background()
+	ls := &lostReplyStore{laggingStatsStore: laggingStatsStore{newMemStore()}}
+	b, err := newBridge(ctx, ls, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.createTopic(ctx, ls, "t", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.produce(ctx, ls, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 2), 9, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	second := kafkaBatch(t, codecNone, valueRecs("b", 3), 9, 0, 2)
+	ls.lose.Store(true)
+	if _, err := b.produce(ctx, ls, "t", 0, second); err == nil {
+		t.Fatal("a send whose reply was lost reported success")
+	}
+	res, err := b.produce(ctx, ls, "t", 0, second)
+	if err != nil || res.BaseOffset != 2 {
+		t.Fatalf("the resend: base %d (%v), want 2, the first write's", res.BaseOffset, err)
+	}
+	if hw, _, err := b.listOffset(ctx, ls, "t", 0, -1); err != nil || hw != 5 {
+		t.Fatalf("end %d (%v), want 5: the resend stored again", hw, err)
+	}
+}

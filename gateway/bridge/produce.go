@@ -176,7 +176,11 @@ func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, top
 	if int(partition) >= len(t.Partitions) {
 		return fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
 	}
-	if hw := t.Partitions[partition].highWatermark(); hw != st.next {
+	hw, err := b.exactEnd(ctx, as, topic, partition, t.Partitions[partition].highWatermark())
+	if err != nil {
+		return err
+	}
+	if hw != st.next {
 		st.dropProducers()
 		st.next = hw
 	}
@@ -322,7 +326,10 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 	if int(partition) >= len(t.Partitions) {
 		return nil, fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
 	}
-	end := t.Partitions[partition].highWatermark()
+	end, err := b.exactEnd(ctx, as, topic, partition, t.Partitions[partition].highWatermark())
+	if err != nil {
+		return nil, err
+	}
 	if st.next < 0 {
 		st.next = end
 	}

@@ -27,7 +27,8 @@ const (
 
 // appendedElsewhere reports whether the partition may hold appends this gateway did not make
 // since its cache started: only then can a refusal the cache decided be wrong and is worth a
-// rescan. It costs one metadata read; a client sending batches with gaps costs no scans.
+// rescan. It costs one metadata read and one poll; a client sending batches with gaps costs no
+// scans.
 func (b *Bridge) appendedElsewhere(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32) bool {
 	if st.next < 0 {
 		return true
@@ -36,7 +37,8 @@ func (b *Bridge) appendedElsewhere(ctx context.Context, as iggyAPI, st *partStat
 	if err != nil || int(partition) >= len(t.Partitions) {
 		return true
 	}
-	return t.Partitions[partition].highWatermark() != st.next
+	hw, err := b.exactEnd(ctx, as, topic, partition, t.Partitions[partition].highWatermark())
+	return err != nil || hw != st.next
 }
 
 // scannedRecently reports whether a scan read st's tail to its bound within trustWindow.
