@@ -300,3 +300,31 @@ func TestIggyLeaderKill(t *testing.T) {
 	r.waitProgress("the load after the old leader came back")
 	r.finish()
 }
+
+// TestIggyRestart stops every node of the real Iggy server (SIGTERM, all of a cluster at once)
+// under load and starts them again on their data: the upstream failover tests' restart of the
+// whole cluster. On the embedded store TestStoreCrash's SIGKILL covers it, more strictly.
+func TestIggyRestart(t *testing.T) {
+	target, err := testiggy.FromEnv(iggyKafka)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Kind() == "store" {
+		t.Skip("the store's restart is TestStoreCrash's, under SIGKILL")
+	}
+	r := startRun(t)
+	stopped := time.Now()
+	for _, n := range r.f.iggy {
+		n.signal(t, sigterm)
+	}
+	for _, n := range r.f.iggy {
+		n.waitExit(t, 30*time.Second)
+	}
+	t.Logf("Iggy stopped in %v", time.Since(stopped))
+	restarted := time.Now()
+	r.f.startIggy()
+	r.pr.waitAllServed(t, 60*time.Second, "after Iggy came back")
+	t.Logf("Iggy restarted: every log partition served again after %v", time.Since(restarted))
+	r.waitProgress("the load after Iggy came back")
+	r.finish()
+}
