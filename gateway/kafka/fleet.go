@@ -95,12 +95,13 @@ func (v brokerView) leadersOf(topic string, partitions int32) []int32 {
 }
 
 // leaderOf is the node Metadata names as leader of partition of topic (of partitions) in this
-// view, or -1 for a partition the topic does not have.
+// view, or -1 for a partition the topic does not have or while no gateway can lead.
 func (v brokerView) leaderOf(topic string, partitions, partition int32) int32 {
-	if partition < 0 || partition >= partitions {
+	leaders := v.leadersOf(topic, partitions)
+	if partition < 0 || int(partition) >= len(leaders) {
 		return -1
 	}
-	return v.leadersOf(topic, partitions)[partition]
+	return leaders[partition]
 }
 
 // notController reports whether topic changes must be refused here with NOT_CONTROLLER (41).
