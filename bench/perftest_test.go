@@ -26,7 +26,7 @@ func readTestdata(t *testing.T, name string) string {
 }
 
 func TestParseProducerPerf(t *testing.T) {
-	full := readTestdata(t, "producer-perf-test.out")
+	full := readTestdata(t, "producer-perf-test.txt")
 	lines := strings.Split(strings.TrimSpace(full), "\n")
 	progress := strings.Join(lines[:len(lines)-1], "\n")
 	for _, tc := range []struct {
@@ -59,8 +59,8 @@ func TestParseProducerPerf(t *testing.T) {
 }
 
 func TestParseConsumerPerf(t *testing.T) {
-	full := readTestdata(t, "consumer-perf-test.out")
-	short := readTestdata(t, "consumer-perf-test-short.out")
+	full := readTestdata(t, "consumer-perf-test.txt")
+	short := readTestdata(t, "consumer-perf-test-short.txt")
 	header, _, _ := strings.Cut(full, "\n")
 	for _, tc := range []struct {
 		name, out string
