@@ -165,3 +165,25 @@ func TestPayloadFile(t *testing.T) {
 		t.Error("a payload file of an unknown kind was written")
 	}
 }
+
+// FuzzPerfOutput: whatever a tool or the broker prints, the parsers
+// return figures or an error, never panic, and figures they return hold
+// no negative count.
+func FuzzPerfOutput(f *testing.F) {
+	for _, name := range []string{"producer-perf-test.txt", "consumer-perf-test.txt", "consumer-perf-test-short.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "perftest", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		if p, err := ParseProducerPerf(strings.NewReader(out)); err == nil && p.Records < 0 && !strings.Contains(out, "-") {
+			t.Errorf("producer figures %+v from input without a minus sign", p)
+		}
+		if c, err := ParseConsumerPerf(strings.NewReader(out)); err == nil && c.Records < 0 && !strings.Contains(out, "-") {
+			t.Errorf("consumer figures %+v from input without a minus sign", c)
+		}
+		_, _ = KafkaFlush(strings.NewReader(out))
+	})
+}
