@@ -7,8 +7,8 @@
 //
 // Run it with
 //
-//	bash scripts/bench.sh                 # about 10 to 15 minutes on 2 cores
-//	bash scripts/bench.sh -quick          # about a minute: development, CI smoke
+//	bash scripts/bench.sh                 # about 25 minutes on 2 cores (with Apache Kafka)
+//	bash scripts/bench.sh -quick          # a few minutes: development, smoke
 //	bash scripts/bench.sh -scale=false    # the payload cases only
 //	IGGY_BENCH_DIR=/dev/shm bash scripts/bench.sh -iggy-checkout ~/src/iggy -out bench.md
 //

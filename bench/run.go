@@ -84,7 +84,8 @@ type Config struct {
 	Log io.Writer
 }
 
-// Default is the full run: about ten to fifteen minutes on two cores.
+// Default is the full run: about 25 minutes on two cores with Apache Kafka
+// and the perf tools (22 minutes with the SDK too, at a load average of 15).
 func Default() Config {
 	return Config{
 		Rounds:         5,
@@ -185,7 +186,9 @@ func (r *Results) FanOutCases() []string {
 	return out
 }
 
-// Quick is the development and CI smoke run: about a minute.
+// Quick is the development smoke run: a few minutes with Apache Kafka (a
+// broker JVM started each round, two tool JVMs per perf run), about a
+// minute without.
 func Quick() Config {
 	c := Default()
 	c.CaseBytes = 8 << 20

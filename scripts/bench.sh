@@ -5,8 +5,8 @@
 # Apache Kafka; prints markdown tables (payload cases, perf tools, fan-out, scale points, the goals
 # of issues 11, 20 and 30 met or missed) and draws the scale points as an SVG chart.
 #
-#   bash scripts/bench.sh                                  # full run, about 35 to 45 minutes on 2 cores
-#   bash scripts/bench.sh -quick                           # smoke run, about two minutes
+#   bash scripts/bench.sh                                  # full run, about 25 minutes on 2 cores
+#   bash scripts/bench.sh -quick                           # smoke run, a few minutes
 #   bash scripts/bench.sh -scale=false                     # no scale points
 #   IGGY_BENCH_DIR=/dev/shm bash scripts/bench.sh -out bench.md   # and bench-scale.svg beside it
 #   bash scripts/bench.sh -svg docs/bench-scale.svg        # the chart to this file

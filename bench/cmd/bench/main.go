@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	quick := flag.Bool("quick", false, "a smoke run of about a minute: small cases")
+	quick := flag.Bool("quick", false, "a smoke run of a few minutes: small cases")
 	rounds := flag.Int("rounds", 0, "rounds, alternating the systems (default 5)")
 	caseMiB := flag.Int("case-mib", 0, "MiB of values per case (default 256, quick 8)")
 	sizes := flag.String("sizes", "", "value sizes in bytes, comma-separated (default 1024,100)")
