@@ -6,7 +6,7 @@
 # of issues 11, 20 and 30 met or missed) and draws the scale points as an SVG chart.
 #
 #   bash scripts/bench.sh                                  # full run, about 25 minutes on 2 cores
-#   bash scripts/bench.sh -quick                           # smoke run, a few minutes
+#   bash scripts/bench.sh -quick                           # smoke run, small cases (minutes: the JVM starts weigh most)
 #   bash scripts/bench.sh -scale=false                     # no scale points
 #   IGGY_BENCH_DIR=/dev/shm bash scripts/bench.sh -out bench.md   # and bench-scale.svg beside it
 #   bash scripts/bench.sh -svg docs/bench-scale.svg        # the chart to this file
