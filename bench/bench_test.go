@@ -23,8 +23,10 @@ import (
 // chart. The fan-out case of each kind (four groups over 1 MiB) must
 // report every phase for the gateway and kfake and its goals be measured.
 // With IGGY_CHECKOUT set it measures the official SDK too; with
-// BENCH_REF set it builds the gateway from that git revision (for a
-// working tree that another change has left half edited).
+// BENCH_KAFKA=1 Apache Kafka and the perf-test runs (java and mvn needed,
+// the first run downloads Kafka's jars: the test command leaves them
+// out); with BENCH_REF set it builds the gateway from that git revision
+// (for a working tree that another change has left half edited).
 func TestQuickRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gateway, kfake and the clients as processes")
@@ -41,16 +43,26 @@ func TestQuickRun(t *testing.T) {
 	cfg.Memory = connmem.Config{Runs: 1, Conns: 20, Producers: 4, Partitions: 4, Value: 1024, PoolSize: 16, Duration: 500 * time.Millisecond}
 	cfg.IggyCheckout = os.Getenv("IGGY_CHECKOUT")
 	cfg.Ref = os.Getenv("BENCH_REF")
+	cfg.Kafka = os.Getenv("BENCH_KAFKA") == "1"
+	cfg.PerfTest = cfg.Kafka
+	timeout := 55 * time.Second
+	if cfg.Kafka {
+		timeout = 5 * time.Minute // a JVM broker started and stopped, and four tool JVMs per kind
+	}
 	cfg.DataDir = t.TempDir()
 	var log strings.Builder
 	cfg.Log = &log
-	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	want := []string{Gateway, Kfake, Native}
+	want := []string{Gateway, Kfake}
+	if cfg.Kafka {
+		want = append(want, Kafka)
+	}
+	want = append(want, Native)
 	if cfg.IggyCheckout != "" {
 		want = append(want, SDK)
 	}
@@ -102,7 +114,7 @@ func TestQuickRun(t *testing.T) {
 	}
 	for _, pt := range cfg.Scale {
 		for _, ph := range Phases {
-			for _, sys := range ScaleSystems {
+			for _, sys := range res.ScaleSystems() {
 				if f := res.Figures(pt.Name(), sys, ph); f.Rounds != 1 || f.MBps <= 0 || f.BrokerCPUPerGB <= 0 {
 					t.Errorf("scale %s %s %s: %+v has a zero figure", pt.Name(), ph, sys, f)
 				}
@@ -114,7 +126,7 @@ func TestQuickRun(t *testing.T) {
 	}
 	for _, name := range res.FanOutCases() {
 		for _, ph := range append([]string{"produce"}, workload.FanOutPhases...) {
-			for _, sys := range FanOutSystems {
+			for _, sys := range res.FanOutSystems() {
 				if f := res.Figures(name, sys, ph); f.Rounds != 1 || f.MBps <= 0 || f.BrokerCPUPerGB <= 0 {
 					t.Errorf("%s %s %s: %+v has a zero figure", name, ph, sys, f)
 				}
@@ -139,8 +151,32 @@ func TestQuickRun(t *testing.T) {
 	if err := res.WriteScaleSVG(&svg); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(svg.String(), `<g class="series"`); n != len(ScaleSystems) {
-		t.Errorf("chart has %d series, want %d", n, len(ScaleSystems))
+	if n := strings.Count(svg.String(), `<g class="series"`); n != len(res.ScaleSystems()) {
+		t.Errorf("chart has %d series, want %d", n, len(res.ScaleSystems()))
+	}
+	if cfg.Kafka {
+		if len(res.ScaleSystems()) != 4 || len(res.FanOutSystems()) != 3 {
+			t.Errorf("scale systems %v, fan-out systems %v: Apache Kafka missing", res.ScaleSystems(), res.FanOutSystems())
+		}
+		if res.KafkaFlush["log.flush.interval.messages"] != "9223372036854775807" || res.KafkaFlush["log.flush.interval.ms"] != "null" {
+			t.Errorf("Apache Kafka's flush settings %v, want its defaults", res.KafkaFlush)
+		}
+		for _, kind := range cfg.Kinds {
+			for _, sys := range PerfSystems {
+				f := res.PerfFigures(kind, sys)
+				if f.Rounds != 1 || f.ProduceRecordsPerSec <= 0 || f.ConsumeRecordsPerSec <= 0 || f.FetchRecordsPerSec <= 0 || f.ProduceCPUPerGB <= 0 || f.ConsumeCPUPerGB <= 0 {
+					t.Errorf("perf-test %s %s: %+v has a zero figure", kind, sys, f)
+				}
+			}
+			if q := res.PerfRatio(kind, perfProduce); q <= 0 {
+				t.Errorf("perf-test %s: producer ratio %v", kind, q)
+			}
+		}
+		for _, g := range res.Goals() {
+			if strings.Contains(g.Text, "Apache Kafka") && !g.Measured() {
+				t.Errorf("goal %q not measured: %s", g.Text, g.Unmeasured)
+			}
+		}
 	}
 	t.Logf("progress:\n%s\ntable:\n%s", log.String(), table.String())
 }

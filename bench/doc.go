@@ -1,13 +1,14 @@
 // Package bench is the side-by-side benchmark of the gateway: in one run, a
-// Kafka client through the gateway, the same client against kfake, and
-// native Iggy clients against the store of the very same gateway process,
+// Kafka client through the gateway, the same client against kfake and
+// against Apache Kafka, and native Iggy clients against the store of the
+// very same gateway process,
 // moving the same payloads, each broker and each client in a process of its
 // own so that neither is charged for the other's CPU.
 //
 // Run it with
 //
-//	bash scripts/bench.sh                 # about 10 to 15 minutes on 2 cores
-//	bash scripts/bench.sh -quick          # about a minute: development, CI smoke
+//	bash scripts/bench.sh                 # about 25 minutes on 2 cores (with Apache Kafka)
+//	bash scripts/bench.sh -quick          # a few minutes: development, smoke
 //	bash scripts/bench.sh -scale=false    # the payload cases only
 //	IGGY_BENCH_DIR=/dev/shm bash scripts/bench.sh -iggy-checkout ~/src/iggy -out bench.md
 //
@@ -19,17 +20,34 @@
 // is given (-iggy-checkout or IGGY_CHECKOUT), bench/sdkclient against the
 // checkout's official Go SDK in a throwaway module with a replace
 // directive (the SDK is not served by the module proxy; none of it is
-// committed here).
+// committed here), and resolves Apache Kafka's jars (bench/kafka/pom.xml:
+// the broker kafka_2.13 and kafka-tools, 4.4.0) with mvn from Maven Central,
+// kept in ~/.m2, the classpath cached in the user cache directory
+// (~/.cache/iggy-kafka); java 17 or later runs them. -kafka=false leaves
+// Kafka and the perf tools out.
 //
 // Each round starts a fresh `iggy-kafka serve` (embedded store, --fsync
 // never, data in a new directory under IGGY_BENCH_DIR or the temp
-// directory; a tmpfs such as /dev/shm takes the disk out of the figures) and
-// a fresh kfake, then for every case (1 KiB and 100 B values, random and
-// compressible) runs one client process per system, in this order:
+// directory; a tmpfs such as /dev/shm takes the disk out of the figures), a
+// fresh kfake and a fresh Apache Kafka: one KRaft node, broker and
+// controller in one JVM (kafka.Kafka after kafka.tools.StorageTool format,
+// as kafka-storage.sh and kafka-server-start.sh run them), heap KafkaHeap
+// (-Xms1g -Xmx1g, the start script's) with kafka-run-class.sh's G1 options,
+// the server.properties Kafka ships for one node on free loopback ports
+// (group.initial.rebalance.delay.ms=0 as in that file; num.partitions set
+// as serve's --default-partitions), its config, log (server.log) and data in
+// a directory beside the round's store. No log.flush setting is given, so
+// it fsyncs as Kafka does by default, when a segment rolls and at shutdown,
+// leaving the rest to the page cache; the report states the flush settings
+// the broker logged (Results.KafkaFlush). Kafka is warmed up with an
+// untimed produce and consume (kafkaWarmBytes) so that its JIT is not
+// measured. Then for every case (1 KiB and 100 B values, random and
+// compressible) it runs one client process per system, in this order:
 //
 //   - gateway: franz-go producer then consumer on serve's Kafka port, with
 //     the library's defaults (snappy, idempotent, acks=all, linger 10 ms);
 //   - kfake: the same client against kfake;
+//   - kafka: the same client against Apache Kafka;
 //   - native: the project's Iggy client (package gateway/iggy) sending 1 MiB
 //     batches and polling them back on serve's store port (--store-listen),
 //     one goroutine and connection per partition;
@@ -45,9 +63,23 @@
 // paced produce: single records at 1,000 a second, each waited for
 // (franz-go with linger 0, native clients one message per send).
 //
-// After the payload cases each round runs the fan-out cases (Config.FanOut
-// groups, FanOutBytes of 1 KiB values of each kind) on the gateway and
-// kfake: after produce and consume, one consumer group reads a topic,
+// After the payload cases each round runs Kafka's own load tools against
+// the gateway and Apache Kafka (Config.PerfTest, PerfSystems):
+// kafka-producer-perf-test sends CaseBytes of PerfSize-byte records to a
+// fresh topic, drawn from a payload file of one line per value (random
+// printable characters, since the tool reads the file as text, or the
+// JSON-like values), then kafka-consumer-perf-test reads them back in a
+// group of its own; each tool is a JVM of its own (-Xmx512M, as their
+// scripts) with the client's defaults (acks=all, idempotent, linger.ms 5,
+// batch.size 16 KiB, no compression). ParseProducerPerf and
+// ParseConsumerPerf read what they print; the report gives records/s,
+// MiB/s as the tools count them, the producer's p50 and p99, the
+// consumer's fetch rate and group join, the broker's CPU around each
+// tool, and the gateway over Kafka (PerfRatio).
+//
+// Then each round runs the fan-out cases (Config.FanOut
+// groups, FanOutBytes of 1 KiB values of each kind) on the gateway,
+// kfake and Apache Kafka: after produce and consume, one consumer group reads a topic,
 // then FanOut fresh groups one after another read another, then FanOut at
 // once a third (each a franz-go client of its own); each of these topics
 // holds as much as the case's and is produced, outside the timed window,
@@ -63,7 +95,7 @@
 // DefaultScale): 1 KiB random values, ScaleBytes of them per point, for the
 // gateway, kfake and native, at 1 producer over 3 partitions (the
 // baseline), 4 over 12, 16 over 96, and 1 over 3 while 1,000 idle
-// connections are open. A Kafka producer is a franz-go client of its own,
+// connections are open, Apache Kafka measured beside kfake. A Kafka producer is a franz-go client of its own,
 // all of them goroutines of one client process, and one group-less
 // consumer reads every partition back; a native producer is a connection
 // of its own that sends to and polls its share of the partitions. Idle
@@ -108,7 +140,10 @@
 // tail-baseline's). Last the memory goals, from Config.Memory's runs of
 // package connmem on the same serve binary after the rounds: the median
 // peak RSS with 50 producers under 256 MiB, and the memory per idle
-// connection stated (-memory=false leaves them out).
+// connection stated (-memory=false leaves them out). Last issue 30's bar
+// (kafkaGoals): the gateway at or above Apache Kafka for produce and
+// consume of 1 KiB random and JSON-like values with franz-go and with the
+// perf tools, and its paced produce p99 at or under Kafka's.
 // WriteScaleSVG draws the scale points as a chart (bench -svg).
 //
 // The two types to know are Config (what a run measures; Default and Quick)

@@ -89,7 +89,7 @@ func (r *Results) writeFanOut(b *strings.Builder) {
 	b.WriteString("| case | phase | system | MB/s (min–max) | broker CPU s/GB read | broker CPU s/GB of the topic | broker CPU / one group's |\n|---|---|---|---|---|---|---|\n")
 	for _, name := range r.FanOutCases() {
 		for _, ph := range append([]string{"produce"}, workload.FanOutPhases...) {
-			for _, sys := range FanOutSystems {
+			for _, sys := range r.FanOutSystems() {
 				f := r.Figures(name, sys, ph)
 				topic, vsOne := "–", "–"
 				switch ph {
@@ -106,6 +106,25 @@ func (r *Results) writeFanOut(b *strings.Builder) {
 				fmt.Fprintf(b, "| %s | %s | %s | %.0f (%.0f–%.0f) | %.2f | %s | %s |\n",
 					name, ph, systemLabel[sys], f.MBps, f.MinMBps, f.MaxMBps, f.BrokerCPUPerGB, topic, vsOne)
 			}
+		}
+	}
+	// The gateway's MB/s over each other broker's, paired by round.
+	others := r.FanOutSystems()[1:]
+	if len(others) == 0 {
+		return
+	}
+	b.WriteString("\n| case | phase |")
+	for _, sys := range others {
+		fmt.Fprintf(b, " gateway / %s |", otherName[sys])
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(others)) + "\n")
+	for _, name := range r.FanOutCases() {
+		for _, ph := range append([]string{"produce"}, workload.FanOutPhases...) {
+			fmt.Fprintf(b, "| %s | %s |", name, ph)
+			for _, sys := range others {
+				fmt.Fprintf(b, " %.2f |", r.Ratio(name, sys, ph))
+			}
+			b.WriteString("\n")
 		}
 	}
 }

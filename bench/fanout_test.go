@@ -29,7 +29,7 @@ func TestFanOutGoals(t *testing.T) {
 	// Three rounds: the medians of the per-round figures are 4 × one group's
 	// in turn (2/0.5, 4/1, 6/1.5) and 1.25 at once; the tail consumer
 	// adds 0.5, 0.2 and 0.4 s/GB to produce.
-	r := &Results{Config: cfg, Runs: map[string]map[string][]workload.Report{name: {
+	r := &Results{Config: cfg, Systems: []string{Gateway, Kfake}, Runs: map[string]map[string][]workload.Report{name: {
 		Gateway: {fanRep(2, 2.5, 0.5, 2, 0.5), fanRep(1, 1.2, 1, 4, 1.25), fanRep(3, 3.4, 1.5, 6, 3)},
 	}}}
 	gs := r.Goals()

@@ -100,8 +100,17 @@ func (r *Results) Cases() []string {
 var systemLabel = map[string]string{
 	Gateway: "gateway (franz-go → Kafka port)",
 	Kfake:   "kfake (franz-go, own process)",
+	Kafka:   "Apache Kafka (franz-go, one KRaft node, own JVM)",
 	Native:  "native (iggy-kafka client → store port)",
 	SDK:     "native (Iggy Go SDK → store port)",
+}
+
+// shortName names a system in a column header.
+func shortName(sys string) string {
+	if sys == Kafka {
+		return "Apache Kafka"
+	}
+	return sys
 }
 
 // Phases are the two measured phases.
@@ -136,14 +145,19 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 		}
 	}
 	b.WriteString(".\n")
+	r.writeKafkaSetup(&b)
 	if rss := r.PeakRSS[Gateway]; len(rss) > 0 {
-		fmt.Fprintf(&b, "Peak RSS per round (median): serve %d MiB, kfake %d MiB.\n",
-			int64(Median(int64s(rss)))>>20, int64(Median(int64s(r.PeakRSS[Kfake])))>>20)
+		fmt.Fprintf(&b, "Peak RSS per round (median): serve %d MiB, kfake %d MiB", int64(Median(int64s(rss)))>>20, int64(Median(int64s(r.PeakRSS[Kfake])))>>20)
+		if k := r.PeakRSS[Kafka]; len(k) > 0 {
+			fmt.Fprintf(&b, ", Apache Kafka %d MiB", int64(Median(int64s(k)))>>20)
+		}
+		b.WriteString(".\n")
 	}
 	if len(r.Cases()) > 0 {
 		r.writeCases(&b)
 	}
 	r.writeLatency(&b)
+	r.writePerf(&b)
 	r.writeFanOut(&b)
 	r.writeScale(&b)
 	r.writeGoals(&b)
@@ -164,19 +178,30 @@ func (r *Results) writeCases(b *strings.Builder) {
 			}
 		}
 	}
-	b.WriteString("\n| case | phase | gateway / kfake | gateway / native (iggy-kafka client) |")
-	hasSDK := slices.Contains(r.Systems, SDK)
+	b.WriteString("\n| case | phase | gateway / kfake |")
+	hasKafka, hasSDK := slices.Contains(r.Systems, Kafka), slices.Contains(r.Systems, SDK)
+	if hasKafka {
+		b.WriteString(" gateway / Apache Kafka |")
+	}
+	b.WriteString(" gateway / native (iggy-kafka client) |")
 	if hasSDK {
 		b.WriteString(" gateway / native (Iggy Go SDK) |")
 	}
 	b.WriteString("\n|---|---|---|---|")
+	if hasKafka {
+		b.WriteString("---|")
+	}
 	if hasSDK {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
 	for _, name := range r.Cases() {
 		for _, ph := range Phases {
-			fmt.Fprintf(b, "| %s | %s | %.2f | %.2f |", name, ph, r.Ratio(name, Kfake, ph), r.Ratio(name, Native, ph))
+			fmt.Fprintf(b, "| %s | %s | %.2f |", name, ph, r.Ratio(name, Kfake, ph))
+			if hasKafka {
+				fmt.Fprintf(b, " %.2f |", r.Ratio(name, Kafka, ph))
+			}
+			fmt.Fprintf(b, " %.2f |", r.Ratio(name, Native, ph))
 			if hasSDK {
 				fmt.Fprintf(b, " %.2f |", r.Ratio(name, SDK, ph))
 			}
@@ -266,14 +291,21 @@ func (r *Results) writeScale(b *strings.Builder) {
 		" and polling its share of the partitions); idle connections have spoken once (ApiVersions, or a token login on"+
 		" the store port) and stay open through both phases:\n\n", CaseName(ScaleSize, ScaleKind), c.ScaleBytes>>20)
 	b.WriteString("| point | phase |")
-	for _, sys := range ScaleSystems {
-		fmt.Fprintf(b, " %s MB/s (min–max) |", sys)
+	for _, sys := range r.ScaleSystems() {
+		fmt.Fprintf(b, " %s MB/s (min–max) |", shortName(sys))
 	}
 	b.WriteString(" gateway / kfake |")
+	hasKafka := slices.Contains(r.Systems, Kafka)
+	if hasKafka {
+		b.WriteString(" gateway / Apache Kafka |")
+	}
 	if hasBase {
 		fmt.Fprintf(b, " gateway / gateway at %s |", base.Name())
 	}
-	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(ScaleSystems)+1))
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.ScaleSystems())+1))
+	if hasKafka {
+		b.WriteString("---|")
+	}
 	if hasBase {
 		b.WriteString("---|")
 	}
@@ -281,11 +313,14 @@ func (r *Results) writeScale(b *strings.Builder) {
 	for _, pt := range c.Scale {
 		for _, ph := range Phases {
 			fmt.Fprintf(b, "| %s | %s |", pt.Name(), ph)
-			for _, sys := range ScaleSystems {
+			for _, sys := range r.ScaleSystems() {
 				f := r.Figures(pt.Name(), sys, ph)
 				fmt.Fprintf(b, " %.0f (%.0f–%.0f) |", f.MBps, f.MinMBps, f.MaxMBps)
 			}
 			fmt.Fprintf(b, " %.2f |", r.Ratio(pt.Name(), Kfake, ph))
+			if hasKafka {
+				fmt.Fprintf(b, " %.2f |", r.Ratio(pt.Name(), Kafka, ph))
+			}
 			if hasBase {
 				fmt.Fprintf(b, " %.2f |", r.PairRatio(pt.Name(), Gateway, base.Name(), Gateway, ph))
 			}

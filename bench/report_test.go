@@ -225,8 +225,8 @@ func TestScaleSVG(t *testing.T) {
 			t.Errorf("gateway series: %d lines, first marker %q", len(g.Lines), g.Circles[0].Title)
 		}
 	}
-	if fmt.Sprint(systems) != fmt.Sprint(ScaleSystems) {
-		t.Errorf("series %v, want %v", systems, ScaleSystems)
+	if fmt.Sprint(systems) != fmt.Sprint(r.ScaleSystems()) {
+		t.Errorf("series %v, want %v", systems, r.ScaleSystems())
 	}
 	// Three points of four have figures (none for the idle point); native
 	// has none at 4 × 12; two phases each.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,13 +68,24 @@ type Config struct {
 	// Memory, when its Runs are above zero, measures the memory goals after
 	// the rounds (package bench/connmem) on the same serve binary.
 	Memory connmem.Config
+	// Kafka adds Apache Kafka (bench/kafka/pom.xml: one KRaft node, broker
+	// and controller in a JVM of its own, heap KafkaHeap, its config, log
+	// and data in the round's directory) as a system beside kfake in every
+	// case; it needs java 17 or later and mvn.
+	Kafka bool
+	// PerfTest adds, in every round after the payload cases,
+	// kafka-producer-perf-test and kafka-consumer-perf-test against the
+	// gateway and Apache Kafka (PerfSystems): CaseBytes of PerfSize-byte
+	// records of each kind. It needs Kafka's jars, so Kafka too.
+	PerfTest bool
 	// ClientTimeout bounds one client run (produce and consume of a case).
 	ClientTimeout time.Duration
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
 
-// Default is the full run: about ten to fifteen minutes on two cores.
+// Default is the full run: about 25 minutes on two cores with Apache Kafka
+// and the perf tools (22 minutes with the SDK too, at a load average of 15).
 func Default() Config {
 	return Config{
 		Rounds:         5,
@@ -90,6 +102,8 @@ func Default() Config {
 		FanOut:         4,
 		FanOutBytes:    256 << 20,
 		Memory:         connmem.Default(),
+		Kafka:          true,
+		PerfTest:       true,
 		ClientTimeout:  5 * time.Minute,
 	}
 }
@@ -108,6 +122,10 @@ func DefaultScale() []ScalePoint {
 	return []ScalePoint{{1, 3, 0}, {4, 12, 0}, {16, 96, 0}, {1, 3, 1000}}
 }
 
+// kafkaWarmBytes is how much 1 KiB values Apache Kafka moves, untimed,
+// before the first case of a round: a quarter of a case, 64 MiB at most.
+func kafkaWarmBytes(cfg Config) int64 { return min(cfg.CaseBytes/4, 64<<20) }
+
 // Name is the point as the tables print it and Results.Runs keys it.
 func (p ScalePoint) Name() string {
 	s := fmt.Sprintf("%d × %d", p.Producers, p.Partitions)
@@ -117,9 +135,27 @@ func (p ScalePoint) Name() string {
 	return s
 }
 
-// ScaleSystems are the systems a scale point measures: the official SDK is
-// left out, its client knows one shape only.
-var ScaleSystems = []string{Gateway, Kfake, Native}
+// ScaleSystems are the systems a scale point measures, those of them that
+// the run has: the official SDK is left out, its client knows one shape
+// only.
+var ScaleSystems = []string{Gateway, Kfake, Kafka, Native}
+
+// among is the systems of list that the run measures, in list's order.
+func (r *Results) among(list []string) []string {
+	var out []string
+	for _, sys := range list {
+		if slices.Contains(r.Systems, sys) {
+			out = append(out, sys)
+		}
+	}
+	return out
+}
+
+// ScaleSystems are the run's systems of ScaleSystems.
+func (r *Results) ScaleSystems() []string { return r.among(ScaleSystems) }
+
+// FanOutSystems are the run's systems of FanOutSystems.
+func (r *Results) FanOutSystems() []string { return r.among(FanOutSystems) }
 
 // ScaleSize and ScaleKind are the values of every scale point.
 const (
@@ -127,9 +163,9 @@ const (
 	ScaleKind = workload.Random
 )
 
-// FanOutSystems are the systems a fan-out case measures: the Kafka
-// brokers, since consumer groups are Kafka's.
-var FanOutSystems = []string{Gateway, Kfake}
+// FanOutSystems are the systems a fan-out case measures, those of them
+// that the run has: the Kafka brokers, since consumer groups are Kafka's.
+var FanOutSystems = []string{Gateway, Kfake, Kafka}
 
 // FanOutSize is the value size of every fan-out case.
 const FanOutSize = 1024
@@ -150,7 +186,9 @@ func (r *Results) FanOutCases() []string {
 	return out
 }
 
-// Quick is the development and CI smoke run: about a minute.
+// Quick is the development smoke run: a few minutes with Apache Kafka (a
+// broker JVM started each round, two tool JVMs per perf run), about a
+// minute without.
 func Quick() Config {
 	c := Default()
 	c.CaseBytes = 8 << 20
@@ -167,6 +205,7 @@ func Quick() Config {
 const (
 	Gateway = "gateway"
 	Kfake   = "kfake"
+	Kafka   = "kafka"      // Apache Kafka, one KRaft node
 	Native  = "native"     // the project's Iggy client on the serve process's store port
 	SDK     = "native-sdk" // the official Iggy Go SDK on the same port
 )
@@ -187,8 +226,14 @@ type Results struct {
 	// "+working tree" when it was built from a working tree with changes.
 	Revision string
 	// PeakRSS is each broker process's peak resident set (VmHWM) in bytes,
-	// one per round, by "gateway" (the serve process) and "kfake".
+	// one per round, by "gateway" (the serve process), "kfake" and "kafka".
 	PeakRSS map[string][]int64
+	// Perf[kind][system] is one perf-test run per round (Config.PerfTest).
+	Perf map[string]map[string][]PerfRun
+	// KafkaVersion is Apache Kafka's version, and KafkaFlush its log flush
+	// settings as the broker of the first round logged them.
+	KafkaVersion string
+	KafkaFlush   map[string]string
 	// Memory is one connmem result per run of Config.Memory.
 	Memory []connmem.Result
 }
@@ -231,8 +276,15 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 	res := &Results{Config: cfg, Started: time.Now(), Snappy: map[string]float64{},
-		Runs: map[string]map[string][]workload.Report{}, PeakRSS: map[string][]int64{}}
-	res.Systems = []string{Gateway, Kfake, Native}
+		Runs: map[string]map[string][]workload.Report{}, PeakRSS: map[string][]int64{}, Perf: map[string]map[string][]PerfRun{}}
+	if cfg.PerfTest && !cfg.Kafka {
+		return nil, errors.New("bench: the perf-test runs need Apache Kafka's jars: -perftest=false with -kafka=false")
+	}
+	res.Systems = []string{Gateway, Kfake}
+	if cfg.Kafka {
+		res.Systems = append(res.Systems, Kafka)
+	}
+	res.Systems = append(res.Systems, Native)
 	if cfg.IggyCheckout != "" {
 		res.Systems = append(res.Systems, SDK)
 	}
@@ -252,6 +304,22 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	res.Revision = revision(ctx, bins.repo, cfg.Ref)
 	defer os.RemoveAll(bins.dir)
+	var jars *kafkaJars
+	payloads := map[string]string{} // perf-test payload file by kind
+	if cfg.Kafka {
+		if jars, err = resolveKafka(ctx, bins.repo, logf); err != nil {
+			return nil, err
+		}
+		res.KafkaVersion = jars.version
+	}
+	if cfg.PerfTest {
+		for _, kind := range cfg.Kinds {
+			payloads[kind] = filepath.Join(bins.dir, "perf-"+kind+".txt")
+			if err := writePayloadFile(payloads[kind], kind, PerfSize, perfLines(cfg.PoolBytes)); err != nil {
+				return nil, err
+			}
+		}
+	}
 
 	dataRoot := cfg.DataDir
 	if dataRoot == "" {
@@ -274,6 +342,27 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
+		var kk *kafkaProc
+		if cfg.Kafka {
+			logf("round %d/%d  starting Apache Kafka %s", round, cfg.Rounds, jars.version)
+			if kk, err = startKafka(ctx, jars, dir+"-kafka", cfg.Partitions); err != nil {
+				gw.stop()
+				kf.stop()
+				os.RemoveAll(dir)
+				os.RemoveAll(dir + "-kafka")
+				return nil, err
+			}
+			if res.KafkaFlush == nil {
+				if res.KafkaFlush, err = kk.flush(); err != nil {
+					gw.stop()
+					kf.stop()
+					kk.stop()
+					os.RemoveAll(dir)
+					os.RemoveAll(dir + "-kafka")
+					return nil, err
+				}
+			}
+		}
 		// one runs a case of one system as a client process and files
 		// its report under name.
 		one := func(name, sys string, c workload.Case) error {
@@ -287,6 +376,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				c.Addr, c.BrokerPID, bin, args = gw.kafkaAddr, gw.pid(), bins.client, []string{"-system", "kafka"}
 			case Kfake:
 				c.Addr, c.BrokerPID, bin, args = kf.kafkaAddr, kf.pid(), bins.client, []string{"-system", "kafka"}
+			case Kafka:
+				c.Addr, c.BrokerPID, bin, args = kk.kafkaAddr, kk.pid(), bins.client, []string{"-system", "kafka"}
 			case Native:
 				c.Addr, c.BrokerPID, bin, args = gw.storeAddr, gw.pid(), bins.client, []string{"-system", "iggy"}
 			case SDK:
@@ -305,6 +396,17 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil
 		}
 		err = func() error {
+			if kk != nil {
+				// A fresh JVM runs interpreted until its JIT has seen the
+				// hot paths: the first case would measure the warm-up.
+				c := workload.Case{Kind: workload.Random, Size: 1024, Records: int(kafkaWarmBytes(cfg) / 1024), Partitions: cfg.Partitions,
+					Addr: kk.kafkaAddr, BrokerPID: kk.pid(), Topic: fmt.Sprintf("bench-%d-warm-%d", os.Getpid(), round),
+					PoolBytes: cfg.PoolBytes, Seed: 2}
+				if _, err := runClient(ctx, bins.client, append([]string{"-system", "kafka", "-timeout", cfg.ClientTimeout.String()}, c.Args()...),
+					cfg.ClientTimeout+30*time.Second); err != nil {
+					return fmt.Errorf("round %d, warming up Apache Kafka: %w", round, err)
+				}
+			}
 			for _, size := range cfg.Sizes {
 				if cfg.NoPayload {
 					break
@@ -322,10 +424,33 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				}
 			}
 			for _, kind := range cfg.Kinds {
+				if !cfg.PerfTest {
+					break
+				}
+				for _, sys := range PerfSystems {
+					seq++
+					topic := fmt.Sprintf("bench-%d-%d", os.Getpid(), seq)
+					addr, pid := gw.kafkaAddr, gw.pid()
+					if sys == Kafka {
+						addr, pid = kk.kafkaAddr, kk.pid()
+					}
+					run, err := runPerf(ctx, jars, addr, pid, topic, payloads[kind], int(cfg.CaseBytes/PerfSize), cfg.Partitions, cfg.ClientTimeout)
+					if err != nil {
+						return fmt.Errorf("round %d, perf-test %s, %s: %w", round, kind, sys, err)
+					}
+					if res.Perf[kind] == nil {
+						res.Perf[kind] = map[string][]PerfRun{}
+					}
+					res.Perf[kind][sys] = append(res.Perf[kind][sys], run)
+					logf("round %d/%d  perf-test %-7s %-10s produce %.0f records/s, p99 %.0f ms; consume %.0f records/s (fetch %.0f)",
+						round, cfg.Rounds, kind, sys, run.Produce.RecordsPerSec, run.Produce.P99, run.Consume.RecordsPerSec, run.Consume.FetchRecordsPerSec)
+				}
+			}
+			for _, kind := range cfg.Kinds {
 				if cfg.FanOut <= 0 {
 					break
 				}
-				for _, sys := range FanOutSystems {
+				for _, sys := range res.FanOutSystems() {
 					c := workload.Case{Kind: kind, Size: FanOutSize, Records: int(cfg.FanOutBytes / FanOutSize),
 						Partitions: cfg.Partitions, Groups: cfg.FanOut}
 					if err := one(FanOutName(kind), sys, c); err != nil {
@@ -334,7 +459,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				}
 			}
 			for _, pt := range cfg.Scale {
-				for _, sys := range ScaleSystems {
+				for _, sys := range res.ScaleSystems() {
 					c := workload.Case{Kind: ScaleKind, Size: ScaleSize, Records: int(cfg.ScaleBytes / ScaleSize),
 						Partitions: pt.Partitions, Producers: pt.Producers, IdleConns: pt.IdleConns}
 					if err := one(pt.Name(), sys, c); err != nil {
@@ -347,7 +472,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.PeakRSS[Gateway] = append(res.PeakRSS[Gateway], peakRSS(gw.pid()))
 		res.PeakRSS[Kfake] = append(res.PeakRSS[Kfake], peakRSS(kf.pid()))
 		stopErr := errors.Join(gw.stop(), kf.stop())
+		if kk != nil {
+			res.PeakRSS[Kafka] = append(res.PeakRSS[Kafka], peakRSS(kk.pid()))
+			stopErr = errors.Join(stopErr, kk.stop())
+		}
 		os.RemoveAll(dir)
+		os.RemoveAll(dir + "-kafka")
 		if err != nil {
 			return nil, err
 		}

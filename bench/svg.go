@@ -15,6 +15,7 @@ var seriesColor = map[string]string{
 	Kfake:   "#ff7f0e",
 	Native:  "#2ca02c",
 	SDK:     "#9467bd",
+	Kafka:   "#d62728",
 }
 
 // The chart's geometry, in SVG user units.
@@ -32,7 +33,7 @@ const (
 // WriteScaleSVG draws the scale points as an SVG chart: one panel per
 // phase (produce, consume), MB/s against the points (producers ×
 // partitions, then the points with idle connections), one series per
-// system of ScaleSystems, the median as a marker and the rounds' range as
+// system of the run's ScaleSystems, the median as a marker and the rounds' range as
 // a whisker. The points without idle connections are joined by a line;
 // those with idle connections are hollow markers, apart from the line.
 func (r *Results) WriteScaleSVG(w io.Writer) error {
@@ -42,7 +43,7 @@ func (r *Results) WriteScaleSVG(w io.Writer) error {
 	}
 	ymax := 0.0
 	for _, pt := range pts {
-		for _, sys := range ScaleSystems {
+		for _, sys := range r.ScaleSystems() {
 			for _, ph := range Phases {
 				ymax = max(ymax, r.Figures(pt.Name(), sys, ph).MaxMBps)
 			}
@@ -99,7 +100,7 @@ func (r *Results) WriteScaleSVG(w io.Writer) error {
 		b.WriteString("</g>\n")
 	}
 
-	for _, sys := range ScaleSystems {
+	for _, sys := range r.ScaleSystems() {
 		color := seriesColor[sys]
 		fmt.Fprintf(&b, `<g class="series" data-system="%s" stroke="%s" fill="%s">`+"\n", esc(sys), color, color)
 		for panel, ph := range Phases {
@@ -130,7 +131,7 @@ func (r *Results) WriteScaleSVG(w io.Writer) error {
 	b.WriteString(`<g class="legend">` + "\n")
 	lx := float64(panelLeft)
 	ly := float64(svgHeight - 24)
-	for _, sys := range ScaleSystems {
+	for _, sys := range r.ScaleSystems() {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", lx, ly-4, lx+24, ly-4, seriesColor[sys])
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>`+"\n", lx+12, ly-4, seriesColor[sys])
 		label := systemLabel[sys]

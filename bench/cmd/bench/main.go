@@ -1,11 +1,12 @@
 // Command bench runs the side-by-side benchmark of package bench and prints
-// its markdown tables: the gateway, kfake and native Iggy clients, each
-// broker and each client in its own process, for random and compressible
+// its markdown tables: the gateway, kfake, Apache Kafka and native Iggy
+// clients, each broker and each client in its own process, Kafka's
+// producer and consumer perf tools against the gateway and Kafka, for random and compressible
 // payloads of 1 KiB and 100 B, then the scale points and the goals of
 // issues 11 and 20 met or missed, with the fan-out and tail-consumer cases
 // between them. It also draws the scale points as an SVG chart.
 //
-//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE] [-svg FILE] [-scale=false] [-payload=false] [-fanout N]
+//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE] [-svg FILE] [-scale=false] [-payload=false] [-fanout N] [-kafka=false] [-perftest=false]
 package main
 
 import (
@@ -21,7 +22,7 @@ import (
 )
 
 func main() {
-	quick := flag.Bool("quick", false, "a smoke run of about a minute: small cases")
+	quick := flag.Bool("quick", false, "a smoke run of a few minutes: small cases")
 	rounds := flag.Int("rounds", 0, "rounds, alternating the systems (default 5)")
 	caseMiB := flag.Int("case-mib", 0, "MiB of values per case (default 256, quick 8)")
 	sizes := flag.String("sizes", "", "value sizes in bytes, comma-separated (default 1024,100)")
@@ -36,6 +37,8 @@ func main() {
 	fanOut := flag.Int("fanout", -1, "consumer groups of the fan-out cases, in turn and at once, plus a tail consumer (default 4; 0: none)")
 	fanOutMiB := flag.Int("fanout-mib", 0, "MiB of values per fan-out case (default 256, quick 8)")
 	payload := flag.Bool("payload", true, "measure the payload cases (and the paced produce)")
+	kafka := flag.Bool("kafka", true, "also measure Apache Kafka (one KRaft node in a JVM of its own; needs java 17+ and mvn, jars from Maven Central cached in ~/.m2)")
+	perfTest := flag.Bool("perftest", true, "run kafka-producer-perf-test and kafka-consumer-perf-test against the gateway and Apache Kafka (needs -kafka)")
 	memory := flag.Bool("memory", true, "measure the memory goals after the rounds (bench/connmem: idle connections, 50 producers)")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
@@ -62,6 +65,7 @@ func main() {
 	if *fanOutMiB > 0 {
 		cfg.FanOutBytes = int64(*fanOutMiB) << 20
 	}
+	cfg.Kafka, cfg.PerfTest = *kafka, *perfTest && *kafka
 	if !*memory {
 		cfg.Memory.Runs = 0
 	}
