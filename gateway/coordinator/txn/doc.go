@@ -13,7 +13,8 @@
 //   - Manager serves the transactional ids of one log partition: InitProducerID, AddPartitions,
 //     AddGroup, EndTxn, Check (is this producer's write to this partition part of its open
 //     transaction?) and the timeout of every open transaction. Restore loads what the log holds
-//     before it serves, and finishes every transaction it finds half-ended.
+//     while the partition loads; Start, once it serves, finishes every transaction found
+//     half-ended and restarts the timeouts.
 //   - Config, whose Journal makes each change durable and whose Markers writes the end of a
 //     transaction to the data partitions and the groups.
 //
@@ -48,12 +49,12 @@
 // # Handover
 //
 // The gateway that gains the log partition restores the ids from its fold (Restore) before it
-// serves: an id found in PrepareCommit or PrepareAbort has its markers written again (markers
+// serves, and starts them (Start) when it serves (its appends are refused before): an id found in PrepareCommit or PrepareAbort has its markers written again (markers
 // are idempotent for the reader: a second commit marker of the same producer ends nothing new)
 // and its Complete record appended by the new owner; an Ongoing one keeps its Started, so its
 // timeout fires when it would have at the old owner, on this manager's clock. A manager whose
-// Journal reports record.ErrNotCoordinator-like fencing (the Config.Fenced test) stops: its
-// answers become NOT_COORDINATOR and its background work ends, exactly as a group.Manager's.
+// Journal reports group.ErrNotCoordinator (a newer claim precedes its record) stops: its answers
+// become NOT_COORDINATOR and its background work ends, as a group.Manager's does.
 //
 // # Limits and choices where Kafka leaves room
 //

@@ -151,6 +151,7 @@ func newFixture(t *testing.T) *fixture {
 		f.pid++
 		return f.pid, nil
 	}})
+	f.m.Start()
 	t.Cleanup(f.m.Close)
 	return f
 }

@@ -68,17 +68,19 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	ids    map[string]*entry
-	closed bool
+	mu      sync.Mutex
+	ids     map[string]*entry
+	closed  bool
+	started bool // Start was called: timeouts and ends run
 }
 
 // entry is one transactional id. Its mutex orders the id's requests, its timeout and its end;
 // t is the state as last read back from the log.
 type entry struct {
-	mu    sync.Mutex
-	t     record.Transaction
-	timer clock.Timer // the timeout of an Ongoing transaction
+	mu     sync.Mutex
+	t      record.Transaction
+	timer  clock.Timer // the timeout of an Ongoing transaction
+	ending bool        // an end goroutine runs for the prepared state
 }
 
 // NewManager returns a manager with no ids; call Restore before it serves.
@@ -97,19 +99,33 @@ func NewManager(cfg Config) *Manager {
 	return m
 }
 
-// Restore loads the ids the log holds (record.State.Transactions). A transaction found
-// PrepareCommit or PrepareAbort is ended (markers, then its Complete record), an Ongoing one gets
-// its timeout back, counted from its Started.
+// Restore loads the ids the log holds (record.State.Transactions) into a manager that has not
+// started; it starts nothing.
 func (m *Manager) Restore(txns []record.Transaction) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, t := range txns {
-		e := &entry{t: t}
-		m.mu.Lock()
-		if m.closed {
-			m.mu.Unlock()
-			return
-		}
-		m.ids[t.ID] = e
+		m.ids[t.ID] = &entry{t: cloneTxn(t)}
+	}
+}
+
+// Start runs what the restored states ask for, once the partition serves (its appends are
+// refused before): a transaction found PrepareCommit or PrepareAbort is ended (markers, then its
+// Complete record), an Ongoing one gets its timeout back, counted from its Started. Requests
+// answered before Start have their timeouts and ends started by it.
+func (m *Manager) Start() {
+	m.mu.Lock()
+	if m.closed || m.started {
 		m.mu.Unlock()
+		return
+	}
+	m.started = true
+	es := make([]*entry, 0, len(m.ids))
+	for _, e := range m.ids {
+		es = append(es, e)
+	}
+	m.mu.Unlock()
+	for _, e := range es {
 		e.mu.Lock()
 		m.afterLocked(e)
 		e.mu.Unlock()
@@ -250,24 +266,28 @@ func (m *Manager) commit(e *entry, next record.Transaction) error {
 	return nil
 }
 
-// afterLocked starts what e's state asks for: the timeout of an Ongoing transaction, the end of
-// a prepared one. Called with e locked.
+// afterLocked starts what e's state asks for once the manager started: the timeout of an Ongoing
+// transaction, the end of a prepared one. Called with e locked.
 func (m *Manager) afterLocked(e *entry) {
 	if e.timer != nil {
 		e.timer.Stop()
 		e.timer = nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started || m.closed {
+		return
 	}
 	switch e.t.State {
 	case record.TxnOngoing:
 		started, epoch := e.t.Started, e.t.Epoch
 		e.timer = m.clk.AfterFunc(started.Add(e.t.Timeout).Sub(m.clk.Now()), func() { m.timeout(e, started, epoch) })
 	case record.TxnPrepareCommit, record.TxnPrepareAbort:
-		m.mu.Lock()
-		if !m.closed {
+		if !e.ending {
+			e.ending = true
 			m.wg.Add(1)
 			go m.end(e, e.t.Epoch, e.t.State)
 		}
-		m.mu.Unlock()
 	}
 }
 
@@ -329,30 +349,35 @@ func (m *Manager) newProducerID() (int64, error) {
 
 // end writes the markers of the transaction prepared at epoch in state st, then appends its
 // Complete record; a failure of either is retried after RetryBackoff until it succeeds, the
-// manager stops, or the state moved on.
+// manager stops, or the state moved on. e.ending is set while it runs.
 func (m *Manager) end(e *entry, epoch int16, st record.TxnState) {
 	defer m.wg.Done()
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && !m.wait(m.cfg.RetryBackoff) {
+			e.mu.Lock()
+			e.ending = false
+			e.mu.Unlock()
 			return
 		}
 		e.mu.Lock()
-		t := cloneTxn(e.t)
-		e.mu.Unlock()
-		if t.State != st || t.Epoch != epoch {
+		if m.stopped() || e.t.State != st || e.t.Epoch != epoch {
+			e.ending = false
+			e.mu.Unlock()
 			return
 		}
+		t := cloneTxn(e.t)
+		e.mu.Unlock()
 		if m.cfg.Markers != nil {
 			if err := m.cfg.Markers.End(m.ctx, t); err != nil {
-				if m.ctx.Err() != nil {
-					return
+				if m.ctx.Err() == nil {
+					m.log.Warn("writing transaction markers; retrying", "transactional_id", t.ID, "err", err)
 				}
-				m.log.Warn("writing transaction markers; retrying", "transactional_id", t.ID, "err", err)
 				continue
 			}
 		}
 		e.mu.Lock()
 		if m.stopped() || e.t.State != st || e.t.Epoch != epoch {
+			e.ending = false
 			e.mu.Unlock()
 			return
 		}
@@ -362,11 +387,14 @@ func (m *Manager) end(e *entry, epoch int16, st record.TxnState) {
 			next.State = record.TxnCompleteAbort
 		}
 		next.Partitions, next.Groups, next.Started = nil, nil, time.Time{}
-		err := m.commit(e, next)
-		e.mu.Unlock()
-		if err == nil || m.stopped() {
-			return
+		e.ending = false
+		if err := m.commit(e, next); err != nil && !m.stopped() {
+			e.ending = true
+			e.mu.Unlock()
+			continue
 		}
+		e.mu.Unlock()
+		return
 	}
 }
 

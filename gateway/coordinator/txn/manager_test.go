@@ -209,11 +209,18 @@ func TestAppendFailures(t *testing.T) {
 // of what is open, counted from when the transaction started.
 func TestRestore(t *testing.T) {
 	f := newFixture(t)
+	f.m.Close()
+	f.m = NewManager(f.m.cfg)
+	t.Cleanup(f.m.Close)
 	prepared := record.Transaction{ID: "p", ProducerID: 7, Epoch: 3, Timeout: time.Minute, State: record.TxnPrepareCommit,
 		Partitions: orders[:1], Started: t0.Add(-time.Second), Updated: t0}
 	open := record.Transaction{ID: "o", ProducerID: 8, Epoch: 1, Timeout: 10 * time.Second, State: record.TxnOngoing,
 		Partitions: []record.TxnTopic{{Topic: "orders", Partitions: []int32{1}}}, Started: t0.Add(-4 * time.Second), Updated: t0}
 	f.m.Restore([]record.Transaction{prepared, open})
+	if ends := f.mk.list(); len(ends) != 0 {
+		t.Fatalf("markers written before Start: %+v", ends)
+	}
+	f.m.Start()
 	f.state(t, "p", record.TxnCompleteCommit)
 	if ends := f.mk.list(); len(ends) != 1 || ends[0].ID != "p" || ends[0].Epoch != 3 {
 		t.Fatalf("markers %+v", ends)

@@ -140,6 +140,7 @@ func runModel(t *testing.T, seed uint64) {
 			mgr = NewManager(mgr.cfg)
 			t.Cleanup(mgr.Close)
 			mgr.Restore(f.j.folded())
+			mgr.Start()
 		}
 		checkfor.Eventually(t, 5*time.Second, "the model's state", func() error {
 			for id, m := range model {

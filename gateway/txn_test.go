@@ -1,0 +1,132 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// A transactional id's producer and open transaction live on the coordinator log: the gateway
+// started again on the same store knows them, takes the commit of the transaction opened before
+// the restart, and fences the old epoch after the next InitProducerId.
+func TestTransactionSurvivesARestart(t *testing.T) {
+	cfg := Config{
+		Bind:           "127.0.0.1:0",
+		NodeID:         3,
+		CoordinatorLog: true,
+		Transactions:   true,
+		DrainTimeout:   5 * time.Second,
+		Embedded:       store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
+	}
+	start := func() *Gateway {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		g, err := Start(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	stop := func(g *Gateway) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := g.Shutdown(ctx); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	}
+	id := "etl-1"
+	g := start()
+	cl := client(t, g)
+	findTxnCoordinator(t, cl, id, 3)
+	if _, err := kadm.NewClient(cl).CreateTopic(testCtx(t), 2, 1, nil, "out"); err != nil {
+		t.Fatal(err)
+	}
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID, init.TransactionTimeoutMillis = &id, 60000
+	resp, err := init.RequestWith(testCtx(t), cl)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v, %+v", err, resp)
+	}
+	pid, epoch := resp.ProducerID, resp.ProducerEpoch
+	if epoch != 0 || pid < 0 {
+		t.Fatalf("InitProducerId gave %d/%d", pid, epoch)
+	}
+	add := func(topic string, epoch int16) int16 {
+		t.Helper()
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
+		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+		rt.Topic, rt.Partitions = topic, []int32{0, 1}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(testCtx(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := add("nope", epoch); code != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("adding a topic that does not exist: code %d", code)
+	}
+	if code := add("out", epoch); code != 0 {
+		t.Fatalf("AddPartitionsToTxn: code %d", code)
+	}
+	stop(g)
+
+	g = start()
+	defer stop(g)
+	cl = client(t, g)
+	findTxnCoordinator(t, cl, id, 3)
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid, epoch, true
+	eresp, err := end.RequestWith(testCtx(t), cl)
+	if err != nil || eresp.ErrorCode != 0 {
+		t.Fatalf("EndTxn after the restart: %v, %+v", err, eresp)
+	}
+	checkfor.Eventually(t, 10*time.Second, "InitProducerId of the next incarnation", func() error {
+		resp, err := init.RequestWith(testCtx(t), cl)
+		if err != nil {
+			return err
+		}
+		if resp.ErrorCode != 0 || resp.ProducerID != pid || resp.ProducerEpoch != epoch+1 {
+			return fmt.Errorf("code %d, %d/%d", resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch)
+		}
+		return nil
+	})
+	if code := add("out", epoch); code != kerr.ProducerFenced.Code {
+		t.Fatalf("the fenced epoch adds: code %d, want PRODUCER_FENCED", code)
+	}
+}
+
+// findTxnCoordinator waits until FindCoordinator names node for the transactional id.
+func findTxnCoordinator(t *testing.T, cl interface {
+	Request(context.Context, kmsg.Request) (kmsg.Response, error)
+}, id string, node int32) {
+	t.Helper()
+	checkfor.Eventually(t, 10*time.Second, "the transaction coordinator", func() error {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorType, req.CoordinatorKey, req.CoordinatorKeys = 1, id, []string{id}
+		resp, err := req.RequestWith(testCtx(t), cl)
+		if err != nil {
+			return err
+		}
+		for _, c := range resp.Coordinators {
+			if c.ErrorCode != 0 || c.NodeID != node {
+				return fmt.Errorf("code %d, node %d", c.ErrorCode, c.NodeID)
+			}
+		}
+		if resp.Version < 4 && (resp.ErrorCode != 0 || resp.NodeID != node) {
+			return fmt.Errorf("code %d, node %d", resp.ErrorCode, resp.NodeID)
+		}
+		return nil
+	})
+}
