@@ -80,6 +80,16 @@ func TestTransactionSurvivesARestart(t *testing.T) {
 	if code := add("out", epoch); code != 0 {
 		t.Fatalf("AddPartitionsToTxn: code %d", code)
 	}
+	// Kafka's admin APIs see the open transaction (kafka-transactions.sh list and describe).
+	adm := kadm.NewClient(cl)
+	listed, err := adm.ListTransactions(testCtx(t), nil, []string{"Ongoing"})
+	if err != nil || len(listed) != 1 || listed[id].ProducerID != pid || listed[id].Coordinator != 3 {
+		t.Fatalf("ListTransactions: %v, %+v", err, listed)
+	}
+	described, err := adm.DescribeTransactions(testCtx(t), id)
+	if d := described[id]; err != nil || d.State != "Ongoing" || d.TimeoutMillis != 60000 || len(d.Topics["out"]) != 2 {
+		t.Fatalf("DescribeTransactions: %v, %+v", err, described)
+	}
 	stop(g)
 
 	g = start()

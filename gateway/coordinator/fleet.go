@@ -365,6 +365,17 @@ func (d directory) Txns(id string) (*txn.Manager, int16) {
 	return tm, 0
 }
 
+// AllTxns lists the transaction managers of every partition this gateway serves.
+func (d directory) AllTxns() []*txn.Manager {
+	var out []*txn.Manager
+	for p := range record.Partitions {
+		if m, code := d.Txns(partitionName(p)); code == 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func (d directory) Managers() []*group.Manager {
 	c := d.c
 	if !c.cfg.Log {

@@ -44,6 +44,8 @@ const (
 	describeUserSCRAMKey           int16 = 50
 	alterUserSCRAMKey              int16 = 51
 	describeClusterKey             int16 = 60
+	describeTransactionsKey        int16 = 65
+	listTransactionsKey            int16 = 66
 	consumerGroupHeartbeatKey      int16 = 68
 	consumerGroupDescribeKey       int16 = 69
 )
@@ -142,6 +144,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleAlterUserSCRAMCredentials(req)
 	case describeClusterKey:
 		return c.handleDescribeCluster(req)
+	case describeTransactionsKey:
+		return c.handleDescribeTransactions(req)
+	case listTransactionsKey:
+		return c.handleListTransactions(req)
 	case consumerGroupHeartbeatKey:
 		return c.handleConsumerGroupHeartbeat(req)
 	case consumerGroupDescribeKey:

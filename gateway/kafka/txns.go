@@ -22,6 +22,10 @@ type TxnCoordinator interface {
 	AddPartitionsToTxn(ctx context.Context, id Identity, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error)
 	AddOffsetsToTxn(ctx context.Context, id Identity, req *kmsg.AddOffsetsToTxnRequest) (*kmsg.AddOffsetsToTxnResponse, error)
 	EndTxn(ctx context.Context, id Identity, req *kmsg.EndTxnRequest) (*kmsg.EndTxnResponse, error)
+	// DescribeTransactions answers for the ids this gateway coordinates; ListTransactions lists
+	// them (each gateway its own, as Kafka's brokers do).
+	DescribeTransactions(ctx context.Context, id Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error)
+	ListTransactions(ctx context.Context, id Identity, req *kmsg.ListTransactionsRequest) (*kmsg.ListTransactionsResponse, error)
 }
 
 // txnVersions are the versions of the transaction keys, served and advertised only by a Server

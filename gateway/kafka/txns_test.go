@@ -32,6 +32,14 @@ func (fakeTxns) EndTxn(_ context.Context, _ Identity, req *kmsg.EndTxnRequest) (
 	return resp, nil
 }
 
+func (fakeTxns) DescribeTransactions(_ context.Context, _ Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error) {
+	return req.ResponseKind().(*kmsg.DescribeTransactionsResponse), nil
+}
+
+func (fakeTxns) ListTransactions(_ context.Context, _ Identity, req *kmsg.ListTransactionsRequest) (*kmsg.ListTransactionsResponse, error) {
+	return req.ResponseKind().(*kmsg.ListTransactionsResponse), nil
+}
+
 // The transaction keys are advertised and served only with a Config.Txns; without one a
 // transactional id stays TRANSACTIONAL_ID_AUTHORIZATION_FAILED and EndTxn is unsupported.
 func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
@@ -48,8 +56,8 @@ func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
 			for _, k := range resp.ApiKeys {
 				listed[k.ApiKey] = k.MaxVersion
 			}
-			for _, k := range []int16{addPartitionsToTxnKey, addOffsetsToTxnKey, endTxnKey} {
-				if max, ok := listed[k]; ok != withTxns || ok && max != 3 {
+			for k, want := range map[int16]int16{addPartitionsToTxnKey: 3, addOffsetsToTxnKey: 3, endTxnKey: 3, describeTransactionsKey: 0, listTransactionsKey: 1} {
+				if max, ok := listed[k]; ok != withTxns || ok && max != want {
 					t.Errorf("%s advertised %v up to v%d", kmsg.NameForKey(k), ok, max)
 				}
 			}

@@ -17,6 +17,8 @@ type Directory interface {
 	// Txns returns the manager serving the id's log partition here, or the code to answer
 	// (NOT_COORDINATOR when another gateway owns it, COORDINATOR_LOAD_IN_PROGRESS while it loads).
 	Txns(transactionalID string) (*Manager, int16)
+	// AllTxns lists every manager serving here (ListTransactions asks each).
+	AllTxns() []*Manager
 }
 
 // Router is a gateway's kafka.TxnCoordinator over a Directory: it turns the Kafka requests into
@@ -141,5 +143,71 @@ func (r *Router) EndTxn(_ context.Context, _ kafka.Identity, req *kmsg.EndTxnReq
 		return resp, nil
 	}
 	resp.ErrorCode = codeFor(m.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit), req.Version, 2)
+	return resp, nil
+}
+
+func (r *Router) DescribeTransactions(_ context.Context, _ kafka.Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+	for _, id := range req.TransactionalIDs {
+		st := kmsg.NewDescribeTransactionsResponseTransactionState()
+		st.TransactionalID, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, NoProducer, NoProducer, -1
+		m, code := r.d.Txns(id)
+		switch {
+		case m == nil:
+			st.ErrorCode = code
+		default:
+			t, ok := m.Describe(id)
+			if !ok {
+				st.ErrorCode = kerr.TransactionalIDNotFound.Code
+				break
+			}
+			st.State, st.TimeoutMillis = t.State.String(), int32(t.Timeout.Milliseconds())
+			st.ProducerID, st.ProducerEpoch = t.ProducerID, t.Epoch
+			if !t.Started.IsZero() {
+				st.StartTimestamp = t.Started.UnixMilli()
+			}
+			for _, tp := range t.Partitions {
+				rt := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+				rt.Topic, rt.Partitions = tp.Topic, tp.Partitions
+				st.Topics = append(st.Topics, rt)
+			}
+		}
+		resp.TransactionStates = append(resp.TransactionStates, st)
+	}
+	return resp, nil
+}
+
+// knownStates are the state names ListTransactions filters by, as Kafka spells them.
+var knownStates = map[string]bool{"Empty": true, "Ongoing": true, "PrepareCommit": true, "PrepareAbort": true,
+	"CompleteCommit": true, "CompleteAbort": true, "Dead": true, "PrepareEpochFence": true}
+
+func (r *Router) ListTransactions(_ context.Context, _ kafka.Identity, req *kmsg.ListTransactionsRequest) (*kmsg.ListTransactionsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
+	states := map[string]bool{}
+	for _, s := range req.StateFilters {
+		if !knownStates[s] {
+			resp.UnknownStateFilters = append(resp.UnknownStateFilters, s)
+		}
+		states[s] = true
+	}
+	pids := map[int64]bool{}
+	for _, p := range req.ProducerIDFilters {
+		pids[p] = true
+	}
+	for _, m := range r.d.AllTxns() {
+		now := m.clk.Now()
+		for _, t := range m.List() {
+			if len(states) > 0 && !states[t.State.String()] || len(pids) > 0 && !pids[t.ProducerID] {
+				continue
+			}
+			// v1: only transactions open longer than the duration (-1 or 0: every one).
+			if d := req.DurationFilterMillis; d > 0 && (t.State != record.TxnOngoing || now.Sub(t.Started) < time.Duration(d)*time.Millisecond) {
+				continue
+			}
+			st := kmsg.NewListTransactionsResponseTransactionState()
+			st.TransactionalID, st.ProducerID, st.TransactionState = t.ID, t.ProducerID, t.State.String()
+			resp.TransactionStates = append(resp.TransactionStates, st)
+		}
+	}
 	return resp, nil
 }

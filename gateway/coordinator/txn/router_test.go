@@ -2,16 +2,25 @@ package txn
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 type oneManager struct{ m *Manager }
+
+func (d oneManager) AllTxns() []*Manager {
+	if d.m == nil {
+		return nil
+	}
+	return []*Manager{d.m}
+}
 
 func (d oneManager) Txns(string) (*Manager, int16) {
 	if d.m == nil {
@@ -69,5 +78,59 @@ func TestRouterCodes(t *testing.T) {
 	bad.TransactionalID = &id
 	if got, _ := NewRouter(oneManager{}).InitProducerID(ctx, kafka.Identity{}, bad); got.ErrorCode != kerr.NotCoordinator.Code {
 		t.Errorf("an id served elsewhere: code %d", got.ErrorCode)
+	}
+}
+
+// DescribeTransactions and ListTransactions answer from the manager's state with Kafka's state
+// names and filters.
+func TestRouterDescribeAndList(t *testing.T) {
+	f := newFixture(t)
+	r := NewRouter(oneManager{f.m})
+	ctx := context.Background()
+	pid, epoch, _ := f.m.InitProducerID("open", time.Minute, NoProducer, NoProducer)
+	f.clk.Advance(time.Second)
+	_ = f.m.AddPartitions("open", pid, epoch, []record.TxnTopic{{Topic: "out", Partitions: []int32{1, 0}}})
+	f.clk.Advance(5 * time.Second)
+	_, _, _ = f.m.InitProducerID("idle", time.Minute, NoProducer, NoProducer)
+
+	d := kmsg.NewPtrDescribeTransactionsRequest()
+	d.TransactionalIDs = []string{"open", "nobody"}
+	dresp, _ := r.DescribeTransactions(ctx, kafka.Identity{}, d)
+	open, nobody := dresp.TransactionStates[0], dresp.TransactionStates[1]
+	if open.ErrorCode != 0 || open.State != "Ongoing" || open.ProducerID != pid || open.TimeoutMillis != 60000 ||
+		open.StartTimestamp != t0.Add(time.Second).UnixMilli() || len(open.Topics) != 1 || len(open.Topics[0].Partitions) != 2 {
+		t.Errorf("described %+v", open)
+	}
+	if nobody.ErrorCode != kerr.TransactionalIDNotFound.Code {
+		t.Errorf("an unknown id: code %d", nobody.ErrorCode)
+	}
+	list := func(states []string, pids []int64, duration int64) (ids []string, unknown []string) {
+		l := kmsg.NewPtrListTransactionsRequest()
+		l.Version, l.StateFilters, l.ProducerIDFilters, l.DurationFilterMillis = 1, states, pids, duration
+		resp, _ := r.ListTransactions(ctx, kafka.Identity{}, l)
+		for _, s := range resp.TransactionStates {
+			ids = append(ids, s.TransactionalID+"="+s.TransactionState)
+		}
+		return ids, resp.UnknownStateFilters
+	}
+	for _, c := range []struct {
+		states   []string
+		pids     []int64
+		duration int64
+		want     string
+	}{
+		{nil, nil, -1, "[idle=Empty open=Ongoing]"},
+		{[]string{"Ongoing"}, nil, -1, "[open=Ongoing]"},
+		{nil, []int64{pid}, -1, "[open=Ongoing]"},
+		{nil, nil, 4000, "[open=Ongoing]"},
+		{nil, nil, 6000, "[]"},
+	} {
+		got, _ := list(c.states, c.pids, c.duration)
+		if s := fmt.Sprint(got); s != c.want && !(c.want == "[]" && got == nil) {
+			t.Errorf("list %v %v %d: %s, want %s", c.states, c.pids, c.duration, s, c.want)
+		}
+	}
+	if _, unknown := list([]string{"Ongoing", "Hanging"}, nil, -1); len(unknown) != 1 || unknown[0] != "Hanging" {
+		t.Errorf("unknown state filters %v", unknown)
 	}
 }
