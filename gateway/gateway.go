@@ -275,6 +275,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Metrics:           g.metrics.coord,
 		Transactions:      cfg.Transactions,
 		Txn: txn.Config{
+			Markers: txnMarkers{b: g.bridge, c: g.admin},
 			ProducerID: func(ctx context.Context) (int64, error) {
 				id, _, err := g.bridge.As(g.admin).InitProducerID(ctx)
 				return id, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
@@ -139,4 +140,51 @@ func findTxnCoordinator(t *testing.T, cl interface {
 		}
 		return nil
 	})
+}
+
+// A transactional producer of franz-go commits and aborts through the gateway: each end is a
+// marker on the partition (it takes an offset, as Kafka's control batch does), which consumers
+// never see as a record.
+func TestTransactionalProducerMarkers(t *testing.T) {
+	g := startGateway(t, func(c *Config) {
+		c.CoordinatorLog, c.Transactions = true, true
+		c.NodeID = 1
+	})
+	adm := kadm.NewClient(client(t, g))
+	if _, err := adm.CreateTopic(testCtx(t), 1, 1, nil, "txn-out"); err != nil {
+		t.Fatal(err)
+	}
+	prod := client(t, g, kgo.TransactionalID("markers-1"), kgo.DefaultProduceTopic("txn-out"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	txn := func(commit bool, values ...string) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			if err := prod.ProduceSync(testCtx(t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := prod.EndTransaction(testCtx(t), kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn(true, "a", "b", "c")
+	txn(false, "x", "y")
+	txn(true, "d")
+	cons := client(t, g, kgo.ConsumeTopics("txn-out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+	var got []string
+	checkfor.Eventually(t, 10*time.Second, "every record read uncommitted", func() error {
+		fs := cons.PollRecords(testCtx(t), 100)
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, fmt.Sprintf("%s@%d", r.Value, r.Offset)) })
+		return checkfor.True(len(got) >= 6, "%v", got)
+	})
+	// Markers at 3, 6 and 8.
+	if want := "[a@0 b@1 c@2 x@4 y@5 d@7]"; fmt.Sprint(got) != want {
+		t.Fatalf("read uncommitted %v, want %s", got, want)
+	}
 }
