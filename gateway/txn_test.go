@@ -188,3 +188,119 @@ func TestTransactionalProducerMarkers(t *testing.T) {
 		t.Fatalf("read uncommitted %v, want %s", got, want)
 	}
 }
+
+// A READ_COMMITTED consumer sees only committed records and stops at the last stable offset
+// while a transaction is open; ListOffsets answers that offset to READ_COMMITTED; a gateway
+// started again rebuilds what it knows of the partition's transactions from Iggy.
+func TestReadCommitted(t *testing.T) {
+	cfg := Config{
+		Bind: "127.0.0.1:0", NodeID: 1, CoordinatorLog: true, Transactions: true, DrainTimeout: 5 * time.Second,
+		Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
+	}
+	start := func() *Gateway {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		g, err := Start(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	stop := func(g *Gateway) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := g.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}
+	g := start()
+	adm := kadm.NewClient(client(t, g))
+	if _, err := adm.CreateTopic(testCtx(t), 1, 1, nil, "rc"); err != nil {
+		t.Fatal(err)
+	}
+	prod := client(t, g, kgo.TransactionalID("rc-1"), kgo.DefaultProduceTopic("rc"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	plain := client(t, g, kgo.DefaultProduceTopic("rc"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(cl *kgo.Client, values ...string) {
+		t.Helper()
+		for _, v := range values {
+			if err := cl.ProduceSync(testCtx(t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	txn := func(values ...string) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		produce(prod, values...)
+	}
+	end := func(commit bool) {
+		t.Helper()
+		if err := prod.EndTransaction(testCtx(t), kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn("a", "b") // 0, 1, marker 2
+	end(true)
+	txn("x", "y") // 3, 4, marker 5
+	end(false)
+	produce(plain, "plain") // 6
+	txn("c")                // 7, marker 8
+	end(true)
+	txn("open")                  // 9: nothing from here on is stable
+	produce(plain, "after-open") // 10
+	read := func(g *Gateway, want int) []string {
+		t.Helper()
+		cons := client(t, g, kgo.ConsumeTopics("rc"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
+		var got []string
+		checkfor.Eventually(t, 10*time.Second, "the committed records", func() error {
+			fs := cons.PollRecords(testCtx(t), 100)
+			if err := fs.Err0(); err != nil {
+				return err
+			}
+			fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+			return checkfor.True(len(got) >= want, "%v", got)
+		})
+		// One more poll: nothing else may come.
+		ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+		defer cancel()
+		cons.PollRecords(ctx, 100).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+		return got
+	}
+	if got, want := fmt.Sprint(read(g, 4)), "[a b plain c]"; got != want {
+		t.Fatalf("read committed %s, want %s", got, want)
+	}
+	ends := func(g *Gateway) (committed, uncommitted int64) {
+		t.Helper()
+		adm := kadm.NewClient(client(t, g))
+		c, err := adm.ListCommittedOffsets(testCtx(t), "rc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := adm.ListEndOffsets(testCtx(t), "rc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		co, _ := c.Lookup("rc", 0)
+		uo, _ := u.Lookup("rc", 0)
+		return co.Offset, uo.Offset
+	}
+	if c, u := ends(g); c != 9 || u != 11 {
+		t.Fatalf("end offsets: read committed %d, read uncommitted %d; want 9 and 11", c, u)
+	}
+	end(true) // marker 11
+	produce(plain, "last")
+	stop(g)
+
+	g = start()
+	defer stop(g)
+	if got, want := fmt.Sprint(read(g, 7)), "[a b plain c open after-open last]"; got != want {
+		t.Fatalf("read committed after a restart %s, want %s", got, want)
+	}
+	if c, u := ends(g); c != 13 || u != 13 {
+		t.Fatalf("end offsets after the commit: %d, %d; want 13 and 13", c, u)
+	}
+}

@@ -86,3 +86,8 @@ func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
 		})
 	}
 }
+
+// Stable of the in-memory storage: no transactions, so everything up to hw is stable.
+func (m *memStorage) Stable(_ context.Context, _ string, _ int32, _, hw int64) (int64, []AbortedTxn, error) {
+	return hw, nil, nil
+}
