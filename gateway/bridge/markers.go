@@ -26,18 +26,8 @@ func (b *Bridge) WriteMarker(ctx context.Context, c *iggy.Client, topic string, 
 	if err != nil {
 		return -1, err
 	}
-	kind := uint64(txnAbort)
-	if commit {
-		kind = txnCommit
-	}
-	var h []byte
-	h = appendInt(h, hdrPID, kindInt64, 8, uint64(pid))
-	h = appendInt(h, hdrEpoch, kindInt16, 2, uint64(uint16(epoch)))
-	h = appendInt(h, hdrTxn, kindUint8, 1, kind)
-	var mb message.Builder
 	id := b.ids.ctr.Add(1) - 1
-	mb.Add(message.MakeID(id, b.ids.hi), uint64(b.clock.Now().UnixNano()/int64(time.Microsecond)), markerValue, h)
-	batch, err := mb.Finish()
+	batch, err := markerBatch(message.MakeID(id, b.ids.hi), uint64(b.clock.Now().UnixNano()/int64(time.Microsecond)), pid, epoch, commit)
 	if err != nil {
 		return -1, err
 	}
@@ -58,4 +48,19 @@ func (b *Bridge) WriteMarker(ctx context.Context, c *iggy.Client, topic string, 
 	st.sawHW(base + 1)
 	st.wake()
 	return base, nil
+}
+
+// markerBatch is the Iggy batch of one marker message.
+func markerBatch(id [16]byte, originMicros uint64, pid int64, epoch int16, commit bool) ([]byte, error) {
+	kind := uint64(txnAbort)
+	if commit {
+		kind = txnCommit
+	}
+	var h []byte
+	h = appendInt(h, hdrPID, kindInt64, 8, uint64(pid))
+	h = appendInt(h, hdrEpoch, kindInt16, 2, uint64(uint16(epoch)))
+	h = appendInt(h, hdrTxn, kindUint8, 1, kind)
+	var mb message.Builder
+	mb.Add(id, originMicros, markerValue, h)
+	return mb.Finish()
 }

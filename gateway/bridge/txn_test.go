@@ -1,0 +1,139 @@
+package bridge
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+)
+
+// withAttrs is a producer's batch b with its attributes ORed with attrs, its CRC made again.
+func withAttrs(b []byte, attrs int16) []byte {
+	out := append([]byte(nil), b...)
+	binary.BigEndian.PutUint16(out[21:], binary.BigEndian.Uint16(out[21:])|uint16(attrs))
+	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32c))
+	return out
+}
+
+// storedTxnBatch is a transactional batch of producer pid at epoch, as a store holds it at base.
+func storedTxnBatch(t testing.TB, pid int64, epoch int16, base uint64, values ...string) []byte {
+	t.Helper()
+	var recs []trec
+	for i, v := range values {
+		recs = append(recs, trec{Value: []byte(v), TS: 1_700_000_000_000 + int64(i)})
+	}
+	kb, _, err := nextBatch(withAttrs(kafkaBatch(t, codecNone, recs, pid, epoch, 0), attrTransactional))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := getConverter(new(Metrics))
+	defer putConverter(c)
+	batch, err := c.toIggy(&kb, &idGen{}, 1<<20)
+	if err != nil {
+		t.Fatalf("toIggy of a transactional batch: %v", err)
+	}
+	return storeLike(t, batch, base)
+}
+
+func storedMarker(t testing.TB, pid int64, epoch int16, base uint64, commit bool) []byte {
+	t.Helper()
+	b, err := markerBatch(message.MakeID(base, 1), 1_700_000_000_000_000, pid, epoch, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storeLike(t, b, base)
+}
+
+// A transactional batch goes back with its producer and the transactional bit; a marker goes
+// back as Kafka's control batch (commit or abort) of its producer, and is left out of message
+// sets; a client's control batch, and a transactional batch without a producer, are refused.
+func TestTransactionalBatchesAndMarkers(t *testing.T) {
+	c := getConverter(new(Metrics))
+	defer putConverter(c)
+	out, n, _, err := c.appendKafka(nil, storedTxnBatch(t, 7, 2, 10, "a", "b"), 0)
+	if err != nil || n != 2 {
+		t.Fatalf("appendKafka: %d records, %v", n, err)
+	}
+	var rb kmsg.RecordBatch
+	if err := rb.ReadFrom(out); err != nil {
+		t.Fatal(err)
+	}
+	if rb.Attributes&attrTransactional == 0 || rb.Attributes&attrControl != 0 || rb.ProducerID != 7 || rb.ProducerEpoch != 2 || rb.FirstOffset != 10 {
+		t.Fatalf("transactional batch fetched as %+v", rb)
+	}
+	for _, commit := range []bool{true, false} {
+		out, n, next, err := c.appendKafka(nil, storedMarker(t, 7, 2, 12, commit), 0)
+		if err != nil || n != 1 || next != 13 {
+			t.Fatalf("marker: %d records, next %d, %v", n, next, err)
+		}
+		var cb kmsg.RecordBatch
+		if err := cb.ReadFrom(out); err != nil {
+			t.Fatal(err)
+		}
+		if cb.Attributes != attrTransactional|attrControl || cb.ProducerID != 7 || cb.ProducerEpoch != 2 || cb.FirstOffset != 12 || cb.NumRecords != 1 {
+			t.Fatalf("marker fetched as %+v", cb)
+		}
+		var rec kmsg.Record
+		if err := rec.ReadFrom(cb.Records); err != nil {
+			t.Fatal(err)
+		}
+		want := []byte{0, 0, 0, 0}
+		if commit {
+			want[3] = 1
+		}
+		if string(rec.Key) != string(want) || len(rec.Value) != 6 {
+			t.Fatalf("control record key %v value %v", rec.Key, rec.Value)
+		}
+		if _, n, _, err := c.appendLegacy(nil, storedMarker(t, 7, 2, 12, commit), 0, 1); err != nil || n != 0 {
+			t.Fatalf("a marker in a message set: %d records, %v", n, err)
+		}
+	}
+	plain := kafkaBatch(t, codecNone, []trec{{Value: []byte("x"), TS: 1}}, 7, 2, 0)
+	for name, in := range map[string][]byte{
+		"control batch":                  withAttrs(plain, attrTransactional|attrControl),
+		"transactional without producer": withAttrs(kafkaBatch(t, codecNone, []trec{{Value: []byte("x"), TS: 1}}, -1, -1, -1), attrTransactional),
+	} {
+		kb, _, err := nextBatch(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.toIggy(&kb, &idGen{}, 1<<20); !errors.Is(err, kerr.InvalidRecord) {
+			t.Errorf("%s: %v, want INVALID_RECORD", name, err)
+		}
+	}
+}
+
+// The index of a partition's transactions: an aborted transaction is listed from its first
+// offset to its marker, a committed one is not, an open one holds the last stable offset, and a
+// marker of a producer with no open transaction changes nothing.
+func TestTxnIndex(t *testing.T) {
+	var ix txnIndex
+	ix.open = map[int64]int64{}
+	for _, rec := range [][]byte{
+		storedTxnBatch(t, 7, 0, 0, "a", "b"),
+		storedTxnBatch(t, 7, 0, 2, "c"),
+		storedMarker(t, 7, 0, 3, false),
+		storedMarker(t, 7, 0, 4, false), // a second end, written again after a handover
+		storedTxnBatch(t, 8, 0, 5, "d"),
+		storedMarker(t, 8, 0, 6, true),
+		storedTxnBatch(t, 9, 0, 7, "open"),
+	} {
+		if err := ix.add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ix.next != 8 {
+		t.Fatalf("read up to %d, want 8", ix.next)
+	}
+	if len(ix.aborted) != 1 || ix.aborted[0] != (abortedTxn{pid: 7, first: 0, last: 3}) {
+		t.Fatalf("aborted %+v", ix.aborted)
+	}
+	if len(ix.open) != 1 || ix.open[9] != 7 {
+		t.Fatalf("open %+v", ix.open)
+	}
+}
