@@ -354,7 +354,9 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 				continue // the batch started in an earlier window
 			}
 			m.parse(f.UserHeaders)
-			if !m.hasPID {
+			if !m.hasPID || m.txn == txnCommit || m.txn == txnAbort {
+				// A transaction marker carries its producer but is no batch of it: it
+				// holds no sequence.
 				continue
 			}
 			w := win[m.pid]

@@ -1,8 +1,10 @@
 package bridge
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"testing"
 
@@ -135,5 +137,41 @@ func TestTxnIndex(t *testing.T) {
 	}
 	if len(ix.open) != 1 || ix.open[9] != 7 {
 		t.Fatalf("open %+v", ix.open)
+	}
+}
+
+// A marker carries its producer but holds no sequence: a gateway that rebuilds the producer's
+// state from Iggy after a marker takes the producer's next batch, and the READ_COMMITTED index
+// of a fresh gateway finds the aborted transaction.
+func TestMarkerIsNoBatchOfItsProducer(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "txn", true); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(seq int32) []byte {
+		return withAttrs(kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("s", seq), 2), 5, 0, seq), attrTransactional)
+	}
+	if _, err := b.produce(ctx, m, "txn", 0, batch(0)); err != nil {
+		t.Fatal(err)
+	}
+	marker, err := markerBatch(message.MakeID(1, 2), 1_700_000_000_000_000, 5, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.send(ctx, b.cfg.Stream, "txn", 0, marker); err != nil {
+		t.Fatal(err)
+	}
+	other := newMemBridge(t, m) // knows nothing of producer 5: rebuilds it from the partition
+	if _, err := other.produce(ctx, m, "txn", 0, batch(2)); err != nil {
+		t.Fatalf("the batch after a marker: %v", err)
+	}
+	lso, aborted, err := other.stable(ctx, m, "txn", 0, 0, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lso != 3 || len(aborted) != 1 || aborted[0].ProducerID != 5 || aborted[0].FirstOffset != 0 {
+		t.Fatalf("stable: lso %d, aborted %+v; want 3 and producer 5 from 0", lso, aborted)
 	}
 }
