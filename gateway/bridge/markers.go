@@ -44,6 +44,11 @@ func (b *Bridge) WriteMarker(ctx context.Context, c *iggy.Client, topic string, 
 		st.dropProducers()
 	}
 	st.next = base + 1
+	if ps := st.producers[pid]; ps != nil {
+		ps.fence(epoch)
+	} else {
+		st.producers[pid] = &producerState{epoch: epoch, partial: true}
+	}
 	st.confirmed = b.clock.Now()
 	st.sawHW(base + 1)
 	st.wake()

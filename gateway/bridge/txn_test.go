@@ -175,3 +175,34 @@ func TestMarkerIsNoBatchOfItsProducer(t *testing.T) {
 		t.Fatalf("stable: lso %d, aborted %+v; want 3 and producer 5 from 0", lso, aborted)
 	}
 }
+
+// The abort a fence or a timeout writes, at a bumped epoch, fences the producer's older epoch at
+// the partition too, also at a gateway that rebuilds the producer's state from Iggy.
+func TestMarkerFencesOlderEpoch(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "fence", true); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(epoch int16, seq int32) []byte {
+		return withAttrs(kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("e", epoch, "s", seq), 1), 5, epoch, seq), attrTransactional)
+	}
+	if _, err := b.produce(ctx, m, "fence", 0, batch(3, 0)); err != nil {
+		t.Fatal(err)
+	}
+	marker, err := markerBatch(message.MakeID(1, 2), 1_700_000_000_000_000, 5, 4, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.send(ctx, b.cfg.Stream, "fence", 0, marker); err != nil {
+		t.Fatal(err)
+	}
+	other := newMemBridge(t, m)
+	if _, err := other.produce(ctx, m, "fence", 0, batch(3, 1)); !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("the fenced epoch after the marker: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+	if _, err := other.produce(ctx, m, "fence", 0, batch(5, 0)); err != nil {
+		t.Fatalf("the next incarnation: %v", err)
+	}
+}
