@@ -206,3 +206,34 @@ func TestMarkerFencesOlderEpoch(t *testing.T) {
 		t.Fatalf("the next incarnation: %v", err)
 	}
 }
+
+// A partition shorter than what the index read (deleted and created again by another gateway)
+// is indexed afresh: a transaction the old one left open no longer holds its readers.
+func TestTxnIndexReadAfreshWhenShorter(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "again", true); err != nil {
+		t.Fatal(err)
+	}
+	open := withAttrs(kafkaBatch(t, codecNone, valueRecs("open", 3), 5, 0, 0), attrTransactional)
+	if _, err := b.produce(ctx, m, "again", 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if lso, _, err := b.stable(ctx, m, "again", 0, 0, 3); err != nil || lso != 0 {
+		t.Fatalf("lso %d, %v; want 0 (a transaction open at 0)", lso, err)
+	}
+	if err := m.deleteTopic(ctx, b.cfg.Stream, "again"); err != nil {
+		t.Fatal(err)
+	}
+	other := newMemBridge(t, m)
+	if _, err := other.topicInfo(ctx, m, "again", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.produce(ctx, m, "again", 0, kafkaBatch(t, codecNone, valueRecs("plain", 1), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if lso, _, err := b.stable(ctx, m, "again", 0, 0, 1); err != nil || lso != 1 {
+		t.Fatalf("lso %d, %v after the partition was created again; want 1", lso, err)
+	}
+}

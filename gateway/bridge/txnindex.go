@@ -40,6 +40,11 @@ func (b *Bridge) stable(ctx context.Context, as iggyAPI, topic string, partition
 	ix := &st.txns
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.started && hw < ix.next {
+		// The partition is shorter than what the index read: it was purged or created
+		// again. Read it afresh.
+		ix.started, ix.aborted = false, nil
+	}
 	if !ix.started {
 		logStart, err := b.cachedLogStart(ctx, as, st, topic, partition)
 		if err != nil {
