@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,8 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
 
 // A transactional id's producer and open transaction live on the coordinator log: the gateway
@@ -302,5 +306,113 @@ func TestReadCommitted(t *testing.T) {
 	}
 	if c, u := ends(g); c != 13 || u != 13 {
 		t.Fatalf("end offsets after the commit: %d, %d; want 13 and 13", c, u)
+	}
+}
+
+// A fleet of two: the gateway coordinating a transaction stops (SIGTERM's path) while the
+// transaction is open; the other takes its log partition over, franz-go's producer finds the
+// new coordinator and commits, and a READ_COMMITTED reader of the remaining gateway sees the
+// transaction's records, and none of the one aborted before.
+func TestTransactionCoordinatorStopsMidTransaction(t *testing.T) {
+	ps := freeport.Ports(t, 2)
+	fleet := []kafka.Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(ps[0])}, {NodeID: 2, Host: "127.0.0.1", Port: int32(ps[1])}}
+	var gs [2]*Gateway
+	stopped := [2]bool{}
+	for i := range gs {
+		cfg := Config{
+			Bind: "127.0.0.1:" + strconv.Itoa(ps[i]), NodeID: int32(i + 1), Brokers: fleet,
+			CoordinatorLog: true, Transactions: true, AutoCreateTopics: true, DrainTimeout: 2 * time.Second,
+		}
+		if i == 0 {
+			cfg.Embedded = store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second}
+		} else {
+			cfg.IggyAddrs, cfg.IggyUsername, cfg.IggyPassword = []string{gs[0].StoreAddr().String()}, "iggy", "iggy"
+			cfg.HeartbeatInterval = 2 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		g, err := Start(ctx, cfg)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs[i] = g
+	}
+	t.Cleanup(func() {
+		for i := len(gs) - 1; i >= 0; i-- {
+			if !stopped[i] {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_ = gs[i].Shutdown(ctx)
+				cancel()
+			}
+		}
+	})
+	// The transactional id whose log partition gateway 2 coordinates: gateway 2 stops, and
+	// gateway 1, which holds the store, goes on.
+	cl := client(t, gs[0])
+	var id string
+	checkfor.Eventually(t, 15*time.Second, "a transactional id coordinated by gateway 2", func() error {
+		for i := range 64 {
+			cand := fmt.Sprintf("fleet-%d", i)
+			req := kmsg.NewPtrFindCoordinatorRequest()
+			req.CoordinatorType, req.CoordinatorKey, req.CoordinatorKeys = 1, cand, []string{cand}
+			resp, err := req.RequestWith(testCtx(t), cl)
+			if err != nil {
+				return err
+			}
+			if c := resp.Coordinators; len(c) == 1 && c[0].ErrorCode == 0 && c[0].NodeID == 2 {
+				id = cand
+				return nil
+			}
+		}
+		return fmt.Errorf("gateway 2 coordinates none of 64 ids")
+	})
+	if _, err := kadm.NewClient(cl).CreateTopic(testCtx(t), 2, 1, nil, "fleet-out"); err != nil {
+		t.Fatal(err)
+	}
+	seeds := kgo.SeedBrokers(gs[0].Addr().String(), gs[1].Addr().String())
+	prod, err := kgo.NewClient(seeds, kgo.TransactionalID(id), kgo.DefaultProduceTopic("fleet-out"), kgo.TransactionTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	produce := func(values ...string) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			if err := prod.ProduceSync(testCtx(t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce("aborted-1", "aborted-2")
+	if err := prod.EndTransaction(testCtx(t), kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	produce("kept-1", "kept-2", "kept-3")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := gs[1].Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown of the coordinator: %v", err)
+	}
+	cancel()
+	stopped[1] = true
+	if err := prod.EndTransaction(testCtx(t), kgo.TryCommit); err != nil {
+		t.Fatalf("commit after the coordinator stopped: %v", err)
+	}
+	cons := client(t, gs[0], kgo.ConsumeTopics("fleet-out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
+	var got []string
+	checkfor.Eventually(t, 15*time.Second, "the committed records", func() error {
+		fs := cons.PollRecords(testCtx(t), 100)
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+		return checkfor.True(len(got) >= 3, "%v", got)
+	})
+	slices.Sort(got)
+	if want := "[kept-1 kept-2 kept-3]"; fmt.Sprint(got) != want {
+		t.Fatalf("read committed %v, want %s", got, want)
 	}
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // txnMarkers is the txn.Markers of a gateway: the end of a transaction is a marker message on
-// each of its data partitions (bridge.WriteMarker), written as the gateway's own Iggy user.
+// each of its data partitions (bridge.WriteMarker), written as the gateway's own Iggy user. A
+// transaction's groups have nothing staged to end: TxnOffsetCommit is not served yet.
 type txnMarkers struct {
 	b *bridge.Bridge
 	c *iggy.Client
