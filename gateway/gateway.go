@@ -76,10 +76,12 @@ type Config struct {
 	// command turns it on by default). Off, the lowest node id coordinates every group and
 	// offsets are Iggy consumer offsets.
 	CoordinatorLog bool
-	// Transactions serves Kafka's transaction coordinator APIs (InitProducerId with a
-	// transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) from the coordinator log
-	// (package txn); it needs CoordinatorLog. Off by default: transactional batches, their
-	// markers and READ_COMMITTED reads are not served yet (docs/transactions.md).
+	// Transactions serves Kafka's transactions: the coordinator APIs (InitProducerId with a
+	// transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions,
+	// ListTransactions) from the coordinator log (package txn), transactional batches, their
+	// markers and READ_COMMITTED reads; it needs CoordinatorLog. Off by default while
+	// TxnOffsetCommit is not served and transactional batches are not checked against the
+	// partitions added (docs/transactions.md).
 	Transactions bool
 	// HeartbeatInterval is Iggy's heartbeat interval H (the embedded store's own when IggyAddrs
 	// is empty): Iggy ends the session of a group member silent for 1.2 H, and the gateway's
