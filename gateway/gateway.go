@@ -14,6 +14,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
@@ -75,6 +76,13 @@ type Config struct {
 	// command turns it on by default). Off, the lowest node id coordinates every group and
 	// offsets are Iggy consumer offsets.
 	CoordinatorLog bool
+	// Transactions serves Kafka's transactions: the coordinator APIs (InitProducerId with a
+	// transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions,
+	// ListTransactions) from the coordinator log (package txn), transactional batches, their
+	// markers and READ_COMMITTED reads; it needs CoordinatorLog. Off by default while
+	// TxnOffsetCommit is not served and transactional batches are not checked against the
+	// partitions added (docs/transactions.md).
+	Transactions bool
 	// HeartbeatInterval is Iggy's heartbeat interval H (the embedded store's own when IggyAddrs
 	// is empty): Iggy ends the session of a group member silent for 1.2 H, and the gateway's
 	// lease on its coordinator partitions lives in such a session. Default: Embedded's, else
@@ -267,6 +275,14 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		LeasePoll:         LeasePoll,
 		Metrics:           g.metrics.coord,
+		Transactions:      cfg.Transactions,
+		Txn: txn.Config{
+			Markers: txnMarkers{b: g.bridge, c: g.admin},
+			ProducerID: func(ctx context.Context) (int64, error) {
+				id, _, err := g.bridge.As(g.admin).InitProducerID(ctx)
+				return id, err
+			},
+		},
 		Groups: group.Config{
 			ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
 			ConsumerSessionTimeout:    cfg.ConsumerSessionTimeout,
@@ -292,6 +308,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Storage:          g.bridge.As(g.admin),
 		SCRAM:            scramCreds,
 		Groups:           g.coord.Groups(),
+		Txns:             g.coord.Txns(),
 		Fleet:            g.coord.Fleet(),
 		Observer:         g.metrics,
 		Logger:           cfg.Logger.With("component", "kafka"),

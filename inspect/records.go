@@ -172,10 +172,14 @@ func RecordGroup(r *record.Record) string {
 //	offset-commit   topic, partition, offset, leader_epoch, metadata, expire (as replay's offsets)
 //	group-deleted   (none)
 //	offset-deleted  topic, partition
-//	checkpoint      through, groups, offsets, consumer_groups (how many of each it holds)
+//	checkpoint      through, groups, offsets, consumer_groups, transactions (how many of each
+//	                it holds; as text consumer_groups and transactions only when not 0)
 //	consumer-group  epoch, assignment_epoch, topics [{name, id, partitions}], members (those it
 //	                adds or changes, as replay's consumer members), removed (member ids); as
 //	                text the counts of members and removed
+//	transaction     transactional_id, producer_id, epoch, state (Kafka's name), timeout_ms,
+//	                partitions [{topic, partitions}], groups, started and updated (RFC 3339,
+//	                "" when unset); as text the count of partitions and groups
 //	undecodable     error
 type RecordFields struct {
 	rec record.Record
@@ -242,6 +246,23 @@ func (f RecordFields) AppendText(dst []byte) []byte {
 			if len(c.ConsumerGroups) > 0 {
 				l.int("consumer_groups", int64(len(c.ConsumerGroups)))
 			}
+			if len(c.Transactions) > 0 {
+				l.int("transactions", int64(len(c.Transactions)))
+			}
+		}
+	case record.TypeTransaction:
+		if x := r.Transaction; x != nil {
+			l.str("transactional_id", x.ID)
+			l.int("producer_id", x.ProducerID)
+			l.int("epoch", int64(x.Epoch))
+			l.str("state", x.State.String())
+			l.int("timeout_ms", x.Timeout.Milliseconds())
+			n := 0
+			for _, tp := range x.Partitions {
+				n += len(tp.Partitions)
+			}
+			l.int("partitions", int64(n))
+			l.int("groups", int64(len(x.Groups)))
 		}
 	case record.TypeConsumerGroup:
 		if c := r.ConsumerGroup; c != nil {
@@ -324,7 +345,15 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(len(c.Offsets)), 10)
 		b = append(b, `,"consumer_groups":`...)
 		b = strconv.AppendInt(b, int64(len(c.ConsumerGroups)), 10)
+		b = append(b, `,"transactions":`...)
+		b = strconv.AppendInt(b, int64(len(c.Transactions)), 10)
 		return append(b, '}')
+	case r.Type == record.TypeTransaction && r.Transaction != nil:
+		j, err := json.Marshal(NewTransactionView(*r.Transaction))
+		if err != nil {
+			return append(b, "{}"...)
+		}
+		return append(b, j...)
 	case r.Type == record.TypeConsumerGroup && r.ConsumerGroup != nil:
 		c := r.ConsumerGroup
 		f := consumerGroupFields{Epoch: c.Epoch, AssignmentEpoch: c.AssignmentEpoch, Topics: []topicFields{},
@@ -389,4 +418,42 @@ func needsQuote(v string) bool {
 		}
 	}
 	return false
+}
+
+// TransactionView is a transaction record's fields in JSON and YAML.
+type TransactionView struct {
+	TransactionalID string         `json:"transactional_id"`
+	ProducerID      int64          `json:"producer_id"`
+	Epoch           int16          `json:"epoch"`
+	State           string         `json:"state"`
+	TimeoutMs       int64          `json:"timeout_ms"`
+	Partitions      []TxnTopicView `json:"partitions"`
+	Groups          []string       `json:"groups"`
+	Started         string         `json:"started"`
+	Updated         string         `json:"updated"`
+}
+
+// TxnTopicView is one topic's partitions in a transaction.
+type TxnTopicView struct {
+	Topic      string  `json:"topic"`
+	Partitions []int32 `json:"partitions"`
+}
+
+// NewTransactionView is the view of one transaction's state.
+func NewTransactionView(x record.Transaction) TransactionView {
+	v := TransactionView{TransactionalID: x.ID, ProducerID: x.ProducerID, Epoch: x.Epoch, State: x.State.String(),
+		TimeoutMs: x.Timeout.Milliseconds(), Partitions: []TxnTopicView{}, Groups: x.Groups}
+	for _, tp := range x.Partitions {
+		v.Partitions = append(v.Partitions, TxnTopicView{Topic: tp.Topic, Partitions: tp.Partitions})
+	}
+	if v.Groups == nil {
+		v.Groups = []string{}
+	}
+	if !x.Started.IsZero() {
+		v.Started = x.Started.UTC().Format(time.RFC3339Nano)
+	}
+	if !x.Updated.IsZero() {
+		v.Updated = x.Updated.UTC().Format(time.RFC3339Nano)
+	}
+	return v
 }

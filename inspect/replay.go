@@ -38,6 +38,8 @@ type Replay struct {
 	Rate    float64     `json:"records_per_second"`
 	Claim   *ClaimInfo  `json:"claim"`
 	Groups  []GroupView `json:"groups"`
+	// Transactions are the partition's transactional ids with their state, sorted by id.
+	Transactions []TransactionView `json:"transactions"`
 
 	state *record.State
 }
@@ -237,6 +239,10 @@ func (r *Replay) fill(elapsed time.Duration) {
 		r.Claim = &ClaimInfo{Number: cl.Number, Node: cl.Node, Addr: cl.Addr, Offset: st.ClaimOffset()}
 	}
 	r.Groups = GroupViews(st)
+	r.Transactions = []TransactionView{}
+	for _, x := range st.Transactions() {
+		r.Transactions = append(r.Transactions, NewTransactionView(x))
+	}
 }
 
 // GroupViews lists every group of a state with its members and offsets, sorted by name.

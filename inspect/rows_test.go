@@ -94,7 +94,13 @@ func TestRecordRowFields(t *testing.T) {
 		{"offset deleted", inspect.Entry{Record: record.Record{Type: record.TypeOffsetDeleted, Claim: 4, Time: at, OffsetDeleted: &record.OffsetDeleted{Group: "g", Topic: "t", Partition: 7}}},
 			`topic=t partition=7`, `{"topic":"t","partition":7}`},
 		{"checkpoint", inspect.Entry{Record: record.Record{Type: record.TypeCheckpoint, Claim: 4, Time: at, Checkpoint: &cp}},
-			`through=8 groups=1 offsets=2`, `{"through":8,"groups":1,"offsets":2,"consumer_groups":0}`},
+			`through=8 groups=1 offsets=2`, `{"through":8,"groups":1,"offsets":2,"consumer_groups":0,"transactions":0}`},
+		{"transaction", inspect.Entry{Record: record.Record{Type: record.TypeTransaction, Claim: 4, Time: at, Transaction: &record.Transaction{
+			ID: "etl-1", ProducerID: 4001, Epoch: 3, Timeout: 10 * time.Second, State: record.TxnPrepareCommit,
+			Partitions: []record.TxnTopic{{Topic: "out", Partitions: []int32{0, 2}}}, Groups: []string{"etl"}, Started: at, Updated: at}}},
+			`transactional_id=etl-1 producer_id=4001 epoch=3 state=PrepareCommit timeout_ms=10000 partitions=2 groups=1`,
+			`{"transactional_id":"etl-1","producer_id":4001,"epoch":3,"state":"PrepareCommit","timeout_ms":10000,` +
+				`"partitions":[{"topic":"out","partitions":[0,2]}],"groups":["etl"],"started":"2026-12-01T09:00:00.123456789Z","updated":"2026-12-01T09:00:00.123456789Z"}`},
 		{"undecodable", inspect.Entry{Err: errors.New("record: bad\tbyte \xff")},
 			`error="record: bad\tbyte \xff"`, `{"error":"record: bad\tbyte \ufffd"}`},
 	}

@@ -26,6 +26,7 @@ func newClaimsCmd(a *app) *cobra.Command {
 		watch    bool
 		nodes    bool
 		readOnly bool
+		txns     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "claims",
@@ -49,6 +50,9 @@ oldest unread record). It exits 1 when the log or the gateways cannot be reached
 each gateway's address answered. The gateways are asked at the addresses they announce in the
 log unless --kafka-bootstrap is set.
 --history P lists every claim of partition P and how long each owner held it.
+--transactions lists the open transactions (Ongoing, PrepareCommit, PrepareAbort) the log holds:
+transactional id, log partition, coordinating node, state, producer id and epoch, timeout, how
+long the transaction has run, its partitions and groups.
 
 --watch is the live console: the nodes, the partitions and the recent handovers (why: drain,
 stop, crash, lease; and how long the partition went unserved), kept current as the log grows.
@@ -73,6 +77,7 @@ prints one line per change instead (NDJSON with -o json).`,
   iggy-kafka claims --nodes -o json
   iggy-kafka claims --group orders -o yaml
   iggy-kafka claims --history 7 -o json
+  iggy-kafka claims --transactions
   iggy-kafka claims --watch
   iggy-kafka claims --watch --read-only`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,6 +87,7 @@ prints one line per change instead (NDJSON with -o json).`,
 			if err := contradictions(fl, [][2]string{
 				{"nodes", "group"}, {"nodes", "history"}, {"nodes", "watch"},
 				{"history", "group"}, {"watch", "group"}, {"watch", "history"},
+				{"transactions", "nodes"}, {"transactions", "group"}, {"transactions", "history"}, {"transactions", "watch"},
 			}); err != nil {
 				return a.fail(err)
 			}
@@ -152,6 +158,9 @@ prints one line per change instead (NDJSON with -o json).`,
 			if nodes {
 				return a.fail(output.List(w, f, "claims.nodes", model.Nodes(now())))
 			}
+			if txns {
+				return a.fail(output.List(w, f, "claims.transactions", model.Transactions(now(), true)))
+			}
 			return a.fail(output.Print(w, f, "claims", fleetDoc(model.Fleet(now()))))
 		},
 	}
@@ -161,6 +170,7 @@ prints one line per change instead (NDJSON with -o json).`,
 	fl.IntVar(&history, "history", 0, "every claim of this log partition")
 	fl.BoolVar(&watch, "watch", false, "the live console (lines without a terminal)")
 	fl.BoolVar(&nodes, "nodes", false, "only the node table")
+	fl.BoolVar(&txns, "transactions", false, "the open transactions: state, age, partitions, coordinator")
 	fl.BoolVar(&readOnly, "read-only", false, "with --watch: no drain or undo from the console")
 	_ = cmd.RegisterFlagCompletionFunc("history", completePartitions)
 	_ = cmd.RegisterFlagCompletionFunc("group", cobra.NoFileCompletions)

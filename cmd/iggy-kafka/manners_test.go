@@ -32,6 +32,7 @@ func TestCommandLineManners(t *testing.T) {
 		{[]string{"version", "extra"}, `takes no arguments`},
 		{[]string{"claims", "--history", "2", "--group", "g"}, "--history and --group do not go together"},
 		{[]string{"claims", "--watch", "--nodes"}, "do not go together"},
+		{[]string{"claims", "--transactions", "--group", "g"}, "--transactions and --group do not go together"},
 		{[]string{"drain", "node", "2", "--dry-run", "--yes"}, "--dry-run and --yes do not go together"},
 	} {
 		code, _, stderr := runCLI(t, env, c.args...)

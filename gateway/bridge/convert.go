@@ -108,8 +108,12 @@ func putConverter(c *converter) {
 // bytes belong to c and are valid until its next use. idempotent adds the
 // producer fields to the first message.
 func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, error) {
-	if kb.Attributes&(attrTransactional|attrControl) != 0 {
-		return nil, fmt.Errorf("%w: transactional and control batches are not supported", kerr.InvalidRecord)
+	if kb.Attributes&attrControl != 0 {
+		return nil, fmt.Errorf("%w: a control batch from a client", kerr.InvalidRecord)
+	}
+	transactional := kb.Attributes&attrTransactional != 0
+	if transactional && kb.ProducerID < 0 {
+		return nil, fmt.Errorf("%w: a transactional batch without a producer id", kerr.InvalidRecord)
 	}
 	if kb.NumRecords <= 0 {
 		return nil, errCorrupt("record batch with %d records", kb.NumRecords)
@@ -195,6 +199,9 @@ func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, err
 		if idempotent && i == 0 {
 			hl += tlvItemLen(len(hdrPID), 8) + tlvItemLen(len(hdrEpoch), 2) + tlvItemLen(len(hdrSeq), 4) + tlvItemLen(len(hdrCount), 4)
 		}
+		if transactional && i == 0 {
+			hl += tlvItemLen(len(hdrTxn), 1)
+		}
 		if hl > maxUserHeaders {
 			return nil, fmt.Errorf("%w: key and headers of %d bytes exceed the %d bytes Iggy user headers hold", kerr.InvalidRecord, hl, maxUserHeaders)
 		}
@@ -218,6 +225,9 @@ func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, err
 			h = appendInt(h, hdrSeq, kindInt32, 4, uint64(uint32(kb.BaseSequence)))
 			h = appendInt(h, hdrCount, kindInt32, 4, uint64(uint32(kb.NumRecords)))
 		}
+		if transactional && i == 0 {
+			h = appendInt(h, hdrTxn, kindUint8, 1, txnData)
+		}
 		if len(h) != hl {
 			return nil, fmt.Errorf("bridge: user headers of %d bytes, computed %d", len(h), hl)
 		}
@@ -232,6 +242,12 @@ func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, err
 	}
 	return batch, nil
 }
+
+// controlKey are the keys of a commit and an abort control record.
+var controlKey = [2][4]byte{{0, 0, 0, 1}, {0, 0, 0, 0}}
+
+// markerValue is the value of a control record: version 0, coordinator epoch 0.
+var markerValue = []byte{0, 0, 0, 0, 0, 0}
 
 // fetchOut is one message as Kafka sees it, decoded from an Iggy frame.
 type fetchOut struct {
@@ -293,6 +309,10 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		next  int64
 		start = len(dst)
 		codec int
+		// txn, pid and epoch are the transaction fields of the batch's first message.
+		txn   uint8
+		pid   int64
+		epoch int16
 	)
 	aside := false // records go to c.plain, to be compressed into dst
 	var f message.Frame
@@ -300,6 +320,9 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
 		if f.OffsetDelta == 0 {
 			codec = int(c.meta.codec)
+			if c.meta.txn != 0 && c.meta.hasPID {
+				txn, pid, epoch = c.meta.txn, c.meta.pid, c.meta.epoch
+			}
 		}
 		if out.offset < from {
 			continue
@@ -317,9 +340,23 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 			// frame, which comes first. A compressed batch gathers its
 			// records aside and is compressed straight into dst, so the
 			// records are not copied twice.
+			switch txn {
+			case txnData:
+				kb.Attributes |= attrTransactional
+				kb.ProducerID, kb.ProducerEpoch = pid, epoch
+			case txnCommit, txnAbort:
+				// A marker goes back as Kafka's control batch, uncompressed.
+				kb.Attributes |= attrTransactional | attrControl
+				kb.ProducerID, kb.ProducerEpoch = pid, epoch
+				codec = codecNone
+			}
 			if codec != codecNone {
 				c.plain, aside = c.plain[:0], true
 			}
+		}
+		if txn == txnCommit || txn == txnAbort {
+			// The control record's key: version 0, type 1 commit or 0 abort.
+			out.key, out.keyNull = controlKey[txn-txnCommit][:], false
 		}
 		delta := out.offset - kb.BaseOffset
 		if delta < 0 || delta > math.MaxInt32 {

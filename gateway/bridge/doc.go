@@ -122,6 +122,19 @@
 //	kafka.seq    Int32        base sequence of the Kafka batch
 //	kafka.n      Int32        records in the Kafka batch
 //
+// and, for a transactional producer's batch,
+//
+//	kafka.txn    Uint8        1: the batch belongs to a transaction of the
+//	                          producer kafka.pid at kafka.epoch
+//
+// A transaction's end (WriteMarker) is one message of its own: payload the
+// six bytes of Kafka's control record value (version 0, coordinator epoch
+// 0), user headers kafka.txn (2 commit, 3 abort), kafka.pid and kafka.epoch.
+// Fetch v4+ returns it as Kafka's control batch; Fetch v0-3 (message sets)
+// leave it out. A native Iggy reader sees it as a message of six zero bytes
+// with those headers, and sees a transaction's records whether it was
+// committed or aborted (what Kafka's READ_UNCOMMITTED reads).
+//
 // A message written by a native Iggy client (no kafka.* items) reads as a
 // record with value = payload, a null key, no headers and timestamp = origin
 // timestamp / 1000. User headers that do not parse, or kafka.* items of an
@@ -129,8 +142,19 @@
 // ids are a random 64-bit value per Bridge (high half) and a counter (low
 // half). A record larger than Config.MaxMessageBytes is refused with
 // MESSAGE_TOO_LARGE; one whose key and headers do not fit Iggy's 100,000-byte
-// user-header limit with INVALID_RECORD. Transactional and control batches
-// are refused (the gateway does not offer transactions).
+// user-header limit with INVALID_RECORD. A control batch from a client, and a
+// transactional batch without a producer id, are refused with INVALID_RECORD.
+//
+// # Transactions for READ_COMMITTED readers
+//
+// Stable answers what a READ_COMMITTED reader may see: each gateway keeps,
+// per partition, an index of the producers with a transaction open (from the
+// offset of its first batch) and of the aborted transactions, read from the
+// partition's log start the first time it is asked and then from where it
+// stopped, so it holds every gateway's writes and is rebuilt from Iggy after
+// a restart. The last stable offset is the first offset of the oldest open
+// transaction, else the high watermark. The index is in memory and grows
+// with the aborted transactions the partition ever held.
 //
 // # Idempotent producers
 //

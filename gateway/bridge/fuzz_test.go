@@ -61,6 +61,9 @@ func FuzzFetchConvert(f *testing.F) {
 	batch, _ := c.toIggy(&kb, &idGen{}, 1<<20)
 	f.Add(append([]byte(nil), batch...), int64(0))
 	putConverter(c)
+	// A transaction's batch and its markers, as the store holds them.
+	f.Add(append(storedTxnBatch(f, 7, 1, 0, "a", "b"), storedMarker(f, 7, 1, 2, true)...), int64(0))
+	f.Add(storedMarker(f, 7, 1, 2, false), int64(2))
 	f.Fuzz(func(t *testing.T, in []byte, from int64) {
 		c := getConverter(new(Metrics))
 		defer putConverter(c)
@@ -79,5 +82,7 @@ func FuzzFetchConvert(f *testing.F) {
 			}
 			c.appendLegacy(nil, rec, from, 1)
 		}
+		ix := txnIndex{open: map[int64]int64{}}
+		_ = ix.add(in)
 	})
 }

@@ -18,6 +18,15 @@ const (
 	hdrEpoch   = "kafka.epoch" // Int16: producer epoch
 	hdrSeq     = "kafka.seq"   // Int32: base sequence of the Kafka batch
 	hdrCount   = "kafka.n"     // Int32: records in the Kafka batch
+	hdrTxn     = "kafka.txn"   // Uint8: txnData, txnCommit or txnAbort (first message)
+)
+
+// Values of kafka.txn: the first message of a transactional producer's batch, or a
+// transaction marker (a message of its own: a Kafka control batch).
+const (
+	txnData   = 1
+	txnCommit = 2
+	txnAbort  = 3
 )
 
 const (
@@ -132,6 +141,7 @@ type recMeta struct {
 	epoch  int16
 	seq    int32
 	n      int32
+	txn    uint8 // kafka.txn, 0 when absent
 
 	keyBuf, hdrBuf []byte // hold values that arrived in several chunks
 	keyParts       int
@@ -141,7 +151,7 @@ type recMeta struct {
 func (m *recMeta) reset() {
 	m.key, m.keyNull, m.hdrs = nil, true, nil
 	m.ts, m.hasTS, m.flags, m.codec = 0, false, 0, 0
-	m.hasPID, m.pid, m.epoch, m.seq, m.n = false, 0, 0, 0, 0
+	m.hasPID, m.pid, m.epoch, m.seq, m.n, m.txn = false, 0, 0, 0, 0, 0
 	m.keyBuf, m.hdrBuf = m.keyBuf[:0], m.hdrBuf[:0]
 	m.keyParts, m.hdrParts = 0, 0
 }
@@ -250,6 +260,10 @@ func (m *recMeta) item(key []byte, vk byte, val []byte) {
 	case hdrCount:
 		if vk == kindInt32 && len(val) == 4 {
 			m.n = int32(le.Uint32(val))
+		}
+	case hdrTxn:
+		if vk == kindUint8 && len(val) == 1 && val[0] >= txnData && val[0] <= txnAbort {
+			m.txn = val[0]
 		}
 	default:
 		if vk != kindRaw {

@@ -205,6 +205,12 @@ func (c *converter) appendLegacy(dst, rec []byte, from int64, magic int8) ([]byt
 			break
 		}
 		c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
+		if c.meta.txn == txnCommit || c.meta.txn == txnAbort {
+			// Message sets have no control records: a marker is left out, as Kafka's
+			// down-conversion leaves control batches out.
+			next = out.offset + 1
+			continue
+		}
 		if out.offset < from {
 			continue
 		}

@@ -34,6 +34,9 @@ type partState struct {
 	// does not know has no batch within the bound, and needs no scan of its own (producers.go).
 	boundedAt time.Time
 
+	// txns is what READ_COMMITTED readers need of the partition's transactions (txnindex.go).
+	txns txnIndex
+
 	hw atomic.Int64 // highest high watermark seen; -1 unknown
 	// end is the high watermark a read of Iggy last told and when (endFresh).
 	endMu    sync.Mutex

@@ -222,6 +222,15 @@ func (ps *producerState) add(epoch int16, seq, n int32, base int64) {
 	ps.batches = append(ps.batches, seqBatch{seq, n, base})
 }
 
+// fence raises the producer's epoch to epoch, as a transaction marker at that epoch does (the
+// abort of a timed-out or fenced transaction is written at a bumped epoch): batches of an older
+// epoch are INVALID_PRODUCER_EPOCH from then on.
+func (ps *producerState) fence(epoch int16) {
+	if epoch > ps.epoch {
+		ps.epoch, ps.batches = epoch, ps.batches[:0]
+	}
+}
+
 // nextSeq is the sequence after a batch, wrapping at MaxInt32 as Kafka does.
 func nextSeq(seq, n int32) int32 {
 	return int32((int64(seq) + int64(n)) % (math.MaxInt32 + 1))
@@ -339,6 +348,7 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 		epochs  []int16
 	}
 	seen := map[int64]*history{}
+	fences := map[int64]int16{} // the highest epoch of each producer's markers
 	scanned, bytes := int64(0), 0
 	m := &recMeta{}
 	for end > 0 && scanned < scanMaxMessages && bytes < scanMaxBytes && (seen[pid] == nil || len(seen[pid].batches) < producerWindow) {
@@ -362,6 +372,12 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 			}
 			m.parse(f.UserHeaders)
 			if !m.hasPID {
+				continue
+			}
+			if m.txn == txnCommit || m.txn == txnAbort {
+				// A transaction marker carries its producer but is no batch of it: it
+				// holds no sequence, only the epoch it fences.
+				fences[m.pid] = max(fences[m.pid], m.epoch)
 				continue
 			}
 			w := win[m.pid]
@@ -393,14 +409,20 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 		}
 		return ps
 	}
-	ps := build(seen[pid])
+	withFence := func(id int64, ps *producerState) *producerState {
+		if e, ok := fences[id]; ok {
+			ps.fence(e)
+		}
+		return ps
+	}
+	ps := withFence(pid, build(seen[pid]))
 	found := seen[pid] != nil && len(seen[pid].batches) >= producerWindow
 	if whole {
 		// Nothing but this gateway's appends came after the cache started, so every producer
 		// seen has its newest batches in what was read: note them all.
 		for id, h := range seen {
 			if id != pid && st.producers[id] == nil {
-				st.producers[id] = build(h)
+				st.producers[id] = withFence(id, build(h))
 			}
 		}
 		st.complete = end == 0

@@ -83,3 +83,7 @@ func (s boundStorage) InitProducerID(ctx context.Context) (int64, int16, error) 
 func (s boundStorage) DeleteRecords(ctx context.Context, topic string, partition int32, offset int64) (int64, error) {
 	return s.b.deleteRecords(ctx, s.as, topic, partition, offset)
 }
+
+func (s boundStorage) Stable(ctx context.Context, topic string, partition int32, from, hw int64) (int64, []kafka.AbortedTxn, error) {
+	return s.b.stable(ctx, s.as, topic, partition, from, hw)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
@@ -72,6 +73,11 @@ type Config struct {
 	// are set per manager. A nil FallbackOffset reads the offsets of an Iggy consumer group of
 	// the same name (IggyOffsets).
 	Groups group.Config
+	// Txn is the template of every txn.Manager's configuration (Markers, ProducerID,
+	// MaxTimeout); Clock, Journal and Logger are set per manager. Transactions says whether
+	// FindCoordinator names a transaction coordinator (key type 1) and Txns serves them.
+	Txn          txn.Config
+	Transactions bool
 	// Metrics receives the coordinator's counts; nil keeps them in a Metrics of its own. A nil
 	// Groups.Metrics is one shared by the coordinator's group managers.
 	Metrics *Metrics
@@ -263,6 +269,15 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 
 // Groups is the gateway's kafka.GroupCoordinator.
 func (c *Coordinator) Groups() kafka.GroupCoordinator { return c.router }
+
+// Txns is the gateway's kafka.TxnCoordinator; nil unless Config.Transactions and Config.Log are
+// set (transaction state lives on the log only).
+func (c *Coordinator) Txns() kafka.TxnCoordinator {
+	if !c.cfg.Transactions || !c.cfg.Log {
+		return nil
+	}
+	return txn.NewRouter(directory{c})
+}
 
 // Leave stops serving and leaves `kafka-gateways`, so Iggy hands this gateway's partitions to
 // the others at once (SIGTERM, before the drain).

@@ -56,7 +56,7 @@
 // during the outage is left out by the Kafka listener's check that its port accepts connections;
 // one that stalled (SIGSTOP) stays listed until the store is back.
 //
-// # Record format, version 2
+// # Record format, versions 2 and 3
 //
 // One record per Iggy message payload. All integers are little-endian. "uvarint" and "varint"
 // are Go's encoding/binary varints (varint is zigzag). A "string" is a uvarint byte length then
@@ -66,12 +66,15 @@
 //
 // Header (18 bytes, every record):
 //
-//	offset 0   u8       version, 2 (Encode writes 2; Decode reads 1 and 2, version 1 being
-//	                    version 2 without type 7 and without a checkpoint's consumer groups). A
-//	                    reader that finds another version reports it and skips the record
-//	                    (record.ErrVersion).
+//	offset 0   u8       version: Encode writes 3 for a transaction record and for a checkpoint
+//	                    that holds transactions, 2 for every other record, so a log without
+//	                    transactions stays readable by gateways that know version 2 only.
+//	                    Decode reads 1 to 3, version 1 being version 2 without type 7 and
+//	                    without a checkpoint's consumer groups. A reader that finds another
+//	                    version reports it and skips the record (record.ErrVersion).
 //	offset 1   u8       type: 1 claim, 2 group, 3 offset-commit, 4 group-deleted,
-//	                    5 offset-deleted, 6 checkpoint, 7 consumer-group (version 2).
+//	                    5 offset-deleted, 6 checkpoint, 7 consumer-group (version 2+),
+//	                    8 transaction (version 3).
 //	offset 2   u64      claim: the claim number the writer held (a claim carries its own).
 //	offset 10  i64      time: the writer's wall clock when it appended, Unix ns.
 //
@@ -87,8 +90,12 @@
 //	                  string group, string topic, uvarint n (at least 1), n offsets. A run holds
 //	                  consecutive offsets of one group and topic, so 10 partitions of a group
 //	                  name it once. Version 2 goes on with uvarint consumer group count and that
-//	                  many consumer groups, each whole (removed count 0).
+//	                  many consumer groups, each whole (removed count 0). Version 3 goes on
+//	                  with uvarint transaction count (at least 1) and that many transactions.
 //	7 consumer-group  a consumer group (below): a change of one KIP-848 consumer group.
+//	8 transaction     a transaction (below): the whole state of one transactional id after a
+//	                  change (package txn says which changes); the last valid one of an id is
+//	                  its state, and state Dead removes the id.
 //
 //	group   string name, varint generation, string protocol type, string protocol (chosen
 //	        assignor, "" while none), string leader member id, string state (Kafka's name),
@@ -112,6 +119,13 @@
 //	        away), varint previous member epoch, u8 state (0 stable, 1 unrevoked partitions,
 //	        2 unreleased partitions), then three assignments: assigned, pending revocation,
 //	        target.
+//	transaction
+//	        string transactional id, varint producer id, varint producer epoch, varint
+//	        timeout ns, u8 state (0 Empty, 1 Ongoing, 2 PrepareCommit, 3 PrepareAbort,
+//	        4 CompleteCommit, 5 CompleteAbort, 6 Dead), uvarint topic count, per topic (sorted,
+//	        unique) string name, uvarint n (at least 1), n varint partitions (ascending,
+//	        unique); uvarint group count and that many strings (sorted, unique); time started
+//	        (of the open transaction, 0 none), time updated.
 //	assignment
 //	        uvarint topic count, per topic (by topic id) uuid topic id, uvarint n (at least 1),
 //	        n varint partitions (ascending), uvarint m (0 or n) and m varint epochs: in a

@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
@@ -343,6 +344,38 @@ func (d directory) Manager(name string) (*group.Manager, int16) {
 	return nil, kerr.NotCoordinator.Code
 }
 
+// Txns is the txn.Directory: the transaction manager of the id's log partition when this gateway
+// serves it, else the code a group request would get.
+func (d directory) Txns(id string) (*txn.Manager, int16) {
+	if _, code := d.Manager(id); code != 0 {
+		return nil, code
+	}
+	d.c.mu.Lock()
+	pt := d.c.parts[record.Partition(id)]
+	d.c.mu.Unlock()
+	if pt == nil {
+		return nil, kerr.NotCoordinator.Code
+	}
+	pt.mu.Lock()
+	tm := pt.txns
+	pt.mu.Unlock()
+	if tm == nil {
+		return nil, kerr.NotCoordinator.Code
+	}
+	return tm, 0
+}
+
+// AllTxns lists the transaction managers of every partition this gateway serves.
+func (d directory) AllTxns() []*txn.Manager {
+	var out []*txn.Manager
+	for p := range record.Partitions {
+		if m, code := d.Txns(partitionName(p)); code == 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func (d directory) Managers() []*group.Manager {
 	c := d.c
 	if !c.cfg.Log {
@@ -364,10 +397,13 @@ func (d directory) Coordinator(key string, keyType int8) (node int32, host strin
 	switch keyType {
 	case 0:
 	case 1:
-		// No transactions: refused as InitProducerId refuses a transactional id, with an error
-		// clients give up on at once (COORDINATOR_NOT_AVAILABLE had Kafka's Java producer
-		// retry initTransactions until max.block.ms).
-		return -1, "", -1, kerr.TransactionalIDAuthorizationFailed.Code
+		if !d.c.cfg.Transactions || !d.c.cfg.Log {
+			// No transactions: refused as InitProducerId refuses a transactional id, with an
+			// error clients give up on at once (COORDINATOR_NOT_AVAILABLE had Kafka's Java
+			// producer retry initTransactions until max.block.ms).
+			return -1, "", -1, kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		// A transactional id lives in the log partition its hash names, as a group does.
 	default:
 		// Share groups are not offered; any other type is unknown, which Kafka refuses so.
 		return -1, "", -1, kerr.InvalidRequest.Code

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 )
 
@@ -49,6 +50,8 @@ type partition struct {
 	// alone: the lease read that gained the partition showed no other member.
 	alone bool
 	mgr   *group.Manager
+	// txns serves the partition's transactional ids; started when the partition serves.
+	txns *txn.Manager
 }
 
 func newPartition(c *Coordinator, p int, gained time.Time) *partition {
@@ -75,6 +78,12 @@ func (pt *partition) promote() {
 		}
 	}
 	if pt.status.CompareAndSwap(stWaiting, stServing) {
+		pt.mu.Lock()
+		tm := pt.txns
+		pt.mu.Unlock()
+		if tm != nil {
+			tm.Start()
+		}
 		pt.c.log.Info("partition serving", "partition", pt.id, "claim", pt.claim.Load(), "after_gain", pt.c.clk.Now().Sub(pt.gained))
 		pt.c.kickAnnounce()
 	}
@@ -94,8 +103,11 @@ func (pt *partition) stop(why string) {
 		defer pt.c.stops.Done()
 		defer close(pt.done)
 		pt.mu.Lock()
-		mgr := pt.mgr
+		mgr, tm := pt.mgr, pt.txns
 		pt.mu.Unlock()
+		if tm != nil {
+			tm.Close()
+		}
 		if mgr != nil {
 			mgr.Close()
 		}
@@ -199,7 +211,13 @@ func (pt *partition) loadErr() error {
 	}
 	mgr.RestoreConsumerGroups(cgroups)
 	mgr.Restore(groups, offsets)
-	pt.mgr = mgr
+	tcfg := pt.c.cfg.Txn
+	tcfg.Clock = pt.c.clk
+	tcfg.Journal = journal{pt}
+	tcfg.Logger = gcfg.Logger
+	tm := txn.NewManager(tcfg)
+	tm.Restore(pt.st.Transactions())
+	pt.mgr, pt.txns = mgr, tm
 	pt.prev = prev
 	// Never before HandoverBound after the gain, nor before an owner that missed the move in
 	// Iggy had two tail reads to find our claim (see the package doc).
@@ -208,6 +226,7 @@ func (pt *partition) loadErr() error {
 		pt.serveAt = at
 	}
 	if !pt.status.CompareAndSwap(stLoading, stWaiting) {
+		tm.Close()
 		mgr.Close()
 		return errors.New("stopped while loading")
 	}

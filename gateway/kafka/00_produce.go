@@ -30,7 +30,11 @@ import (
 //
 // Not implemented:
 //   - v13 (topic IDs).
-//   - Transactions: a transactional produce is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+//   - Transactions without a Config.Txns: a produce with a transactional id, or holding a
+//     transactional batch, is TRANSACTIONAL_ID_AUTHORIZATION_FAILED. With one, transactional
+//     batches are stored (the Storage keeps their producer and marks them) and the coordinator
+//     writes their markers; the batches are not yet checked against the partitions added to the
+//     producer's transaction.
 func init() { regKey(produceKey, 0, 12) }
 
 func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
@@ -112,7 +116,7 @@ func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob)
 		}
 	}
 	switch {
-	case preq.TransactionID != nil:
+	case c.s.cfg.Txns == nil && (preq.TransactionID != nil || hasTransactionalBatch(j.records)):
 		j.out.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return 0
 	case reservedTopic(j.tp.topic):
@@ -154,4 +158,21 @@ func countRecords(b []byte) int {
 		b = b[12+length:]
 	}
 	return n
+}
+
+// hasTransactionalBatch reports whether records (magic-2 batches) hold a batch with the
+// transactional bit; what does not parse is left to the Storage to refuse.
+func hasTransactionalBatch(records []byte) bool {
+	const attrAt, attrTransactional = 21, 0x10
+	for len(records) >= attrAt+2 {
+		if records[magicAt] == 2 && binary.BigEndian.Uint16(records[attrAt:])&attrTransactional != 0 {
+			return true
+		}
+		n := int(binary.BigEndian.Uint32(records[8:])) + 12
+		if n <= 12 || n > len(records) {
+			return false
+		}
+		records = records[n:]
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,10 @@ import (
 //     polls that watched fewer than they could.
 //   - Fetch v0-3 get magic 0/1 message sets (the Storage converts); v4+ get magic-2 batches.
 //   - Any gateway serves any partition; there are no preferred read replicas.
+//   - READ_COMMITTED (v4+): each read is cut at the partition's last stable offset (the first
+//     offset of its oldest open transaction, Storage.Stable), which is the LastStableOffset
+//     answered, and the aborted transactions in the records read are listed, so the client
+//     drops their records.
 //
 // Not implemented:
 //   - Fetch sessions (KIP-227): no session is created. A full fetch (session epoch 0 or -1, with
@@ -39,8 +44,7 @@ import (
 //     other epoch) names a session the gateway does not hold and gets FETCH_SESSION_ID_NOT_FOUND
 //     with no topics, as Kafka answers an unknown session. A session would pin per-client state
 //     to one gateway for a saving of request bytes only: the answer is the same either way.
-//   - v13+ (topic IDs), leader epoch fencing (every partition is at epoch 0), read_committed
-//     (there are no transactions, so it equals read_uncommitted).
+//   - v13+ (topic IDs), leader epoch fencing (every partition is at epoch 0).
 func init() { regKey(fetchKey, 0, 12) }
 
 const maxFetchWait = 30 * time.Second
@@ -65,7 +69,8 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 	for _, rt := range freq.Topics {
 		for _, rp := range rt.Partitions {
 			limit := max(min(int64(rp.PartitionMaxBytes), maxBytes), 1)
-			parts = append(parts, fetchPart{topic: rt.Topic, partition: rp.Partition, next: rp.FetchOffset, limit: limit})
+			parts = append(parts, fetchPart{topic: rt.Topic, partition: rp.Partition, next: rp.FetchOffset, limit: limit,
+				committed: freq.Version >= 4 && freq.IsolationLevel == 1})
 		}
 	}
 	req.release = append(req.release, func() {
@@ -107,6 +112,14 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 				if len(fp.records) > 0 {
 					sp.RecordBatches = fp.records
 				}
+				if fp.committed {
+					sp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(fp.aborted))
+					for _, a := range fp.aborted {
+						at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+						at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+						sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+					}
+				}
 			}
 			req.setErr(sp.ErrorCode)
 			if freq.Version >= 4 {
@@ -139,6 +152,46 @@ type fetchPart struct {
 	readOffset, readLim int64 // this round's read
 	res                 FetchResult
 	readErr             error
+	// committed: a READ_COMMITTED read, cut at the last stable offset; aborted are the aborted
+	// transactions of what it holds.
+	committed bool
+	aborted   []AbortedTxn
+}
+
+// stable cuts this round's read at the partition's last stable offset and adds the aborted
+// transactions it holds.
+func (p *fetchPart) stable(req *request) error {
+	res := &p.res
+	lso, aborted, err := req.storage.Stable(req.ctx, p.topic, p.partition, p.readOffset, res.HighWatermark)
+	if err != nil {
+		if res.Release != nil {
+			res.Release()
+		}
+		*res = FetchResult{}
+		return err
+	}
+	res.LastStableOffset = lso
+	res.Records = batchesBelow(res.Records, lso)
+	for _, a := range aborted {
+		if !slices.Contains(p.aborted, a) {
+			p.aborted = append(p.aborted, a)
+		}
+	}
+	return nil
+}
+
+// batchesBelow is the leading magic-2 batches of records whose base offset is below end.
+func batchesBelow(records []byte, end int64) []byte {
+	at := 0
+	for len(records)-at >= 12 {
+		base := int64(binary.BigEndian.Uint64(records[at:]))
+		n := int(binary.BigEndian.Uint32(records[at+8:])) + 12
+		if base >= end || n <= 12 || n > len(records)-at {
+			break
+		}
+		at += n
+	}
+	return records[:at]
 }
 
 func (p *fetchPart) drop() {
@@ -186,6 +239,9 @@ func waitPoints(parts []fetchPart) []waitPoint {
 func (c *conn) readParts(req *request, version int16, parts []fetchPart, maxBytes, total int64) int64 {
 	do := func(p *fetchPart) {
 		p.res, p.readErr = req.storage.Fetch(req.ctx, p.topic, p.partition, p.readOffset, int32(p.readLim), version)
+		if p.readErr == nil && p.committed {
+			p.readErr = p.stable(req)
+		}
 	}
 	plan := func(p *fetchPart, got int64) {
 		p.readOffset, p.readLim = p.next, 0

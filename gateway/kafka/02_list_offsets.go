@@ -15,10 +15,11 @@ import (
 //   - v0 answers OldStyleOffsets with that single offset.
 //   - The internal __consumer_offsets answers as empty partitions (internal.go).
 //   - Every partition is at leader epoch 0.
+//   - READ_COMMITTED (v2+): -1 is the last stable offset (Storage.Stable), and a timestamp
+//     lookup that lands at or past it finds nothing (-1), as Kafka answers.
 //
 // Not implemented:
 // * -5 (latest tiered offset) answers -1: nothing is tiered.
-// * IsolationLevel: there are no transactions, so both levels are the same.
 // * v10+ (remote storage timeouts, -6).
 func init() { regKey(listOffsetsKey, 0, 9) }
 
@@ -39,7 +40,7 @@ func (c *conn) handleListOffsets(req *request) (kmsg.Response, error) {
 				continue
 			}
 			seen[rp.Partition] = len(st.Partitions)
-			c.listOffset(req, lreq.Version, rt.Topic, rp, &sp)
+			c.listOffset(req, lreq.Version, lreq.IsolationLevel == 1 && lreq.Version >= 2, rt.Topic, rp, &sp)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -52,7 +53,7 @@ func (c *conn) handleListOffsets(req *request) (kmsg.Response, error) {
 	return resp, nil
 }
 
-func (c *conn) listOffset(req *request, version int16, topic string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+func (c *conn) listOffset(req *request, version int16, committed bool, topic string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
 	ts := rp.Timestamp
 	listOffset := req.storage.ListOffset
 	if reservedTopic(topic) {
@@ -76,6 +77,24 @@ func (c *conn) listOffset(req *request, version int16, topic string, rp kmsg.Lis
 	if err != nil {
 		sp.ErrorCode = errCode(err)
 		return
+	}
+	if committed && ts != -2 && !reservedTopic(topic) {
+		_, hw, err := req.storage.Offsets(req.ctx, topic, rp.Partition)
+		if err == nil {
+			var lso int64
+			lso, _, err = req.storage.Stable(req.ctx, topic, rp.Partition, hw, hw)
+			switch {
+			case err != nil:
+			case ts == -1:
+				offset = lso
+			case offset >= lso:
+				offset, at = -1, -1
+			}
+		}
+		if err != nil {
+			sp.ErrorCode = errCode(err)
+			return
+		}
 	}
 	sp.LeaderEpoch = 0
 	if version == 0 {

@@ -64,22 +64,32 @@ func (s *Server) serves(key, version int16) bool {
 	if served(key, version) {
 		return true
 	}
+	if v, ok := txnVersions[key]; ok {
+		return s.cfg.Txns != nil && version >= v.min && version <= v.max
+	}
 	v, ok := groupVersions[key]
 	return ok && s.cfg.Groups != nil && version >= v.min && version <= v.max
 }
 
-// advertised is what ApiVersions lists: every key's range, the group keys' only with a
-// coordinator.
+// advertised is what ApiVersions lists: every key's range, the group keys' only with a group
+// coordinator, the transaction keys' only with a transaction coordinator.
 func (s *Server) advertised() map[int16]versionRange {
-	if s.cfg.Groups == nil {
+	if s.cfg.Groups == nil && s.cfg.Txns == nil {
 		return versions
 	}
-	all := make(map[int16]versionRange, len(versions)+len(groupVersions))
+	all := make(map[int16]versionRange, len(versions)+len(groupVersions)+len(txnVersions))
 	for k, v := range versions {
 		all[k] = v
 	}
-	for k, v := range groupVersions {
-		all[k] = v
+	if s.cfg.Groups != nil {
+		for k, v := range groupVersions {
+			all[k] = v
+		}
+	}
+	if s.cfg.Txns != nil {
+		for k, v := range txnVersions {
+			all[k] = v
+		}
 	}
 	return all
 }

@@ -12,16 +12,25 @@ import (
 //     through Iggy) at the epoch it chooses.
 //   - A producer that sends its current id and epoch (KIP-360, v3+) gets a fresh id rather than a
 //     bumped epoch; clients accept either.
+//   - A transactional id is served by Config.Txns (package txn): fencing of older epochs, the
+//     previous incarnation's open transaction aborted, CONCURRENT_TRANSACTIONS meanwhile.
 //
 // Not implemented:
-// * Transactions: a transactional id is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
-// * v5 (transactions v2).
+//   - Without a Config.Txns a transactional id is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+//   - v5 (transactions v2).
 func init() { regKey(initProducerIDKey, 0, 4) }
 
 func (c *conn) handleInitProducerID(req *request) (kmsg.Response, error) {
 	ireq := req.kreq.(*kmsg.InitProducerIDRequest)
 	resp := ireq.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if ireq.TransactionalID != nil && c.s.cfg.Txns != nil {
+		tresp, err := c.s.cfg.Txns.InitProducerID(req.ctx, c.identity(req), ireq)
+		if err == nil {
+			req.setErr(tresp.ErrorCode)
+		}
+		return tresp, err
+	}
 	if ireq.TransactionalID != nil {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		req.setErr(resp.ErrorCode)

@@ -28,6 +28,9 @@ const (
 	deleteRecordsKey               int16 = 21
 	initProducerIDKey              int16 = 22
 	offsetForLeaderEpochKey        int16 = 23
+	addPartitionsToTxnKey          int16 = 24
+	addOffsetsToTxnKey             int16 = 25
+	endTxnKey                      int16 = 26
 	describeConfigsKey             int16 = 32
 	alterConfigsKey                int16 = 33
 	saslAuthenticateKey            int16 = 36
@@ -41,6 +44,8 @@ const (
 	describeUserSCRAMKey           int16 = 50
 	alterUserSCRAMKey              int16 = 51
 	describeClusterKey             int16 = 60
+	describeTransactionsKey        int16 = 65
+	listTransactionsKey            int16 = 66
 	consumerGroupHeartbeatKey      int16 = 68
 	consumerGroupDescribeKey       int16 = 69
 )
@@ -60,7 +65,7 @@ func isGroupKey(key int16) bool {
 // handle answers one request. A nil response means no answer is written (acks=0 produce); an
 // error closes the connection.
 func (c *conn) handle(req *request) (kmsg.Response, error) {
-	if req.kreq == nil || (isGroupKey(req.key) && c.s.cfg.Groups == nil) {
+	if req.kreq == nil || (isGroupKey(req.key) && c.s.cfg.Groups == nil) || (isTxnKey(req.key) && c.s.cfg.Txns == nil) {
 		return c.unsupported(req)
 	}
 	if (req.key == produceKey || req.key == fetchKey) && c.s.lameDuck.Load() {
@@ -105,6 +110,12 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleDeleteRecords(req)
 	case initProducerIDKey:
 		return c.handleInitProducerID(req)
+	case addPartitionsToTxnKey:
+		return c.handleAddPartitionsToTxn(req)
+	case addOffsetsToTxnKey:
+		return c.handleAddOffsetsToTxn(req)
+	case endTxnKey:
+		return c.handleEndTxn(req)
 	case offsetForLeaderEpochKey:
 		return c.handleOffsetForLeaderEpoch(req)
 	case describeConfigsKey:
@@ -133,6 +144,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleAlterUserSCRAMCredentials(req)
 	case describeClusterKey:
 		return c.handleDescribeCluster(req)
+	case describeTransactionsKey:
+		return c.handleDescribeTransactions(req)
+	case listTransactionsKey:
+		return c.handleListTransactions(req)
 	case consumerGroupHeartbeatKey:
 		return c.handleConsumerGroupHeartbeat(req)
 	case consumerGroupDescribeKey:

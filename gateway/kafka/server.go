@@ -74,6 +74,9 @@ type Config struct {
 	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
 	// and are refused as unsupported.
 	Groups GroupCoordinator
+	// Txns serves the transaction APIs (txns.go); nil: a transactional id is refused and the
+	// transaction keys are neither advertised nor served.
+	Txns TxnCoordinator
 	// Fleet, when set, is the live view of the fleet (fleet.go); nil lists Brokers and makes
 	// this node the controller.
 	Fleet Fleet

@@ -46,6 +46,16 @@ type Storage interface {
 	// watermark, and returns the log start offset after it (never below what it was). An offset
 	// below -1 or past the high watermark is kerr.OffsetOutOfRange.
 	DeleteRecords(ctx context.Context, topic string, partition int32, offset int64) (logStart int64, err error)
+	// Stable is what READ_COMMITTED readers of a partition may see, read up to hw: the last
+	// stable offset (the first offset of the oldest transaction still open, else hw) and the
+	// aborted transactions that end at or after from and begin before the last stable offset.
+	Stable(ctx context.Context, topic string, partition int32, from, hw int64) (lso int64, aborted []AbortedTxn, err error)
+}
+
+// AbortedTxn is one aborted transaction of a partition as Fetch lists it: its producer and the
+// offset of its first record.
+type AbortedTxn struct {
+	ProducerID, FirstOffset int64
 }
 
 // TopicInfo describes one Kafka topic.

@@ -8,10 +8,23 @@ import (
 	"time"
 )
 
-// Version is the format version Encode writes (the first byte of every record). Version 2 added
-// the consumer-group record and the consumer groups of a checkpoint; Decode reads versions 1 and
-// 2. The layout is documented field by field in the package doc of gateway/coordinator.
-const Version = 2
+// Version is the newest format version (the first byte of every record). Version 2 added the
+// consumer-group record and the consumer groups of a checkpoint, version 3 the transaction record
+// and the transactions of a checkpoint; Decode reads versions 1 to 3. Encode writes the oldest
+// version that holds the record (EncodeVersion), so a log without transactions stays readable by
+// gateways that know only version 2, and a version-2 reader skips what it cannot hold
+// (ErrVersion) instead of misreading it. The layout is documented field by field in the package
+// doc of gateway/coordinator.
+const Version = 3
+
+// EncodeVersion is the version Encode writes r in: 3 for a transaction record and a checkpoint
+// holding transactions, 2 for every other record.
+func EncodeVersion(r *Record) uint8 {
+	if r.Type == TypeTransaction || r.Type == TypeCheckpoint && r.Checkpoint != nil && len(r.Checkpoint.Transactions) > 0 {
+		return 3
+	}
+	return 2
+}
 
 // MinVersion is the oldest format version Decode reads.
 const MinVersion = 1
@@ -49,7 +62,7 @@ func Encode(r Record) ([]byte, error) {
 
 // AppendEncode appends the encoding of r to dst.
 func AppendEncode(dst []byte, r Record) ([]byte, error) {
-	dst = append(dst, Version, byte(r.Type))
+	dst = append(dst, EncodeVersion(&r), byte(r.Type))
 	dst = binary.LittleEndian.AppendUint64(dst, r.Claim)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(unixNano(r.Time)))
 	var w writer
@@ -125,6 +138,23 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 			}
 			w.cgroup(&c.ConsumerGroups[i])
 		}
+		if len(c.Transactions) > 0 {
+			w.uvarint(uint64(len(c.Transactions)))
+			for i := range c.Transactions {
+				if err := checkTxn(&c.Transactions[i]); err != nil {
+					return nil, err
+				}
+				w.txn(&c.Transactions[i])
+			}
+		}
+	case TypeTransaction:
+		if r.Transaction == nil {
+			return nil, errors.New("coordinator record: transaction record without Transaction")
+		}
+		if err := checkTxn(r.Transaction); err != nil {
+			return nil, err
+		}
+		w.txn(r.Transaction)
 	case TypeConsumerGroup:
 		if r.ConsumerGroup == nil {
 			return nil, errors.New("coordinator record: consumer-group record without ConsumerGroup")
@@ -156,7 +186,7 @@ func Decode(b []byte) (Record, error) {
 	}
 	r.Type, r.Claim, r.Time = h.Type, h.Claim, h.Time
 	d := reader{b: b, pos: HeaderSize}
-	if r.Type == TypeConsumerGroup && h.Version < 2 {
+	if r.Type == TypeConsumerGroup && h.Version < 2 || r.Type == TypeTransaction && h.Version < 3 {
 		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d in version %d", b[1], h.Version), Err: ErrType}
 	}
 	switch r.Type {
@@ -228,11 +258,30 @@ func Decode(b []byte) (Record, error) {
 				}
 			}
 		}
+		if h.Version >= 3 {
+			// A version-3 checkpoint is one that holds transactions: at least one.
+			n := d.count("checkpoint transactions", 8)
+			if n == 0 && d.err == nil {
+				d.fail("checkpoint transactions", ErrCorrupt)
+			}
+			for range n {
+				if d.err != nil {
+					break
+				}
+				var t Transaction
+				d.txn(&t)
+				c.Transactions = append(c.Transactions, t)
+			}
+		}
 		r.Checkpoint = c
 	case TypeConsumerGroup:
 		g := new(ConsumerGroup)
 		d.cgroup(g)
 		r.ConsumerGroup = g
+	case TypeTransaction:
+		t := new(Transaction)
+		d.txn(t)
+		r.Transaction = t
 	default:
 		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d", b[1]), Err: ErrType}
 	}
@@ -607,4 +656,98 @@ func (d *reader) offset(o *OffsetCommit) {
 	o.LeaderEpoch = d.i32("offset leader epoch")
 	o.Metadata = d.str("offset metadata")
 	o.Expire = fromUnixNano(d.varint("offset expire"))
+}
+
+// checkTxn refuses a transaction Decode would not read back as it is: an unknown state, an
+// empty topic, partitions or groups out of order or repeated.
+func checkTxn(t *Transaction) error {
+	if t.State > TxnDead {
+		return fmt.Errorf("coordinator record: transaction %q has unknown state %d", t.ID, t.State)
+	}
+	for i, tp := range t.Partitions {
+		if len(tp.Partitions) == 0 || i > 0 && t.Partitions[i-1].Topic >= tp.Topic {
+			return fmt.Errorf("coordinator record: transaction %q: topics not sorted, repeated or empty", t.ID)
+		}
+		for j := 1; j < len(tp.Partitions); j++ {
+			if tp.Partitions[j-1] >= tp.Partitions[j] {
+				return fmt.Errorf("coordinator record: transaction %q: partitions of %s not sorted or repeated", t.ID, tp.Topic)
+			}
+		}
+	}
+	for i := 1; i < len(t.Groups); i++ {
+		if t.Groups[i-1] >= t.Groups[i] {
+			return fmt.Errorf("coordinator record: transaction %q: groups not sorted or repeated", t.ID)
+		}
+	}
+	return nil
+}
+
+func (w *writer) txn(t *Transaction) {
+	w.str(t.ID)
+	w.varint(t.ProducerID)
+	w.varint(int64(t.Epoch))
+	w.varint(int64(t.Timeout))
+	w.b = append(w.b, byte(t.State))
+	w.uvarint(uint64(len(t.Partitions)))
+	for _, tp := range t.Partitions {
+		w.str(tp.Topic)
+		w.uvarint(uint64(len(tp.Partitions)))
+		for _, p := range tp.Partitions {
+			w.varint(int64(p))
+		}
+	}
+	w.uvarint(uint64(len(t.Groups)))
+	for _, g := range t.Groups {
+		w.str(g)
+	}
+	w.varint(unixNano(t.Started))
+	w.varint(unixNano(t.Updated))
+}
+
+func (d *reader) txn(t *Transaction) {
+	t.ID = d.str("transaction id")
+	t.ProducerID = d.varint("transaction producer id")
+	if e := d.i32("transaction epoch"); e < math.MinInt16 || e > math.MaxInt16 {
+		d.fail("transaction epoch", ErrCorrupt)
+	} else {
+		t.Epoch = int16(e)
+	}
+	t.Timeout = time.Duration(d.varint("transaction timeout"))
+	if st := d.raw("transaction state", 1); d.err == nil {
+		t.State = TxnState(st[0])
+		if t.State > TxnDead {
+			d.pos--
+			d.fail("transaction state", ErrCorrupt)
+		}
+	}
+	if n := d.count("transaction topics", 3); n > 0 {
+		t.Partitions = make([]TxnTopic, n)
+		for i := range t.Partitions {
+			tp := &t.Partitions[i]
+			tp.Topic = d.str("transaction topic")
+			np := d.count("transaction partitions", 1)
+			if np == 0 && d.err == nil {
+				d.fail("transaction partitions", ErrCorrupt)
+			}
+			if d.err != nil {
+				t.Partitions = nil
+				return
+			}
+			tp.Partitions = make([]int32, np)
+			for j := range tp.Partitions {
+				tp.Partitions[j] = d.i32("transaction partition")
+			}
+		}
+	}
+	if n := d.count("transaction groups", 1); n > 0 {
+		t.Groups = make([]string, n)
+		for i := range t.Groups {
+			t.Groups[i] = d.str("transaction group")
+		}
+	}
+	t.Started = fromUnixNano(d.varint("transaction started"))
+	t.Updated = fromUnixNano(d.varint("transaction updated"))
+	if d.err == nil && checkTxn(t) != nil {
+		d.fail("transaction order", ErrCorrupt)
+	}
 }

@@ -82,7 +82,21 @@ func goldens() map[string]Record {
 	cp := *g["checkpoint"].Checkpoint
 	cp.ConsumerGroups = []ConsumerGroup{whole, {Name: "cg2", Epoch: 3, AssignmentEpoch: 3}}
 	g["checkpoint"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cp}
+	tx := goldenTransaction()
+	g["transaction"] = Record{Type: TypeTransaction, Claim: 3, Time: t0, Transaction: &tx}
+	cpt := cp
+	cpt.Transactions = []Transaction{tx, {ID: "tx-idle", ProducerID: 7, Epoch: 0, Timeout: time.Minute, State: TxnCompleteAbort, Updated: t0}}
+	g["checkpoint-transactions"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpt}
 	return g
+}
+
+func goldenTransaction() Transaction {
+	return Transaction{
+		ID: "etl-1", ProducerID: 4001, Epoch: 12, Timeout: 10 * time.Second, State: TxnPrepareCommit,
+		Partitions: []TxnTopic{{Topic: "orders", Partitions: []int32{0, 2}}, {Topic: "totals", Partitions: []int32{1}}},
+		Groups:     []string{"etl"},
+		Started:    t0.Add(-2 * time.Second), Updated: t0,
+	}
 }
 
 // Records that format version 1 wrote decode as they were written: a gateway of version 2 reads
@@ -191,13 +205,22 @@ func cpRemoving(t *testing.T) []byte {
 func TestDecodeErrors(t *testing.T) {
 	good, _ := Encode(goldens()["group"])
 	cg, _ := Encode(goldens()["consumer-group"])
+	tx, _ := Encode(goldens()["transaction"])
+	// In the golden transaction the state byte (2, PrepareCommit) comes right before the topic
+	// count (2) and the first topic, "orders", whose partitions are 0 and 2.
+	at := bytes.Index(tx, []byte("\x02\x06orders"))
+	txPatch := func(pos int, with ...byte) []byte {
+		b := append([]byte{}, tx...)
+		copy(b[pos:], with)
+		return b
+	}
 	cases := []struct {
 		name string
 		in   []byte
 		want error
 	}{
 		{"empty", nil, ErrTruncated},
-		{"future version", append([]byte{3}, good[1:]...), ErrVersion},
+		{"future version", append([]byte{4}, good[1:]...), ErrVersion},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"short header", good[:10], ErrTruncated},
 		{"unknown type", append([]byte{2, 99}, good[2:]...), ErrType},
@@ -208,6 +231,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"truncated consumer group", cg[:len(cg)-5], ErrTruncated},
 		{"checkpoint consumer group that removes", cpRemoving(t), ErrCorrupt},
 		{"truncated body", good[:len(good)-3], ErrTruncated},
+		{"transaction in version 2", append([]byte{2}, tx[1:]...), ErrType},
+		{"transaction state past the known ones", txPatch(at-1, 7), ErrCorrupt},
+		{"transaction partitions out of order", txPatch(at+8, 2, 4, 0), ErrCorrupt},
+		{"transaction topic without partitions", txPatch(at+8, 0), ErrCorrupt},
+		{"truncated transaction", tx[:len(tx)-4], ErrTruncated},
 		{"trailing bytes", append(append([]byte{}, good...), 0), ErrCorrupt},
 		{"huge member count", append(append([]byte{}, good[:HeaderSize]...), 2, 'g', '1', 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f), ErrCorrupt},
 	}
@@ -228,6 +256,12 @@ func TestEncodeRefusesMismatch(t *testing.T) {
 		{Type: Type(42)},
 		{Type: TypeConsumerGroup},
 		{Type: TypeCheckpoint, Checkpoint: &Checkpoint{ConsumerGroups: []ConsumerGroup{{Name: "g", Removed: []string{"m"}}}}},
+		{Type: TypeTransaction},
+		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", State: TxnDead + 1}},
+		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", Partitions: []TxnTopic{{Topic: "a"}}}},
+		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", Partitions: []TxnTopic{{Topic: "b", Partitions: []int32{0}}, {Topic: "a", Partitions: []int32{0}}}}},
+		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", Groups: []string{"g", "g"}}},
+		{Type: TypeCheckpoint, Checkpoint: &Checkpoint{Transactions: []Transaction{{ID: "t", Partitions: []TxnTopic{{Topic: "a", Partitions: []int32{1, 1}}}}}}},
 	}
 	for _, r := range bad {
 		if _, err := Encode(r); err == nil {

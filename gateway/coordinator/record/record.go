@@ -24,6 +24,9 @@ const (
 	// TypeConsumerGroup is a change of a KIP-848 consumer group (format version 2): its epochs,
 	// the topics it resolved, and the members that joined, changed or left.
 	TypeConsumerGroup Type = 7
+	// TypeTransaction is the whole state of one transactional id (format version 3): its
+	// producer id and epoch, the transaction's state, partitions and groups, its timeout.
+	TypeTransaction Type = 8
 )
 
 func (t Type) String() string {
@@ -42,6 +45,8 @@ func (t Type) String() string {
 		return "checkpoint"
 	case TypeConsumerGroup:
 		return "consumer-group"
+	case TypeTransaction:
+		return "transaction"
 	}
 	return "unknown"
 }
@@ -63,6 +68,7 @@ type Record struct {
 	OffsetDeleted *OffsetDeleted
 	Checkpoint    *Checkpoint
 	ConsumerGroup *ConsumerGroup
+	Transaction   *Transaction
 }
 
 // Claim says that Node took the partition over; Number is above every claim before it in the
@@ -137,6 +143,8 @@ type Checkpoint struct {
 	Offsets []OffsetCommit
 	// ConsumerGroups are the KIP-848 consumer groups, each whole (no Removed), by name.
 	ConsumerGroups []ConsumerGroup
+	// Transactions are the transactional ids the partition holds, by id (format version 3).
+	Transactions []Transaction
 }
 
 // ConsumerGroup is a KIP-848 consumer group as its coordinator keeps it: everything another
@@ -224,4 +232,64 @@ type TopicPartitions struct {
 	// (KIP-1251), one per partition; nil elsewhere. A commit at an older member epoch is taken
 	// for a partition the member was given at or before that epoch.
 	Epochs []int32
+}
+
+// TxnState is where a transaction stands, with Kafka's names (TransactionState).
+type TxnState uint8
+
+const (
+	TxnEmpty          TxnState = 0 // an id with a producer id and no open transaction
+	TxnOngoing        TxnState = 1 // partitions or groups were added since the last end
+	TxnPrepareCommit  TxnState = 2 // EndTxn commit accepted; markers being written
+	TxnPrepareAbort   TxnState = 3 // EndTxn abort, a timeout or a fencing InitProducerId; markers being written
+	TxnCompleteCommit TxnState = 4 // every commit marker written
+	TxnCompleteAbort  TxnState = 5 // every abort marker written
+	TxnDead           TxnState = 6 // the id is gone (expired); the fold forgets it
+)
+
+func (s TxnState) String() string {
+	switch s {
+	case TxnEmpty:
+		return "Empty"
+	case TxnOngoing:
+		return "Ongoing"
+	case TxnPrepareCommit:
+		return "PrepareCommit"
+	case TxnPrepareAbort:
+		return "PrepareAbort"
+	case TxnCompleteCommit:
+		return "CompleteCommit"
+	case TxnCompleteAbort:
+		return "CompleteAbort"
+	case TxnDead:
+		return "Dead"
+	}
+	return "Unknown"
+}
+
+// Transaction is the whole state of one transactional id as its coordinator keeps it; every
+// change of it is one transaction record, so the last valid record of an id is its state.
+type Transaction struct {
+	ID         string // the transactional.id
+	ProducerID int64
+	Epoch      int16
+	// Timeout is the client's transaction.timeout.ms: an Ongoing transaction whose Started is
+	// older than Timeout is aborted by the coordinator.
+	Timeout time.Duration
+	State   TxnState
+	// Partitions are the data partitions added to the open (or ending) transaction, sorted by
+	// topic, each topic's partitions sorted and unique, none empty.
+	Partitions []TxnTopic
+	// Groups are the consumer groups added with AddOffsetsToTxn, sorted and unique.
+	Groups []string
+	// Started is when the open transaction began (its first add); zero when none is open.
+	Started time.Time
+	// Updated is when this state was decided.
+	Updated time.Time
+}
+
+// TxnTopic is the partitions of one topic in a transaction.
+type TxnTopic struct {
+	Topic      string
+	Partitions []int32
 }

@@ -58,6 +58,7 @@ type State struct {
 	claimOffset uint64
 
 	groups     map[string]*groupState
+	txns       map[string]Transaction // by transactional id; Dead ones are dropped
 	nOffsets   int
 	deadGroups map[string]uint64       // group -> log offset of its deletion
 	deadOffs   map[offsetMarker]uint64 // offset -> log offset of its deletion
@@ -78,6 +79,7 @@ type State struct {
 func NewState() *State {
 	return &State{
 		groups:     make(map[string]*groupState),
+		txns:       make(map[string]Transaction),
 		deadGroups: make(map[string]uint64),
 		deadOffs:   make(map[offsetMarker]uint64),
 	}
@@ -144,6 +146,13 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 			}
 		}
 		s.deadOffs[offsetMarker{o.Group, tp}] = offset
+	case TypeTransaction:
+		t := *r.Transaction
+		if t.State == TxnDead {
+			delete(s.txns, t.ID)
+		} else {
+			s.txns[t.ID] = t
+		}
 	case TypeCheckpoint:
 		s.applyCheckpoint(offset, r, first)
 		return true
@@ -169,6 +178,10 @@ func (s *State) applyCheckpoint(offset uint64, r Record, first bool) {
 		for i := range c.ConsumerGroups {
 			g := c.ConsumerGroups[i]
 			s.entry(g.Name).cgroup = &g
+		}
+		s.txns = make(map[string]Transaction, len(c.Transactions))
+		for _, t := range c.Transactions {
+			s.txns[t.ID] = t
 		}
 		for _, o := range c.Offsets {
 			gs := s.entry(o.Group)
@@ -235,7 +248,27 @@ func (s *State) Snapshot(through uint64) Checkpoint {
 	if len(cp.Offsets) == 0 {
 		cp.Offsets = nil
 	}
+	cp.Transactions = s.Transactions()
 	return cp
+}
+
+// Transaction returns the state of a transactional id, if the partition holds it.
+func (s *State) Transaction(id string) (Transaction, bool) {
+	t, ok := s.txns[id]
+	return t, ok
+}
+
+// Transactions returns every transactional id's state, sorted by id; nil when there is none.
+func (s *State) Transactions() []Transaction {
+	if len(s.txns) == 0 {
+		return nil
+	}
+	out := make([]Transaction, 0, len(s.txns))
+	for _, t := range s.txns {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b Transaction) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // Claim is the newest claim: its number, the node and Kafka address that made it, and the log
@@ -357,6 +390,7 @@ func (s *State) OffsetDeleted(group, topic string, partition int32) bool {
 // Counts is a summary of a state, for operators and for deciding checkpoints in O(1).
 type Counts struct {
 	Groups, Offsets int // live groups (with a snapshot or offsets) and offsets
+	Transactions    int // transactional ids held
 	Markers         int // deletion markers not yet covered by a checkpoint
 	Applied, Void   uint64
 	// SinceCheckpoint counts the valid records after the last checkpoint (or the start).
@@ -366,7 +400,7 @@ type Counts struct {
 // Counts returns the state's counters; it does not walk the state.
 func (s *State) Counts() Counts {
 	return Counts{
-		Groups: len(s.groups), Offsets: s.nOffsets,
+		Groups: len(s.groups), Offsets: s.nOffsets, Transactions: len(s.txns),
 		Markers: len(s.deadGroups) + len(s.deadOffs),
 		Applied: s.applied, Void: s.void,
 		SinceCheckpoint: s.sinceCheckpoint,

@@ -381,3 +381,69 @@ func TestConsumerGroupCheckpoint(t *testing.T) {
 		t.Fatalf("from checkpoint\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+// Transaction records fold to the last state of each id; a Dead one is forgotten; a checkpoint
+// carries them, and a state started at that checkpoint holds the same transactions.
+func TestTransactionFold(t *testing.T) {
+	st := NewState()
+	claim := Record{Type: TypeClaim, Claim: 1, ClaimInfo: &Claim{Number: 1, Node: 1}}
+	st.Apply(0, claim)
+	a := goldenTransaction()
+	a.State = TxnOngoing
+	b := Transaction{ID: "other", ProducerID: 9, Timeout: time.Minute, State: TxnEmpty}
+	recs := []Transaction{a, b}
+	a2 := a
+	a2.State = TxnPrepareCommit
+	recs = append(recs, a2)
+	dead := b
+	dead.State = TxnDead
+	recs = append(recs, dead)
+	for i := range recs {
+		if !st.Apply(uint64(i+1), Record{Type: TypeTransaction, Claim: 1, Transaction: &recs[i]}) {
+			t.Fatalf("record %d void", i)
+		}
+	}
+	// A fenced writer's transaction record changes nothing.
+	stale := a
+	stale.State = TxnCompleteAbort
+	if st.Apply(9, Record{Type: TypeTransaction, Claim: 0, Transaction: &stale}) {
+		t.Fatal("a record under no claim was valid")
+	}
+	got, ok := st.Transaction("etl-1")
+	if !ok || !reflect.DeepEqual(got, a2) {
+		t.Fatalf("etl-1 = %+v, %v; want %+v", got, ok, a2)
+	}
+	if _, ok := st.Transaction("other"); ok {
+		t.Fatal("a Dead transaction is still held")
+	}
+	if n := st.Counts().Transactions; n != 1 {
+		t.Fatalf("Counts().Transactions = %d, want 1", n)
+	}
+	cp := st.Snapshot(9)
+	if len(cp.Transactions) != 1 || cp.Transactions[0].ID != "etl-1" {
+		t.Fatalf("checkpoint transactions %+v", cp.Transactions)
+	}
+	enc, err := Encode(Record{Type: TypeCheckpoint, Claim: 1, Checkpoint: &cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc[0] != 3 {
+		t.Fatalf("a checkpoint with transactions is written in version %d, want 3", enc[0])
+	}
+	dec, err := Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := NewState()
+	if !from.Apply(10, dec) {
+		t.Fatal("checkpoint void as the first record")
+	}
+	if !reflect.DeepEqual(from.Transactions(), st.Transactions()) {
+		t.Fatalf("from checkpoint %+v, want %+v", from.Transactions(), st.Transactions())
+	}
+	// Without transactions a checkpoint stays version 2, readable by older gateways.
+	enc2, _ := Encode(Record{Type: TypeCheckpoint, Claim: 1, Checkpoint: &Checkpoint{Through: 1}})
+	if enc2[0] != 2 {
+		t.Fatalf("a checkpoint without transactions is written in version %d, want 2", enc2[0])
+	}
+}

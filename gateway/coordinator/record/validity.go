@@ -51,6 +51,8 @@ func (v *Validity) Apply(r *Record) bool {
 		}
 	case TypeConsumerGroup:
 		ok = r.ConsumerGroup != nil
+	case TypeTransaction:
+		ok = r.Transaction != nil
 	}
 	return ok
 }

@@ -1,0 +1,239 @@
+package bridge
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+)
+
+// withAttrs is a producer's batch b with its attributes ORed with attrs, its CRC made again.
+func withAttrs(b []byte, attrs int16) []byte {
+	out := append([]byte(nil), b...)
+	binary.BigEndian.PutUint16(out[21:], binary.BigEndian.Uint16(out[21:])|uint16(attrs))
+	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32c))
+	return out
+}
+
+// storedTxnBatch is a transactional batch of producer pid at epoch, as a store holds it at base.
+func storedTxnBatch(t testing.TB, pid int64, epoch int16, base uint64, values ...string) []byte {
+	t.Helper()
+	var recs []trec
+	for i, v := range values {
+		recs = append(recs, trec{Value: []byte(v), TS: 1_700_000_000_000 + int64(i)})
+	}
+	kb, _, err := nextBatch(withAttrs(kafkaBatch(t, codecNone, recs, pid, epoch, 0), attrTransactional))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := getConverter(new(Metrics))
+	defer putConverter(c)
+	batch, err := c.toIggy(&kb, &idGen{}, 1<<20)
+	if err != nil {
+		t.Fatalf("toIggy of a transactional batch: %v", err)
+	}
+	return storeLike(t, batch, base)
+}
+
+func storedMarker(t testing.TB, pid int64, epoch int16, base uint64, commit bool) []byte {
+	t.Helper()
+	b, err := markerBatch(message.MakeID(base, 1), 1_700_000_000_000_000, pid, epoch, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storeLike(t, b, base)
+}
+
+// A transactional batch goes back with its producer and the transactional bit; a marker goes
+// back as Kafka's control batch (commit or abort) of its producer, and is left out of message
+// sets; a client's control batch, and a transactional batch without a producer, are refused.
+func TestTransactionalBatchesAndMarkers(t *testing.T) {
+	c := getConverter(new(Metrics))
+	defer putConverter(c)
+	out, n, _, err := c.appendKafka(nil, storedTxnBatch(t, 7, 2, 10, "a", "b"), 0)
+	if err != nil || n != 2 {
+		t.Fatalf("appendKafka: %d records, %v", n, err)
+	}
+	var rb kmsg.RecordBatch
+	if err := rb.ReadFrom(out); err != nil {
+		t.Fatal(err)
+	}
+	if rb.Attributes&attrTransactional == 0 || rb.Attributes&attrControl != 0 || rb.ProducerID != 7 || rb.ProducerEpoch != 2 || rb.FirstOffset != 10 {
+		t.Fatalf("transactional batch fetched as %+v", rb)
+	}
+	for _, commit := range []bool{true, false} {
+		out, n, next, err := c.appendKafka(nil, storedMarker(t, 7, 2, 12, commit), 0)
+		if err != nil || n != 1 || next != 13 {
+			t.Fatalf("marker: %d records, next %d, %v", n, next, err)
+		}
+		var cb kmsg.RecordBatch
+		if err := cb.ReadFrom(out); err != nil {
+			t.Fatal(err)
+		}
+		if cb.Attributes != attrTransactional|attrControl || cb.ProducerID != 7 || cb.ProducerEpoch != 2 || cb.FirstOffset != 12 || cb.NumRecords != 1 {
+			t.Fatalf("marker fetched as %+v", cb)
+		}
+		var rec kmsg.Record
+		if err := rec.ReadFrom(cb.Records); err != nil {
+			t.Fatal(err)
+		}
+		want := []byte{0, 0, 0, 0}
+		if commit {
+			want[3] = 1
+		}
+		if string(rec.Key) != string(want) || len(rec.Value) != 6 {
+			t.Fatalf("control record key %v value %v", rec.Key, rec.Value)
+		}
+		if _, n, _, err := c.appendLegacy(nil, storedMarker(t, 7, 2, 12, commit), 0, 1); err != nil || n != 0 {
+			t.Fatalf("a marker in a message set: %d records, %v", n, err)
+		}
+	}
+	plain := kafkaBatch(t, codecNone, []trec{{Value: []byte("x"), TS: 1}}, 7, 2, 0)
+	for name, in := range map[string][]byte{
+		"control batch":                  withAttrs(plain, attrTransactional|attrControl),
+		"transactional without producer": withAttrs(kafkaBatch(t, codecNone, []trec{{Value: []byte("x"), TS: 1}}, -1, -1, -1), attrTransactional),
+	} {
+		kb, _, err := nextBatch(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.toIggy(&kb, &idGen{}, 1<<20); !errors.Is(err, kerr.InvalidRecord) {
+			t.Errorf("%s: %v, want INVALID_RECORD", name, err)
+		}
+	}
+}
+
+// The index of a partition's transactions: an aborted transaction is listed from its first
+// offset to its marker, a committed one is not, an open one holds the last stable offset, and a
+// marker of a producer with no open transaction changes nothing.
+func TestTxnIndex(t *testing.T) {
+	var ix txnIndex
+	ix.open = map[int64]int64{}
+	for _, rec := range [][]byte{
+		storedTxnBatch(t, 7, 0, 0, "a", "b"),
+		storedTxnBatch(t, 7, 0, 2, "c"),
+		storedMarker(t, 7, 0, 3, false),
+		storedMarker(t, 7, 0, 4, false), // a second end, written again after a handover
+		storedTxnBatch(t, 8, 0, 5, "d"),
+		storedMarker(t, 8, 0, 6, true),
+		storedTxnBatch(t, 9, 0, 7, "open"),
+	} {
+		if err := ix.add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ix.next != 8 {
+		t.Fatalf("read up to %d, want 8", ix.next)
+	}
+	if len(ix.aborted) != 1 || ix.aborted[0] != (abortedTxn{pid: 7, first: 0, last: 3}) {
+		t.Fatalf("aborted %+v", ix.aborted)
+	}
+	if len(ix.open) != 1 || ix.open[9] != 7 {
+		t.Fatalf("open %+v", ix.open)
+	}
+}
+
+// A marker carries its producer but holds no sequence: a gateway that rebuilds the producer's
+// state from Iggy after a marker takes the producer's next batch, and the READ_COMMITTED index
+// of a fresh gateway finds the aborted transaction.
+func TestMarkerIsNoBatchOfItsProducer(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "txn", true); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(seq int32) []byte {
+		return withAttrs(kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("s", seq), 2), 5, 0, seq), attrTransactional)
+	}
+	if _, err := b.produce(ctx, m, "txn", 0, batch(0)); err != nil {
+		t.Fatal(err)
+	}
+	marker, err := markerBatch(message.MakeID(1, 2), 1_700_000_000_000_000, 5, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.send(ctx, b.cfg.Stream, "txn", 0, marker); err != nil {
+		t.Fatal(err)
+	}
+	other := newMemBridge(t, m) // knows nothing of producer 5: rebuilds it from the partition
+	if _, err := other.produce(ctx, m, "txn", 0, batch(2)); err != nil {
+		t.Fatalf("the batch after a marker: %v", err)
+	}
+	lso, aborted, err := other.stable(ctx, m, "txn", 0, 0, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lso != 3 || len(aborted) != 1 || aborted[0].ProducerID != 5 || aborted[0].FirstOffset != 0 {
+		t.Fatalf("stable: lso %d, aborted %+v; want 3 and producer 5 from 0", lso, aborted)
+	}
+}
+
+// The abort a fence or a timeout writes, at a bumped epoch, fences the producer's older epoch at
+// the partition too, also at a gateway that rebuilds the producer's state from Iggy.
+func TestMarkerFencesOlderEpoch(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "fence", true); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(epoch int16, seq int32) []byte {
+		return withAttrs(kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("e", epoch, "s", seq), 1), 5, epoch, seq), attrTransactional)
+	}
+	if _, err := b.produce(ctx, m, "fence", 0, batch(3, 0)); err != nil {
+		t.Fatal(err)
+	}
+	marker, err := markerBatch(message.MakeID(1, 2), 1_700_000_000_000_000, 5, 4, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.send(ctx, b.cfg.Stream, "fence", 0, marker); err != nil {
+		t.Fatal(err)
+	}
+	other := newMemBridge(t, m)
+	if _, err := other.produce(ctx, m, "fence", 0, batch(3, 1)); !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("the fenced epoch after the marker: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+	if _, err := other.produce(ctx, m, "fence", 0, batch(5, 0)); err != nil {
+		t.Fatalf("the next incarnation: %v", err)
+	}
+}
+
+// A partition shorter than what the index read (deleted and created again by another gateway)
+// is indexed afresh: a transaction the old one left open no longer holds its readers.
+func TestTxnIndexReadAfreshWhenShorter(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "again", true); err != nil {
+		t.Fatal(err)
+	}
+	open := withAttrs(kafkaBatch(t, codecNone, valueRecs("open", 3), 5, 0, 0), attrTransactional)
+	if _, err := b.produce(ctx, m, "again", 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if lso, _, err := b.stable(ctx, m, "again", 0, 0, 3); err != nil || lso != 0 {
+		t.Fatalf("lso %d, %v; want 0 (a transaction open at 0)", lso, err)
+	}
+	if err := m.deleteTopic(ctx, b.cfg.Stream, "again"); err != nil {
+		t.Fatal(err)
+	}
+	other := newMemBridge(t, m)
+	if _, err := other.topicInfo(ctx, m, "again", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.produce(ctx, m, "again", 0, kafkaBatch(t, codecNone, valueRecs("plain", 1), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if lso, _, err := b.stable(ctx, m, "again", 0, 0, 1); err != nil || lso != 1 {
+		t.Fatalf("lso %d, %v after the partition was created again; want 1", lso, err)
+	}
+}

@@ -1,0 +1,134 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+)
+
+// txnIndex is what a partition's transactions leave for READ_COMMITTED readers: which
+// producers have a transaction open (and from which offset), and which transactions were
+// aborted. It is built by reading the partition's messages from its log start (kafka.txn on a
+// batch's first message, and the markers), in memory only: a gateway that starts, or reads the
+// partition for the first time, reads it from the start once, so the index is rebuilt after a
+// restart from what Iggy holds. Writes of every gateway are seen, since it reads Iggy.
+type txnIndex struct {
+	mu      sync.Mutex
+	started bool
+	next    int64           // the offset read next
+	open    map[int64]int64 // producer id -> first offset of its open transaction
+	aborted []abortedTxn    // in marker order
+}
+
+type abortedTxn struct {
+	pid, first, last int64 // last: the offset of the abort marker
+}
+
+// txnScanCount is how many messages one read of the index asks for.
+const txnScanCount = 1000
+
+// stable reads the partition up to hw into the index and answers kafka.Storage.Stable.
+func (b *Bridge) stable(ctx context.Context, as iggyAPI, topic string, partition int32, from, hw int64) (int64, []kafka.AbortedTxn, error) {
+	st, err := b.partOf(ctx, as, topic, partition)
+	if err != nil {
+		return -1, nil, err
+	}
+	ix := &st.txns
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.started && hw < ix.next {
+		// The partition is shorter than what the index read: it was purged or created
+		// again. Read it afresh.
+		ix.started, ix.aborted = false, nil
+	}
+	if !ix.started {
+		logStart, err := b.cachedLogStart(ctx, as, st, topic, partition)
+		if err != nil {
+			return -1, nil, err
+		}
+		ix.started, ix.next, ix.open = true, logStart, map[int64]int64{}
+	}
+	for ix.next < hw {
+		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(ix.next), uint32(min(hw-ix.next, txnScanCount)))
+		if err != nil {
+			return -1, nil, kafkaErr(err)
+		}
+		before := ix.next
+		err = ix.add(p.Records)
+		if p.Release != nil {
+			p.Release()
+		}
+		if err != nil {
+			return -1, nil, fmt.Errorf("bridge: reading the transactions of %s/%d: %w", topic, partition, err)
+		}
+		if ix.next == before {
+			break // nothing more to read now (the partition was purged below hw)
+		}
+	}
+	lso := min(hw, ix.next)
+	for _, first := range ix.open {
+		lso = min(lso, first)
+	}
+	var out []kafka.AbortedTxn
+	for _, a := range ix.aborted {
+		if a.last >= from && a.first < lso {
+			out = append(out, kafka.AbortedTxn{ProducerID: a.pid, FirstOffset: a.first})
+		}
+	}
+	slices.SortFunc(out, func(x, y kafka.AbortedTxn) int { return int(x.FirstOffset - y.FirstOffset) })
+	return lso, out, nil
+}
+
+// add folds polled batch records into the index.
+func (ix *txnIndex) add(recs []byte) error {
+	var meta recMeta
+	var f message.Frame
+	for len(recs) > 0 {
+		rec, rest, ok := splitRecord(recs)
+		if !ok {
+			return fmt.Errorf("malformed poll reply")
+		}
+		recs = rest
+		h, err := message.ParseBatchHeader(rec)
+		if err != nil {
+			return err
+		}
+		it := message.Frames(rec)
+		for it.NextInto(&f) {
+			off := int64(h.BaseOffset + uint64(f.OffsetDelta))
+			if off < ix.next {
+				continue
+			}
+			ix.next = off + 1
+			if f.OffsetDelta != 0 || len(f.UserHeaders) == 0 {
+				continue
+			}
+			meta.parse(f.UserHeaders)
+			if meta.txn == 0 || !meta.hasPID {
+				continue
+			}
+			first, open := ix.open[meta.pid]
+			switch meta.txn {
+			case txnData:
+				if !open {
+					ix.open[meta.pid] = off
+				}
+			case txnCommit:
+				delete(ix.open, meta.pid)
+			case txnAbort:
+				if open {
+					delete(ix.open, meta.pid)
+					ix.aborted = append(ix.aborted, abortedTxn{pid: meta.pid, first: first, last: off})
+				}
+			}
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

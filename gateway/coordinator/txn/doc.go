@@ -1,0 +1,67 @@
+// Package txn is the transaction coordinator of one coordinator log partition: Kafka's
+// transaction protocol for the transactional ids that hash to the partition (record.Partition,
+// the same FNV-1a as a group's, so FindCoordinator with key type 1 names the partition's owner as
+// it does for a group). It owns the rules of a transaction's life: which producer id and epoch a
+// transactional id holds, which partitions and groups the open transaction has, when it must be
+// aborted, and the order in which its end is made durable. The bytes of its log records and
+// their fold are package record's (record.Transaction, record.State.Transactions), which the
+// operator tools read as well; the network and Iggy are the coordinator's and the Kafka
+// handlers'.
+//
+// The two types to know:
+//
+//   - Manager serves the transactional ids of one log partition: InitProducerID, AddPartitions,
+//     AddGroup, EndTxn, Check (is this producer's write to this partition part of its open
+//     transaction?) and the timeout of every open transaction. Restore loads what the log holds
+//     while the partition loads; Start, once it serves, finishes every transaction found
+//     half-ended and restarts the timeouts.
+//   - Config, whose Journal makes each change durable and whose Markers writes the end of a
+//     transaction to the data partitions and the groups.
+//
+// # What is journaled, and when an answer is released
+//
+// Every change of a transactional id is one record.Transaction holding the id's whole state (its
+// producer id and epoch, the state, the partitions and groups of the open transaction, the
+// timeout, when the transaction started and when this state was decided). The manager keeps a
+// new state only after Journal.Append returned nil, and answers only then, as package group does
+// with its records; a failed append changes nothing, so a request is either applied whole or not
+// at all. Requests of one transactional id run one at a time, in the order they arrived.
+//
+// The states and their moves, as Kafka has them:
+//
+//	(none) --InitProducerID--> Empty
+//	Empty, CompleteCommit, CompleteAbort --InitProducerID--> Empty (epoch + 1)
+//	Empty, Complete* --AddPartitions/AddGroup--> Ongoing (Started = now)
+//	Ongoing --AddPartitions/AddGroup--> Ongoing (nothing appended when nothing is new)
+//	Ongoing --EndTxn commit--> PrepareCommit --markers written--> CompleteCommit
+//	Ongoing --EndTxn abort--> PrepareAbort --markers written--> CompleteAbort
+//	Ongoing --InitProducerID (a new incarnation)--> PrepareAbort (epoch + 1) --> CompleteAbort
+//	Ongoing --Timeout passed since Started--> PrepareAbort (epoch + 1) --> CompleteAbort
+//
+// EndTxn is answered once its Prepare record is read back; the markers are written after it
+// (Config.Markers), and the Complete record is appended once every marker is. While a
+// transaction is PrepareCommit or PrepareAbort, InitProducerID, AddPartitions, AddGroup and
+// EndTxn answer CONCURRENT_TRANSACTIONS, and the client retries. A fencing InitProducerID or a
+// timeout bumps the epoch in the PrepareAbort record itself, so from that record on the old
+// incarnation's requests are PRODUCER_FENCED. An epoch that would pass 32766 takes a new
+// producer id at epoch 0 instead.
+//
+// # Handover
+//
+// The gateway that gains the log partition restores the ids from its fold (Restore) before it
+// serves, and starts them (Start) when it serves (its appends are refused before): an id found in PrepareCommit or PrepareAbort has its markers written again (markers
+// are idempotent for the reader: a second commit marker of the same producer ends nothing new)
+// and its Complete record appended by the new owner; an Ongoing one keeps its Started, so its
+// timeout fires when it would have at the old owner, on this manager's clock. A manager whose
+// Journal reports group.ErrNotCoordinator (a newer claim precedes its record) stops: its answers
+// become NOT_COORDINATOR and its background work ends, as a group.Manager's does.
+//
+// # Limits and choices where Kafka leaves room
+//
+// A transactional id is 1 to MaxIDLength (1024) bytes: an empty or longer one is
+// INVALID_REQUEST. The timeout is 1 ms to Config.MaxTimeout (Kafka's transaction.max.timeout.ms,
+// default 15 min), else INVALID_TRANSACTION_TIMEOUT. An InitProducerID that names the producer
+// id and epoch it holds (KIP-360) must name the id's current pair; the pair before the last bump
+// is not remembered, so the retry of a bump whose answer was lost is PRODUCER_FENCED. Ids do not
+// expire (Kafka's transactional.id.expiration.ms): state Dead exists in the format for that.
+package txn

@@ -1,0 +1,226 @@
+package txn
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+)
+
+// NoProducer is the producer id and epoch of a request that names none (InitProducerId before
+// KIP-360, or a first one).
+const NoProducer = -1
+
+// InitProducerID gives the transactional id its producer id and next epoch, as Kafka's
+// InitProducerId does with a transactional id: a new id gets a fresh producer id at epoch 0, a
+// known one the next epoch (which fences every older incarnation). An open transaction of the
+// previous incarnation is aborted first, and CONCURRENT_TRANSACTIONS answered until that is
+// done; the client asks again. expectID and expectEpoch are the pair a KIP-360 client holds
+// (NoProducer when it names none): another pair than the id's is PRODUCER_FENCED.
+func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int64, expectEpoch int16) (int64, int16, error) {
+	if len(id) == 0 || len(id) > MaxIDLength {
+		return NoProducer, NoProducer, kerr.InvalidRequest
+	}
+	if timeout <= 0 || timeout > m.cfg.MaxTimeout {
+		return NoProducer, NoProducer, kerr.InvalidTransactionTimeout
+	}
+	e, err := m.lock(id, true)
+	if err != nil {
+		return NoProducer, NoProducer, err
+	}
+	defer m.unlock(e)
+	t := e.t
+	if t.State != record.TxnDead && expectID != NoProducer && (expectID != t.ProducerID || expectEpoch != t.Epoch) {
+		return NoProducer, NoProducer, kerr.ProducerFenced
+	}
+	next := cloneTxn(t)
+	switch t.State {
+	case record.TxnDead:
+		pid, err := m.newProducerID()
+		if err != nil {
+			m.log.Warn("InitProducerId: no producer id", "transactional_id", id, "err", err)
+			return NoProducer, NoProducer, kerr.CoordinatorNotAvailable
+		}
+		next = record.Transaction{ID: id, ProducerID: pid, Epoch: 0}
+	case record.TxnPrepareCommit, record.TxnPrepareAbort:
+		return NoProducer, NoProducer, kerr.ConcurrentTransactions
+	case record.TxnOngoing:
+		// The previous incarnation's transaction is aborted at a bumped epoch; the client asks
+		// again once it is complete.
+		fenced, err := m.fence(t)
+		if err != nil {
+			return NoProducer, NoProducer, kerr.CoordinatorNotAvailable
+		}
+		if err := m.commit(e, fenced); err != nil {
+			return NoProducer, NoProducer, err
+		}
+		return NoProducer, NoProducer, kerr.ConcurrentTransactions
+	default: // Empty, CompleteCommit, CompleteAbort
+		if err := m.bump(&next); err != nil {
+			return NoProducer, NoProducer, kerr.CoordinatorNotAvailable
+		}
+	}
+	next.State, next.Timeout = record.TxnEmpty, timeout
+	next.Partitions, next.Groups, next.Started = nil, nil, time.Time{}
+	if err := m.commit(e, next); err != nil {
+		return NoProducer, NoProducer, err
+	}
+	return next.ProducerID, next.Epoch, nil
+}
+
+// producer checks that a request comes from the id's current producer, and that its transaction
+// can take a change now. Called with e locked.
+func producer(t *record.Transaction, producerID int64, epoch int16) error {
+	switch {
+	case t.State == record.TxnDead || t.ProducerID != producerID:
+		return kerr.InvalidProducerIDMapping
+	case t.Epoch != epoch:
+		return kerr.ProducerFenced
+	case t.State == record.TxnPrepareCommit || t.State == record.TxnPrepareAbort:
+		return kerr.ConcurrentTransactions
+	}
+	return nil
+}
+
+// AddPartitions adds data partitions to the producer's transaction, beginning one when none is
+// open. Adding only partitions the transaction has appends nothing.
+func (m *Manager) AddPartitions(id string, producerID int64, epoch int16, parts []record.TxnTopic) error {
+	return m.add(id, producerID, epoch, func(t *record.Transaction) bool {
+		changed := false
+		for _, tp := range parts {
+			for _, p := range tp.Partitions {
+				changed = addPartition(t, tp.Topic, p) || changed
+			}
+		}
+		return changed
+	})
+}
+
+// AddGroup adds a consumer group to the producer's transaction (AddOffsetsToTxn), beginning
+// one when none is open: its offsets staged by TxnOffsetCommit commit with the transaction.
+func (m *Manager) AddGroup(id string, producerID int64, epoch int16, group string) error {
+	if group == "" {
+		return kerr.InvalidGroupID
+	}
+	return m.add(id, producerID, epoch, func(t *record.Transaction) bool {
+		i, found := slices.BinarySearch(t.Groups, group)
+		if !found {
+			t.Groups = slices.Insert(t.Groups, i, group)
+		}
+		return !found
+	})
+}
+
+func (m *Manager) add(id string, producerID int64, epoch int16, change func(*record.Transaction) bool) error {
+	e, err := m.lock(id, false)
+	if err != nil {
+		return err
+	}
+	defer m.unlock(e)
+	if err := producer(&e.t, producerID, epoch); err != nil {
+		return err
+	}
+	next := cloneTxn(e.t)
+	if next.State != record.TxnOngoing {
+		next.State, next.Partitions, next.Groups, next.Started = record.TxnOngoing, nil, nil, m.clk.Now()
+		change(&next)
+		return m.commit(e, next)
+	}
+	if !change(&next) {
+		return nil
+	}
+	return m.commit(e, next)
+}
+
+// addPartition adds topic/p to t's partitions, kept sorted; false when t had it.
+func addPartition(t *record.Transaction, topic string, p int32) bool {
+	i, found := slices.BinarySearchFunc(t.Partitions, topic, func(tt record.TxnTopic, name string) int { return strings.Compare(tt.Topic, name) })
+	if !found {
+		t.Partitions = slices.Insert(t.Partitions, i, record.TxnTopic{Topic: topic, Partitions: []int32{p}})
+		return true
+	}
+	ps := t.Partitions[i].Partitions
+	j, had := slices.BinarySearch(ps, p)
+	if had {
+		return false
+	}
+	t.Partitions[i].Partitions = slices.Insert(ps, j, p)
+	return true
+}
+
+// EndTxn commits or aborts the producer's open transaction: the answer comes once the Prepare
+// record is read back, and the markers follow. The retry of an end that is already complete
+// succeeds; an end while one is being written is CONCURRENT_TRANSACTIONS, one that contradicts
+// it, or one with no transaction open, INVALID_TXN_STATE.
+func (m *Manager) EndTxn(id string, producerID int64, epoch int16, commit bool) error {
+	e, err := m.lock(id, false)
+	if err != nil {
+		return err
+	}
+	defer m.unlock(e)
+	t := &e.t
+	switch {
+	case t.State == record.TxnDead || t.ProducerID != producerID:
+		return kerr.InvalidProducerIDMapping
+	case t.Epoch != epoch:
+		return kerr.ProducerFenced
+	}
+	switch t.State {
+	case record.TxnOngoing:
+		next := cloneTxn(*t)
+		next.State = record.TxnPrepareAbort
+		if commit {
+			next.State = record.TxnPrepareCommit
+		}
+		return m.commit(e, next)
+	case record.TxnCompleteCommit:
+		if commit {
+			return nil
+		}
+	case record.TxnCompleteAbort:
+		if !commit {
+			return nil
+		}
+	case record.TxnPrepareCommit:
+		if commit {
+			return kerr.ConcurrentTransactions
+		}
+	case record.TxnPrepareAbort:
+		if !commit {
+			return kerr.ConcurrentTransactions
+		}
+	}
+	return kerr.InvalidTxnState
+}
+
+// Check says whether a produce of producerID at epoch to topic/partition belongs to the id's
+// open transaction: nil when it does; INVALID_PRODUCER_ID_MAPPING for another producer id,
+// PRODUCER_FENCED for another epoch, INVALID_TXN_STATE when no transaction is open or the
+// partition was not added to it (what KIP-890's verification answers).
+func (m *Manager) Check(id string, producerID int64, epoch int16, topic string, partition int32) error {
+	e, err := m.lock(id, false)
+	if err != nil {
+		return err
+	}
+	defer m.unlock(e)
+	t := &e.t
+	switch {
+	case t.State == record.TxnDead || t.ProducerID != producerID:
+		return kerr.InvalidProducerIDMapping
+	case t.Epoch != epoch:
+		return kerr.ProducerFenced
+	case t.State != record.TxnOngoing:
+		return kerr.InvalidTxnState
+	}
+	i, found := slices.BinarySearchFunc(t.Partitions, topic, func(tt record.TxnTopic, name string) int { return strings.Compare(tt.Topic, name) })
+	if !found {
+		return kerr.InvalidTxnState
+	}
+	if _, ok := slices.BinarySearch(t.Partitions[i].Partitions, partition); !ok {
+		return kerr.InvalidTxnState
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package kafka
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The transaction APIs plug in here, as the group APIs do in groups.go. A transaction handler
+// file (24_add_partitions_to_txn.go, ...) registers its versions with regTxnKey: the key is then
+// advertised by ApiVersions and served only by a Server with a Config.Txns; without one it is
+// refused as unsupported. InitProducerId (22) is served by every Server and asks Config.Txns only
+// for a transactional id.
+
+// TxnCoordinator serves the transaction APIs. A Server has at most one (Config.Txns), shared by
+// every connection. As with GroupCoordinator, the request reaching a method is decoded and of a
+// version its handler file serves, the method answers with req.ResponseKind() filled in, and an
+// error closes the connection.
+type TxnCoordinator interface {
+	// InitProducerID answers an InitProducerId with a transactional id.
+	InitProducerID(ctx context.Context, id Identity, req *kmsg.InitProducerIDRequest) (*kmsg.InitProducerIDResponse, error)
+	AddPartitionsToTxn(ctx context.Context, id Identity, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error)
+	AddOffsetsToTxn(ctx context.Context, id Identity, req *kmsg.AddOffsetsToTxnRequest) (*kmsg.AddOffsetsToTxnResponse, error)
+	EndTxn(ctx context.Context, id Identity, req *kmsg.EndTxnRequest) (*kmsg.EndTxnResponse, error)
+	// DescribeTransactions answers for the ids this gateway coordinates; ListTransactions lists
+	// them (each gateway its own, as Kafka's brokers do).
+	DescribeTransactions(ctx context.Context, id Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error)
+	ListTransactions(ctx context.Context, id Identity, req *kmsg.ListTransactionsRequest) (*kmsg.ListTransactionsResponse, error)
+}
+
+// txnVersions are the versions of the transaction keys, served and advertised only by a Server
+// with a Config.Txns.
+var txnVersions = map[int16]versionRange{}
+
+// regTxnKey registers the versions a transaction handler serves, from its file's init.
+func regTxnKey(key, min, max int16) {
+	_, dup := versions[key]
+	_, gdup := groupVersions[key]
+	if _, tdup := txnVersions[key]; dup || gdup || tdup {
+		panic("kafka: api key registered twice")
+	}
+	txnVersions[key] = versionRange{min, max}
+}
+
+// isTxnKey reports whether key is a transaction API served only with a Config.Txns.
+func isTxnKey(key int16) bool {
+	_, ok := txnVersions[key]
+	return ok
+}
