@@ -97,6 +97,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		TailCacheBytes:       cacheSize(v.Bytes("tail-cache")),
 		FetchCacheBytes:      cacheSize(v.Bytes("fetch-cache")),
 		ProducerIDExpiration: v.Duration("producer-id-expiration"),
+		Transactions:         v.Bool("transactions"),
 	}
 	cfg.Version, _, _ = buildInfo()
 	fleet, err := fleetSize(v)
