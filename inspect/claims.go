@@ -238,17 +238,17 @@ func (l *Log) view(ctx context.Context, live time.Duration) (*fleet.View, []uint
 // readOwners feeds the newest recentAnnouncements messages of coordinator_owners to v in log
 // order. A missing topic means no announcements; fleet.View skips undecodable messages.
 func (l *Log) readOwners(ctx context.Context, v *fleet.View) error {
-	return l.feed(ctx, fleet.OwnersTopic, recentAnnouncements, func(b []byte) { _ = v.ApplyOwners(b) })
+	return l.feed(ctx, fleet.OwnersTopic, recentAnnouncements, func(_ uint64, b []byte) { _ = v.ApplyOwners(b) })
 }
 
 // readDrains feeds every message of coordinator_drains to v in log order.
 func (l *Log) readDrains(ctx context.Context, v *fleet.View) error {
-	return l.feed(ctx, fleet.DrainsTopic, 0, func(b []byte) { _ = v.ApplyDrains(b) })
+	return l.feed(ctx, fleet.DrainsTopic, 0, func(off uint64, b []byte) { _ = v.ApplyDrains(off, b) })
 }
 
 // feed calls fn with the payloads of topic's single partition in log order: the last `last`
 // messages, or all when last is 0. A missing topic has none.
-func (l *Log) feed(ctx context.Context, topic string, last uint64, fn func([]byte)) error {
+func (l *Log) feed(ctx context.Context, topic string, last uint64, fn func(uint64, []byte)) error {
 	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(topic))
 	if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) {
 		return nil
@@ -266,7 +266,7 @@ func (l *Log) feed(ctx context.Context, topic string, last uint64, fn func([]byt
 			from = end - min(end, last)
 		}
 		err := l.readTopic(ctx, topic, int(p.ID), from, end, false, func(e *Entry) error {
-			fn(e.Payload)
+			fn(e.Offset, e.Payload)
 			return nil
 		})
 		if err != nil {

@@ -7,16 +7,12 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
-
-// pollCount is how many messages one poll asks for: large enough that reading a million records
-// is a few hundred round trips, small enough that a reply stays well under a megabyte or two.
-const pollCount = 4096
 
 // Iggy is what the reader needs of an Iggy client; *iggy.Client has it. Tests may pass a
 // client connected to an in-process store.
@@ -76,7 +72,7 @@ func (l *Log) Ends(ctx context.Context) ([]uint64, error) {
 }
 
 // Read calls fn for every message of partition from offset from up to, not including, end, in
-// log order. It stops at the first error fn returns.
+// log order. It stops at the first error fn returns, and at a gap (logio.ErrGap).
 func (l *Log) Read(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
 	return l.read(ctx, partition, from, end, true, fn)
 }
@@ -87,67 +83,23 @@ func (l *Log) read(ctx context.Context, partition int, from, end uint64, decode 
 }
 
 func (l *Log) readTopic(ctx context.Context, topic string, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
-	next := from
-	var e Entry
-	for next < end {
-		n := uint32(min(uint64(pollCount), end-next))
-		p, err := l.c.Poll(ctx, iggy.PollRequest{
-			Stream: l.stream, Topic: wire.NamedID(topic), Partition: uint32(partition),
-			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: n,
-		})
-		if err != nil {
-			return fmt.Errorf("coordinator log partition %d at offset %d: %w", partition, next, err)
+	var (
+		e     Entry
+		fnErr error
+	)
+	p := logio.Partition{Stream: l.stream, Topic: wire.NamedID(topic), ID: uint32(partition)}
+	_, err := logio.Each(ctx, l.c, p, from, end, func(off uint64, payload []byte) error {
+		e = Entry{Partition: partition, Offset: off, Size: len(payload), Payload: payload}
+		if decode {
+			e.Record, e.Err = record.Decode(payload)
 		}
-		if p.Count == 0 {
-			p.Release()
-			return nil
-		}
-		stop, before := false, next
-		recs := message.Records(p.Batches)
-		for !stop {
-			rec, ok := recs.Next()
-			if !ok {
-				break
-			}
-			h, _ := message.ParseBatchHeader(rec)
-			ferr := message.Each(rec, func(f message.Frame) bool {
-				off := h.BaseOffset + uint64(f.OffsetDelta)
-				if off < next {
-					return true
-				}
-				if off >= end {
-					stop = true
-					return false
-				}
-				e = Entry{Partition: partition, Offset: off, Size: len(f.Payload), Payload: f.Payload}
-				if decode {
-					e.Record, e.Err = record.Decode(f.Payload)
-				}
-				if err = fn(&e); err != nil {
-					stop = true
-					return false
-				}
-				next = off + 1
-				return true
-			})
-			if ferr != nil && err == nil {
-				err = fmt.Errorf("coordinator log partition %d: %w", partition, ferr)
-				stop = true
-			}
-		}
-		if err == nil && recs.Err() != nil {
-			err = fmt.Errorf("coordinator log partition %d: %w", partition, recs.Err())
-		}
-		p.Release()
-		if err != nil {
-			return err
-		}
-		if stop || next == before {
-			// A reply that does not advance (only offsets already read) would poll forever.
-			return nil
-		}
+		fnErr = fn(&e)
+		return fnErr
+	})
+	if err != nil && err != fnErr {
+		return fmt.Errorf("%s/%s: %w", l.stream, topic, err)
 	}
-	return nil
+	return err
 }
 
 // ErrStop ends a Follow or a Read from inside fn without an error.

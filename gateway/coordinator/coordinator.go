@@ -12,6 +12,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -233,7 +234,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.startNoLog()
 		return c, nil
 	}
-	if err := ensureShape(ctx, cfg.Client, fleet.MetaStream(cfg.Stream)); err != nil {
+	if err := logio.EnsureShape(ctx, cfg.Client, cfg.Stream); err != nil {
 		c.cancel()
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -28,7 +29,7 @@ func TestShapeCreatedAndRefused(t *testing.T) {
 	s := newStore(t)
 	cl := s.client(t)
 	ctx := ctxT(t)
-	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
+	if err := logio.EnsureShape(ctx, cl, "kafka"); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]uint32{fleet.LogTopic: 16, fleet.OwnersTopic: 1} {
@@ -37,7 +38,7 @@ func TestShapeCreatedAndRefused(t *testing.T) {
 			t.Fatalf("topic %s: %v partitions, err %v", name, td, err)
 		}
 	}
-	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
+	if err := logio.EnsureShape(ctx, cl, "kafka"); err != nil {
 		t.Fatalf("second start on the right shape: %v", err)
 	}
 
@@ -49,8 +50,8 @@ func TestShapeCreatedAndRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Start(ctx, Config{Client: cl, Stream: "other", NodeID: 1, Log: true})
-	var se *shapeError
-	if !errors.As(err, &se) || se.have != 3 || se.want != 16 || !strings.Contains(err.Error(), "other.meta/coordinators has 3 partitions") {
+	var se *logio.ShapeError
+	if !errors.As(err, &se) || se.Have != 3 || se.Want != 16 || !strings.Contains(err.Error(), "other.meta/coordinators has 3 partitions") {
 		t.Fatalf("Start on a 3-partition log: %v", err)
 	}
 }
@@ -332,14 +333,14 @@ func TestCheckpointDecisionIsNotAScan(t *testing.T) {
 // lagSource is a log whose reader falls behind retention: the messages in [gapFrom, gapTo) are
 // gone.
 type lagSource struct {
-	msgs           []logMsg
+	msgs           []logio.Msg
 	gapFrom, gapTo uint64
 }
 
-func (l *lagSource) read(_ context.Context, from uint64, count uint32) ([]logMsg, error) {
-	var out []logMsg
+func (l *lagSource) Read(_ context.Context, from uint64, count uint32) ([]logio.Msg, error) {
+	var out []logio.Msg
 	for _, m := range l.msgs {
-		if m.offset >= from && (m.offset < l.gapFrom || m.offset >= l.gapTo) && len(out) < int(count) {
+		if m.Offset >= from && (m.Offset < l.gapFrom || m.Offset >= l.gapTo) && len(out) < int(count) {
 			out = append(out, m)
 		}
 	}
@@ -363,11 +364,11 @@ func TestGapIsNeverSkipped(t *testing.T) {
 		if i > 0 {
 			r.Claim = 1
 		}
-		src.msgs = append(src.msgs, logMsg{offset: uint64(i), payload: enc(r)})
+		src.msgs = append(src.msgs, logio.Msg{Offset: uint64(i), Payload: enc(r)})
 	}
 	st := record.NewState()
-	_, err := replay(context.Background(), src, st, 0, -1, nil, nil)
-	if !errors.Is(err, errGap) {
+	_, err := logio.Replay(context.Background(), src, st, 0, -1, nil, nil)
+	if !errors.Is(err, logio.ErrGap) {
 		t.Fatalf("replay across a gap: %v", err)
 	}
 	if _, ok := st.Offset("other", "t", 0); ok {
@@ -382,9 +383,9 @@ func TestGapIsNeverSkipped(t *testing.T) {
 		cpState.Apply(uint64(i), r)
 	}
 	cp := cpState.Snapshot(3)
-	src.msgs = append(src.msgs, logMsg{offset: 4, payload: enc(record.Record{Type: record.TypeCheckpoint, Claim: 1, Checkpoint: &cp})})
+	src.msgs = append(src.msgs, logio.Msg{Offset: 4, Payload: enc(record.Record{Type: record.TypeCheckpoint, Claim: 1, Checkpoint: &cp})})
 	st = record.NewState()
-	if _, err := replay(context.Background(), src, st, 4, -1, nil, nil); err != nil {
+	if _, err := logio.Replay(context.Background(), src, st, 4, -1, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := st.Offset(g, "t", 0); ok {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
@@ -31,21 +32,20 @@ func (c *Coordinator) readDrains(ctx context.Context) error {
 	c.dr.readMu.Lock()
 	defer c.dr.readMu.Unlock()
 	for {
-		msgs, err := pollMsgs(ctx, c.cfg.Client, iggy.PollRequest{Stream: c.meta, Topic: c.drains,
-			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: c.dr.next}, Count: 512})
+		msgs, err := logio.Poll{C: c.cfg.Client, P: logio.Partition{Stream: c.meta, Topic: c.drains}}.Read(ctx, c.dr.next, 512)
 		if err != nil {
 			return err
 		}
 		c.mu.Lock()
 		for _, m := range msgs {
-			if m.offset < c.dr.next {
+			if m.Offset < c.dr.next {
 				continue
 			}
-			c.dr.next = m.offset + 1
+			c.dr.next = m.Offset + 1
 			// Log order decides (fleet.View): the latest request of a node wins whatever its
 			// writer's clock.
-			if err := c.fv.ApplyDrains(m.payload); err != nil {
-				c.log.Warn("drain request skipped", "offset", m.offset, "err", err)
+			if err := c.fv.ApplyDrains(m.Offset, m.Payload); err != nil {
+				c.log.Warn("drain request skipped", "offset", m.Offset, "err", err)
 			}
 		}
 		self := c.fv.DrainStands(c.cfg.NodeID)

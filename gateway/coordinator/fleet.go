@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -109,20 +110,23 @@ func (c *Coordinator) readOwners(ctx context.Context) error {
 	c.ownersMu.Lock()
 	defer c.ownersMu.Unlock()
 	for {
-		strategy := wire.PollingStrategy{Kind: wire.PollOffset, Value: c.ownersNext}
-		if !c.ownersStarted {
-			strategy = wire.PollingStrategy{Kind: wire.PollLast}
+		owners := logio.Partition{Stream: c.meta, Topic: c.owners}
+		var msgs []logio.Msg
+		var err error
+		if c.ownersStarted {
+			msgs, err = logio.Poll{C: c.cfg.Client, P: owners}.Read(ctx, c.ownersNext, 512)
+		} else {
+			msgs, err = logio.Last(ctx, c.cfg.Client, owners, 512)
 		}
-		msgs, err := pollMsgs(ctx, c.cfg.Client, iggy.PollRequest{Stream: c.meta, Topic: c.owners, Strategy: strategy, Count: 512})
 		if err != nil {
 			return err
 		}
 		c.ownersStarted = true
 		c.mu.Lock()
 		for _, m := range msgs {
-			c.ownersNext = max(c.ownersNext, m.offset+1)
+			c.ownersNext = max(c.ownersNext, m.Offset+1)
 			// Log order decides, as for every reader (fleet.View); a corrupt message is skipped.
-			_ = c.fv.ApplyOwners(m.payload)
+			_ = c.fv.ApplyOwners(m.Payload)
 		}
 		c.mu.Unlock()
 		if len(msgs) < 512 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
@@ -135,8 +136,8 @@ func groupIn(p int, prefix string) string {
 func fullReplay(t *testing.T, cl *iggy.Client, c *Coordinator, p int) *record.State {
 	t.Helper()
 	st := record.NewState()
-	src := pollSource{c: cl, stream: c.meta, topic: c.topic, partition: uint32(p)}
-	if _, err := replay(ctxT(t), src, st, 0, -1, nil, nil); err != nil {
+	src := logio.Poll{C: cl, P: logio.Partition{Stream: c.meta, Topic: c.topic, ID: uint32(p)}}
+	if _, err := logio.Replay(ctxT(t), src, st, 0, -1, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return st

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -112,8 +113,8 @@ func (e *topicEnv) offsetsIn(p int) (live, replayed []record.OffsetCommit) {
 func (e *topicEnv) deletedIn(p int) []record.OffsetDeleted {
 	e.t.Helper()
 	var out []record.OffsetDeleted
-	src := pollSource{c: e.cl, stream: e.c.meta, topic: e.c.topic, partition: uint32(p)}
-	_, err := replay(ctxT(e.t), src, record.NewState(), 0, -1, nil, func(_ uint64, r record.Record, valid bool) {
+	src := logio.Poll{C: e.cl, P: logio.Partition{Stream: e.c.meta, Topic: e.c.topic, ID: uint32(p)}}
+	_, err := logio.Replay(ctxT(e.t), src, record.NewState(), 0, -1, nil, func(_ uint64, r record.Record, valid bool) {
 		if valid && r.Type == record.TypeOffsetDeleted {
 			out = append(out, *r.OffsetDeleted)
 		}
