@@ -25,6 +25,7 @@ type Iggy interface {
 // Log reads one gateway fleet's coordinator log.
 type Log struct {
 	c      Iggy
+	name   string // the gateways' stream
 	stream wire.Identifier
 	clock  clock.Clock
 	// FollowEvery is the pause between two end-offset checks of a follower that has caught up.
@@ -33,7 +34,7 @@ type Log struct {
 
 // NewLog reads the coordinator log of the gateways serving Kafka topics from stream.
 func NewLog(c Iggy, stream string, clk clock.Clock) *Log {
-	return &Log{c: c, stream: wire.NamedID(fleet.MetaStream(stream)), clock: clock.Or(clk), FollowEvery: 20 * time.Millisecond}
+	return &Log{c: c, name: stream, stream: wire.NamedID(fleet.MetaStream(stream)), clock: clock.Or(clk), FollowEvery: 20 * time.Millisecond}
 }
 
 // Entry is one message of a log partition.
@@ -136,8 +137,8 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 			}
 		}
 		if caughtUp != nil {
-			if err := caughtUp(); errors.Is(err, ErrStop) {
-				return nil
+			if err := caughtUp(); errors.Is(err, ErrStop) || ctx.Err() != nil {
+				return nil // the caller ended the follow, perhaps in the middle of a refresh
 			} else if err != nil {
 				return err
 			}

@@ -76,6 +76,11 @@ type Config struct {
 	// Metrics receives the coordinator's counts; nil keeps them in a Metrics of its own. A nil
 	// Groups.Metrics is one shared by the coordinator's group managers.
 	Metrics *Metrics
+
+	// onServe, when set, is told each time a partition starts serving, and whether the previous
+	// owner's release was known then (tests tell the release path from the HandoverBound wait
+	// by this event, not by how long the handover took).
+	onServe func(p int, released bool)
 }
 
 func (c *Config) defaults() error {
@@ -187,10 +192,10 @@ type Coordinator struct {
 	forgotAt [record.Partitions]time.Time
 
 	// ownersMu orders the reads of coordinator_owners (the follower and every loading
-	// partition read from ownersNext on).
-	ownersMu      sync.Mutex
-	ownersNext    uint64
-	ownersStarted bool
+	// partition read on from where the feed is), and drainsFeed's are ordered by dr.readMu.
+	ownersMu   sync.Mutex
+	ownersFeed *logio.Feed
+	drainsFeed *logio.Feed
 
 	// nologLoads: without the log, a group's Iggy offsets are loaded into the manager before
 	// its first request.
@@ -223,6 +228,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		meta: wire.NamedID(fleet.MetaStream(cfg.Stream)), topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic),
 		fv: fleet.NewView(cfg.Live), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
 		nologLoads: newNologLoads(cfg.Metrics), drains: wire.NamedID(fleet.DrainsTopic),
+		ownersFeed: logio.OwnersFeed(cfg.Stream), drainsFeed: logio.DrainsFeed(cfg.Stream),
 	}
 	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)

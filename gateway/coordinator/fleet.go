@@ -109,30 +109,24 @@ func (c *Coordinator) followOwners() {
 func (c *Coordinator) readOwners(ctx context.Context) error {
 	c.ownersMu.Lock()
 	defer c.ownersMu.Unlock()
-	for {
-		owners := logio.Partition{Stream: c.meta, Topic: c.owners}
-		var msgs []logio.Msg
-		var err error
-		if c.ownersStarted {
-			msgs, err = logio.Poll{C: c.cfg.Client, P: owners}.Read(ctx, c.ownersNext, 512)
-		} else {
-			msgs, err = logio.Last(ctx, c.cfg.Client, owners, 512)
-		}
-		if err != nil {
-			return err
-		}
-		c.ownersStarted = true
-		c.mu.Lock()
-		for _, m := range msgs {
-			c.ownersNext = max(c.ownersNext, m.Offset+1)
-			// Log order decides, as for every reader (fleet.View); a corrupt message is skipped.
-			_ = c.fv.ApplyOwners(m.Payload)
-		}
-		c.mu.Unlock()
-		if len(msgs) < 512 {
-			return nil
-		}
+	msgs, err := readFeed(ctx, c.cfg.Client, c.ownersFeed)
+	c.mu.Lock()
+	for _, m := range msgs {
+		// Log order decides, as for every reader (fleet.View); a corrupt message is skipped.
+		_ = c.fv.ApplyOwners(m.Payload)
 	}
+	c.mu.Unlock()
+	return err
+}
+
+// readFeed reads f up to its end and copies the messages out, so that they are applied under
+// the coordinator's lock without holding it through the reads.
+func readFeed(ctx context.Context, cl logio.Poller, f *logio.Feed) ([]logio.Msg, error) {
+	var msgs []logio.Msg
+	err := f.Read(ctx, cl, func(off uint64, b []byte) {
+		msgs = append(msgs, logio.Msg{Offset: off, Payload: append([]byte(nil), b...)})
+	})
+	return msgs, err
 }
 
 // promoteAll lets every waiting partition whose wait is over, or whose previous owner released

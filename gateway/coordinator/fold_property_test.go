@@ -60,7 +60,7 @@ func foldsAgree(t *testing.T, seed uint64) {
 	// followers, its replay).
 	c := &Coordinator{cfg: Config{Client: cl, Stream: "kafka", NodeID: 99, Log: true}, clk: clock.Or(nil), log: testLogger(),
 		meta: meta, topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic), drains: wire.NamedID(fleet.DrainsTopic),
-		fv: fleet.NewView(fleet.DefaultLive)}
+		fv: fleet.NewView(fleet.DefaultLive), ownersFeed: logio.OwnersFeed("kafka"), drainsFeed: logio.DrainsFeed("kafka")}
 	c.brokers = &brokerView{c: c}
 	if err := c.readOwners(ctx); err != nil {
 		t.Fatal(err)

@@ -67,16 +67,20 @@ func (pt *partition) promote() {
 	if pt.status.Load() != stWaiting {
 		return
 	}
-	if pt.c.clk.Now().Before(pt.serveAt) {
+	early, released := pt.c.clk.Now().Before(pt.serveAt), false
+	if early || pt.c.cfg.onServe != nil {
 		pt.c.mu.Lock()
-		released := pt.c.releasedLocked(pt.id, pt.prev)
+		released = pt.c.releasedLocked(pt.id, pt.prev)
 		pt.c.mu.Unlock()
-		if !released {
-			return
-		}
+	}
+	if early && !released {
+		return
 	}
 	if pt.status.CompareAndSwap(stWaiting, stServing) {
 		pt.c.log.Info("partition serving", "partition", pt.id, "claim", pt.claim.Load(), "after_gain", pt.c.clk.Now().Sub(pt.gained))
+		if pt.c.cfg.onServe != nil {
+			pt.c.cfg.onServe(pt.id, released)
+		}
 		pt.c.kickAnnounce()
 	}
 }

@@ -54,27 +54,32 @@ type Partition struct {
 func Each(ctx context.Context, c Poller, p Partition, from, end uint64, fn func(off uint64, payload []byte) error) (uint64, error) {
 	next := from
 	for next < end {
-		n := uint32(min(uint64(PollCount), end-next))
-		polled, err := c.Poll(ctx, iggy.PollRequest{
-			Stream: p.Stream, Topic: p.Topic, Partition: p.ID,
-			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: n,
-		})
-		if err != nil {
-			return next, fmt.Errorf("partition %d at offset %d: %w", p.ID, next, err)
-		}
 		before := next
-		stop, err := each(polled, &next, end, false, fn)
-		polled.Release()
-		if err != nil || stop {
-			return next, err
-		}
-		if next == before {
+		stop, short, err := pollOnce(ctx, c, p, &next, end, fn)
+		if err != nil || stop || next == before || end == NoEnd && short {
 			// No message at or after next (the end), or only offsets already read: polling
-			// again would not advance.
-			return next, nil
+			// again would not advance. Read to the end, a short answer is the end as of the
+			// read; what comes later is for the next read.
+			return next, err
 		}
 	}
 	return next, nil
+}
+
+// pollOnce asks for the messages from *next up to end with one poll and walks them; short says
+// the answer held fewer messages than asked for.
+func pollOnce(ctx context.Context, c Poller, p Partition, next *uint64, end uint64, fn func(uint64, []byte) error) (stop, short bool, err error) {
+	count := uint32(min(uint64(PollCount), end-*next))
+	polled, err := c.Poll(ctx, iggy.PollRequest{
+		Stream: p.Stream, Topic: p.Topic, Partition: p.ID,
+		Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: *next}, Count: count,
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("partition %d at offset %d: %w", p.ID, *next, err)
+	}
+	defer polled.Release()
+	stop, err = each(polled, next, end, false, fn)
+	return stop, polled.Count < count, err
 }
 
 // each walks one poll's messages; stop says the read reached end. anchor takes the first
@@ -134,9 +139,10 @@ type Poll struct {
 	P Partition
 }
 
+// Read makes one poll: a reader at the end of the partition costs one request.
 func (s Poll) Read(ctx context.Context, from uint64, count uint32) ([]Msg, error) {
 	var out []Msg
-	_, err := Each(ctx, s.C, s.P, from, from+uint64(count), func(off uint64, b []byte) error {
+	_, _, err := pollOnce(ctx, s.C, s.P, &from, from+uint64(count), func(off uint64, b []byte) error {
 		out = append(out, Msg{Offset: off, Payload: append([]byte(nil), b...)})
 		return nil
 	})
