@@ -153,19 +153,6 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 	}
 }
 
-// Members lists the Iggy member ids of the lease group (fleet.LeaseGroup), in Iggy's order; nil
-// when the group does not exist yet. fleet.Lease turns them into the partitions each holds.
-func (l *Log) Members(ctx context.Context) ([]uint32, error) {
-	g, err := l.c.GetConsumerGroup(ctx, l.stream, wire.NamedID(fleet.LogTopic), wire.NamedID(fleet.LeaseGroup))
-	if errors.Is(err, wire.ConsumerGroupIDNotFound) || errors.Is(err, wire.ConsumerGroupNameNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("iggy consumer group %s: %w", fleet.LeaseGroup, err)
-	}
-	out := make([]uint32, 0, len(g.Members))
-	for _, m := range g.Members {
-		out = append(out, m.ID)
-	}
-	return out, nil
-}
+// Members lists the Iggy member ids of the lease group (logio.Members); nil when the group does
+// not exist yet.
+func (l *Log) Members(ctx context.Context) ([]uint32, error) { return logio.Members(ctx, l.c, l.name) }

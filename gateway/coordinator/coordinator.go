@@ -435,10 +435,7 @@ func (c *Coordinator) reapDead(ctx context.Context, sess *iggy.Session, g *wire.
 	if err := c.readOwners(ctx); err != nil {
 		return errFleetFull
 	}
-	members := make([]uint32, 0, len(g.Members))
-	for _, m := range g.Members {
-		members = append(members, m.ID)
-	}
+	members := logio.MemberIDs(g)
 	c.mu.Lock()
 	live := len(c.fv.LiveMembers(members, c.clk.Now()))
 	c.mu.Unlock()

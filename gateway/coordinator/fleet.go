@@ -266,10 +266,7 @@ func departed(a fleet.Announcement, now time.Time) bool {
 // setMembers records a read of the lease group's members, sent at sent, unless a read sent later
 // was recorded already, publishes the view it makes, and returns the members read.
 func (c *Coordinator) setMembers(g *wire.ConsumerGroupDetails, sent time.Time) []uint32 {
-	members := make([]uint32, 0, len(g.Members))
-	for _, m := range g.Members {
-		members = append(members, m.ID)
-	}
+	members := logio.MemberIDs(g)
 	c.mu.Lock()
 	if sent.UnixNano() >= c.membersSent {
 		c.fv.SetMembers(members)
