@@ -73,9 +73,27 @@ func (l *Log) Ends(ctx context.Context) ([]uint64, error) {
 }
 
 // Read calls fn for every message of partition from offset from up to, not including, end, in
-// log order. It stops at the first error fn returns, and at a gap (logio.ErrGap).
+// log order. It stops at the first error fn returns, and at a gap (logio.ErrGap): what follows a
+// gap is not folded.
 func (l *Log) Read(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
 	return l.read(ctx, partition, from, end, true, fn)
+}
+
+// ReadAcross is Read for a reader that shows gaps instead of folding across them (`inspect
+// --verify` reports each as a finding): at a gap it reads on from the offset the log gives, and
+// fn sees that entry with the offsets before it missing.
+func (l *Log) ReadAcross(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
+	for {
+		err := l.read(ctx, partition, from, end, true, func(e *Entry) error {
+			from = e.Offset + 1
+			return fn(e)
+		})
+		var ge *logio.GapError
+		if !errors.As(err, &ge) || ge.Found <= from {
+			return err
+		}
+		from = ge.Found
+	}
 }
 
 // read is Read, decoding each payload only when decode is set (a header scan does not).

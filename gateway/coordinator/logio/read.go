@@ -23,14 +23,25 @@ const NoEnd = math.MaxUint64
 // the package doc).
 var ErrGap = errors.New("coordinator: the log has a gap")
 
+// GapError is ErrGap with where it is: the offset expected and the one the log gave instead. A
+// reader that shows the log rather than folds it (`inspect --verify`) may report the gap and
+// read on from Found; a fold never does.
+type GapError struct{ Expected, Found uint64 }
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("%v: expected offset %d, the log gives %d", ErrGap, e.Expected, e.Found)
+}
+
+func (e *GapError) Is(target error) bool { return target == ErrGap }
+
 // Take is the gap rule for the message at off when next is the offset expected: false for a
-// message already read (a poll may repeat some), ErrGap for one beyond next.
+// message already read (a poll may repeat some), a *GapError for one beyond next.
 func Take(next, off uint64) (bool, error) {
 	switch {
 	case off < next:
 		return false, nil
 	case off > next:
-		return false, fmt.Errorf("%w: expected offset %d, the log gives %d", ErrGap, next, off)
+		return false, &GapError{Expected: next, Found: off}
 	}
 	return true, nil
 }

@@ -24,6 +24,10 @@ func TestTake(t *testing.T) {
 		if take != c.take || errors.Is(err, logio.ErrGap) != c.gap {
 			t.Errorf("Take(%d, %d) = %v, %v", c.next, c.off, take, err)
 		}
+		var ge *logio.GapError
+		if c.gap && (!errors.As(err, &ge) || ge.Expected != c.next || ge.Found != c.off) {
+			t.Errorf("Take(%d, %d): %v does not say where the gap is", c.next, c.off, err)
+		}
 	}
 }
 
