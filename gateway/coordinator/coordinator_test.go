@@ -190,7 +190,7 @@ func TestTwoCoordinatorsSplitAndTakeOver(t *testing.T) {
 // same call, and its record is void for every reader.
 func TestFencedWriter(t *testing.T) {
 	s := newStore(t)
-	a := start(t, s, 1, nil)
+	a := start(t, s, 1, heldLease)
 	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
 	ctx := ctxT(t)
 	pt := part(a, 3)
@@ -231,7 +231,7 @@ func TestFencedWriter(t *testing.T) {
 // size follow the live state, not the history.
 func TestCheckpointReplayEqualsFullReplayAndMarkersBounded(t *testing.T) {
 	s := newStore(t)
-	a := start(t, s, 1, func(c *Config) { c.CheckpointEvery = 50 })
+	a := start(t, s, 1, func(c *Config) { heldLease(c); c.CheckpointEvery = 50 })
 	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
 	ctx := ctxT(t)
 	const p = 5
@@ -314,7 +314,7 @@ func TestCheckpointDecisionIsNotAScan(t *testing.T) {
 
 	s := newStore(t)
 	var snaps atomic.Int64
-	a := start(t, s, 1, func(c *Config) { c.CheckpointEvery = 30 })
+	a := start(t, s, 1, func(c *Config) { heldLease(c); c.CheckpointEvery = 30 })
 	a.onSnapshot = func() { snaps.Add(1) }
 	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
 	j := journal{part(a, 0)}

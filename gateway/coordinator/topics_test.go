@@ -36,7 +36,12 @@ func newTopicEnv(t *testing.T, mod func(*Config), topics ...string) *topicEnv {
 	for _, name := range topics {
 		e.create(name)
 	}
-	e.c = start(t, s, 1, mod)
+	e.c = start(t, s, 1, func(c *Config) {
+		heldLease(c)
+		if mod != nil {
+			mod(c)
+		}
+	})
 	waitServing(t, "all 16 partitions served", func() error {
 		return checkfor.True(len(serving(e.c)) == 16 && settled(e.c), "serving %d", len(serving(e.c)))
 	})
