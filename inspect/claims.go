@@ -2,20 +2,14 @@ package inspect
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
-
-// recentAnnouncements is how many of the newest messages of each owners partition are read:
-// every gateway announces each second, so this covers every live node many times over.
-const recentAnnouncements = 1024
 
 // Tenure is one claim of a partition and how long its owner held it.
 type Tenure struct {
@@ -235,45 +229,15 @@ func (l *Log) view(ctx context.Context, live time.Duration) (*fleet.View, []uint
 	return v, members, nil
 }
 
-// readOwners feeds the newest recentAnnouncements messages of coordinator_owners to v in log
-// order. A missing topic means no announcements; fleet.View skips undecodable messages.
+// readOwners feeds the newest announcements of coordinator_owners to v in log order
+// (logio.OwnersFeed). fleet.View skips undecodable messages.
 func (l *Log) readOwners(ctx context.Context, v *fleet.View) error {
-	return l.feed(ctx, fleet.OwnersTopic, recentAnnouncements, func(b []byte) { _ = v.ApplyOwners(b) })
+	return logio.OwnersFeed(l.name).Read(ctx, l.c, func(_ uint64, b []byte) { _ = v.ApplyOwners(b) })
 }
 
-// readDrains feeds every message of coordinator_drains to v in log order.
+// readDrains feeds every message of coordinator_drains to v in log order, with its offset.
 func (l *Log) readDrains(ctx context.Context, v *fleet.View) error {
-	return l.feed(ctx, fleet.DrainsTopic, 0, func(b []byte) { _ = v.ApplyDrains(b) })
-}
-
-// feed calls fn with the payloads of topic's single partition in log order: the last `last`
-// messages, or all when last is 0. A missing topic has none.
-func (l *Log) feed(ctx context.Context, topic string, last uint64, fn func([]byte)) error {
-	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(topic))
-	if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("%s/%s: %w", l.stream, topic, err)
-	}
-	for _, p := range td.Partitions {
-		if p.MessagesCount == 0 {
-			continue
-		}
-		end := p.CurrentOffset + 1
-		from := uint64(0)
-		if last > 0 {
-			from = end - min(end, last)
-		}
-		err := l.readTopic(ctx, topic, int(p.ID), from, end, false, func(e *Entry) error {
-			fn(e.Payload)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return logio.DrainsFeed(l.name).Read(ctx, l.c, func(off uint64, b []byte) { _ = v.ApplyDrains(off, b) })
 }
 
 // Flags of a ClaimRow: an interface, add, never rename.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 )
 
@@ -82,25 +83,25 @@ type DrainStatus struct {
 	Nodes []int32
 	Undo  bool
 	// Plan is the drain's plan (empty for an undo).
-	Plan DrainPlan
+	Plan drainwatch.Plan
 	// Events are the phases reached so far, in order.
-	Events []DrainEvent
+	Events []drainwatch.Event
 	// Done: every partition of the plan is served elsewhere (an undo: every node serves again).
 	Done bool
 	// Undone: someone undid the drain while it was followed.
 	Undone bool
 	// Moves are the moves that happened, once Done (a drain only).
-	Moves []Move
+	Moves []drainwatch.Move
 	// Error is why the request could not be written.
 	Error string
 }
 
 // Sentence says where the drain stands.
 func (d DrainStatus) Sentence() string {
-	who := nodeList(d.Nodes)
+	who := drainwatch.Who(d.Nodes)
 	served := 0
 	for _, e := range d.Events {
-		if e.Phase == PhaseServed {
+		if e.Phase == drainwatch.PhaseServed {
 			served++
 		}
 	}
@@ -126,20 +127,6 @@ func (d DrainStatus) Sentence() string {
 		return who + " drained: every partition is claimed and served elsewhere"
 	}
 	return fmt.Sprintf("draining %s: %d of %d partition(s) served elsewhere", who, served, len(d.Plan.Steps))
-}
-
-// Summary is the plan in one sentence, as `drain` prints it before asking.
-func (p DrainPlan) Summary() string {
-	groups, members, collateral := 0, 0, 0
-	for _, s := range p.Steps {
-		groups += len(s.Groups)
-		members += s.Members
-		if s.Collateral {
-			collateral++
-		}
-	}
-	return fmt.Sprintf("drain %s: %d partition(s) move (%d collateral), %d group(s), %d member(s), without a rebalance; %d gateway(s) keep serving",
-		nodeList(p.Nodes), len(p.Steps), collateral, groups, members, len(p.ServingAfter))
 }
 
 // Sink receives what a console says: a snapshot after every round that read something, and a
@@ -223,9 +210,7 @@ type handover struct {
 
 type drainTrack struct {
 	DrainStatus
-	prog      *DrainProgress
-	requested time.Time
-	seen      map[int32]bool
+	watch *drainwatch.Watch
 }
 
 func (c *Console) init() {
@@ -374,37 +359,17 @@ func (s *session) settle() {
 	}
 }
 
-// observe moves the followed drain on with the model.
+// observe moves the followed drain on with the model, as `drain --wait` does: drainwatch.
 func (s *session) observe() {
 	d := s.drain
 	if d == nil || d.Done || d.Undone || d.Error != "" {
 		return
 	}
-	now := s.c.Log.clock.Now()
-	if d.Undo {
-		for _, n := range d.Nodes {
-			if s.m.View.State(n, now) != fleet.Serving {
-				return
-			}
-		}
-		d.Done = true
-		return
-	}
-	d.Events = append(d.Events, d.prog.Observe(s.m, now)...)
-	if d.prog.Done() {
-		d.Done, d.Moves = true, d.Plan.Moves(s.m)
-		return
-	}
-	// As `drain --wait` judges it: undone once the drain was seen standing and then no longer,
-	// or when an undo written after the request is the latest.
-	for _, n := range d.Nodes {
-		req, ok := s.m.View.DrainRequest(n)
-		switch {
-		case ok && !req.Undo:
-			d.seen[n] = true
-		case d.seen[n], ok && req.Undo && !req.Time.Before(d.requested):
-			d.Undone = true
-		}
+	f := s.m.Watched()
+	d.Events = append(d.Events, d.watch.Observe(f, s.c.Log.clock.Now())...)
+	d.Done, d.Undone = d.watch.Done(), d.watch.Undone()
+	if d.Done && !d.Undo {
+		d.Moves = d.Plan.Moves(f)
 	}
 }
 
@@ -537,8 +502,8 @@ func (c *Console) usable(now time.Time) error {
 }
 
 // PlanDrain is inspect.PlanDrain on the console's model.
-func (c *Console) PlanDrain(ctx context.Context, nodes []int32) (DrainPlan, error) {
-	var plan DrainPlan
+func (c *Console) PlanDrain(ctx context.Context, nodes []int32) (drainwatch.Plan, error) {
+	var plan drainwatch.Plan
 	err := c.do(ctx, func(s *session) error {
 		now := c.Log.clock.Now()
 		if err := c.usable(now); err != nil {
@@ -553,10 +518,11 @@ func (c *Console) PlanDrain(ctx context.Context, nodes []int32) (DrainPlan, erro
 
 // Drain requests the drain of shown's nodes and follows it in the snapshots. It plans again
 // first and refuses when the fleet no longer matches the plan the operator confirmed.
-func (c *Console) Drain(ctx context.Context, shown DrainPlan) error {
+func (c *Console) Drain(ctx context.Context, shown drainwatch.Plan) error {
 	if c.Drainer == nil {
 		return ErrReadOnly
 	}
+	var track *drainTrack
 	err := c.do(ctx, func(s *session) error {
 		now := c.Log.clock.Now()
 		if err := c.usable(now); err != nil {
@@ -569,13 +535,14 @@ func (c *Console) Drain(ctx context.Context, shown DrainPlan) error {
 		if !sameMoves(plan, shown) {
 			return refuse("the fleet changed since the plan was shown: press d again for the new plan")
 		}
-		s.drain = &drainTrack{DrainStatus: DrainStatus{Nodes: plan.Nodes, Plan: plan}, prog: NewDrainProgress(plan), requested: now, seen: map[int32]bool{}}
+		s.drain = &drainTrack{DrainStatus: DrainStatus{Nodes: plan.Nodes, Plan: plan}, watch: drainwatch.Drain(plan)}
+		track = s.drain
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return c.request(ctx, shown.Nodes, false)
+	return c.request(ctx, track, false)
 }
 
 // CheckUndo is inspect.CheckUndo on the console's model.
@@ -594,6 +561,7 @@ func (c *Console) Undo(ctx context.Context, nodes []int32) error {
 	if c.Drainer == nil {
 		return ErrReadOnly
 	}
+	var track *drainTrack
 	err := c.do(ctx, func(s *session) error {
 		now := c.Log.clock.Now()
 		if err := c.usable(now); err != nil {
@@ -602,32 +570,46 @@ func (c *Console) Undo(ctx context.Context, nodes []int32) error {
 		if err := CheckUndo(s.m, nodes, now); err != nil {
 			return err
 		}
-		s.drain = &drainTrack{DrainStatus: DrainStatus{Nodes: slices.Sorted(slices.Values(nodes)), Undo: true}, requested: now, seen: map[int32]bool{}}
+		w := drainwatch.Undo(nodes)
+		s.drain = &drainTrack{DrainStatus: DrainStatus{Nodes: w.Nodes(), Undo: true}, watch: w}
+		track = s.drain
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return c.request(ctx, nodes, true)
+	return c.request(ctx, track, true)
 }
 
-func (c *Console) request(ctx context.Context, nodes []int32, undo bool) error {
-	for _, n := range nodes {
-		if err := c.Drainer.RequestDrain(ctx, n, undo); err != nil {
-			_ = c.do(ctx, func(s *session) error {
-				if s.drain != nil {
-					s.drain.Error = err.Error()
-				}
-				return nil
-			})
-			return err
+// request writes the requests of track and gives its watch their offsets.
+func (c *Console) request(ctx context.Context, track *drainTrack, undo bool) error {
+	at := map[int32]uint64{}
+	var err error
+	for _, n := range track.Nodes {
+		var off uint64
+		if off, err = c.Drainer.RequestDrain(ctx, n, undo); err != nil {
+			break
 		}
+		at[n] = off
 	}
-	return nil
+	// track is only touched on Run's goroutine, even when another action replaced it meanwhile.
+	derr := c.do(ctx, func(*session) error {
+		for n, off := range at {
+			track.watch.Requested(n, off)
+		}
+		if err != nil {
+			track.Error = err.Error()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return derr
 }
 
-func sameMoves(a, b DrainPlan) bool {
-	return slices.EqualFunc(a.Steps, b.Steps, func(x, y DrainStep) bool {
+func sameMoves(a, b drainwatch.Plan) bool {
+	return slices.EqualFunc(a.Steps, b.Steps, func(x, y drainwatch.Step) bool {
 		return x.Partition == y.Partition && x.From == y.From && samePtr(x.To, y.To)
 	})
 }

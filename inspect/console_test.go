@@ -397,3 +397,57 @@ func TestConsoleProbesEachAnnouncedGateway(t *testing.T) {
 		}
 	}
 }
+
+// skewedDrainer writes each request and at once its undo, as a second operator whose clock is an
+// hour behind would: the console never reads the drain alone, and the undo's time is before it.
+type skewedDrainer struct {
+	inspect.IggyDrainer
+	e *consoleEnv
+}
+
+func (d skewedDrainer) RequestDrain(ctx context.Context, node int32, undo bool) (uint64, error) {
+	off, err := d.IggyDrainer.RequestDrain(ctx, node, undo)
+	if err == nil {
+		d.e.send(fleet.DrainsTopic, fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node, Undo: !undo, Time: time.Now().Add(-time.Hour).UTC()}))
+	}
+	return off, err
+}
+
+// The console, like `drain --wait`, sees a drain undone by an operator whose clock is behind:
+// log order decides which request is the later one.
+func TestConsoleDrainUndoneFromASkewedClock(t *testing.T) {
+	e := newConsoleEnv(t, roundRobin)
+	for n := int32(1); n <= 3; n++ {
+		cl := map[int]uint64{}
+		for p := range record.Partitions {
+			if roundRobin(p) == n {
+				cl[p] = 1
+			}
+		}
+		e.announce(fleet.Announcement{Node: n, Addr: fmt.Sprintf("localhost:909%d", n), Time: time.Now(), Claims: cl})
+	}
+	e.configure = func(c *inspect.Console) { c.Drainer = skewedDrainer{inspect.IggyDrainer{Log: c.Log, Writer: e.c}, e} }
+	e.start(false)
+	e.waitSnap(10*time.Second, "three serving nodes", func(s inspect.Snapshot) error {
+		if len(s.Nodes) != 3 || s.Nodes[1].State != "serving" {
+			return fmt.Errorf("nodes %+v", s.Nodes)
+		}
+		return nil
+	})
+	plan, err := e.con.PlanDrain(e.ctx, []int32{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.con.Drain(e.ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	snap := e.waitSnap(10*time.Second, "the drain undone", func(s inspect.Snapshot) error {
+		if s.Drain == nil || !s.Drain.Undone {
+			return fmt.Errorf("drain %+v", s.Drain)
+		}
+		return nil
+	})
+	if got := snap.Drain.Sentence(); got != "the drain of node 2 was undone meanwhile" {
+		t.Fatalf("sentence %q", got)
+	}
+}

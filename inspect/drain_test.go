@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
@@ -48,7 +49,7 @@ func fleetOf(t *testing.T, n int, owners map[int]int32) *inspect.Model {
 // drained marks node drained in f: its drain request stands and it announces no partition.
 func drained(t *testing.T, f *inspect.Model, node int32) {
 	t.Helper()
-	if err := f.View.ApplyDrains(fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node})); err != nil {
+	if err := f.View.ApplyDrains(uint64(node), fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node})); err != nil {
 		t.Fatal(err)
 	}
 	f.View.Announce(fleet.Announcement{Node: node, Addr: "h", Time: planAt.Add(-time.Second), Draining: true, Claims: map[int]uint64{}})
@@ -62,7 +63,7 @@ func drained(t *testing.T, f *inspect.Model, node int32) {
 	f.View.SetMembers(members)
 }
 
-func steps(plan inspect.DrainPlan) string {
+func steps(plan drainwatch.Plan) string {
 	var s []string
 	for _, st := range plan.Steps {
 		to := "-"
@@ -170,14 +171,14 @@ func TestDrainProgress(t *testing.T) {
 	if err != nil || len(plan.Steps) != 2 {
 		t.Fatalf("plan %+v %v", plan, err)
 	}
-	d := inspect.NewDrainProgress(plan)
-	if ev := d.Observe(f, planAt); len(ev) != 0 || d.Done() {
+	d := drainwatch.Drain(plan)
+	if ev := d.Observe(f.Watched(), planAt); len(ev) != 0 || d.Done() {
 		t.Fatalf("before anything: %+v", ev)
 	}
 	// Node 2 stops announcing partition 1; node 1 claims it but does not announce it yet.
 	f.View.Announce(ann(2, "h:2", 56, 2))
 	claimBy(f, 1, 1, 2)
-	ev := d.Observe(f, planAt)
+	ev := d.Observe(f.Watched(), planAt)
 	if len(ev) != 2 || ev[0].Sentence() != "partition 1: released by node 2" || ev[1].Sentence() != "partition 1: claimed by node 1 (claim 2)" || d.Done() {
 		t.Fatalf("events %+v", ev)
 	}
@@ -186,7 +187,7 @@ func TestDrainProgress(t *testing.T) {
 	a := ann(1, "h:1", 57, 0)
 	a.Claims[1], a.Claims[2] = 2, 2
 	f.View.Announce(a)
-	ev = d.Observe(f, planAt)
+	ev = d.Observe(f.Watched(), planAt)
 	var got []string
 	for _, e := range ev {
 		got = append(got, e.Sentence())
@@ -195,18 +196,18 @@ func TestDrainProgress(t *testing.T) {
 	if strings.Join(got, "; ") != strings.Join(want, "; ") || !d.Done() {
 		t.Fatalf("events %q, want %q (done %v)", got, want, d.Done())
 	}
-	if ev := d.Observe(f, planAt); len(ev) != 0 {
+	if ev := d.Observe(f.Watched(), planAt); len(ev) != 0 {
 		t.Fatalf("repeated events %+v", ev)
 	}
 	// What moved is what was planned; a partition that moved outside the plan is told.
-	for _, m := range plan.Moves(f) {
+	for _, m := range plan.Moves(f.Watched()) {
 		if !m.Planned {
 			t.Fatalf("unplanned %s", m.Sentence())
 		}
 	}
 	claimBy(f, 0, 2, 2)
 	var unplanned []string
-	for _, m := range plan.Moves(f) {
+	for _, m := range plan.Moves(f.Watched()) {
 		if !m.Planned {
 			unplanned = append(unplanned, m.Sentence())
 		}

@@ -7,16 +7,12 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
-
-// pollCount is how many messages one poll asks for: large enough that reading a million records
-// is a few hundred round trips, small enough that a reply stays well under a megabyte or two.
-const pollCount = 4096
 
 // Iggy is what the reader needs of an Iggy client; *iggy.Client has it. Tests may pass a
 // client connected to an in-process store.
@@ -29,6 +25,7 @@ type Iggy interface {
 // Log reads one gateway fleet's coordinator log.
 type Log struct {
 	c      Iggy
+	name   string // the gateways' stream
 	stream wire.Identifier
 	clock  clock.Clock
 	// FollowEvery is the pause between two end-offset checks of a follower that has caught up.
@@ -37,7 +34,7 @@ type Log struct {
 
 // NewLog reads the coordinator log of the gateways serving Kafka topics from stream.
 func NewLog(c Iggy, stream string, clk clock.Clock) *Log {
-	return &Log{c: c, stream: wire.NamedID(fleet.MetaStream(stream)), clock: clock.Or(clk), FollowEvery: 20 * time.Millisecond}
+	return &Log{c: c, name: stream, stream: wire.NamedID(fleet.MetaStream(stream)), clock: clock.Or(clk), FollowEvery: 20 * time.Millisecond}
 }
 
 // Entry is one message of a log partition.
@@ -76,9 +73,27 @@ func (l *Log) Ends(ctx context.Context) ([]uint64, error) {
 }
 
 // Read calls fn for every message of partition from offset from up to, not including, end, in
-// log order. It stops at the first error fn returns.
+// log order. It stops at the first error fn returns, and at a gap (logio.ErrGap): what follows a
+// gap is not folded.
 func (l *Log) Read(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
 	return l.read(ctx, partition, from, end, true, fn)
+}
+
+// ReadAcross is Read for a reader that shows gaps instead of folding across them (`inspect
+// --verify` reports each as a finding): at a gap it reads on from the offset the log gives, and
+// fn sees that entry with the offsets before it missing.
+func (l *Log) ReadAcross(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
+	for {
+		err := l.read(ctx, partition, from, end, true, func(e *Entry) error {
+			from = e.Offset + 1
+			return fn(e)
+		})
+		var ge *logio.GapError
+		if !errors.As(err, &ge) || ge.Found <= from {
+			return err
+		}
+		from = ge.Found
+	}
 }
 
 // read is Read, decoding each payload only when decode is set (a header scan does not).
@@ -87,67 +102,23 @@ func (l *Log) read(ctx context.Context, partition int, from, end uint64, decode 
 }
 
 func (l *Log) readTopic(ctx context.Context, topic string, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
-	next := from
-	var e Entry
-	for next < end {
-		n := uint32(min(uint64(pollCount), end-next))
-		p, err := l.c.Poll(ctx, iggy.PollRequest{
-			Stream: l.stream, Topic: wire.NamedID(topic), Partition: uint32(partition),
-			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: next}, Count: n,
-		})
-		if err != nil {
-			return fmt.Errorf("coordinator log partition %d at offset %d: %w", partition, next, err)
+	var (
+		e     Entry
+		fnErr error
+	)
+	p := logio.Partition{Stream: l.stream, Topic: wire.NamedID(topic), ID: uint32(partition)}
+	_, err := logio.Each(ctx, l.c, p, from, end, func(off uint64, payload []byte) error {
+		e = Entry{Partition: partition, Offset: off, Size: len(payload), Payload: payload}
+		if decode {
+			e.Record, e.Err = record.Decode(payload)
 		}
-		if p.Count == 0 {
-			p.Release()
-			return nil
-		}
-		stop, before := false, next
-		recs := message.Records(p.Batches)
-		for !stop {
-			rec, ok := recs.Next()
-			if !ok {
-				break
-			}
-			h, _ := message.ParseBatchHeader(rec)
-			ferr := message.Each(rec, func(f message.Frame) bool {
-				off := h.BaseOffset + uint64(f.OffsetDelta)
-				if off < next {
-					return true
-				}
-				if off >= end {
-					stop = true
-					return false
-				}
-				e = Entry{Partition: partition, Offset: off, Size: len(f.Payload), Payload: f.Payload}
-				if decode {
-					e.Record, e.Err = record.Decode(f.Payload)
-				}
-				if err = fn(&e); err != nil {
-					stop = true
-					return false
-				}
-				next = off + 1
-				return true
-			})
-			if ferr != nil && err == nil {
-				err = fmt.Errorf("coordinator log partition %d: %w", partition, ferr)
-				stop = true
-			}
-		}
-		if err == nil && recs.Err() != nil {
-			err = fmt.Errorf("coordinator log partition %d: %w", partition, recs.Err())
-		}
-		p.Release()
-		if err != nil {
-			return err
-		}
-		if stop || next == before {
-			// A reply that does not advance (only offsets already read) would poll forever.
-			return nil
-		}
+		fnErr = fn(&e)
+		return fnErr
+	})
+	if err != nil && err != fnErr {
+		return fmt.Errorf("%s/%s: %w", l.stream, topic, err)
 	}
-	return nil
+	return err
 }
 
 // ErrStop ends a Follow or a Read from inside fn without an error.
@@ -184,8 +155,8 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 			}
 		}
 		if caughtUp != nil {
-			if err := caughtUp(); errors.Is(err, ErrStop) {
-				return nil
+			if err := caughtUp(); errors.Is(err, ErrStop) || ctx.Err() != nil {
+				return nil // the caller ended the follow, perhaps in the middle of a refresh
 			} else if err != nil {
 				return err
 			}
@@ -200,19 +171,6 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 	}
 }
 
-// Members lists the Iggy member ids of the lease group (fleet.LeaseGroup), in Iggy's order; nil
-// when the group does not exist yet. fleet.Lease turns them into the partitions each holds.
-func (l *Log) Members(ctx context.Context) ([]uint32, error) {
-	g, err := l.c.GetConsumerGroup(ctx, l.stream, wire.NamedID(fleet.LogTopic), wire.NamedID(fleet.LeaseGroup))
-	if errors.Is(err, wire.ConsumerGroupIDNotFound) || errors.Is(err, wire.ConsumerGroupNameNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("iggy consumer group %s: %w", fleet.LeaseGroup, err)
-	}
-	out := make([]uint32, 0, len(g.Members))
-	for _, m := range g.Members {
-		out = append(out, m.ID)
-	}
-	return out, nil
-}
+// Members lists the Iggy member ids of the lease group (logio.Members); nil when the group does
+// not exist yet.
+func (l *Log) Members(ctx context.Context) ([]uint32, error) { return logio.Members(ctx, l.c, l.name) }

@@ -39,8 +39,8 @@ func TestNodeTableGolden(t *testing.T) {
 	} {
 		m.View.Announce(a)
 	}
-	for _, r := range []fleet.DrainRequest{{Node: 2, Time: now.Add(-2 * time.Second)}, {Node: 3, Time: now.Add(-time.Minute)}} {
-		if err := m.View.ApplyDrains(fleet.EncodeDrainRequest(r)); err != nil {
+	for i, r := range []fleet.DrainRequest{{Node: 2, Time: now.Add(-2 * time.Second)}, {Node: 3, Time: now.Add(-time.Minute)}} {
+		if err := m.View.ApplyDrains(uint64(i), fleet.EncodeDrainRequest(r)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,7 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/consumergroup"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
 // ReplayOptions says how far back `replay` starts and where it stops.
@@ -154,31 +157,6 @@ func (s LiveSummary) String() string {
 // State is the fold the replay ended with.
 func (r *Replay) State() *record.State { return r.state }
 
-// lastCheckpoint finds the offset of the last valid checkpoint of a partition below end by
-// reading only record headers (type and claim), which is all validity of a checkpoint needs.
-func lastCheckpoint(ctx context.Context, l *Log, partition int, end uint64) (uint64, bool, error) {
-	var newest, at uint64
-	found := false
-	err := l.read(ctx, partition, 0, end, false, func(e *Entry) error {
-		h, err := record.DecodeHeader(e.Payload)
-		if err != nil {
-			return nil
-		}
-		typ, claim := h.Type, h.Claim
-		switch {
-		case typ == record.TypeClaim && claim > newest:
-			newest = claim
-		case typ == record.TypeCheckpoint && (claim == newest || newest == 0 && !found):
-			if newest == 0 {
-				newest = claim
-			}
-			at, found = e.Offset, true
-		}
-		return nil
-	})
-	return at, found, err
-}
-
 // RunReplay rebuilds one partition's state.
 func RunReplay(ctx context.Context, l *Log, partition int, opts ReplayOptions) (*Replay, error) {
 	if err := CheckPartition(partition); err != nil {
@@ -195,7 +173,7 @@ func RunReplay(ctx context.Context, l *Log, partition int, opts ReplayOptions) (
 	}
 	res := &Replay{Partition: partition, state: record.NewState()}
 	if !opts.FromStart && !opts.Until.Set() {
-		at, ok, err := lastCheckpoint(ctx, l, partition, end)
+		at, ok, err := logio.LastCheckpoint(ctx, l.c, logio.Partition{Stream: l.stream, Topic: wire.NamedID(fleet.LogTopic), ID: uint32(partition)}, end)
 		if err != nil {
 			return nil, err
 		}

@@ -245,7 +245,7 @@ func Verify(ctx context.Context, l *Log, partitions []int, emit func(Finding) er
 	}
 	for _, p := range partitions {
 		c := NewChecker(p)
-		err := l.Read(ctx, p, 0, ends[p], func(e *Entry) error {
+		err := l.ReadAcross(ctx, p, 0, ends[p], func(e *Entry) error {
 			sum.Records++
 			for _, f := range c.Check(e) {
 				sum.Findings++

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -339,8 +340,7 @@ type nodePart struct {
 // claim: the fold of View keeps only each node's newest announcement, which is not enough to
 // say when a partition stopped being served.
 type trail struct {
-	next     uint64
-	started  bool
+	feed     *logio.Feed // nil until the first update
 	listed   map[nodePart]stamp
 	released map[nodePart]stamp
 }
@@ -349,37 +349,29 @@ func newTrail() *trail {
 	return &trail{listed: map[nodePart]stamp{}, released: map[nodePart]stamp{}}
 }
 
-// update reads the announcements appended since the last update (the newest
-// recentAnnouncements the first time).
+// update reads the announcements appended since the last update (logio.OwnersFeed: the newest
+// ones the first time, and again when the topic was recreated).
 func (t *trail) update(ctx context.Context, l *Log) error {
-	td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(fleet.OwnersTopic))
-	if errors.Is(err, wire.TopicNameNotFound) || errors.Is(err, wire.TopicIDNotFound) {
-		return nil
+	if t.feed != nil {
+		td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(fleet.OwnersTopic))
+		if err != nil && !errors.Is(err, wire.TopicNameNotFound) && !errors.Is(err, wire.TopicIDNotFound) {
+			return err
+		}
+		end := uint64(0)
+		if err == nil && len(td.Partitions) > 0 && td.Partitions[0].MessagesCount > 0 {
+			end = td.Partitions[0].CurrentOffset + 1
+		}
+		if t.feed.Next() > end {
+			t.feed = nil // the topic was recreated
+		}
 	}
-	if err != nil {
-		return err
+	if t.feed == nil {
+		t.feed = logio.OwnersFeed(l.name)
 	}
-	// The owners topic has one partition.
-	if len(td.Partitions) == 0 {
-		return nil
-	}
-	p := td.Partitions[0]
-	end := uint64(0)
-	if p.MessagesCount > 0 {
-		end = p.CurrentOffset + 1
-	}
-	if !t.started {
-		t.next, t.started = end-min(end, recentAnnouncements), true
-	}
-	if t.next > end {
-		t.next = end - min(end, recentAnnouncements) // the topic was recreated
-	}
-	return l.readTopic(ctx, fleet.OwnersTopic, int(p.ID), t.next, end, false, func(e *Entry) error {
-		if a, err := fleet.DecodeAnnouncement(e.Payload); err == nil {
+	return t.feed.Read(ctx, l.c, func(_ uint64, b []byte) {
+		if a, err := fleet.DecodeAnnouncement(b); err == nil {
 			t.apply(a)
 		}
-		t.next = e.Offset + 1
-		return nil
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 )
@@ -290,14 +291,14 @@ var seekColumns = []column[groupadmin.Step]{
 	{title: "END", width: 9, prio: 2, cell: func(s groupadmin.Step) string { return strconv.FormatInt(s.LogEnd, 10) }},
 }
 
-var stepColumns = []column[inspect.DrainStep]{
-	{title: "PARTITION", width: 9, cell: func(s inspect.DrainStep) string { return strconv.Itoa(s.Partition) }},
-	{title: "FROM", width: 4, cell: func(s inspect.DrainStep) string { return strconv.Itoa(int(s.From)) }},
-	{title: "TO", width: 4, cell: func(s inspect.DrainStep) string { return dash(ptrInt32(s.To)) }},
-	{title: "CLAIM", width: 5, cell: func(s inspect.DrainStep) string { return strconv.FormatUint(s.Claim, 10) }},
-	{title: "GROUPS", width: 6, cell: func(s inspect.DrainStep) string { return strconv.Itoa(len(s.Groups)) }},
-	{title: "MEMBERS", width: 7, cell: func(s inspect.DrainStep) string { return strconv.Itoa(s.Members) }},
-	{title: "COLLATERAL", width: 10, flex: true, cell: func(s inspect.DrainStep) string {
+var stepColumns = []column[drainwatch.Step]{
+	{title: "PARTITION", width: 9, cell: func(s drainwatch.Step) string { return strconv.Itoa(s.Partition) }},
+	{title: "FROM", width: 4, cell: func(s drainwatch.Step) string { return strconv.Itoa(int(s.From)) }},
+	{title: "TO", width: 4, cell: func(s drainwatch.Step) string { return dash(ptrInt32(s.To)) }},
+	{title: "CLAIM", width: 5, cell: func(s drainwatch.Step) string { return strconv.FormatUint(s.Claim, 10) }},
+	{title: "GROUPS", width: 6, cell: func(s drainwatch.Step) string { return strconv.Itoa(len(s.Groups)) }},
+	{title: "MEMBERS", width: 7, cell: func(s drainwatch.Step) string { return strconv.Itoa(s.Members) }},
+	{title: "COLLATERAL", width: 10, flex: true, cell: func(s drainwatch.Step) string {
 		if s.Collateral {
 			return "yes"
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/topics"
@@ -22,8 +23,8 @@ import (
 // Actions is what the console's keys ask of the fleet; *inspect.Console has it. Every call runs
 // in a command of its own, never in Update.
 type Actions interface {
-	PlanDrain(ctx context.Context, nodes []int32) (inspect.DrainPlan, error)
-	Drain(ctx context.Context, plan inspect.DrainPlan) error
+	PlanDrain(ctx context.Context, nodes []int32) (drainwatch.Plan, error)
+	Drain(ctx context.Context, plan drainwatch.Plan) error
 	CheckUndo(ctx context.Context, nodes []int32) error
 	Undo(ctx context.Context, nodes []int32) error
 	Groups(ctx context.Context, partition int) ([]inspect.GroupView, error)
@@ -52,7 +53,7 @@ type StatusMsg inspect.Status
 // Results of the actions.
 type (
 	planMsg struct {
-		plan inspect.DrainPlan
+		plan drainwatch.Plan
 		err  error
 	}
 	doneMsg struct {
@@ -169,7 +170,7 @@ type Console struct {
 
 	// The plan shown for confirmation, the node an undo waits to be confirmed for, and whether
 	// the drain pane was closed.
-	plan       *inspect.DrainPlan
+	plan       *drainwatch.Plan
 	planScroll int
 	undoNode   int32
 	drainShut  bool
@@ -828,7 +829,7 @@ func (m Console) sortTitle(p pane) string {
 func (m Console) drainShown() bool { return m.snap.Drain != nil && !m.drainShut }
 
 // Plan is the drain plan waiting for confirmation, if any.
-func (m Console) Plan() *inspect.DrainPlan { return m.plan }
+func (m Console) Plan() *drainwatch.Plan { return m.plan }
 
 // Message is the status line's message (a refusal, a cancellation).
 func (m Console) Message() string { return m.message }

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
@@ -104,8 +105,8 @@ func stale() tui.StatusMsg {
 		Retry: 2, NextRetry: now0.Add(3 * time.Second), Gateways: "localhost:9092", StaleAfter: time.Second}
 }
 
-func plan() inspect.DrainPlan {
-	return inspect.DrainPlan{Nodes: []int32{2}, ServingAfter: []int32{1, 3}, Steps: []inspect.DrainStep{
+func plan() drainwatch.Plan {
+	return drainwatch.Plan{Nodes: []int32{2}, ServingAfter: []int32{1, 3}, Steps: []drainwatch.Step{
 		{Partition: 1, From: 2, To: i32(1), Claim: 2, Groups: []string{"orders"}, Members: 2},
 		{Partition: 4, From: 2, To: i32(3), Claim: 5, Groups: []string{}},
 		{Partition: 7, From: 2, To: i32(1), Claim: 8, Groups: []string{"a", "b"}, Members: 1},
@@ -136,7 +137,7 @@ func detail() inspect.GroupDetail {
 type fakeActions struct {
 	mu       sync.Mutex
 	calls    []string
-	drained  []inspect.DrainPlan
+	drained  []drainwatch.Plan
 	planErr  error
 	undoErr  error
 	groupErr error
@@ -160,14 +161,14 @@ func (f *fakeActions) Calls() []string {
 	return slices.Clone(f.calls)
 }
 
-func (f *fakeActions) PlanDrain(_ context.Context, nodes []int32) (inspect.DrainPlan, error) {
+func (f *fakeActions) PlanDrain(_ context.Context, nodes []int32) (drainwatch.Plan, error) {
 	f.call(fmt.Sprintf("plan %v", nodes))
 	p := plan()
 	p.Nodes = nodes
 	return p, f.planErr
 }
 
-func (f *fakeActions) Drain(_ context.Context, p inspect.DrainPlan) error {
+func (f *fakeActions) Drain(_ context.Context, p drainwatch.Plan) error {
 	f.call(fmt.Sprintf("drain %v", p.Nodes))
 	f.mu.Lock()
 	f.drained = append(f.drained, p)
@@ -289,11 +290,11 @@ func newConsole(act tui.Actions) tui.Console { return tui.NewConsole(fleetAt(now
 func TestConsoleViewGolden(t *testing.T) {
 	drain := later()
 	p := plan()
-	drain.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: p, Events: []inspect.DrainEvent{
-		{Time: drain.At, Partition: 1, Phase: inspect.PhaseReleased, Node: 2},
-		{Time: drain.At, Partition: 1, Phase: inspect.PhaseClaimed, Node: 1, Claim: 9},
-		{Time: drain.At, Partition: 1, Phase: inspect.PhaseServed, Node: 1, Claim: 9},
-		{Time: drain.At, Partition: 4, Phase: inspect.PhaseReleased, Node: 2},
+	drain.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: p, Events: []drainwatch.Event{
+		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2},
+		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseClaimed, Node: 1, Claim: 9},
+		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseServed, Node: 1, Claim: 9},
+		{Time: drain.At, Partition: 4, Phase: drainwatch.PhaseReleased, Node: 2},
 	}}
 	cases := []struct {
 		name string
@@ -489,10 +490,10 @@ func TestConsoleDrainFlowTeatest(t *testing.T) {
 	tm.Send(keyMsg("y"))
 	waitFor(t, tm, "drain of node 2 requested")
 	s := later()
-	s.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: plan(), Events: []inspect.DrainEvent{{Time: s.At, Partition: 1, Phase: inspect.PhaseReleased, Node: 2}}}
+	s.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: plan(), Events: []drainwatch.Event{{Time: s.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2}}}
 	tm.Send(tui.SnapshotMsg(s))
 	waitFor(t, tm, "partition 1: released by node 2")
-	s.Drain.Events = append(s.Drain.Events, inspect.DrainEvent{Time: s.At, Partition: 1, Phase: inspect.PhaseServed, Node: 1, Claim: 9})
+	s.Drain.Events = append(s.Drain.Events, drainwatch.Event{Time: s.At, Partition: 1, Phase: drainwatch.PhaseServed, Node: 1, Claim: 9})
 	s.Drain.Done = true
 	tm.Send(tui.SnapshotMsg(s))
 	waitFor(t, tm, "node 2 drained: every partition is claimed and served elsewhere")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
@@ -107,16 +108,7 @@ type drainRun struct {
 	out, errw                       io.Writer
 }
 
-func (r drainRun) who() string {
-	s := make([]string, len(r.nodes))
-	for i, n := range r.nodes {
-		s[i] = strconv.Itoa(int(n))
-	}
-	if len(s) == 1 {
-		return "node " + s[0]
-	}
-	return "nodes " + strings.Join(s, ", ")
-}
+func (r drainRun) who() string { return drainwatch.Who(r.nodes) }
 
 func runDrain(ctx context.Context, r drainRun) error {
 	model, err := inspect.LoadModel(ctx, r.log)
@@ -149,26 +141,17 @@ func runDrain(ctx context.Context, r drainRun) error {
 			return errors.New("drain cancelled")
 		}
 	}
-	requested := time.Now()
-	for _, n := range r.nodes {
-		if err := r.drainer.RequestDrain(ctx, n, false); err != nil {
-			return err
-		}
+	w := drainwatch.Drain(plan)
+	if err := r.request(ctx, w, false); err != nil {
+		return err
 	}
 	if !r.follow {
 		fmt.Fprintf(r.errw, "drain of %s requested; follow it with '%s claims --watch'\n", r.who(), programName)
 		return nil
 	}
-	prog := inspect.NewDrainProgress(plan)
-	s := output.NewStream[inspect.DrainEvent](r.out, r.f, "drain.event", true)
-	fctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	errUndone := errors.New("undone")
-	// The model was read before the request: a drain counts as undone once it was seen standing
-	// and then no longer, or when an undo written after the request is the latest.
-	seen := map[int32]bool{}
-	done := func() error {
-		for _, e := range prog.Observe(model, time.Now()) {
+	s := output.NewStream[drainwatch.Event](r.out, r.f, "drain.event", true)
+	err = r.watch(ctx, model, w, func(evs []drainwatch.Event) error {
+		for _, e := range evs {
 			var err error
 			if r.f == output.Text {
 				_, err = fmt.Fprintln(r.out, e.Sentence())
@@ -179,37 +162,19 @@ func runDrain(ctx context.Context, r drainRun) error {
 				return err
 			}
 		}
-		if prog.Done() {
-			return inspect.ErrStop
-		}
-		for _, n := range r.nodes {
-			req, ok := model.View.DrainRequest(n)
-			switch {
-			case ok && !req.Undo:
-				seen[n] = true
-			case seen[n], ok && req.Undo && !req.Time.Before(requested):
-				return errUndone
-			}
-		}
 		return nil
-	}
-	err = done()
-	if err == nil {
-		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return done() })
-	}
+	})
 	switch {
-	case errors.Is(err, inspect.ErrStop):
-	case errors.Is(err, errUndone):
-		return fmt.Errorf("the drain of %s was undone meanwhile", r.who())
 	case err != nil:
 		return err
-	}
-	if !prog.Done() {
+	case w.Undone():
+		return fmt.Errorf("the drain of %s was undone meanwhile", r.who())
+	case !w.Done():
 		return fmt.Errorf("%s not drained within %v; the drain stays requested: '%s drain node %s --undo' cancels it",
-			r.who(), r.timeout, programName, strings.TrimPrefix(strings.TrimPrefix(r.who(), "nodes "), "node "))
+			r.who(), r.timeout, programName, drainwatch.JoinNodes(r.nodes))
 	}
 	differ := 0
-	for _, m := range plan.Moves(model) {
+	for _, m := range plan.Moves(model.Watched()) {
 		fmt.Fprintln(r.errw, m.Sentence())
 		if !m.Planned {
 			differ++
@@ -222,38 +187,62 @@ func runDrain(ctx context.Context, r drainRun) error {
 	return nil
 }
 
+// request writes w's request for every node and tells w where each landed.
+func (r drainRun) request(ctx context.Context, w *drainwatch.Watch, undo bool) error {
+	for _, n := range r.nodes {
+		off, err := r.drainer.RequestDrain(ctx, n, undo)
+		if err != nil {
+			return err
+		}
+		w.Requested(n, off)
+	}
+	return nil
+}
+
+// watch feeds w the model as it follows the log, within --timeout, until w is done or undone;
+// each round's events go to show.
+func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch.Watch, show func([]drainwatch.Event) error) error {
+	fctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	step := func() error {
+		if err := show(w.Observe(model.Watched(), time.Now())); err != nil {
+			return err
+		}
+		if w.Done() || w.Undone() {
+			return inspect.ErrStop
+		}
+		return nil
+	}
+	err := step()
+	if err == nil {
+		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return step() })
+	}
+	if errors.Is(err, inspect.ErrStop) {
+		return nil
+	}
+	return err
+}
+
 // runUndo asks drained nodes back; with --wait it follows until each is serving again.
 func runUndo(ctx context.Context, r drainRun, model *inspect.Model) error {
 	if err := inspect.CheckUndo(model, r.nodes, time.Now()); err != nil {
 		return err
 	}
-	for _, n := range r.nodes {
-		if err := r.drainer.RequestDrain(ctx, n, true); err != nil {
-			return err
-		}
+	w := drainwatch.Undo(r.nodes)
+	if err := r.request(ctx, w, true); err != nil {
+		return err
 	}
 	fmt.Fprintf(r.errw, "asked %s to come back; each takes back its share of the coordinator partitions\n", r.who())
 	if !r.wait {
 		return nil
 	}
-	fctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	back := func() error {
-		for _, n := range r.nodes {
-			if model.View.State(n, time.Now()) != fleet.Serving {
-				return nil
-			}
-		}
-		return inspect.ErrStop
-	}
-	err := back()
-	if err == nil {
-		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return back() })
-	}
-	if err != nil && !errors.Is(err, inspect.ErrStop) {
+	err := r.watch(ctx, model, w, func([]drainwatch.Event) error { return nil })
+	switch {
+	case err != nil:
 		return err
-	}
-	if back() == nil {
+	case w.Undone():
+		return fmt.Errorf("%s drained again meanwhile", r.who())
+	case !w.Done():
 		return fmt.Errorf("%s not serving again within %v; the undo stays requested", r.who(), r.timeout)
 	}
 	for _, nd := range model.Nodes(time.Now()) {

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // announcement encodes a coordinator_owners message in the fleet's encoding.
@@ -45,9 +47,6 @@ func TestDrainEndToEnd(t *testing.T) {
 	}
 	defer c.Close()
 	meta := wire.NamedID(fleet.MetaStream("kafka"))
-	if _, err := c.CreateTopic(ctx, meta, fleet.OwnersTopic, 1, iggy.TopicOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	owned := map[int32]map[int]uint64{1: {}, 2: {}, 3: {}}
 	for p := range record.Partitions {
 		owned[int32(1+p%3)][p] = 1
@@ -68,7 +67,7 @@ func TestDrainEndToEnd(t *testing.T) {
 	}
 	code, out, _ := runCLI(t, env, "drain", "node", "2", "--dry-run", "-o", "json")
 	var plan struct {
-		Data []inspect.DrainStep `json:"data"`
+		Data []drainwatch.Step `json:"data"`
 	}
 	if code, _, stderr := runCLI(t, env, "drain", "node", "2", "--undo"); code != exitFailed || !strings.Contains(stderr, "node 2 is not drained: there is nothing to undo") {
 		t.Fatalf("undo of a node never drained: exit %d stderr %q", code, stderr)
@@ -168,5 +167,69 @@ func TestDrainEndToEnd(t *testing.T) {
 	}
 	if r.code != exitFailed || !strings.Contains(r.stderr, "undone meanwhile") {
 		t.Fatalf("undone drain: exit %d stderr %s", r.code, r.stderr)
+	}
+}
+
+// skewedDrainer writes each request, then at once the opposite request for the same node as a
+// second operator whose clock is an hour behind would: an undo of the drain, or a drain again
+// after the undo. The follower never sees the first request alone, and the second one's time is
+// before the first's: only log order says it came later.
+type skewedDrainer struct {
+	inspect.IggyDrainer
+	c *iggy.Client
+}
+
+func (d skewedDrainer) RequestDrain(ctx context.Context, node int32, undo bool) (uint64, error) {
+	off, err := d.IggyDrainer.RequestDrain(ctx, node, undo)
+	if err != nil {
+		return 0, err
+	}
+	b := fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node, Undo: !undo, Time: time.Now().Add(-time.Hour).UTC()})
+	_, err = d.c.SendMessages(ctx, wire.NamedID(fleet.MetaStream("kafka")), wire.NamedID(fleet.DrainsTopic), 0, []iggy.Message{{Payload: b}})
+	return off, err
+}
+
+// A drain undone by an operator whose clock is behind, and an undo followed by a drain again
+// from such a clock, end `--wait` at once with what happened, not with a timeout: log order
+// decides which request is the later one (drainwatch), as it does for the gateways.
+func TestDrainWaitSkewedClock(t *testing.T) {
+	addr, _ := operatorStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	meta := wire.NamedID(fleet.MetaStream("kafka"))
+	for node := int32(1); node <= 3; node++ {
+		claims := map[int]uint64{}
+		for p := range record.Partitions {
+			if int32(1+p%3) == node {
+				claims[p] = 1
+			}
+		}
+		msg := iggy.Message{Payload: announcement(node, "localhost:909"+string(rune('0'+node)), time.Now(), claims)}
+		if _, err := c.SendMessages(ctx, meta, wire.NamedID(fleet.OwnersTopic), 0, []iggy.Message{msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := inspect.NewLog(c, "kafka", nil)
+	run := func(undo bool) error {
+		var out, errw bytes.Buffer
+		return runDrain(ctx, drainRun{log: log, drainer: skewedDrainer{inspect.IggyDrainer{Log: log, Writer: c}, c}, nodes: []int32{2},
+			f: output.Text, yes: true, wait: true, follow: true, undo: undo, timeout: 5 * time.Second, out: &out, errw: &errw})
+	}
+	start := time.Now()
+	if err := run(false); err == nil || err.Error() != "the drain of node 2 was undone meanwhile" {
+		t.Fatalf("drain undone from a clock behind: %v", err)
+	}
+	t.Logf("the undo seen after %v", time.Since(start))
+	// The skewed undo of the drain above stands: drain node 2 for the undo to have something to do.
+	if _, err := (inspect.IggyDrainer{Log: log, Writer: c}).RequestDrain(ctx, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(true); err == nil || err.Error() != "node 2 drained again meanwhile" {
+		t.Fatalf("undo drained again from a clock behind: %v", err)
 	}
 }

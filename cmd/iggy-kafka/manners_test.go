@@ -66,9 +66,6 @@ func TestCompletionOfValues(t *testing.T) {
 	}
 	defer c.Close()
 	meta := wire.NamedID(fleet.MetaStream("kafka"))
-	if _, err := c.CreateTopic(t.Context(), meta, fleet.OwnersTopic, 1, iggy.TopicOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, n := range []int32{1, 2, 3} {
 		msg := iggy.Message{Payload: announcement(n, "localhost:909"+string(rune('0'+n)), time.Now(), map[int]uint64{int(n): 1})}
 		if _, err := c.SendMessages(t.Context(), meta, wire.NamedID(fleet.OwnersTopic), 0, []iggy.Message{msg}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"log/slog"
 	"net"
 	"runtime"
@@ -40,7 +41,7 @@ func BenchmarkReplay(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cl.Close()
-	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
+	if err := logio.EnsureShape(ctx, cl, "kafka"); err != nil {
 		b.Fatal(err)
 	}
 	meta, topic := wire.NamedID("kafka.meta"), wire.NamedID(fleet.LogTopic)
@@ -56,12 +57,12 @@ func BenchmarkReplay(b *testing.B) {
 			msgs = msgs[:0]
 		}
 	}
-	src := pollSource{c: cl, stream: meta, topic: topic, partition: 0}
+	src := logio.Poll{C: cl, P: logio.Partition{Stream: meta, Topic: topic, ID: 0}}
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
 		st := record.NewState()
-		next, err := replay(ctx, src, st, 0, -1, nil, nil)
+		next, err := logio.Replay(ctx, src, st, 0, -1, nil, nil)
 		if err != nil || next != records || st.Counts().Offsets != 10000 {
 			b.Fatalf("replayed to %d: %v, %+v", next, err, st.Counts())
 		}

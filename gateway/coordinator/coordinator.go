@@ -12,6 +12,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
@@ -81,6 +82,11 @@ type Config struct {
 	// Metrics receives the coordinator's counts; nil keeps them in a Metrics of its own. A nil
 	// Groups.Metrics is one shared by the coordinator's group managers.
 	Metrics *Metrics
+
+	// onServe, when set, is told each time a partition starts serving, and whether the previous
+	// owner's release was known then (tests tell the release path from the HandoverBound wait
+	// by this event, not by how long the handover took).
+	onServe func(p int, released bool)
 }
 
 func (c *Config) defaults() error {
@@ -192,10 +198,10 @@ type Coordinator struct {
 	forgotAt [record.Partitions]time.Time
 
 	// ownersMu orders the reads of coordinator_owners (the follower and every loading
-	// partition read from ownersNext on).
-	ownersMu      sync.Mutex
-	ownersNext    uint64
-	ownersStarted bool
+	// partition read on from where the feed is), and drainsFeed's are ordered by dr.readMu.
+	ownersMu   sync.Mutex
+	ownersFeed *logio.Feed
+	drainsFeed *logio.Feed
 
 	// nologLoads: without the log, a group's Iggy offsets are loaded into the manager before
 	// its first request.
@@ -228,6 +234,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		meta: wire.NamedID(fleet.MetaStream(cfg.Stream)), topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic),
 		fv: fleet.NewView(cfg.Live), announceNow: make(chan struct{}, 1), leaseNow: make(chan struct{}, 1),
 		nologLoads: newNologLoads(cfg.Metrics), drains: wire.NamedID(fleet.DrainsTopic),
+		ownersFeed: logio.OwnersFeed(cfg.Stream), drainsFeed: logio.DrainsFeed(cfg.Stream),
 	}
 	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)
@@ -239,7 +246,7 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 		c.startNoLog()
 		return c, nil
 	}
-	if err := ensureShape(ctx, cfg.Client, fleet.MetaStream(cfg.Stream)); err != nil {
+	if err := logio.EnsureShape(ctx, cfg.Client, cfg.Stream); err != nil {
 		c.cancel()
 		return nil, err
 	}
@@ -443,10 +450,7 @@ func (c *Coordinator) reapDead(ctx context.Context, sess *iggy.Session, g *wire.
 	if err := c.readOwners(ctx); err != nil {
 		return errFleetFull
 	}
-	members := make([]uint32, 0, len(g.Members))
-	for _, m := range g.Members {
-		members = append(members, m.ID)
-	}
+	members := logio.MemberIDs(g)
 	c.mu.Lock()
 	live := len(c.fv.LiveMembers(members, c.clk.Now()))
 	c.mu.Unlock()

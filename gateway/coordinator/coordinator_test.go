@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -28,7 +29,7 @@ func TestShapeCreatedAndRefused(t *testing.T) {
 	s := newStore(t)
 	cl := s.client(t)
 	ctx := ctxT(t)
-	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
+	if err := logio.EnsureShape(ctx, cl, "kafka"); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]uint32{fleet.LogTopic: 16, fleet.OwnersTopic: 1} {
@@ -37,7 +38,7 @@ func TestShapeCreatedAndRefused(t *testing.T) {
 			t.Fatalf("topic %s: %v partitions, err %v", name, td, err)
 		}
 	}
-	if err := ensureShape(ctx, cl, "kafka.meta"); err != nil {
+	if err := logio.EnsureShape(ctx, cl, "kafka"); err != nil {
 		t.Fatalf("second start on the right shape: %v", err)
 	}
 
@@ -49,8 +50,8 @@ func TestShapeCreatedAndRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Start(ctx, Config{Client: cl, Stream: "other", NodeID: 1, Log: true})
-	var se *shapeError
-	if !errors.As(err, &se) || se.have != 3 || se.want != 16 || !strings.Contains(err.Error(), "other.meta/coordinators has 3 partitions") {
+	var se *logio.ShapeError
+	if !errors.As(err, &se) || se.Have != 3 || se.Want != 16 || !strings.Contains(err.Error(), "other.meta/coordinators has 3 partitions") {
 		t.Fatalf("Start on a 3-partition log: %v", err)
 	}
 }
@@ -189,7 +190,7 @@ func TestTwoCoordinatorsSplitAndTakeOver(t *testing.T) {
 // same call, and its record is void for every reader.
 func TestFencedWriter(t *testing.T) {
 	s := newStore(t)
-	a := start(t, s, 1, nil)
+	a := start(t, s, 1, heldLease)
 	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
 	ctx := ctxT(t)
 	pt := part(a, 3)
@@ -197,15 +198,20 @@ func TestFencedWriter(t *testing.T) {
 	if err := (journal{pt}).Append(ctx, commit(g, "t", 0, 1)); err != nil {
 		t.Fatal(err)
 	}
-	// Another gateway claims partition 3 (the lease moved while a was unaware).
+	// Another gateway claims partition 3 (the lease moved while a was unaware), and a appends
+	// before any read of its own sees that claim: the test holds the partition's lock from
+	// before the claim is written until the append returns, and a's tail only tries the lock.
+	// So the record lands behind the newer claim, and only the read-back can refuse it.
 	newer := pt.claim.Load() + 1
 	b, _ := record.Encode(record.Record{Type: record.TypeClaim, Claim: newer, ClaimInfo: &record.Claim{Number: newer, Node: 2, Addr: "x:1"}})
-	if _, err := a.cfg.Client.SendMessages(ctx, a.meta, a.topic, 3, []iggy.Message{{Payload: b}}); err != nil {
-		t.Fatal(err)
+	pt.mu.Lock()
+	_, err := a.cfg.Client.SendMessages(ctx, a.meta, a.topic, 3, []iggy.Message{{Payload: b}})
+	if err == nil {
+		err = pt.appendLocked(ctx, []record.Record{commit(g, "t", 0, 2)}, false)
 	}
-	err := (journal{pt}).Append(ctx, commit(g, "t", 0, 2))
-	if !errors.Is(err, group.ErrNotCoordinator) {
-		t.Fatalf("append after a newer claim: %v", err)
+	pt.mu.Unlock()
+	if !errors.Is(err, group.ErrNotCoordinator) || !strings.Contains(err.Error(), "a newer claim precedes the record") {
+		t.Fatalf("append behind a newer claim: %v", err)
 	}
 	if _, code := (directory{a}).Manager(g); code == 0 {
 		t.Fatal("a still serves the fenced partition")
@@ -214,10 +220,9 @@ func TestFencedWriter(t *testing.T) {
 	if o, ok := st.Offset(g, "t", 0); !ok || o.Offset != 1 {
 		t.Fatalf("a reader sees offset %+v, want the one before the newer claim", o)
 	}
-	// The append is refused either before it writes (a's own reader saw the newer claim first)
-	// or after (its record lands behind the claim and a reader voids it): at most one void.
-	if st.Counts().Void > 1 || st.Claim().Node != 2 {
-		t.Fatalf("reader counts %+v claim %+v", st.Counts(), st.Claim())
+	// The fenced append was written, and every reader voids it.
+	if st.Counts().Void != 1 || st.Claim().Node != 2 {
+		t.Fatalf("reader counts %+v claim %+v, want the fenced record void behind node 2's claim", st.Counts(), st.Claim())
 	}
 }
 
@@ -226,7 +231,7 @@ func TestFencedWriter(t *testing.T) {
 // size follow the live state, not the history.
 func TestCheckpointReplayEqualsFullReplayAndMarkersBounded(t *testing.T) {
 	s := newStore(t)
-	a := start(t, s, 1, func(c *Config) { c.CheckpointEvery = 50 })
+	a := start(t, s, 1, func(c *Config) { heldLease(c); c.CheckpointEvery = 50 })
 	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
 	ctx := ctxT(t)
 	const p = 5
@@ -309,7 +314,7 @@ func TestCheckpointDecisionIsNotAScan(t *testing.T) {
 
 	s := newStore(t)
 	var snaps atomic.Int64
-	a := start(t, s, 1, func(c *Config) { c.CheckpointEvery = 30 })
+	a := start(t, s, 1, func(c *Config) { heldLease(c); c.CheckpointEvery = 30 })
 	a.onSnapshot = func() { snaps.Add(1) }
 	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
 	j := journal{part(a, 0)}
@@ -332,14 +337,14 @@ func TestCheckpointDecisionIsNotAScan(t *testing.T) {
 // lagSource is a log whose reader falls behind retention: the messages in [gapFrom, gapTo) are
 // gone.
 type lagSource struct {
-	msgs           []logMsg
+	msgs           []logio.Msg
 	gapFrom, gapTo uint64
 }
 
-func (l *lagSource) read(_ context.Context, from uint64, count uint32) ([]logMsg, error) {
-	var out []logMsg
+func (l *lagSource) Read(_ context.Context, from uint64, count uint32) ([]logio.Msg, error) {
+	var out []logio.Msg
 	for _, m := range l.msgs {
-		if m.offset >= from && (m.offset < l.gapFrom || m.offset >= l.gapTo) && len(out) < int(count) {
+		if m.Offset >= from && (m.Offset < l.gapFrom || m.Offset >= l.gapTo) && len(out) < int(count) {
 			out = append(out, m)
 		}
 	}
@@ -363,11 +368,11 @@ func TestGapIsNeverSkipped(t *testing.T) {
 		if i > 0 {
 			r.Claim = 1
 		}
-		src.msgs = append(src.msgs, logMsg{offset: uint64(i), payload: enc(r)})
+		src.msgs = append(src.msgs, logio.Msg{Offset: uint64(i), Payload: enc(r)})
 	}
 	st := record.NewState()
-	_, err := replay(context.Background(), src, st, 0, -1, nil, nil)
-	if !errors.Is(err, errGap) {
+	_, err := logio.Replay(context.Background(), src, st, 0, -1, nil, nil)
+	if !errors.Is(err, logio.ErrGap) {
 		t.Fatalf("replay across a gap: %v", err)
 	}
 	if _, ok := st.Offset("other", "t", 0); ok {
@@ -382,9 +387,9 @@ func TestGapIsNeverSkipped(t *testing.T) {
 		cpState.Apply(uint64(i), r)
 	}
 	cp := cpState.Snapshot(3)
-	src.msgs = append(src.msgs, logMsg{offset: 4, payload: enc(record.Record{Type: record.TypeCheckpoint, Claim: 1, Checkpoint: &cp})})
+	src.msgs = append(src.msgs, logio.Msg{Offset: 4, Payload: enc(record.Record{Type: record.TypeCheckpoint, Claim: 1, Checkpoint: &cp})})
 	st = record.NewState()
-	if _, err := replay(context.Background(), src, st, 4, -1, nil, nil); err != nil {
+	if _, err := logio.Replay(context.Background(), src, st, 4, -1, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := st.Offset(g, "t", 0); ok {

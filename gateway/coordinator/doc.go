@@ -18,7 +18,8 @@
 // partition record.Partition(g) = FNV-1a 32 over the UTF-8 id, mod 16), topic
 // `coordinator_owners` with 1 partition, topic `coordinator_drains` with 1 partition. Start
 // creates what is missing and refuses to start when a topic exists with another partition count,
-// naming the topic, the count found and the count needed.
+// naming the topic, the count found and the count needed (logio.EnsureShape, the only creator of
+// these: no operator command creates a topic).
 //
 // # Owners and the fleet
 //
@@ -165,7 +166,8 @@
 // hint written after the checkpoint was read back valid: a stale one (an older checkpoint) only
 // costs a longer replay, since everything after it is replayed in order. Replay never skips
 // records: if a poll returns messages starting after the expected offset (retention removed a
-// segment), the reader stops with a gap error; the journal then rebuilds the partition from the
+// segment), the reader stops with a gap error (logio's gap rule, which every reader of the log
+// obeys); the journal then rebuilds the partition from the
 // stored checkpoint and gives the partition up, so a deletion inside the gap is never lost.
 //
 // # Deleted topics

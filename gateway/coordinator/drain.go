@@ -15,7 +15,6 @@ import (
 type drainState struct {
 	// readMu orders the reads of the topic (Start, then the follower).
 	readMu sync.Mutex
-	next   uint64
 	// self is whether this gateway's drain stands (Coordinator.fv), read without a lock by the
 	// lease and announce loops.
 	self atomic.Bool
@@ -30,40 +29,31 @@ type drainState struct {
 func (c *Coordinator) readDrains(ctx context.Context) error {
 	c.dr.readMu.Lock()
 	defer c.dr.readMu.Unlock()
-	for {
-		msgs, err := pollMsgs(ctx, c.cfg.Client, iggy.PollRequest{Stream: c.meta, Topic: c.drains,
-			Strategy: wire.PollingStrategy{Kind: wire.PollOffset, Value: c.dr.next}, Count: 512})
-		if err != nil {
-			return err
-		}
-		c.mu.Lock()
-		for _, m := range msgs {
-			if m.offset < c.dr.next {
-				continue
-			}
-			c.dr.next = m.offset + 1
-			// Log order decides (fleet.View): the latest request of a node wins whatever its
-			// writer's clock.
-			if err := c.fv.ApplyDrains(m.payload); err != nil {
-				c.log.Warn("drain request skipped", "offset", m.offset, "err", err)
-			}
-		}
-		self := c.fv.DrainStands(c.cfg.NodeID)
-		c.mu.Unlock()
-		c.brokers.publish()
-		if was := c.dr.self.Swap(self); was != self {
-			if self {
-				c.log.Info("drained by an operator: releasing every coordinator partition; produce and fetch go on")
-			} else {
-				c.log.Info("drain undone by an operator: joining " + fleet.LeaseGroup + " again")
-			}
-			c.kickLease()
-			c.kickAnnounce()
-		}
-		if len(msgs) < 512 {
-			return nil
+	msgs, err := readFeed(ctx, c.cfg.Client, c.drainsFeed)
+	c.mu.Lock()
+	for _, m := range msgs {
+		// Log order decides (fleet.View): the latest request of a node wins whatever its
+		// writer's clock.
+		if err := c.fv.ApplyDrains(m.Offset, m.Payload); err != nil {
+			c.log.Warn("drain request skipped", "offset", m.Offset, "err", err)
 		}
 	}
+	self := c.fv.DrainStands(c.cfg.NodeID)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.brokers.publish()
+	if was := c.dr.self.Swap(self); was != self {
+		if self {
+			c.log.Info("drained by an operator: releasing every coordinator partition; produce and fetch go on")
+		} else {
+			c.log.Info("drain undone by an operator: joining " + fleet.LeaseGroup + " again")
+		}
+		c.kickLease()
+		c.kickAnnounce()
+	}
+	return nil
 }
 
 // followDrains reads `coordinator_drains` every FollowInterval.

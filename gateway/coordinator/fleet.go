@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
@@ -109,27 +110,24 @@ func (c *Coordinator) followOwners() {
 func (c *Coordinator) readOwners(ctx context.Context) error {
 	c.ownersMu.Lock()
 	defer c.ownersMu.Unlock()
-	for {
-		strategy := wire.PollingStrategy{Kind: wire.PollOffset, Value: c.ownersNext}
-		if !c.ownersStarted {
-			strategy = wire.PollingStrategy{Kind: wire.PollLast}
-		}
-		msgs, err := pollMsgs(ctx, c.cfg.Client, iggy.PollRequest{Stream: c.meta, Topic: c.owners, Strategy: strategy, Count: 512})
-		if err != nil {
-			return err
-		}
-		c.ownersStarted = true
-		c.mu.Lock()
-		for _, m := range msgs {
-			c.ownersNext = max(c.ownersNext, m.offset+1)
-			// Log order decides, as for every reader (fleet.View); a corrupt message is skipped.
-			_ = c.fv.ApplyOwners(m.payload)
-		}
-		c.mu.Unlock()
-		if len(msgs) < 512 {
-			return nil
-		}
+	msgs, err := readFeed(ctx, c.cfg.Client, c.ownersFeed)
+	c.mu.Lock()
+	for _, m := range msgs {
+		// Log order decides, as for every reader (fleet.View); a corrupt message is skipped.
+		_ = c.fv.ApplyOwners(m.Payload)
 	}
+	c.mu.Unlock()
+	return err
+}
+
+// readFeed reads f up to its end and copies the messages out, so that they are applied under
+// the coordinator's lock without holding it through the reads.
+func readFeed(ctx context.Context, cl logio.Poller, f *logio.Feed) ([]logio.Msg, error) {
+	var msgs []logio.Msg
+	err := f.Read(ctx, cl, func(off uint64, b []byte) {
+		msgs = append(msgs, logio.Msg{Offset: off, Payload: append([]byte(nil), b...)})
+	})
+	return msgs, err
 }
 
 // promoteAll lets every waiting partition whose wait is over, or whose previous owner released
@@ -269,10 +267,7 @@ func departed(a fleet.Announcement, now time.Time) bool {
 // setMembers records a read of the lease group's members, sent at sent, unless a read sent later
 // was recorded already, publishes the view it makes, and returns the members read.
 func (c *Coordinator) setMembers(g *wire.ConsumerGroupDetails, sent time.Time) []uint32 {
-	members := make([]uint32, 0, len(g.Members))
-	for _, m := range g.Members {
-		members = append(members, m.ID)
-	}
+	members := logio.MemberIDs(g)
 	c.mu.Lock()
 	if sent.UnixNano() >= c.membersSent {
 		c.fv.SetMembers(members)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -32,7 +33,7 @@ func foldsAgree(t *testing.T, seed uint64) {
 	s := newStore(t)
 	cl := s.client(t)
 	ctx := ctxT(t)
-	if err := ensureShape(ctx, cl, fleet.MetaStream("kafka")); err != nil {
+	if err := logio.EnsureShape(ctx, cl, "kafka"); err != nil {
 		t.Fatal(err)
 	}
 	meta := wire.NamedID(fleet.MetaStream("kafka"))
@@ -59,7 +60,7 @@ func foldsAgree(t *testing.T, seed uint64) {
 	// followers, its replay).
 	c := &Coordinator{cfg: Config{Client: cl, Stream: "kafka", NodeID: 99, Log: true}, clk: clock.Or(nil), log: testLogger(),
 		meta: meta, topic: wire.NamedID(fleet.LogTopic), owners: wire.NamedID(fleet.OwnersTopic), drains: wire.NamedID(fleet.DrainsTopic),
-		fv: fleet.NewView(fleet.DefaultLive)}
+		fv: fleet.NewView(fleet.DefaultLive), ownersFeed: logio.OwnersFeed("kafka"), drainsFeed: logio.DrainsFeed("kafka")}
 	c.brokers = &brokerView{c: c}
 	if err := c.readOwners(ctx); err != nil {
 		t.Fatal(err)
@@ -106,8 +107,8 @@ func foldsAgree(t *testing.T, seed uint64) {
 	for p := range record.Partitions {
 		st := record.NewState()
 		var got []bool
-		src := pollSource{c: cl, stream: meta, topic: c.topic, partition: uint32(p)}
-		_, err := replay(ctx, src, st, 0, -1, func(uint64, error) { got = append(got, false) },
+		src := logio.Poll{C: cl, P: logio.Partition{Stream: meta, Topic: c.topic, ID: uint32(p)}}
+		_, err := logio.Replay(ctx, src, st, 0, -1, func(uint64, error) { got = append(got, false) },
 			func(_ uint64, _ record.Record, v bool) { got = append(got, v) })
 		if err != nil {
 			t.Fatal(err)

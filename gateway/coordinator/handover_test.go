@@ -30,7 +30,11 @@ func answers(c *Coordinator, g string) bool {
 // keep them apart.
 func TestRebalanceNeverServesTwice(t *testing.T) {
 	s := newStore(t)
-	slow := func(c *Config) { c.LeasePoll = 200 * time.Millisecond }
+	// HandoverBound keeps the product's ratio to LeasePoll (3 x, Config.defaults): with the
+	// helper's 250 ms the lease stays fresh only 50 ms past each 200 ms read, so on a loaded
+	// machine a lease read slower than that makes every partition stop serving for a moment,
+	// and a claim appended after it is fenced and tried again at the next lease read.
+	slow := func(c *Config) { c.LeasePoll, c.HandoverBound = 200*time.Millisecond, 600*time.Millisecond }
 	a := start(t, s, 1, func(c *Config) { slow(c); c.TailPoll = time.Hour })
 	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
 	groups := make([]string, record.Partitions)

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
@@ -135,8 +137,8 @@ func groupIn(p int, prefix string) string {
 func fullReplay(t *testing.T, cl *iggy.Client, c *Coordinator, p int) *record.State {
 	t.Helper()
 	st := record.NewState()
-	src := pollSource{c: cl, stream: c.meta, topic: c.topic, partition: uint32(p)}
-	if _, err := replay(ctxT(t), src, st, 0, -1, nil, nil); err != nil {
+	src := logio.Poll{C: cl, P: logio.Partition{Stream: c.meta, Topic: c.topic, ID: uint32(p)}}
+	if _, err := logio.Replay(ctxT(t), src, st, 0, -1, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -147,3 +149,18 @@ func brokerOf(node int32) kafka.Broker {
 }
 
 func kafkaIdentity() kafka.Identity { return kafka.Identity{ClientID: "test"} }
+
+// heldClock tells one time for good while its timers run in real time. On it a gateway's lease
+// confirmation never ages, so a single gateway's test of checkpoints or topics is never fenced
+// because a loaded machine made one lease read slower than HandoverBound ("lease not confirmed
+// within the bound"). The age of the lease has tests of its own on a clock.Fake
+// (TestStaleLeaseStopsServing). A single gateway gains every partition from nobody and serves it
+// at once, so no HandoverBound wait depends on the time moving either.
+type heldClock struct{ at time.Time }
+
+func (h heldClock) Now() time.Time                                { return h.at }
+func (heldClock) NewTimer(d time.Duration) clock.Timer            { return clock.Real.NewTimer(d) }
+func (heldClock) AfterFunc(d time.Duration, f func()) clock.Timer { return clock.Real.AfterFunc(d, f) }
+
+// heldLease runs a gateway on a heldClock.
+func heldLease(c *Config) { c.Clock = heldClock{at: time.Now()} }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
@@ -29,7 +30,7 @@ const (
 type partition struct {
 	c      *Coordinator
 	id     int
-	src    source
+	src    logio.Source
 	status atomic.Int32
 	fence  atomic.Bool // an append found the partition taken over
 	claim  atomic.Uint64
@@ -56,7 +57,7 @@ type partition struct {
 
 func newPartition(c *Coordinator, p int, gained time.Time) *partition {
 	pt := &partition{c: c, id: p, gained: gained, done: make(chan struct{}),
-		src: pollSource{c: c.cfg.Client, stream: c.meta, topic: c.topic, partition: uint32(p)}}
+		src: logio.Poll{C: c.cfg.Client, P: logio.Partition{Stream: c.meta, Topic: c.topic, ID: uint32(p)}}}
 	pt.ctx, pt.cancel = context.WithCancel(c.ctx)
 	return pt
 }
@@ -69,13 +70,14 @@ func (pt *partition) promote() {
 	if pt.status.Load() != stWaiting {
 		return
 	}
-	if pt.c.clk.Now().Before(pt.serveAt) {
+	early, released := pt.c.clk.Now().Before(pt.serveAt), false
+	if early || pt.c.cfg.onServe != nil {
 		pt.c.mu.Lock()
-		released := pt.c.releasedLocked(pt.id, pt.prev)
+		released = pt.c.releasedLocked(pt.id, pt.prev)
 		pt.c.mu.Unlock()
-		if !released {
-			return
-		}
+	}
+	if early && !released {
+		return
 	}
 	if pt.status.CompareAndSwap(stWaiting, stServing) {
 		pt.mu.Lock()
@@ -85,6 +87,9 @@ func (pt *partition) promote() {
 			tm.Start()
 		}
 		pt.c.log.Info("partition serving", "partition", pt.id, "claim", pt.claim.Load(), "after_gain", pt.c.clk.Now().Sub(pt.gained))
+		if pt.c.cfg.onServe != nil {
+			pt.c.cfg.onServe(pt.id, released)
+		}
 		pt.c.kickAnnounce()
 	}
 }
@@ -177,7 +182,7 @@ func (pt *partition) loadErr() error {
 		if err := pt.waitUntil(ctx, pt.gained.Add(pt.c.cfg.HandoverBound)); err != nil {
 			return err
 		}
-		next, err := replay(ctx, pt.src, pt.st, pt.next, -1, pt.bad, nil)
+		next, err := logio.Replay(ctx, pt.src, pt.st, pt.next, -1, pt.bad, nil)
 		if err != nil {
 			return err
 		}
@@ -263,7 +268,7 @@ func (pt *partition) rebuild(ctx context.Context) error {
 			st = record.NewState()
 		}
 	}
-	next, err := replay(ctx, pt.src, st, from, -1, pt.bad, nil)
+	next, err := logio.Replay(ctx, pt.src, st, from, -1, pt.bad, nil)
 	if err != nil {
 		return err
 	}
@@ -272,11 +277,11 @@ func (pt *partition) rebuild(ctx context.Context) error {
 }
 
 func (pt *partition) readCheckpoint(ctx context.Context, off uint64) (record.Record, bool) {
-	msgs, err := pt.src.read(ctx, off, 1)
-	if err != nil || len(msgs) != 1 || msgs[0].offset != off {
+	msgs, err := pt.src.Read(ctx, off, 1)
+	if err != nil || len(msgs) != 1 || msgs[0].Offset != off {
 		return record.Record{}, false
 	}
-	r, err := record.Decode(msgs[0].payload)
+	r, err := record.Decode(msgs[0].Payload)
 	if err != nil || r.Type != record.TypeCheckpoint {
 		return record.Record{}, false
 	}
@@ -325,13 +330,13 @@ func (pt *partition) appendLocked(ctx context.Context, recs []record.Record, cla
 	}
 	last := base + uint64(len(msgs)) - 1
 	ok := true
-	next, err := replay(ctx, pt.src, pt.st, pt.next, int64(last), pt.bad, func(off uint64, r record.Record, valid bool) {
+	next, err := logio.Replay(ctx, pt.src, pt.st, pt.next, int64(last), pt.bad, func(off uint64, r record.Record, valid bool) {
 		if off >= base && off <= last && (!valid || r.Claim != recs[off-base].Claim) {
 			ok = false
 		}
 	})
 	pt.next = next
-	if errors.Is(err, errGap) {
+	if errors.Is(err, logio.ErrGap) {
 		// Never apply across a gap: rebuild from the checkpoint and judge the batch on that.
 		if rerr := pt.rebuild(ctx); rerr != nil {
 			return pt.fenced("log unreadable after a gap: " + rerr.Error())
@@ -373,7 +378,7 @@ func (pt *partition) checkpointLocked(ctx context.Context) {
 		return
 	}
 	valid := false
-	next, err := replay(ctx, pt.src, pt.st, pt.next, int64(base), pt.bad, func(off uint64, r record.Record, v bool) {
+	next, err := logio.Replay(ctx, pt.src, pt.st, pt.next, int64(base), pt.bad, func(off uint64, r record.Record, v bool) {
 		if off == base {
 			valid = v && r.Type == record.TypeCheckpoint
 		}
@@ -413,10 +418,10 @@ func (pt *partition) tail() {
 	if pt.st == nil {
 		return
 	}
-	next, err := replay(pt.ctx, pt.src, pt.st, pt.next, -1, pt.bad, nil)
+	next, err := logio.Replay(pt.ctx, pt.src, pt.st, pt.next, -1, pt.bad, nil)
 	pt.next = next
 	switch {
-	case errors.Is(err, errGap):
+	case errors.Is(err, logio.ErrGap):
 		pt.stop("the log has a gap; reloaded at the next lease read")
 	case err != nil:
 		return

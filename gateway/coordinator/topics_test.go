@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -35,7 +36,12 @@ func newTopicEnv(t *testing.T, mod func(*Config), topics ...string) *topicEnv {
 	for _, name := range topics {
 		e.create(name)
 	}
-	e.c = start(t, s, 1, mod)
+	e.c = start(t, s, 1, func(c *Config) {
+		heldLease(c)
+		if mod != nil {
+			mod(c)
+		}
+	})
 	waitServing(t, "all 16 partitions served", func() error {
 		return checkfor.True(len(serving(e.c)) == 16 && settled(e.c), "serving %d", len(serving(e.c)))
 	})
@@ -112,8 +118,8 @@ func (e *topicEnv) offsetsIn(p int) (live, replayed []record.OffsetCommit) {
 func (e *topicEnv) deletedIn(p int) []record.OffsetDeleted {
 	e.t.Helper()
 	var out []record.OffsetDeleted
-	src := pollSource{c: e.cl, stream: e.c.meta, topic: e.c.topic, partition: uint32(p)}
-	_, err := replay(ctxT(e.t), src, record.NewState(), 0, -1, nil, func(_ uint64, r record.Record, valid bool) {
+	src := logio.Poll{C: e.cl, P: logio.Partition{Stream: e.c.meta, Topic: e.c.topic, ID: uint32(p)}}
+	_, err := logio.Replay(ctxT(e.t), src, record.NewState(), 0, -1, nil, func(_ uint64, r record.Record, valid bool) {
 		if valid && r.Type == record.TypeOffsetDeleted {
 			out = append(out, *r.OffsetDeleted)
 		}

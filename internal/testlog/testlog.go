@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -26,19 +27,15 @@ type Log struct {
 	stream wire.Identifier
 }
 
-// Create makes the empty coordinator log of the gateways' stream on c's store: the stream's
-// meta stream and its log topic of record.Partitions partitions. Failures fail t.
+// Create makes the empty coordinator log of the gateways' stream on c's store as the first
+// gateway does (logio.EnsureShape): the meta stream, its log topic of record.Partitions
+// partitions, and the owners and drains topics. Failures fail t.
 func Create(ctx context.Context, t testing.TB, c *iggy.Client, stream string) *Log {
 	t.Helper()
-	st, err := c.CreateStream(ctx, fleet.MetaStream(stream))
-	if err != nil {
+	if err := logio.EnsureShape(ctx, c, stream); err != nil {
 		t.Fatal(err)
 	}
-	sid := wire.NumericID(st.ID)
-	if _, err := c.CreateTopic(ctx, sid, fleet.LogTopic, record.Partitions, iggy.TopicOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return &Log{t: t, ctx: ctx, c: c, stream: sid}
+	return &Log{t: t, ctx: ctx, c: c, stream: wire.NamedID(fleet.MetaStream(stream))}
 }
 
 // Put appends records to a partition, one message each, and returns the offset of the first.

@@ -57,7 +57,9 @@ type View struct {
 	Live   time.Duration
 	ann    map[int32]Announcement
 	drains map[int32]DrainRequest
-	claims map[int32]string // node -> address, for nodes the log knows from claims
+	// drainAt is the DrainsTopic offset of each node's latest request.
+	drainAt map[int32]uint64
+	claims  map[int32]string // node -> address, for nodes the log knows from claims
 	// members is the lease group's membership as last read, when known.
 	members    []uint32
 	hasMembers bool
@@ -68,7 +70,7 @@ func NewView(live time.Duration) *View {
 	if live <= 0 {
 		live = DefaultLive
 	}
-	return &View{Live: live, ann: map[int32]Announcement{}, drains: map[int32]DrainRequest{}, claims: map[int32]string{}}
+	return &View{Live: live, ann: map[int32]Announcement{}, drains: map[int32]DrainRequest{}, drainAt: map[int32]uint64{}, claims: map[int32]string{}}
 }
 
 // ApplyOwners folds the next OwnersTopic message; a malformed one changes nothing and is
@@ -85,14 +87,15 @@ func (v *View) ApplyOwners(payload []byte) error {
 // Announce folds a decoded announcement: it replaces the node's previous one.
 func (v *View) Announce(a Announcement) { v.ann[a.Node] = a }
 
-// ApplyDrains folds the next DrainsTopic message; a malformed one changes nothing and is
-// ErrDrainRequest.
-func (v *View) ApplyDrains(payload []byte) error {
+// ApplyDrains folds the next DrainsTopic message, at offset in that topic; a malformed one
+// changes nothing and is ErrDrainRequest. The offset is what says which of two requests is the
+// later one (DrainRequestAt): never the requests' times, which are their writers' clocks.
+func (v *View) ApplyDrains(offset uint64, payload []byte) error {
 	r, err := DecodeDrainRequest(payload)
 	if err != nil {
 		return err
 	}
-	v.drains[r.Node] = r
+	v.drains[r.Node], v.drainAt[r.Node] = r, offset
 	return nil
 }
 
@@ -121,6 +124,12 @@ func (v *View) Announcements() map[int32]Announcement { return maps.Clone(v.ann)
 func (v *View) DrainRequest(node int32) (DrainRequest, bool) {
 	r, ok := v.drains[node]
 	return r, ok
+}
+
+// DrainRequestAt is node's latest drain request with its DrainsTopic offset.
+func (v *View) DrainRequestAt(node int32) (DrainRequest, uint64, bool) {
+	r, ok := v.drains[node]
+	return r, v.drainAt[node], ok
 }
 
 // DrainStands reports whether node's latest drain request is a drain, not an undo.

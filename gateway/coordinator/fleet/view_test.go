@@ -16,9 +16,11 @@ func TestViewNodeStates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	drainAt := uint64(0)
 	drain := func(s string) {
 		t.Helper()
-		if err := v.ApplyDrains([]byte(s)); err != nil {
+		drainAt++
+		if err := v.ApplyDrains(drainAt, []byte(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,7 +32,7 @@ func TestViewNodeStates(t *testing.T) {
 	v.KnowClaim(6, "old:6")
 	drain(`{"node":2}`)
 	drain(`{"node":3,"time":"2020-01-02T03:04:05Z"}`)
-	if err := v.ApplyDrains([]byte(`{"undo":true}`)); err == nil {
+	if err := v.ApplyDrains(99, []byte(`{"undo":true}`)); err == nil {
 		t.Fatal("a drain request without a node was taken")
 	}
 	if err := v.ApplyOwners([]byte{4, 1}); err == nil {
@@ -68,5 +70,8 @@ func TestViewNodeStates(t *testing.T) {
 	drain(`{"node":2,"undo":true,"time":"1999-01-01T00:00:00Z"}`)
 	if v.DrainStands(2) || fmt.Sprint(v.DrainedSet()) != "[3]" {
 		t.Fatalf("drained set %v", v.DrainedSet())
+	}
+	if r, at, ok := v.DrainRequestAt(2); !ok || !r.Undo || at != drainAt {
+		t.Fatalf("node 2's latest request %+v at %d, want the undo at %d", r, at, drainAt)
 	}
 }
