@@ -124,13 +124,13 @@ func (w *Watch) Observe(f Fleet, now time.Time) []Event {
 	return out
 }
 
-// serving: the view has read the undo of every node and each serves again.
+// serving: the view has read the undo of every node and each serves its share again.
 func (w *Watch) serving(f Fleet, now time.Time) bool {
 	for _, n := range w.nodes {
 		if _, off, ok := f.View.DrainRequestAt(n); !ok || off < w.at[n] || f.View.DrainStands(n) {
 			return false
 		}
-		if f.View.State(n, now) != fleet.Serving {
+		if f.View.State(n, now) != fleet.Serving || !f.View.ServesShare(n, now) {
 			return false
 		}
 	}

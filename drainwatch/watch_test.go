@@ -120,3 +120,37 @@ func TestUndoByLogOrder(t *testing.T) {
 		t.Fatalf("undone %v done %v after a later drain from a clock behind", again.Undone(), again.Done())
 	}
 }
+
+// An undone node counts as serving again once it serves its share of the lease: live in the
+// lease group, it claims every partition the lease gives its member, not merely a state of
+// Serving with no partition taken back yet.
+func TestUndoDoneWhenTheShareIsBack(t *testing.T) {
+	v, claims := fleetOf()
+	v.SetMembers([]uint32{0, 1})
+	v.Announce(fleet.Announcement{Node: 1, Addr: "h:1", Time: now, Claims: map[int]uint64{0: 1}, Member: 0, HasMember: true})
+	request(t, v, 0, 2, false, now)
+	request(t, v, 1, 2, true, now)
+	w := drainwatch.Undo([]int32{2})
+	w.Requested(2, 1)
+	v.Announce(fleet.Announcement{Node: 2, Addr: "h:2", Time: now, Claims: map[int]uint64{}, Member: 1, HasMember: true})
+	if w.Observe(watched(v, claims), now); w.Done() {
+		t.Fatal("done with the node serving no partition yet")
+	}
+	share := fleet.Held([]uint32{0, 1}, 1)
+	if len(share) == 0 {
+		t.Fatal("the lease gives member 1 nothing")
+	}
+	some := map[int]uint64{share[0]: 2}
+	v.Announce(fleet.Announcement{Node: 2, Addr: "h:2", Time: now, Claims: some, Member: 1, HasMember: true})
+	if w.Observe(watched(v, claims), now); w.Done() != (len(share) == 1) {
+		t.Fatalf("done %v with %d of its %d partitions back", w.Done(), len(some), len(share))
+	}
+	all := map[int]uint64{}
+	for _, p := range share {
+		all[p] = 2
+	}
+	v.Announce(fleet.Announcement{Node: 2, Addr: "h:2", Time: now, Claims: all, Member: 1, HasMember: true})
+	if w.Observe(watched(v, claims), now); !w.Done() {
+		t.Fatal("not done with its whole share back")
+	}
+}

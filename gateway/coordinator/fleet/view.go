@@ -249,6 +249,30 @@ func (v *View) State(node int32, now time.Time) NodeState {
 	return Serving
 }
 
+// ServesShare reports whether node serves its share of the log now: with the lease group's
+// membership read (SetMembers), it is a live member and announces a claim on every log partition
+// the lease gives its member among the live members; without it, it announces at least one
+// claim. An undone drain ends here, once the node has taken its partitions back.
+func (v *View) ServesShare(node int32, now time.Time) bool {
+	a, ok := v.ann[node]
+	if !ok || !v.alive(a, now) {
+		return false
+	}
+	if !v.hasMembers {
+		return len(a.Claims) > 0
+	}
+	live := v.LiveMembers(v.members, now)
+	if !a.HasMember || !slices.Contains(live, a.Member) {
+		return false
+	}
+	for _, p := range Held(live, a.Member) {
+		if _, ok := a.Claims[p]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Serving lists, in order, the nodes that serve now and whose drain does not stand: the
 // gateways that would take over partitions.
 func (v *View) Serving(now time.Time) []int32 {
