@@ -235,9 +235,10 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}
 	g.users = &userClients{
-		bridge: g.bridge,
-		clock:  clock.Real,
-		users:  make(map[loginKey]*userClient),
+		bridge:  g.bridge,
+		service: g.admin,
+		clock:   clock.Real,
+		users:   make(map[loginKey]*userClient),
 		dial: func(ctx context.Context, l login) (*iggy.Client, error) {
 			return dial(ctx, l, 2)
 		},

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -26,7 +28,10 @@ import (
 type userClients struct {
 	dial   func(ctx context.Context, l login) (*iggy.Client, error)
 	bridge *bridge.Bridge
-	clock  clock.Clock // times recheckAfter
+	// service is the gateway's own Iggy login, which the connections of provisioned credentials
+	// act through with their user's permissions checked by the gateway.
+	service *iggy.Client
+	clock   clock.Clock // times recheckAfter
 	// closeUser closes the Kafka connections authenticated as a user (kafka.Server.CloseUser);
 	// nil before the listener exists.
 	closeUser func(user string) int
@@ -44,6 +49,12 @@ type userClients struct {
 // login is one way a user logs in to Iggy: with its password, or with a personal access token.
 type login struct {
 	user, password, token string
+	// admin, when not empty, is the Iggy user whose token token is: an administrator who
+	// provisioned user's SCRAM credential. The login is then the administrator's and proves
+	// that the administrator still manages users; the connection acts through the gateway's own
+	// login with user's permissions, which the gateway checks (bridge.AsChecked) and reads
+	// through the administrator's login.
+	admin string
 	// via is the SASL mechanism the Kafka connection authenticated with; the logins of one user
 	// by different mechanisms are cached apart, so that they do not retire each other.
 	via string
@@ -55,6 +66,8 @@ type userClient struct {
 	secret   [32]byte
 	verified time.Time
 	client   *iggy.Client
+	// admin is login.admin: the client is not the user's own.
+	admin string
 }
 
 const recheckAfter = time.Minute
@@ -77,8 +90,22 @@ func (u *userClients) authenticateToken(ctx context.Context, user, via, token st
 	return u.login(ctx, login{user: user, token: token, via: via})
 }
 
+// authenticateProvisioned logs in to Iggy with token, which must be admin's, an Iggy user with
+// the manage-users permission, for a connection that acts as user.
+func (u *userClients) authenticateProvisioned(ctx context.Context, user, admin, via, token string) (kafka.Storage, error) {
+	return u.login(ctx, login{user: user, admin: admin, token: token, via: via})
+}
+
+// storage is the Storage a connection of login l acts through on client.
+func (u *userClients) storage(l login, client *iggy.Client) kafka.Storage {
+	if l.admin == "" {
+		return u.bridge.As(client)
+	}
+	return u.bridge.AsChecked(u.service, newUserPermits(client, l.user, u.clock).get)
+}
+
 func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error) {
-	secret := sha256.Sum256([]byte(l.user + "\x00" + l.password + "\x00" + l.token))
+	secret := sha256.Sum256([]byte(l.user + "\x00" + l.password + "\x00" + l.token + "\x00" + l.admin))
 	key := loginKey{l.user, l.via}
 	u.mu.Lock()
 	if u.closed {
@@ -87,7 +114,7 @@ func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error)
 	}
 	if c, ok := u.users[key]; ok && subtle.ConstantTimeCompare(c.secret[:], secret[:]) == 1 && u.clock.Now().Sub(c.verified) < recheckAfter {
 		u.mu.Unlock()
-		return u.bridge.As(c.client), nil
+		return u.storage(l, c.client), nil
 	}
 	u.mu.Unlock()
 
@@ -96,7 +123,17 @@ func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error)
 		return nil, err
 	}
 	if l.token != "" {
-		if err := tokenIsUsers(ctx, client, l.user); err != nil {
+		owner := l.user
+		if l.admin != "" {
+			owner = l.admin
+		}
+		if err := tokenIsUsers(ctx, client, owner); err != nil {
+			client.Close()
+			return nil, err
+		}
+	}
+	if l.admin != "" {
+		if err := managesUsers(ctx, client, l.admin); err != nil {
 			client.Close()
 			return nil, err
 		}
@@ -112,7 +149,7 @@ func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error)
 			// A periodic recheck: keep the client connections already use.
 			client.Close()
 			old.verified = u.clock.Now()
-			return u.bridge.As(old.client), nil
+			return u.storage(l, old.client), nil
 		}
 		// The secret changed. The old client may still serve connections authenticated
 		// earlier; it is closed with the gateway rather than under them.
@@ -134,8 +171,8 @@ func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error)
 			delete(u.retired, key)
 		}
 	}
-	u.users[key] = &userClient{secret: secret, verified: u.clock.Now(), client: client}
-	return u.bridge.As(client), nil
+	u.users[key] = &userClient{secret: secret, verified: u.clock.Now(), client: client, admin: l.admin}
+	return u.storage(l, client), nil
 }
 
 // errNotTheUser is a token login that signed in as another Iggy user than the Kafka user.
@@ -158,7 +195,24 @@ func tokenIsUsers(ctx context.Context, client *iggy.Client, user string) error {
 	return nil
 }
 
-// clientOf returns a cached client of user, nil when there is none.
+// errNotAdmin is a provisioned credential whose administrator no longer has the manage-users
+// permission: the credential stops working with it.
+var errNotAdmin = errors.New("gateway: the administrator who provisioned the SCRAM credential no longer has Iggy's manage-users permission")
+
+// managesUsers checks that client, logged in as admin, has Iggy's manage-users permission.
+func managesUsers(ctx context.Context, client *iggy.Client, admin string) error {
+	d, err := client.GetUser(ctx, wire.NamedID(admin))
+	if err != nil {
+		return err
+	}
+	if !authz.Allowed(d.ID, d.Permissions, authz.ManageUsers) {
+		return errNotAdmin
+	}
+	return nil
+}
+
+// clientOf returns a cached client logged in as user itself, nil when there is none: a client
+// of an administrator that a provisioned credential of user logs in with is never one.
 func (u *userClients) clientOf(user string) *iggy.Client {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -166,7 +220,7 @@ func (u *userClients) clientOf(user string) *iggy.Client {
 		return c.client
 	}
 	for k, c := range u.users {
-		if k.user == user {
+		if k.user == user && c.admin == "" {
 			return c.client
 		}
 	}
@@ -238,4 +292,48 @@ func (u *userClients) close() {
 	u.users = nil
 	u.retired = nil
 	u.nRetired.Store(0)
+}
+
+// permitsFor is how long the permissions a provisioned login read are used before they are
+// read again: a permission change applies within it, as the user watcher's round.
+const permitsFor = userWatchInterval
+
+// userPermits reads an Iggy user's permissions for the checked Storage of a provisioned login,
+// through the administrator's client.
+type userPermits struct {
+	client *iggy.Client
+	user   string
+	clock  clock.Clock
+
+	mu    sync.Mutex
+	at    time.Time
+	id    uint32
+	perms *wire.Permissions
+}
+
+func newUserPermits(client *iggy.Client, user string, clk clock.Clock) *userPermits {
+	return &userPermits{client: client, user: user, clock: clk}
+}
+
+// errUserInactive refuses the calls of a deactivated user's connection until it is closed.
+var errUserInactive = fmt.Errorf("gateway: the Iggy user is inactive: %w", wire.Unauthorized)
+
+func (p *userPermits) get(ctx context.Context) (uint32, *wire.Permissions, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.at.IsZero() && p.clock.Now().Sub(p.at) < permitsFor {
+		return p.id, p.perms, nil
+	}
+	d, err := p.client.GetUser(ctx, wire.NamedID(p.user))
+	if err != nil {
+		if errors.Is(err, wire.ResourceNotFound) {
+			return 0, nil, fmt.Errorf("gateway: the Iggy user %s is gone: %w", p.user, wire.Unauthorized)
+		}
+		return 0, nil, err
+	}
+	if d.Status != wire.UserStatusActive {
+		return 0, nil, errUserInactive
+	}
+	p.at, p.id, p.perms = p.clock.Now(), d.ID, d.Permissions
+	return p.id, p.perms, nil
 }
