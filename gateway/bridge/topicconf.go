@@ -4,11 +4,24 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
+
+// storedConfig reports whether a Kafka topic config is one the config log keeps as it is
+// (conf.stored) rather than in a field of its own or in Iggy's settings.
+func storedConfig(name string) bool {
+	switch name {
+	case confMaxMessage, confCompression, confTimestampType, confCleanup, "retention.ms", "retention.bytes":
+		return false
+	}
+	return true
+}
 
 // Kafka topic configs that Iggy has no field for live in Iggy too: every
 // create, config change or delete of a topic appends one message to
@@ -35,6 +48,9 @@ type topicConf struct {
 	compression     string // a key of compressionTypes; empty: Config.FetchCodec
 	logAppendTime   bool   // message.timestamp.type=LogAppendTime; false: CreateTime
 	cleanup         string // cleanup.policy as cleanupPolicy gives it; empty: "delete"
+	// stored are the topic's other Kafka topic configs (kafka.CheckTopicConfig), kept and
+	// described back without effect: Iggy has nothing they would act on.
+	stored map[string]string
 }
 
 type confCache struct {
@@ -187,6 +203,11 @@ func appendConf(h []byte, conf topicConf, deleted bool) []byte {
 		h = appendTLVHead(h, kindString, len(conf.cleanup))
 		h = append(h, conf.cleanup...)
 	}
+	for _, k := range slices.Sorted(maps.Keys(conf.stored)) {
+		h = appendTLVKey(h, k)
+		h = appendTLVHead(h, kindString, len(conf.stored[k]))
+		h = append(h, conf.stored[k]...)
+	}
 	if deleted {
 		h = appendInt(h, confDeleted, kindBool, 1, 1)
 	}
@@ -230,6 +251,11 @@ func parseConf(b []byte) (topicConf, bool) {
 			}
 		case key == confDeleted && vk == kindBool && len(val) == 1:
 			deleted = val[0] == 1
+		case vk == kindString && storedConfig(key) && kafka.CheckTopicConfig(key, string(val)) == nil:
+			if conf.stored == nil {
+				conf.stored = map[string]string{}
+			}
+			conf.stored[key] = string(val)
 		}
 	}
 	return conf, deleted

@@ -22,10 +22,13 @@ import (
 //     as Kafka does: a topic's own setting, then the broker config behind the topic config
 //     (message.max.bytes behind max.message.bytes, ...) at the gateway's default; a broker
 //     value lists itself.
+//   - A topic lists every topic config Kafka defines: those it set (DYNAMIC_TOPIC_CONFIG) and
+//     the others at their default (DEFAULT_CONFIG). With IncludeDocumentation (v3+) a topic
+//     config's documentation says whether the gateway applies it over Iggy or only keeps it.
 //   - Other resource types are INVALID_REQUEST.
 //
 // Not implemented:
-// * Documentation (v3+) is empty.
+// * Documentation of broker configs is empty.
 func init() { regKey(describeConfigsKey, 0, 4) }
 
 func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
@@ -74,7 +77,10 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 			resource := kmsg.ConfigResourceType(r.ResourceType)
 			sc.Source = configSource(&e, resource)
 			sc.ReadOnly, sc.IsDefault, sc.IsSensitive = e.ReadOnly, sc.Source == kmsg.ConfigSourceDefaultConfig, e.Sensitive
-			sc.ConfigType = configDefs[e.Name].typ
+			sc.ConfigType = configType(e.Name)
+			if dreq.IncludeDocumentation && resource == kmsg.ConfigResourceTypeTopic {
+				sc.Documentation = topicConfigDoc(e.Name)
+			}
 			if dreq.IncludeSynonyms {
 				sc.ConfigSynonyms = configSynonyms(&e, resource, sc.Source)
 			}

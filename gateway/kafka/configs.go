@@ -19,8 +19,9 @@ type configDef struct {
 }
 
 // configDefs are Kafka's definitions of the configs the Storage and the broker resource report
-// (Kafka's LogConfig, KafkaConfig and ServerTopicConfigSynonyms); a name not here is reported
-// with type UNKNOWN and no broker synonym.
+// (Kafka's LogConfig, KafkaConfig and ServerTopicConfigSynonyms) with a broker synonym; a topic
+// config not here has its type from topicConfigs, any other name is reported with type UNKNOWN
+// and no broker synonym.
 var configDefs = map[string]configDef{
 	"cleanup.policy":         {kmsg.ConfigTypeList, "log.cleanup.policy"},
 	"compression.type":       {kmsg.ConfigTypeString, "compression.type"},
@@ -163,7 +164,7 @@ func checkOps(ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
 		switch op.Op {
 		case kmsg.IncrementalAlterConfigOpSet, kmsg.IncrementalAlterConfigOpDelete:
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if configDefs[op.Name].typ != kmsg.ConfigTypeList {
+			if configType(op.Name) != kmsg.ConfigTypeList {
 				return fmt.Errorf("%w: can't %s to key %s because its type is not LIST", kerr.InvalidConfig, op.Op, op.Name)
 			}
 		default:
@@ -210,4 +211,12 @@ func applyOps(own map[string]*string, value map[string]string, ops []kmsg.Increm
 			own[op.Name] = kmsg.StringPtr(strings.Join(list, ","))
 		}
 	}
+}
+
+// configType is Kafka's type of a config, UNKNOWN for a name Kafka does not define.
+func configType(name string) kmsg.ConfigType {
+	if d, ok := configDefs[name]; ok {
+		return d.typ
+	}
+	return topicConfigs[name].typ
 }
