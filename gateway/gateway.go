@@ -299,6 +299,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	}
 	if cfg.SASL {
 		kcfg.Authenticate = g.users.authenticate
+		kcfg.ACLs = &aclStore{admin: g.admin, stream: cfg.Stream}
 	}
 	if g.kafka, err = kafka.NewServer(kcfg); err != nil {
 		return err

@@ -12,7 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
@@ -218,21 +217,7 @@ func (s *scramStore) clientOf(user string) (*iggy.Client, error) {
 // Manages reports whether the SASL user by has Iggy's manage-users permission (alter) or its
 // read-users permission (describe), read now through the gateway's own login.
 func (s *scramStore) Manages(ctx context.Context, by string, alter bool) (bool, error) {
-	if by == "" {
-		return false, nil
-	}
-	d, err := s.admin.GetUser(ctx, wire.NamedID(by))
-	if err != nil {
-		if errors.Is(err, wire.ResourceNotFound) {
-			return false, nil
-		}
-		return false, fmt.Errorf("gateway: reading the Iggy permissions of %s: %w", by, err)
-	}
-	check := authz.ReadUsers
-	if alter {
-		check = authz.ManageUsers
-	}
-	return d.Status == wire.UserStatusActive && authz.Allowed(d.ID, d.Permissions, check), nil
+	return managesOthers(ctx, s.admin, by, alter)
 }
 
 // errNotManager refuses a change of another user's credential by a user without Iggy's

@@ -213,6 +213,27 @@ func GrantOf(acl ACL) (Grant, error) {
 	return Grant{}, inexpressible("%s on %s: no permission stands for it", op, acl.Resource)
 }
 
+// GrantsFor are the flags CreateAcls sets for acl: its own (GrantOf) and, where Kafka's
+// operation implies DESCRIBE (READ, WRITE, DELETE, ALTER on a topic), the flag of the topic's
+// DESCRIBE too, since a Kafka client reads a topic's metadata before it reads or writes it.
+// Iggy's read-topic includes polling, so granting WRITE on a topic lets the user read it too;
+// the view shows it.
+func GrantsFor(acl ACL) ([]Grant, error) {
+	g, err := GrantOf(acl)
+	if err != nil {
+		return nil, err
+	}
+	out := []Grant{g}
+	if acl.Resource == kmsg.ACLResourceTypeTopic {
+		switch acl.Op {
+		case kmsg.ACLOperationRead, kmsg.ACLOperationWrite:
+			d, _ := GrantOf(ACL{Resource: acl.Resource, Name: acl.Name, Op: kmsg.ACLOperationDescribe})
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
 // noTopic is a topic id no topic has, so that a check made with it counts the grants above
 // topic level only: what holds for every topic of the stream, Kafka's wildcard.
 const noTopic = math.MaxUint32

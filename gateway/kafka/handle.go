@@ -28,6 +28,9 @@ const (
 	deleteRecordsKey               int16 = 21
 	initProducerIDKey              int16 = 22
 	offsetForLeaderEpochKey        int16 = 23
+	describeACLsKey                int16 = 29
+	createACLsKey                  int16 = 30
+	deleteACLsKey                  int16 = 31
 	describeConfigsKey             int16 = 32
 	alterConfigsKey                int16 = 33
 	saslAuthenticateKey            int16 = 36
@@ -107,6 +110,12 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleInitProducerID(req)
 	case offsetForLeaderEpochKey:
 		return c.handleOffsetForLeaderEpoch(req)
+	case describeACLsKey:
+		return c.handleDescribeACLs(req)
+	case createACLsKey:
+		return c.handleCreateACLs(req)
+	case deleteACLsKey:
+		return c.handleDeleteACLs(req)
 	case describeConfigsKey:
 		return c.handleDescribeConfigs(req)
 	case alterConfigsKey:

@@ -71,6 +71,9 @@ type Config struct {
 	// SCRAM-SHA-512 beside PLAIN, and DescribeUserScramCredentials and
 	// AlterUserScramCredentials read and change its credentials (without it there are none).
 	SCRAM SCRAMUsers
+	// ACLs, when set, shows and changes Iggy's permissions as Kafka ACLs (DescribeAcls,
+	// CreateAcls, DeleteAcls); without it those answer SECURITY_DISABLED.
+	ACLs ACLs
 	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
 	// and are refused as unsupported.
 	Groups GroupCoordinator

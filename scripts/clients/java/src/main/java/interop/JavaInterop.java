@@ -75,7 +75,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Arguments: {@code --bootstrap HOST:PORT[,...] --brokers N --label NAME --tools-classpath CP}
  * and optionally {@code --sasl-bootstrap HOST:PORT}, a gateway started with {@code --sasl} whose
- * user {@code iggy} (password {@code iggy}) sets and uses a SCRAM credential, and
+ * user {@code iggy} (password {@code iggy}) sets and uses a SCRAM credential, with
+ * {@code --provisioned-user NAME} an Iggy user (read and write, no topic creation) whose
+ * credential {@code iggy} provisions as an administrator with kafka-configs, and
  * {@code --node-pids ID:PID,...}, the processes of the fleet's gateways by node id, which the
  * last check signals, and {@code --tools-archive PATH}, a class data sharing archive of the
  * tools' classes that the first tool run writes and the others map, which halves their start.
@@ -93,6 +95,7 @@ public final class JavaInterop {
     private final String label;
     final String toolsClasspath;
     private final String saslBootstrap;
+    private final String provisionedUser;
     private final Path toolsArchive;
     private final Map<Integer, Long> nodePids = new TreeMap<>();
     final String iggyKafka;
@@ -108,6 +111,7 @@ public final class JavaInterop {
         label = required(args, "label");
         toolsClasspath = required(args, "tools-classpath");
         saslBootstrap = args.get("sasl-bootstrap");
+        provisionedUser = args.get("provisioned-user");
         toolsArchive = args.containsKey("tools-archive") ? Path.of(args.get("tools-archive")) : null;
         iggyKafka = args.get("iggy-kafka");
         iggy = args.get("iggy");
@@ -648,6 +652,9 @@ public final class JavaInterop {
                 }
             });
         }
+        if (provisionedUser != null) {
+            scramProvisioned();
+        }
         check("SCRAM-SHA-256 with a wrong password is refused (SaslAuthenticationException)", () -> {
             try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), "SCRAM-SHA-256", "iggy", "wrong"))) {
                 a.describeCluster().nodes().get(30, TimeUnit.SECONDS);
@@ -657,6 +664,55 @@ public final class JavaInterop {
                         "want SaslAuthenticationException, got %s", e.getCause());
             }
         });
+    }
+
+    /**
+     * The administrator iggy (Iggy's manage-users) provisions another Iggy user's SCRAM-SHA-256
+     * and SCRAM-SHA-512 credentials with kafka-configs, as an operator provisions Kafka users;
+     * the user then authenticates with each, produces to a topic it may write and is refused
+     * creating one (its Iggy permissions, which the gateway checks for it).
+     */
+    private void scramProvisioned() {
+        String user = provisionedUser;
+        check("kafka-configs --alter --add-config SCRAM-SHA-256=[...],SCRAM-SHA-512=[...] --entity-type users --entity-name " + user
+                + " as the administrator iggy, then describeUserScramCredentials lists both", () -> {
+            Path props = Files.createTempFile("iggy-admin", ".properties");
+            Properties p = saslProps(new Properties(), "PLAIN", "iggy", "iggy");
+            try (OutputStream out = Files.newOutputStream(props)) {
+                p.store(out, null);
+            }
+            String configs = "org.apache.kafka.tools.ConfigCommand";
+            Run r = tool(null, configs, "--bootstrap-server", saslBootstrap, "--command-config", props.toString(),
+                    "--alter", "--add-config", "SCRAM-SHA-256=[iterations=4096,password=prov-256],SCRAM-SHA-512=[password=prov-512]",
+                    "--entity-type", "users", "--entity-name", user);
+            ok(r);
+            // kafka-configs --describe --entity-type users also reads client quotas, which the
+            // gateway does not serve: the Admin client reads the credentials back.
+            try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), "PLAIN", "iggy", "iggy"))) {
+                Map<String, UserScramCredentialsDescription> d = a.describeUserScramCredentials(List.of(user)).all().get(30, TimeUnit.SECONDS);
+                List<String> got = d.get(user).credentialInfos().stream()
+                        .map(ci -> ci.mechanism() + "/" + ci.iterations()).sorted().collect(Collectors.toList());
+                expectEqual(List.of("SCRAM_SHA_256/4096", "SCRAM_SHA_512/4096"), got, "credentials of " + user);
+            }
+        });
+        for (String mech : List.of("SCRAM-SHA-256", "SCRAM-SHA-512")) {
+            String password = mech.endsWith("256") ? "prov-256" : "prov-512";
+            String topic = "scram-" + mech.toLowerCase();
+            check(mech + " as " + user + " (provisioned): produces to " + topic + ", creating a topic is TopicAuthorizationException", () -> {
+                Properties pp = saslProps(producerProps("none"), mech, user, password);
+                pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, saslBootstrap);
+                try (KafkaProducer<String, String> prod = new KafkaProducer<>(pp)) {
+                    prod.send(new ProducerRecord<>(topic, "k", "from " + user)).get(30, TimeUnit.SECONDS);
+                }
+                try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), mech, user, password))) {
+                    a.createTopics(List.of(new NewTopic("not-" + user + "-" + mech.toLowerCase(), 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                    throw new AssertionError("created a topic without the permission");
+                } catch (ExecutionException e) {
+                    expect(e.getCause() instanceof org.apache.kafka.common.errors.TopicAuthorizationException,
+                            "want TopicAuthorizationException, got %s", e.getCause());
+                }
+            });
+        }
     }
 
     // --- what the gateway does not offer ----------------------------------------------------
