@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,6 +18,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
 
@@ -203,6 +205,27 @@ func TestACLsAsIggyPermissions(t *testing.T) {
 		t.Fatalf("carol's ACLs after the refused creations: %v %v", rows, err)
 	}
 
+	// Groups: nobody has group * yet, so finding a group's coordinator is refused.
+	// findGroupAt asks gateway node for a group's coordinator: the check runs there.
+	findGroupAt := func(cl *kgo.Client, node int32) error {
+		t.Helper()
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorKeys = "carols-group", []string{"carols-group"}
+		kresp, err := cl.Broker(int(node)).Request(ctx, req)
+		if err != nil {
+			return err
+		}
+		resp := kresp.(*kmsg.FindCoordinatorResponse)
+		if len(resp.Coordinators) != 1 {
+			return fmt.Errorf("%d coordinators in the answer (v%d)", len(resp.Coordinators), resp.Version)
+		}
+		return kerr.ErrorForCode(resp.Coordinators[0].ErrorCode)
+	}
+	findGroup := func(cl *kgo.Client) error { return findGroupAt(cl, 2) }
+	if err := findGroup(carol2); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("carol finds a group's coordinator before group * READ: %v", err)
+	}
+
 	// Granted at gateway 1, listed and enforced at gateway 2.
 	errs, msgs = createACLs(t, ops,
 		creation(c, topic, "orders", kmsg.ACLOperationWrite),
@@ -241,6 +264,24 @@ func TestACLsAsIggyPermissions(t *testing.T) {
 	}
 	if err := carol2.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("hers")}).FirstErr(); err != nil {
 		t.Fatalf("carol writes orders at gateway 2: %v", err)
+	}
+	// The gateway reads a connection's permissions at most permitsFor old.
+	for _, node := range []int32{1, 2} {
+		checkfor.Eventually(t, 5*time.Second, fmt.Sprintf("carol finds a group's coordinator at gateway %d with group * READ", node),
+			func() error { return findGroupAt(carol2, node) })
+	}
+	if err := findGroup(dave); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("dave (no poll permission) finds a group's coordinator: %v", err)
+	}
+	// A group consumer of carol's reads orders at gateway 2 and commits.
+	consumer := as(g2, "carol", kgo.ConsumerGroup("carols-group"), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	fs := consumer.PollFetches(ctx)
+	if err := fs.Err0(); err != nil || fs.NumRecords() == 0 {
+		t.Fatalf("carol's group consumer: %v, %d records", err, fs.NumRecords())
+	}
+	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("carol's group consumer commits: %v", err)
 	}
 
 	// Deleting a grant that another of carol's permissions implies changes nothing.

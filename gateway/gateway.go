@@ -237,6 +237,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	g.users = &userClients{
 		bridge:  g.bridge,
 		service: g.admin,
+		stream:  cfg.Stream,
 		clock:   clock.Real,
 		users:   make(map[loginKey]*userClient),
 		dial: func(ctx context.Context, l login) (*iggy.Client, error) {

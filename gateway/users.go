@@ -29,9 +29,12 @@ type userClients struct {
 	dial   func(ctx context.Context, l login) (*iggy.Client, error)
 	bridge *bridge.Bridge
 	// service is the gateway's own Iggy login, which the connections of provisioned credentials
-	// act through with their user's permissions checked by the gateway.
+	// act through with their user's permissions checked by the gateway, and which resolves the
+	// stream and topic ids of the gateway's questions (authorizer).
 	service *iggy.Client
-	clock   clock.Clock // times recheckAfter
+	// stream is the gateway's Kafka stream.
+	stream string
+	clock  clock.Clock // times recheckAfter
 	// closeUser closes the Kafka connections authenticated as a user (kafka.Server.CloseUser);
 	// nil before the listener exists.
 	closeUser func(user string) int
@@ -68,6 +71,8 @@ type userClient struct {
 	client   *iggy.Client
 	// admin is login.admin: the client is not the user's own.
 	admin string
+	// permits reads the user's permissions (through client), shared by its connections.
+	permits *userPermits
 }
 
 const recheckAfter = time.Minute
@@ -96,12 +101,13 @@ func (u *userClients) authenticateProvisioned(ctx context.Context, user, admin, 
 	return u.login(ctx, login{user: user, admin: admin, token: token, via: via})
 }
 
-// storage is the Storage a connection of login l acts through on client.
-func (u *userClients) storage(l login, client *iggy.Client) kafka.Storage {
+// storage is the Storage a connection of login l acts through on the cached login c.
+func (u *userClients) storage(l login, c *userClient) kafka.Storage {
+	who := (&authorizer{permits: c.permits, service: u.service, stream: u.stream}).allowed
 	if l.admin == "" {
-		return u.bridge.As(client)
+		return u.bridge.AsUser(c.client, who)
 	}
-	return u.bridge.AsChecked(u.service, newUserPermits(client, l.user, u.clock).get)
+	return u.bridge.AsChecked(u.service, c.permits.get, who)
 }
 
 func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error) {
@@ -114,7 +120,7 @@ func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error)
 	}
 	if c, ok := u.users[key]; ok && subtle.ConstantTimeCompare(c.secret[:], secret[:]) == 1 && u.clock.Now().Sub(c.verified) < recheckAfter {
 		u.mu.Unlock()
-		return u.storage(l, c.client), nil
+		return u.storage(l, c), nil
 	}
 	u.mu.Unlock()
 
@@ -149,7 +155,7 @@ func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error)
 			// A periodic recheck: keep the client connections already use.
 			client.Close()
 			old.verified = u.clock.Now()
-			return u.storage(l, old.client), nil
+			return u.storage(l, old), nil
 		}
 		// The secret changed. The old client may still serve connections authenticated
 		// earlier; it is closed with the gateway rather than under them.
@@ -171,8 +177,10 @@ func (u *userClients) login(ctx context.Context, l login) (kafka.Storage, error)
 			delete(u.retired, key)
 		}
 	}
-	u.users[key] = &userClient{secret: secret, verified: u.clock.Now(), client: client, admin: l.admin}
-	return u.storage(l, client), nil
+	c := &userClient{secret: secret, verified: u.clock.Now(), client: client, admin: l.admin,
+		permits: newUserPermits(client, l.user, u.clock)}
+	u.users[key] = c
+	return u.storage(l, c), nil
 }
 
 // errNotTheUser is a token login that signed in as another Iggy user than the Kafka user.
@@ -336,4 +344,36 @@ func (p *userPermits) get(ctx context.Context) (uint32, *wire.Permissions, error
 	}
 	p.at, p.id, p.perms = p.clock.Now(), d.ID, d.Permissions
 	return p.id, p.perms, nil
+}
+
+// authorizer answers the gateway's own authorization questions for one user (bridge.Authorizer)
+// with Iggy's rule: the user's permissions against the ids of the gateway's stream and, for a
+// topic, of the topic.
+type authorizer struct {
+	permits *userPermits
+	service *iggy.Client
+	stream  string
+}
+
+func (a *authorizer) allowed(ctx context.Context, acl authz.ACL) (bool, error) {
+	uid, p, err := a.permits.get(ctx)
+	if err != nil {
+		if errors.Is(err, wire.Unauthorized) {
+			return false, nil
+		}
+		return false, err
+	}
+	s, err := a.service.GetStream(ctx, wire.NamedID(a.stream))
+	if err != nil {
+		return false, fmt.Errorf("gateway: reading stream %s: %w", a.stream, err)
+	}
+	topics := func(name string) (uint32, bool) {
+		for _, t := range s.Topics {
+			if t.Name == name {
+				return t.ID, true
+			}
+		}
+		return 0, false
+	}
+	return authz.Allowed(uid, p, authz.CheckOf(acl, s.ID, topics)), nil
 }

@@ -20,8 +20,9 @@ type Permits func(ctx context.Context) (userID uint32, p *wire.Permissions, err 
 // checked against the user's permissions with Iggy's own rule (package authz) and refused with
 // wire.Unauthorized where Iggy would refuse it, after the same not-found answers. The Kafka
 // connection then gets exactly the answers a login as the user would get.
-func (b *Bridge) AsChecked(c *iggy.Client, who Permits) kafka.Storage {
-	return boundStorage{b: b, as: b.guard(&checked{api: wrap(c), c: c, who: who, clock: b.clock, ids: map[[2]string]checkedIDs{}})}
+// allow answers the gateway's own questions (Authorize) for the same user.
+func (b *Bridge) AsChecked(c *iggy.Client, who Permits, allow Authorizer) kafka.Storage {
+	return boundStorage{b: b, as: b.guard(&checked{api: wrap(c), c: c, who: who, clock: b.clock, ids: map[[2]string]checkedIDs{}}), who: allow}
 }
 
 // idsFor is how long a name's Iggy ids are reused: a topic deleted and created again under its

@@ -49,6 +49,8 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 		case kmsg.ConfigResourceTypeBroker:
 			if !c.ownBroker(r.ResourceName) {
 				sr.ErrorCode = kerr.InvalidRequest.Code
+			} else if code := c.clusterCode(req, kmsg.ACLOperationDescribeConfigs); code != 0 {
+				sr.ErrorCode = code
 			} else {
 				entries = c.brokerConfigs()
 			}

@@ -60,6 +60,9 @@ func (c *conn) alterConfigs(req *request, r *kmsg.AlterConfigsRequestResource, r
 		return err
 	}
 	if key.typ == kmsg.ConfigResourceTypeBroker {
+		if code := c.clusterCode(req, kmsg.ACLOperationAlterConfigs); code != 0 {
+			return codeErr(code, "altering broker configs needs ALTER_CONFIGS on the cluster (Iggy's manage-servers)")
+		}
 		return alterBroker(names)
 	}
 	return req.storage.AlterTopicConfigs(req.ctx, key.name, configs, validateOnly)

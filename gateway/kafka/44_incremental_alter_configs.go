@@ -74,6 +74,9 @@ func (c *conn) incrementalAlter(req *request, r *kmsg.IncrementalAlterConfigsReq
 		return err
 	}
 	if key.typ == kmsg.ConfigResourceTypeBroker {
+		if code := c.clusterCode(req, kmsg.ACLOperationAlterConfigs); code != 0 {
+			return codeErr(code, "altering broker configs needs ALTER_CONFIGS on the cluster (Iggy's manage-servers)")
+		}
 		return alterBroker(setting)
 	}
 	entries, err := req.storage.TopicConfigs(req.ctx, key.name)
