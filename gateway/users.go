@@ -34,7 +34,10 @@ type userClients struct {
 	service *iggy.Client
 	// stream is the gateway's Kafka stream.
 	stream string
-	clock  clock.Clock // times recheckAfter
+	// streamView is the stream's ids for the authorizers, made at the first login.
+	streamOnce sync.Once
+	streamView *streamView
+	clock      clock.Clock // times recheckAfter
 	// closeUser closes the Kafka connections authenticated as a user (kafka.Server.CloseUser);
 	// nil before the listener exists.
 	closeUser func(user string) int
@@ -103,7 +106,9 @@ func (u *userClients) authenticateProvisioned(ctx context.Context, user, admin, 
 
 // storage is the Storage a connection of login l acts through on the cached login c.
 func (u *userClients) storage(l login, c *userClient) kafka.Storage {
-	who := (&authorizer{permits: c.permits, service: u.service, stream: u.stream}).allowed
+	// Called with u.mu held or not: the view has a lock of its own.
+	u.streamOnce.Do(func() { u.streamView = &streamView{service: u.service, name: u.stream, clock: u.clock} })
+	who := (&authorizer{permits: c.permits, stream: u.streamView}).allowed
 	if l.admin == "" {
 		return u.bridge.AsUser(c.client, who)
 	}
@@ -351,8 +356,7 @@ func (p *userPermits) get(ctx context.Context) (uint32, *wire.Permissions, error
 // topic, of the topic.
 type authorizer struct {
 	permits *userPermits
-	service *iggy.Client
-	stream  string
+	stream  *streamView
 }
 
 func (a *authorizer) allowed(ctx context.Context, acl authz.ACL) (bool, error) {
@@ -363,9 +367,9 @@ func (a *authorizer) allowed(ctx context.Context, acl authz.ACL) (bool, error) {
 		}
 		return false, err
 	}
-	s, err := a.service.GetStream(ctx, wire.NamedID(a.stream))
+	s, err := a.stream.get(ctx)
 	if err != nil {
-		return false, fmt.Errorf("gateway: reading stream %s: %w", a.stream, err)
+		return false, err
 	}
 	topics := func(name string) (uint32, bool) {
 		for _, t := range s.Topics {
@@ -376,4 +380,31 @@ func (a *authorizer) allowed(ctx context.Context, acl authz.ACL) (bool, error) {
 		return 0, false
 	}
 	return authz.Allowed(uid, p, authz.CheckOf(acl, s.ID, topics)), nil
+}
+
+// streamView is the gateway's stream with its topics' ids, read through the gateway's own
+// login at most permitsFor old, for the authorization questions of every connection (a group's
+// heartbeats ask one each).
+type streamView struct {
+	service *iggy.Client
+	name    string
+	clock   clock.Clock
+
+	mu sync.Mutex
+	at time.Time
+	d  *wire.StreamDetails
+}
+
+func (v *streamView) get(ctx context.Context) (*wire.StreamDetails, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.d != nil && v.clock.Now().Sub(v.at) < permitsFor {
+		return v.d, nil
+	}
+	d, err := v.service.GetStream(ctx, wire.NamedID(v.name))
+	if err != nil {
+		return nil, fmt.Errorf("gateway: reading stream %s: %w", v.name, err)
+	}
+	v.d, v.at = d, v.clock.Now()
+	return d, nil
 }
