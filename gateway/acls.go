@@ -103,16 +103,16 @@ func (a *aclStore) Bindings(ctx context.Context) ([]kafka.ACLBinding, error) {
 	return out, nil
 }
 
-// change sets (set) or clears the Iggy permission b stands for on its user: set grants
-// authz.GrantsFor, clear the ACL's own flag, refused when the user's other permissions would
-// still allow the ACL.
+// change sets (set) or clears the Iggy permission b stands for on its user: authz.GrantsFor or
+// authz.RevokesFor; a clearing is refused when the user's other permissions would still allow
+// the ACL.
 func (a *aclStore) change(ctx context.Context, st streamTopics, b kafka.ACLBinding, set bool) error {
 	grants, err := authz.GrantsFor(b.ACL)
+	if !set {
+		grants, err = authz.RevokesFor(b.ACL)
+	}
 	if err != nil {
 		return kafka.Refuse(kerr.InvalidRequest, "%v", err)
-	}
-	if !set {
-		grants = grants[:1]
 	}
 	d, err := a.admin.GetUser(ctx, wire.NamedID(b.User))
 	if errors.Is(err, wire.ResourceNotFound) {

@@ -11,7 +11,8 @@
 #     commit, and a second member that resumes at the commit;
 #   - the Admin client: topics, partitions, configs, the cluster, consumer groups and their
 #     offsets, DeleteRecords, SCRAM credentials (a user's own, and one the administrator iggy
-#     provisions for the Iggy user java-prov with kafka-configs --entity-type users);
+#     provisions for the Iggy user java-prov with kafka-configs --entity-type users), ACLs
+#     (kafka-acls and the Admin client granting, listing and deleting the Iggy user java-acl's);
 #   - in the fleet, a classic and a KIP-848 group that stay through a SIGTERM and a SIGKILL of
 #     their coordinating gateways without a revocation, and read every acknowledged record;
 #   - the tools run as kafka-*.sh runs them (`java -cp JARS org.apache.kafka.tools.X`):
@@ -180,10 +181,12 @@ if wait_port gateway "$single_pid" "$port" "$work/gateway.log" &&
 	# The Iggy user java-prov, whose SCRAM credential the administrator iggy provisions with
 	# kafka-configs.
 	prov=()
-	if go run ./scripts/iggyuser --iggy "$sasl_iggy" --user java-prov --password java-prov-iggy >"$work/iggyuser.log" 2>&1; then
-		prov=(--provisioned-user java-prov)
+	# java-acl, without permissions, is given and refused ACLs.
+	if go run ./scripts/iggyuser --iggy "$sasl_iggy" --user java-prov --password java-prov-iggy >"$work/iggyuser.log" 2>&1 &&
+		go run ./scripts/iggyuser --iggy "$sasl_iggy" --user java-acl --password java-acl-iggy --no-permissions >>"$work/iggyuser.log" 2>&1; then
+		prov=(--provisioned-user java-prov --acl-user java-acl)
 	else
-		fail "create the Iggy user java-prov (scripts/iggyuser)" "$(cat "$work/iggyuser.log")"
+		fail "create the Iggy users java-prov and java-acl (scripts/iggyuser)" "$(cat "$work/iggyuser.log")"
 	fi
 	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port" "${prov[@]}"
 fi

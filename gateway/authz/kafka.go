@@ -234,6 +234,20 @@ func GrantsFor(acl ACL) ([]Grant, error) {
 	return out, nil
 }
 
+// RevokesFor are the flags DeleteAcls clears for acl: its own (GrantOf) and, for READ on a
+// topic, that topic's DESCRIBE flag (read-topic), since Iggy's read-topic includes polling and so
+// a READ cannot go while it stays. Another flag that still allows acl leaves it allowed.
+func RevokesFor(acl ACL) ([]Grant, error) {
+	gs, err := GrantsFor(acl)
+	if err != nil {
+		return nil, err
+	}
+	if acl.Resource == kmsg.ACLResourceTypeTopic && acl.Op == kmsg.ACLOperationRead {
+		return gs, nil
+	}
+	return gs[:1], nil
+}
+
 // noTopic is a topic id no topic has, so that a check made with it counts the grants above
 // topic level only: what holds for every topic of the stream, Kafka's wildcard.
 const noTopic = math.MaxUint32

@@ -132,3 +132,35 @@ func TestInexpressible(t *testing.T) {
 		}
 	}
 }
+
+// READ granted on a topic (with the DESCRIBE Kafka implies) and revoked leaves nothing: Iggy's
+// read-topic includes polling, so both go. WRITE revoked leaves the DESCRIBE (and the polling it
+// includes) that its grant added.
+func TestGrantsAndRevokes(t *testing.T) {
+	read := ACL{kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLOperationRead}
+	write := ACL{kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLOperationWrite}
+	apply := func(p *wire.Permissions, acl ACL, set bool) *wire.Permissions {
+		gs, err := GrantsFor(acl)
+		if !set {
+			gs, err = RevokesFor(acl)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range gs {
+			p = Apply(p, g, testStream, testTopics["orders"], set)
+		}
+		return p
+	}
+	p := apply(&wire.Permissions{}, read, true)
+	if got := ACLsOf(5, apply(p, read, false), testStream, topicName); len(got) != 0 {
+		t.Errorf("READ granted and revoked: %v", got)
+	}
+	p = apply(apply(&wire.Permissions{}, write, true), write, false)
+	want := []ACL{{kmsg.ACLResourceTypeGroup, Wildcard, kmsg.ACLOperationRead}, {kmsg.ACLResourceTypeGroup, Wildcard, kmsg.ACLOperationDescribe},
+		{kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLOperationRead}, {kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLOperationDescribe},
+		{kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLOperationDescribeConfigs}}
+	if got := ACLsOf(5, p, testStream, topicName); !slices.Equal(got, want) {
+		t.Errorf("WRITE granted and revoked:\n got %v\nwant %v", got, want)
+	}
+}
