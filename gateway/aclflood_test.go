@@ -74,7 +74,7 @@ func TestACLBadInputAndFlood(t *testing.T) {
 			t.Errorf("describe with an UNKNOWN %s: %v %+v", name, err, resp)
 		}
 	}
-	// A prefixed filter matches nothing: there are no prefixed ACLs.
+	// None of it changed carol's permissions.
 	if rows, err := describeACLs(t, root, kmsg.StringPtr(c)); err != nil || len(rows) != 0 {
 		t.Fatalf("carol's ACLs after the bad input: %v %v", rows, err)
 	}
