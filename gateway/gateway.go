@@ -293,6 +293,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		SASL:             cfg.SASL,
 		Storage:          g.bridge.As(g.admin),
 		SCRAM:            scramCreds,
+		BrokerConfigs:    g.bridge,
 		Groups:           g.coord.Groups(),
 		Fleet:            g.coord.Fleet(),
 		Observer:         g.metrics,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,7 +65,16 @@ type confCache struct {
 	mu     sync.Mutex
 	loaded time.Time
 	m      map[string]topicConf
+	// broker are the dynamic broker configs by scope ("" the cluster's default, else a node
+	// id), kept in the same log under brokerConfName(scope).
+	broker map[string]map[string]string
 }
+
+// brokerConfPrefix starts the name under which the config log keeps a scope's dynamic broker
+// configs: no topic can be named so (Kafka topic names are [a-zA-Z0-9._-]).
+const brokerConfPrefix = "\x00broker:"
+
+func brokerConfName(scope string) string { return brokerConfPrefix + scope }
 
 // writeTopicConf records a topic's configs (or its deletion) in Iggy and in
 // this gateway's cache.
@@ -165,6 +175,13 @@ func (b *Bridge) refreshConf(ctx context.Context) error {
 				if off := base + uint64(f.OffsetDelta); off >= c.next {
 					c.next = off + 1
 				}
+				if scope, ok := strings.CutPrefix(string(f.Payload), brokerConfPrefix); ok {
+					if c.broker == nil {
+						c.broker = map[string]map[string]string{}
+					}
+					c.broker[scope] = parseBrokerConf(f.UserHeaders)
+					continue
+				}
 				conf, deleted := parseConf(f.UserHeaders)
 				if deleted {
 					delete(c.m, string(f.Payload))
@@ -259,4 +276,85 @@ func parseConf(b []byte) (topicConf, bool) {
 		}
 	}
 	return conf, deleted
+}
+
+// parseBrokerConf reads the user headers of a scope's broker configs: string items, each a
+// dynamic broker config with a value of its type (kafka.CheckBrokerConfig); others are
+// skipped.
+func parseBrokerConf(b []byte) map[string]string {
+	out := map[string]string{}
+	le := binary.LittleEndian
+	for len(b) >= 5 {
+		kl := le.Uint32(b[1:])
+		if uint64(kl) > uint64(len(b)-5) {
+			break
+		}
+		key := string(b[5 : 5+kl])
+		b = b[5+kl:]
+		if len(b) < 5 {
+			break
+		}
+		vk, vl := b[0], le.Uint32(b[1:])
+		if uint64(vl) > uint64(len(b)-5) {
+			break
+		}
+		val := string(b[5 : 5+vl])
+		b = b[5+vl:]
+		if vk == kindString && kafka.CheckBrokerConfig(key, val) == nil {
+			out[key] = val
+		}
+	}
+	return out
+}
+
+// appendBrokerConf appends a scope's broker configs as user headers, in name order.
+func appendBrokerConf(h []byte, configs map[string]string) []byte {
+	for _, k := range slices.Sorted(maps.Keys(configs)) {
+		h = appendTLVKey(h, k)
+		h = appendTLVHead(h, kindString, len(configs[k]))
+		h = append(h, configs[k]...)
+	}
+	return h
+}
+
+// BrokerConfigs returns the dynamic broker configs of every scope, reading what other gateways
+// appended first (kafka.BrokerConfigs).
+func (b *Bridge) BrokerConfigs(ctx context.Context) (map[string]map[string]string, error) {
+	c := &b.conf
+	c.refresh.Lock()
+	defer c.refresh.Unlock()
+	if err := b.refreshConf(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loaded = b.clock.Now()
+	out := make(map[string]map[string]string, len(c.broker))
+	for scope, m := range c.broker {
+		out[scope] = maps.Clone(m)
+	}
+	return out, nil
+}
+
+// SetBrokerConfigs records a scope's dynamic broker configs in Iggy, replacing what it had.
+func (b *Bridge) SetBrokerConfigs(ctx context.Context, scope string, configs map[string]string) error {
+	var mb message.Builder
+	mb.Reset()
+	mb.Add(message.MakeID(b.ids.ctr.Add(1), b.ids.hi), uint64(b.clock.Now().UnixMicro()), []byte(brokerConfName(scope)), appendBrokerConf(nil, configs))
+	batch, err := mb.Finish()
+	if err != nil {
+		return err
+	}
+	if _, err := b.admin.send(ctx, b.meta, topicConfigsTopic, 0, batch); err != nil {
+		return fmt.Errorf("bridge: record broker configs of %q: %w", scope, adminErr(err))
+	}
+	b.conf.refresh.Lock()
+	b.conf.mu.Lock()
+	if b.conf.broker == nil {
+		b.conf.broker = map[string]map[string]string{}
+	}
+	b.conf.broker[scope] = maps.Clone(configs)
+	b.conf.mu.Unlock()
+	b.conf.refresh.Unlock()
+	return nil
 }

@@ -12,8 +12,11 @@ import (
 // Behavior:
 //   - Topic resources list the Storage's configuration of the topic; ConfigNames filters them.
 //     The internal __consumer_offsets lists the read-only configs Kafka gives it (internal.go).
-//   - Broker resources (this node's id, or empty) list a few read-only values the gateway
-//     enforces.
+//   - Broker resources (this node's id, or empty) list the read-only values the gateway
+//     enforces (its flags, STATIC_BROKER_CONFIG) and the dynamic broker configs: for the node
+//     each with its value by Kafka's precedence (DYNAMIC_BROKER_CONFIG, then
+//     DYNAMIC_DEFAULT_BROKER_CONFIG, then DEFAULT_CONFIG), for "" those set cluster-wide.
+//     Needs DESCRIBE_CONFIGS on the cluster.
 //   - Every entry carries its Kafka config type (v3+, configs.go) and its source: a topic's own
 //     setting is DYNAMIC_TOPIC_CONFIG, a topic config left at the gateway's default
 //     DEFAULT_CONFIG, a broker value STATIC_BROKER_CONFIG; v0's is_default is source ==
@@ -52,7 +55,10 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 			} else if code := c.clusterCode(req, kmsg.ACLOperationDescribeConfigs); code != 0 {
 				sr.ErrorCode = code
 			} else {
-				entries = c.brokerConfigs()
+				var scopes map[string]map[string]string
+				if scopes, err = c.s.brokerConfigsOf().BrokerConfigs(req.ctx); err == nil {
+					entries = append(c.brokerConfigs(), dynamicBrokerEntries(scopes, r.ResourceName)...)
+				}
 			}
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code

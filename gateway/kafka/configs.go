@@ -41,6 +41,8 @@ var configDefs = map[string]configDef{
 // (STATIC_BROKER_CONFIG, as Kafka reports what server.properties set).
 func configSource(e *ConfigEntry, resource kmsg.ConfigResourceType) kmsg.ConfigSource {
 	switch {
+	case e.Source != kmsg.ConfigSourceUnknown:
+		return e.Source
 	case e.Default:
 		return kmsg.ConfigSourceDefaultConfig
 	case resource == kmsg.ConfigResourceTypeTopic:
@@ -144,18 +146,6 @@ func (c *conn) checkAlter(key resourceKey, repeated bool, names, nulls []string)
 	return nil
 }
 
-// alterBroker answers an alteration of the broker resource that sets the configs setting. A
-// gateway's broker configs are its flags, none of which changes while it runs, so any config
-// set is refused as Kafka refuses a config it cannot update dynamically, INVALID_REQUEST; a
-// request that sets none (IncrementalAlterConfigs DELETEs) changes nothing and succeeds.
-func alterBroker(setting []string) error {
-	if len(setting) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: cannot update these configs dynamically: %s (a gateway's broker configs are its flags)",
-		kerr.InvalidRequest, strings.Join(slices.Sorted(slices.Values(setting)), ", "))
-}
-
 // checkOps refuses IncrementalAlterConfigs operations as Kafka does before it reads the
 // resource: an unknown operation is INVALID_REQUEST, APPEND or SUBTRACT on a config whose type
 // is not a list (or that is not known) INVALID_CONFIG.
@@ -218,5 +208,8 @@ func configType(name string) kmsg.ConfigType {
 	if d, ok := configDefs[name]; ok {
 		return d.typ
 	}
-	return topicConfigs[name].typ
+	if d, ok := topicConfigs[name]; ok {
+		return d.typ
+	}
+	return brokerConfigs[name].typ
 }

@@ -74,6 +74,9 @@ type Config struct {
 	// ACLs, when set, shows and changes Iggy's permissions as Kafka ACLs (DescribeAcls,
 	// CreateAcls, DeleteAcls); without it those answer SECURITY_DISABLED.
 	ACLs ACLs
+	// BrokerConfigs, when set, keeps the dynamic broker configs that AlterConfigs sets and
+	// DescribeConfigs lists; without it broker configs cannot be changed.
+	BrokerConfigs BrokerConfigs
 	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
 	// and are refused as unsupported.
 	Groups GroupCoordinator

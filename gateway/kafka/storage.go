@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Storage is the storage the handlers speak to. The gateway wires it to the Kafka <-> Iggy bridge,
@@ -76,6 +77,9 @@ type ConfigEntry struct {
 	// is false (empty: not known); DescribeConfigs lists it as the broker config behind the
 	// topic config.
 	DefaultValue string
+	// Source, when set, is where the value comes from; otherwise Default and the resource
+	// type say (configSource).
+	Source kmsg.ConfigSource
 }
 
 // ProduceResult is the outcome of one partition's produce.

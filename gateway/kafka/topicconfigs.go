@@ -3,8 +3,6 @@ package kafka
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -67,19 +65,7 @@ func CheckTopicConfig(name, value string) error {
 	if !ok {
 		return fmt.Errorf("%w: unknown topic config %q", kerr.InvalidConfig, name)
 	}
-	var err error
-	switch d.typ {
-	case kmsg.ConfigTypeInt:
-		_, err = strconv.ParseInt(value, 10, 32)
-	case kmsg.ConfigTypeLong:
-		_, err = strconv.ParseInt(value, 10, 64)
-	case kmsg.ConfigTypeDouble:
-		_, err = strconv.ParseFloat(value, 64)
-	case kmsg.ConfigTypeBoolean:
-		if v := strings.ToLower(value); v != "true" && v != "false" {
-			err = fmt.Errorf("not a boolean")
-		}
-	}
+	err := checkType(d.typ, value)
 	if err != nil {
 		return fmt.Errorf("%w: %s=%q is not a valid %s", kerr.InvalidConfig, name, value, d.typ)
 	}
