@@ -294,6 +294,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Storage:          g.bridge.As(g.admin),
 		SCRAM:            scramCreds,
 		BrokerConfigs:    g.bridge,
+		ClientQuotas:     g.bridge,
 		Groups:           g.coord.Groups(),
 		Fleet:            g.coord.Fleet(),
 		Observer:         g.metrics,

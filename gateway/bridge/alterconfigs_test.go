@@ -264,17 +264,17 @@ func FuzzParseConf(f *testing.F) {
 // panic, every config read is one a gateway could have written, and written again it reads back
 // the same.
 func FuzzParseBrokerConf(f *testing.F) {
-	f.Add(appendBrokerConf(nil, map[string]string{"num.io.threads": "4", "log.retention.hours": "24"}))
-	f.Add(appendBrokerConf(nil, map[string]string{"log.cleanup.policy": "compact,delete"}))
+	f.Add(appendScoped(nil, map[string]string{"num.io.threads": "4", "log.retention.hours": "24"}))
+	f.Add(appendScoped(nil, map[string]string{"log.cleanup.policy": "compact,delete"}))
 	f.Add([]byte{kindString, 3, 0, 0, 0, 'a', 'b', 'c', kindString, 1, 0, 0, 0, 'x'})
 	f.Fuzz(func(t *testing.T, h []byte) {
-		conf := parseBrokerConf(h)
+		conf := parseScoped(h, kafka.CheckBrokerConfig)
 		for k, v := range conf {
 			if err := kafka.CheckBrokerConfig(k, v); err != nil {
 				t.Fatalf("read %s=%q: %v", k, v, err)
 			}
 		}
-		if again := parseBrokerConf(appendBrokerConf(nil, conf)); !reflect.DeepEqual(again, conf) {
+		if again := parseScoped(appendScoped(nil, conf), kafka.CheckBrokerConfig); !reflect.DeepEqual(again, conf) {
 			t.Fatalf("read %v, written and read again %v", conf, again)
 		}
 	})

@@ -65,16 +65,42 @@ type confCache struct {
 	mu     sync.Mutex
 	loaded time.Time
 	m      map[string]topicConf
-	// broker are the dynamic broker configs by scope ("" the cluster's default, else a node
-	// id), kept in the same log under brokerConfName(scope).
-	broker map[string]map[string]string
+	// scoped are the settings kept per scope rather than per topic, by kind: the dynamic broker
+	// configs ("" the cluster's default, else a node id) and the client quotas (by entity),
+	// kept in the same log under scopedName(kind, scope).
+	scoped map[scopedKind]map[string]map[string]string
 }
 
-// brokerConfPrefix starts the name under which the config log keeps a scope's dynamic broker
-// configs: no topic can be named so (Kafka topic names are [a-zA-Z0-9._-]).
-const brokerConfPrefix = "\x00broker:"
+// scopedKind is a kind of setting the config log keeps per scope.
+type scopedKind string
 
-func brokerConfName(scope string) string { return brokerConfPrefix + scope }
+const (
+	brokerKind scopedKind = "broker"
+	quotaKind  scopedKind = "quota"
+)
+
+// scopedCheck is the check of each kind's entries: what does not pass is skipped when read.
+var scopedCheck = map[scopedKind]func(name, value string) error{
+	brokerKind: kafka.CheckBrokerConfig,
+	quotaKind:  kafka.CheckQuota,
+}
+
+// scopedName is the name under which the config log keeps a scope's settings of a kind: it
+// starts with a zero byte, so no topic can be named so (Kafka topic names are [a-zA-Z0-9._-]).
+func scopedName(kind scopedKind, scope string) string { return "\x00" + string(kind) + ":" + scope }
+
+// parseScopedName reports the kind and scope of a name scopedName made.
+func parseScopedName(name string) (scopedKind, string, bool) {
+	rest, ok := strings.CutPrefix(name, "\x00")
+	if !ok {
+		return "", "", false
+	}
+	kind, scope, ok := strings.Cut(rest, ":")
+	if _, known := scopedCheck[scopedKind(kind)]; !ok || !known {
+		return "", "", false
+	}
+	return scopedKind(kind), scope, true
+}
 
 // writeTopicConf records a topic's configs (or its deletion) in Iggy and in
 // this gateway's cache.
@@ -175,11 +201,21 @@ func (b *Bridge) refreshConf(ctx context.Context) error {
 				if off := base + uint64(f.OffsetDelta); off >= c.next {
 					c.next = off + 1
 				}
-				if scope, ok := strings.CutPrefix(string(f.Payload), brokerConfPrefix); ok {
-					if c.broker == nil {
-						c.broker = map[string]map[string]string{}
+				if strings.HasPrefix(string(f.Payload), "\x00") {
+					// Scoped settings, or a kind a later gateway added: never a topic.
+					if kind, scope, ok := parseScopedName(string(f.Payload)); ok {
+						if c.scoped == nil {
+							c.scoped = map[scopedKind]map[string]map[string]string{}
+						}
+						if c.scoped[kind] == nil {
+							c.scoped[kind] = map[string]map[string]string{}
+						}
+						if m := parseScoped(f.UserHeaders, scopedCheck[kind]); len(m) > 0 {
+							c.scoped[kind][scope] = m
+						} else {
+							delete(c.scoped[kind], scope)
+						}
 					}
-					c.broker[scope] = parseBrokerConf(f.UserHeaders)
 					continue
 				}
 				conf, deleted := parseConf(f.UserHeaders)
@@ -278,10 +314,9 @@ func parseConf(b []byte) (topicConf, bool) {
 	return conf, deleted
 }
 
-// parseBrokerConf reads the user headers of a scope's broker configs: string items, each a
-// dynamic broker config with a value of its type (kafka.CheckBrokerConfig); others are
-// skipped.
-func parseBrokerConf(b []byte) map[string]string {
+// parseScoped reads the user headers of a scope's settings: string items that pass check;
+// others are skipped.
+func parseScoped(b []byte, check func(name, value string) error) map[string]string {
 	out := map[string]string{}
 	le := binary.LittleEndian
 	for len(b) >= 5 {
@@ -300,26 +335,26 @@ func parseBrokerConf(b []byte) map[string]string {
 		}
 		val := string(b[5 : 5+vl])
 		b = b[5+vl:]
-		if vk == kindString && kafka.CheckBrokerConfig(key, val) == nil {
+		if vk == kindString && check(key, val) == nil {
 			out[key] = val
 		}
 	}
 	return out
 }
 
-// appendBrokerConf appends a scope's broker configs as user headers, in name order.
-func appendBrokerConf(h []byte, configs map[string]string) []byte {
-	for _, k := range slices.Sorted(maps.Keys(configs)) {
+// appendScoped appends a scope's settings as user headers, in name order.
+func appendScoped(h []byte, settings map[string]string) []byte {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		h = appendTLVKey(h, k)
-		h = appendTLVHead(h, kindString, len(configs[k]))
-		h = append(h, configs[k]...)
+		h = appendTLVHead(h, kindString, len(settings[k]))
+		h = append(h, settings[k]...)
 	}
 	return h
 }
 
-// BrokerConfigs returns the dynamic broker configs of every scope, reading what other gateways
-// appended first (kafka.BrokerConfigs).
-func (b *Bridge) BrokerConfigs(ctx context.Context) (map[string]map[string]string, error) {
+// readScoped returns every scope's settings of a kind, reading what other gateways appended
+// first.
+func (b *Bridge) readScoped(ctx context.Context, kind scopedKind) (map[string]map[string]string, error) {
 	c := &b.conf
 	c.refresh.Lock()
 	defer c.refresh.Unlock()
@@ -329,32 +364,62 @@ func (b *Bridge) BrokerConfigs(ctx context.Context) (map[string]map[string]strin
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loaded = b.clock.Now()
-	out := make(map[string]map[string]string, len(c.broker))
-	for scope, m := range c.broker {
+	out := make(map[string]map[string]string, len(c.scoped[kind]))
+	for scope, m := range c.scoped[kind] {
 		out[scope] = maps.Clone(m)
 	}
 	return out, nil
 }
 
-// SetBrokerConfigs records a scope's dynamic broker configs in Iggy, replacing what it had.
-func (b *Bridge) SetBrokerConfigs(ctx context.Context, scope string, configs map[string]string) error {
+// setScoped records a scope's settings of a kind in Iggy, replacing what it had; none removes
+// the scope.
+func (b *Bridge) setScoped(ctx context.Context, kind scopedKind, scope string, settings map[string]string) error {
 	var mb message.Builder
 	mb.Reset()
-	mb.Add(message.MakeID(b.ids.ctr.Add(1), b.ids.hi), uint64(b.clock.Now().UnixMicro()), []byte(brokerConfName(scope)), appendBrokerConf(nil, configs))
+	mb.Add(message.MakeID(b.ids.ctr.Add(1), b.ids.hi), uint64(b.clock.Now().UnixMicro()), []byte(scopedName(kind, scope)), appendScoped(nil, settings))
 	batch, err := mb.Finish()
 	if err != nil {
 		return err
 	}
 	if _, err := b.admin.send(ctx, b.meta, topicConfigsTopic, 0, batch); err != nil {
-		return fmt.Errorf("bridge: record broker configs of %q: %w", scope, adminErr(err))
+		return fmt.Errorf("bridge: record the %s settings of %q: %w", kind, scope, adminErr(err))
 	}
-	b.conf.refresh.Lock()
-	b.conf.mu.Lock()
-	if b.conf.broker == nil {
-		b.conf.broker = map[string]map[string]string{}
+	c := &b.conf
+	c.refresh.Lock()
+	c.mu.Lock()
+	if c.scoped == nil {
+		c.scoped = map[scopedKind]map[string]map[string]string{}
 	}
-	b.conf.broker[scope] = maps.Clone(configs)
-	b.conf.mu.Unlock()
-	b.conf.refresh.Unlock()
+	if c.scoped[kind] == nil {
+		c.scoped[kind] = map[string]map[string]string{}
+	}
+	if len(settings) > 0 {
+		c.scoped[kind][scope] = maps.Clone(settings)
+	} else {
+		delete(c.scoped[kind], scope)
+	}
+	c.mu.Unlock()
+	c.refresh.Unlock()
 	return nil
+}
+
+// BrokerConfigs returns the dynamic broker configs of every scope (kafka.BrokerConfigs).
+func (b *Bridge) BrokerConfigs(ctx context.Context) (map[string]map[string]string, error) {
+	return b.readScoped(ctx, brokerKind)
+}
+
+// SetBrokerConfigs records a scope's dynamic broker configs, replacing what it had.
+func (b *Bridge) SetBrokerConfigs(ctx context.Context, scope string, configs map[string]string) error {
+	return b.setScoped(ctx, brokerKind, scope, configs)
+}
+
+// ClientQuotas returns the client quotas of every entity (kafka.ClientQuotas); an entity is
+// named by kafka's encoding of it.
+func (b *Bridge) ClientQuotas(ctx context.Context) (map[string]map[string]string, error) {
+	return b.readScoped(ctx, quotaKind)
+}
+
+// SetClientQuotas records an entity's quotas, replacing what it had; none removes the entity.
+func (b *Bridge) SetClientQuotas(ctx context.Context, entity string, quotas map[string]string) error {
+	return b.setScoped(ctx, quotaKind, entity, quotas)
 }

@@ -20,7 +20,8 @@ import (
 //	InitProducerId (idempotent)                     IDEMPOTENT_WRITE on the cluster
 //	ElectLeaders, AlterPartitionReassignments       ALTER on the cluster
 //	ListPartitionReassignments                      DESCRIBE on the cluster
-//	DescribeConfigs / AlterConfigs of a broker      DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster
+//	DescribeConfigs / AlterConfigs of a broker,
+//	DescribeClientQuotas / AlterClientQuotas        DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster
 //	DescribeAcls / CreateAcls, DeleteAcls,
 //	SCRAM of other users                            DESCRIBE / ALTER on the cluster (acls.go, scram)
 //

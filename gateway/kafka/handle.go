@@ -41,6 +41,8 @@ const (
 	alterPartitionReassignmentsKey int16 = 45
 	listPartitionReassignmentsKey  int16 = 46
 	offsetDeleteKey                int16 = 47
+	describeClientQuotasKey        int16 = 48
+	alterClientQuotasKey           int16 = 49
 	describeUserSCRAMKey           int16 = 50
 	alterUserSCRAMKey              int16 = 51
 	describeClusterKey             int16 = 60
@@ -136,6 +138,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleIncrementalAlterConfigs(req)
 	case offsetDeleteKey:
 		return c.handleOffsetDelete(req)
+	case describeClientQuotasKey:
+		return c.handleDescribeClientQuotas(req)
+	case alterClientQuotasKey:
+		return c.handleAlterClientQuotas(req)
 	case describeUserSCRAMKey:
 		return c.handleDescribeUserSCRAMCredentials(req)
 	case alterUserSCRAMKey:

@@ -77,6 +77,9 @@ type Config struct {
 	// BrokerConfigs, when set, keeps the dynamic broker configs that AlterConfigs sets and
 	// DescribeConfigs lists; without it broker configs cannot be changed.
 	BrokerConfigs BrokerConfigs
+	// ClientQuotas, when set, keeps the client quotas that AlterClientQuotas sets and
+	// DescribeClientQuotas lists.
+	ClientQuotas ClientQuotas
 	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
 	// and are refused as unsupported.
 	Groups GroupCoordinator
