@@ -21,6 +21,9 @@
 // `<stream>.meta/scram_credentials` holds a token only the password opens); the login is cached
 // per user and mechanism (a small Iggy pool shared by those connections, rechecked at most a
 // minute after it was last verified) and the connection acts with that user's Iggy permissions.
+// A SCRAM credential an administrator provisioned for a user acts through the gateway's own Iggy
+// login instead, with the user's permissions checked by the gateway with Iggy's own rule
+// (package authz; scramstore.go says why).
 //
 // With Config.MetricsAddr set, an HTTP listener serves /metrics (Prometheus: requests by API and
 // error code, request and response bytes, produced and fetched records, connections), /healthz

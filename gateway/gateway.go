@@ -243,9 +243,11 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}
 	g.users = &userClients{
-		bridge: g.bridge,
-		clock:  clock.Real,
-		users:  make(map[loginKey]*userClient),
+		bridge:  g.bridge,
+		service: g.admin,
+		stream:  cfg.Stream,
+		clock:   clock.Real,
+		users:   make(map[loginKey]*userClient),
 		dial: func(ctx context.Context, l login) (*iggy.Client, error) {
 			return dial(ctx, l, 2)
 		},
@@ -307,6 +309,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		SASL:             cfg.SASL,
 		Storage:          g.bridge.As(g.admin),
 		SCRAM:            scramCreds,
+		BrokerConfigs:    g.bridge,
+		ClientQuotas:     g.bridge,
 		Groups:           g.coord.Groups(),
 		Txns:             g.coord.Txns(),
 		Fleet:            g.coord.Fleet(),
@@ -315,6 +319,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	}
 	if cfg.SASL {
 		kcfg.Authenticate = g.users.authenticate
+		kcfg.ACLs = &aclStore{admin: g.admin, stream: cfg.Stream}
 	}
 	if g.kafka, err = kafka.NewServer(kcfg); err != nil {
 		return err

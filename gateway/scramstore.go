@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,18 @@ import (
 // (the user watcher closes live connections within a second, as for PLAIN); changing U's Iggy
 // password does not change its SCRAM password, which only AlterUserScramCredentials sets, and
 // deleting the credential deletes its token.
+//
+// An administrator (an Iggy user with the manage-users permission) may set the credential of
+// another Iggy user U, as Kafka's AlterUserScramCredentials allows; the gateway cannot create a
+// token as U then. The record names the administrator A and holds a token of A, named
+// provisionTokenName(U, mechanism). A SCRAM authentication with it logs in to Iggy with A's
+// token, checks that the token is A's and that A still has manage-users, and the connection
+// acts through the gateway's own Iggy login with U's permissions, read through A's login at
+// most permitsFor old and checked by the gateway with Iggy's rule (package authz,
+// bridge.AsChecked). So a record forged into the meta stream authenticates only with the token
+// of someone who could change U anyway; deleting or deactivating U, or A losing manage-users,
+// ends such logins. A connection of a provisioned credential holds no login of U, so it cannot
+// set U's credential itself: U does that from a PLAIN connection, or A sets it again.
 //
 // The records are in "<stream>.meta"/scram.Topic, partition 0. Every lookup reads what was
 // appended since the last read, so a credential altered at one gateway is the one the next
@@ -152,6 +165,9 @@ func (s *scramStore) Login(ctx context.Context, user string, cred scram.Credenti
 	if err != nil {
 		return nil, err
 	}
+	if r.Admin != "" {
+		return s.users.authenticateProvisioned(ctx, user, r.Admin, cred.Mechanism.String(), token)
+	}
 	return s.users.authenticateToken(ctx, user, cred.Mechanism.String(), token)
 }
 
@@ -168,18 +184,50 @@ func (s *scramStore) Credentials(ctx context.Context) (map[string][]scram.Creden
 	return out, nil
 }
 
+// provisionTokenName is the Iggy personal access token of an administrator that a credential
+// it provisioned for user with m holds: one per (user, mechanism), within Iggy's 30 characters
+// whatever the user's name.
+func provisionTokenName(user string, m scram.Mechanism) string {
+	h := sha256.Sum256([]byte(user))
+	return fmt.Sprintf("kafka-%d-%x", m.Size()*8, h[:8])
+}
+
+// tokenOf is the Iggy user whose token r holds and the token's name.
+func tokenOf(r scram.Record) (owner, name string) {
+	if r.Admin != "" {
+		return r.Admin, provisionTokenName(r.User, r.Mechanism)
+	}
+	return r.User, scramTokenName(r.Mechanism)
+}
+
 // clientOf is the Iggy client that acts as user, the SASL user of the connection asking.
 func (s *scramStore) clientOf(user string) (*iggy.Client, error) {
 	c := s.users.clientOf(user)
 	if c == nil {
-		// The user watcher dropped the user since its connection authenticated: Iggy no
-		// longer accepts it, and its connections are being closed.
-		return nil, kerr.ClusterAuthorizationFailed
+		// The user watcher dropped the user since its connection authenticated (Iggy no
+		// longer accepts it, and its connections are being closed), or the connection
+		// authenticated with a credential an administrator provisioned, which holds no login
+		// of the user itself.
+		return nil, fmt.Errorf("%w: the gateway holds no Iggy login of %s itself (a connection authenticated with PLAIN or with a SCRAM credential the user set can change it)",
+			kerr.ClusterAuthorizationFailed, user)
 	}
 	return c, nil
 }
 
-func (s *scramStore) Set(ctx context.Context, user string, m scram.Mechanism, salt []byte, iterations int32, saltedPassword []byte) error {
+// Manages reports whether the SASL user by has Iggy's manage-users permission (alter) or its
+// read-users permission (describe), read now through the gateway's own login.
+func (s *scramStore) Manages(ctx context.Context, by string, alter bool) (bool, error) {
+	return managesOthers(ctx, s.admin, by, alter)
+}
+
+// errNotManager refuses a change of another user's credential by a user without Iggy's
+// manage-users permission.
+var errNotManager = fmt.Errorf("%w: altering the SCRAM credential of another user needs Iggy's manage-users permission", kerr.ClusterAuthorizationFailed)
+
+func (s *scramStore) Set(ctx context.Context, by, user string, m scram.Mechanism, salt []byte, iterations int32, saltedPassword []byte) error {
+	if by != user {
+		return s.provision(ctx, by, user, m, salt, iterations, saltedPassword)
+	}
 	client, err := s.clientOf(user)
 	if err != nil {
 		return err
@@ -200,12 +248,51 @@ func (s *scramStore) Set(ctx context.Context, user string, m scram.Mechanism, sa
 	return s.append(ctx, scram.Record{User: user, Mechanism: m, Credential: cred, Token: sealed})
 }
 
-func (s *scramStore) Delete(ctx context.Context, user string, m scram.Mechanism) error {
-	client, err := s.clientOf(user)
+// provision sets user's credential at the request of by, an administrator: the record holds a
+// token of by, and a login with the credential acts through by's Iggy login with user's
+// permissions, which the gateway checks (bridge.AsChecked). The user must exist in Iggy.
+func (s *scramStore) provision(ctx context.Context, by, user string, m scram.Mechanism, salt []byte, iterations int32, saltedPassword []byte) error {
+	if ok, err := s.Manages(ctx, by, true); err != nil {
+		return err
+	} else if !ok {
+		return errNotManager
+	}
+	client, err := s.clientOf(by)
 	if err != nil {
 		return err
 	}
-	if _, ok, err := s.record(ctx, scram.Key{User: user, Mechanism: m}); err != nil {
+	if _, err := client.GetUser(ctx, wire.NamedID(user)); err != nil {
+		if errors.Is(err, wire.ResourceNotFound) {
+			return fmt.Errorf("%w: no Iggy user is named %q; create it in Iggy first", kerr.ResourceNotFound, user)
+		}
+		return fmt.Errorf("gateway: reading the Iggy user %s: %w", user, err)
+	}
+	cred, clientKey := scram.FromSaltedPassword(m, salt, iterations, saltedPassword)
+	name := provisionTokenName(user, m)
+	if err := client.DeleteToken(ctx, name); err != nil && !errors.Is(err, wire.ResourceNotFound) {
+		return fmt.Errorf("gateway: deleting the Iggy token %s of %s: %w", name, by, err)
+	}
+	token, err := client.CreateToken(ctx, name, -1)
+	if err != nil {
+		return fmt.Errorf("gateway: creating the Iggy token %s of %s: %w", name, by, err)
+	}
+	sealed, err := scram.Seal(clientKey, user, m, token)
+	if err != nil {
+		return err
+	}
+	return s.append(ctx, scram.Record{User: user, Mechanism: m, Credential: cred, Token: sealed, Admin: by})
+}
+
+func (s *scramStore) Delete(ctx context.Context, by, user string, m scram.Mechanism) error {
+	if by != user {
+		if ok, err := s.Manages(ctx, by, true); err != nil {
+			return err
+		} else if !ok {
+			return errNotManager
+		}
+	}
+	r, ok, err := s.record(ctx, scram.Key{User: user, Mechanism: m})
+	if err != nil {
 		return err
 	} else if !ok {
 		return kerr.ResourceNotFound
@@ -213,8 +300,16 @@ func (s *scramStore) Delete(ctx context.Context, user string, m scram.Mechanism)
 	if err := s.append(ctx, scram.Record{User: user, Mechanism: m, Deleted: true}); err != nil {
 		return err
 	}
-	if err := client.DeleteToken(ctx, scramTokenName(m)); err != nil && !errors.Is(err, wire.ResourceNotFound) {
-		return fmt.Errorf("gateway: deleting the Iggy token %s of %s: %w", scramTokenName(m), user, err)
+	// The token goes too when the gateway holds a login of its owner; otherwise it stays in
+	// Iggy, where nothing can use it without the password the credential was made from.
+	owner, name := tokenOf(r)
+	client := s.users.clientOf(owner)
+	if client == nil {
+		s.log.Info("the Iggy token of a deleted SCRAM credential stays: no login of its owner at hand", "user", user, "owner", owner, "token", name)
+		return nil
+	}
+	if err := client.DeleteToken(ctx, name); err != nil && !errors.Is(err, wire.ResourceNotFound) {
+		return fmt.Errorf("gateway: deleting the Iggy token %s of %s: %w", name, owner, err)
 	}
 	return nil
 }

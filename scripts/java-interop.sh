@@ -10,7 +10,9 @@
 #   - a consumer in a classic group and one with group.protocol=consumer (KIP-848) that read,
 #     commit, and a second member that resumes at the commit;
 #   - the Admin client: topics, partitions, configs, the cluster, consumer groups and their
-#     offsets, DeleteRecords, SCRAM credentials;
+#     offsets, DeleteRecords, SCRAM credentials (a user's own, and one the administrator iggy
+#     provisions for the Iggy user java-prov with kafka-configs --entity-type users), ACLs
+#     (kafka-acls and the Admin client granting, listing and deleting the Iggy user java-acl's);
 #   - in the fleet, a classic and a KIP-848 group that stay through a SIGTERM and a SIGKILL of
 #     their coordinating gateways without a revocation, and read every acknowledged record;
 #   - the tools run as kafka-*.sh runs them (`java -cp JARS org.apache.kafka.tools.X`):
@@ -170,12 +172,23 @@ iggy_flags single || exit 1
 pids+=($!)
 single_pid=$!
 iggy_flags sasl || exit 1
+sasl_iggy="${iggy_flags[1]}"
 "$work/iggy-kafka" serve --bind "127.0.0.1:$sasl_port" "${iggy_flags[@]}" --sasl --log-level warn >"$work/sasl.log" 2>&1 &
 pids+=($!)
 echo "waiting for the gateways on 127.0.0.1:$port and (--sasl) 127.0.0.1:$sasl_port"
 if wait_port gateway "$single_pid" "$port" "$work/gateway.log" &&
 	wait_port "the --sasl gateway" "${pids[1]}" "$sasl_port" "$work/sasl.log"; then
-	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port"
+	# The Iggy user java-prov, whose SCRAM credential the administrator iggy provisions with
+	# kafka-configs.
+	prov=()
+	# java-acl, without permissions, is given and refused ACLs.
+	if go run ./scripts/iggyuser --iggy "$sasl_iggy" --user java-prov --password java-prov-iggy >"$work/iggyuser.log" 2>&1 &&
+		go run ./scripts/iggyuser --iggy "$sasl_iggy" --user java-acl --password java-acl-iggy --no-permissions >>"$work/iggyuser.log" 2>&1; then
+		prov=(--provisioned-user java-prov --acl-user java-acl)
+	else
+		fail "create the Iggy users java-prov and java-acl (scripts/iggyuser)" "$(cat "$work/iggyuser.log")"
+	fi
+	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port" "${prov[@]}"
 fi
 show_errors 0 "$work/gateway.log" "$work/sasl.log"
 for pid in "${pids[@]}"; do stop_pid "$pid"; done

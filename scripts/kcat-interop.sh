@@ -502,7 +502,10 @@ fi
 # iggy/iggy. At each, franz-go (TestKcatInteropSASL) logs in with PLAIN, sets the user's own
 # SCRAM-SHA-256 and SCRAM-SHA-512 credentials through AlterUserScramCredentials, and produces
 # and consumes with each mechanism; then kcat does the same with each mechanism, reads what
-# franz-go wrote, and is refused with a wrong password.
+# franz-go wrote, and is refused with a wrong password. franz-go, as the administrator iggy, also
+# provisions the credentials of a second Iggy user, kcat-prov (read and write, no topic
+# creation), which kcat then authenticates as: it reads and writes, and creating a topic is
+# refused.
 main_broker=$broker
 mkdir -p "$work/tls"
 if ! KCAT_INTEROP_CERT_DIR="$work/tls" "$work/kafka.test" -test.run '^TestKcatInteropCert$' -test.count=1 >"$work/cert.log" 2>&1; then
@@ -518,7 +521,7 @@ for transport in tcp tls; do
 		ca="$work/tls/cert.pem"
 	fi
 	start_gateway "sasl-$transport" "${sec[@]}" -X sasl.mechanisms=PLAIN -X sasl.username=iggy -X sasl.password=iggy -- "${serve[@]}"
-	if ! out_of_time && KCAT_INTEROP_BROKER="$broker" KCAT_INTEROP_CA="$ca" timeout 30 "$work/kafka.test" \
+	if ! out_of_time && KCAT_INTEROP_BROKER="$broker" KCAT_INTEROP_CA="$ca" KCAT_INTEROP_IGGY="${iggy_flags[1]}" timeout 30 "$work/kafka.test" \
 		-test.run '^TestKcatInteropSASL$' -test.count=1 -test.v >"$work/sasl-$transport-kgo.log" 2>&1; then
 		pass "SASL over $transport: franz-go sets its SCRAM credentials, produces and consumes with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
 	else
@@ -545,6 +548,24 @@ for transport in tcp tls; do
 			pass "$name: a wrong password gets no metadata (SASL authentication error)"
 		else
 			fail "$name: a wrong password gets no metadata (SASL authentication error)" "$(cat "$work/kcat.err")"
+		fi
+		[[ $mech == PLAIN ]] && continue
+		prov=("${sec[@]}" -X "sasl.mechanisms=$mech" -X sasl.username=kcat-prov -X sasl.password=kcat-prov-pass)
+		name="SASL $mech over $transport as kcat-prov, provisioned by the administrator iggy"
+		if printf 'pk:pv-%s\n' "$mech" | kc "${prov[@]}" -P -t "kgo-sasl-$mech" -p 0 -K:; then
+			pass "$name: produce"
+		else
+			fail "$name: produce" "$(grep -v '^%7' "$work/kcat.err" | tail -n 5)"
+		fi
+		if consume "$name: consume" "${prov[@]}" -t "kgo-sasl-$mech" -p 0 -o beginning -f '%o|%k|%s\n'; then
+			expect "$name: consume" "$(printf '0|k|v-%s\n1|pk|pv-%s' "$mech" "$mech")" "$out"
+		fi
+		if printf 'x\n' | kc "${prov[@]}" -P -t "kcat-prov-new-$mech" -p 0; then
+			fail "$name: producing to a new topic (no permission to create it) is refused" "kcat produced"
+		elif grep -q -i 'authoriz' "$work/kcat.err"; then
+			pass "$name: producing to a new topic (no permission to create it) is refused (authorization failed)"
+		else
+			fail "$name: producing to a new topic (no permission to create it) is refused (authorization failed)" "$(grep -v '^%7' "$work/kcat.err" | tail -n 5)"
 		fi
 	done
 	stop_pid "$pid"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -62,6 +63,9 @@ func TestAlterTopicConfigs(t *testing.T) {
 		"max.message.bytes": {"2000", false, "1048588"},
 		"retention.bytes":   {"-1", true, "-1"},
 		"compression.type":  {"producer", true, "producer"},
+		// Kept and described back without effect; its default is Kafka's.
+		"segment.bytes": {"1048576", false, "1073741824"},
+		"segment.ms":    {"604800000", true, "604800000"},
 	}
 	check(b2, before)
 
@@ -71,7 +75,8 @@ func TestAlterTopicConfigs(t *testing.T) {
 		want    error
 	}{
 		{"unknown config", map[string]*string{"no.such.config": strp("1")}, kerr.InvalidConfig},
-		{"creation-only config", map[string]*string{"segment.bytes": strp("1048576")}, kerr.InvalidConfig},
+		{"a kept config of the wrong type", map[string]*string{"segment.ms": strp("a week")}, kerr.InvalidConfig},
+		{"a kept config with an unknown one", map[string]*string{"segment.ms": strp("1000"), "segment.msec": strp("1000")}, kerr.InvalidConfig},
 		{"message.timestamp.type neither CreateTime nor LogAppendTime", map[string]*string{"message.timestamp.type": strp("NoTime")}, kerr.InvalidConfig},
 		{"cleanup.policy not a list of delete and compact", map[string]*string{"cleanup.policy": strp("compact,forever")}, kerr.InvalidConfig},
 		{"bad value", map[string]*string{"retention.ms": strp("soon")}, kerr.InvalidConfig},
@@ -107,6 +112,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 		"retention.bytes":   {"2147483648", false, "-1"},
 		"compression.type":  {"lz4", false, "producer"},
 		"cleanup.policy":    {"delete", true, "delete"},
+		"segment.bytes":     {"1073741824", true, "1073741824"},
 	}
 	for _, b := range []*Bridge{b1, b2} {
 		check(b, after)
@@ -235,6 +241,7 @@ func FuzzParseConf(f *testing.F) {
 	f.Add(appendConf(nil, topicConf{}, true))
 	f.Add(appendConf(appendConf(nil, topicConf{compression: "gzip"}, false), topicConf{maxMessageBytes: 1}, false))
 	f.Add(appendConf(nil, topicConf{cleanup: "compact,delete"}, false))
+	f.Add(appendConf(nil, topicConf{stored: map[string]string{"segment.ms": "1000", "preallocate": "true"}}, false))
 	f.Fuzz(func(t *testing.T, h []byte) {
 		conf, deleted := parseConf(h)
 		if _, ok := compressionTypes[conf.compression]; conf.compression != "" && !ok {
@@ -247,8 +254,28 @@ func FuzzParseConf(f *testing.F) {
 		if conf.maxMessageBytes < 0 {
 			conf.maxMessageBytes = 0 // not written: the gateway's default
 		}
-		if again != conf || againDeleted != deleted {
+		if !reflect.DeepEqual(again, conf) || againDeleted != deleted {
 			t.Fatalf("read %+v %v, written and read again %+v %v", conf, deleted, again, againDeleted)
+		}
+	})
+}
+
+// FuzzParseBrokerConf reads arbitrary user headers as a scope's broker configs: nothing may
+// panic, every config read is one a gateway could have written, and written again it reads back
+// the same.
+func FuzzParseBrokerConf(f *testing.F) {
+	f.Add(appendScoped(nil, map[string]string{"num.io.threads": "4", "log.retention.hours": "24"}))
+	f.Add(appendScoped(nil, map[string]string{"log.cleanup.policy": "compact,delete"}))
+	f.Add([]byte{kindString, 3, 0, 0, 0, 'a', 'b', 'c', kindString, 1, 0, 0, 0, 'x'})
+	f.Fuzz(func(t *testing.T, h []byte) {
+		conf := parseScoped(h, kafka.CheckBrokerConfig)
+		for k, v := range conf {
+			if err := kafka.CheckBrokerConfig(k, v); err != nil {
+				t.Fatalf("read %s=%q: %v", k, v, err)
+			}
+		}
+		if again := parseScoped(appendScoped(nil, conf), kafka.CheckBrokerConfig); !reflect.DeepEqual(again, conf) {
+			t.Fatalf("read %v, written and read again %v", conf, again)
 		}
 	})
 }

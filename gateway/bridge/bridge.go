@@ -348,33 +348,15 @@ func cleanupPolicy(v string) (string, error) {
 	return strings.Join(list, ","), nil
 }
 
-// creationConfigs are topic configs of Kafka's own log layout and replication, with nothing in
-// Iggy to stand for: CreateTopics accepts any value of them without storing it, because
-// frameworks send them with every topic they create (Kafka Streams sets segment.bytes and
-// segment.ms on its repartition topics); an alteration, which asks for their effect and
-// nothing else, is refused.
-var creationConfigs = map[string]bool{
-	"min.insync.replicas":            true,
-	"segment.bytes":                  true,
-	"segment.ms":                     true,
-	"unclean.leader.election.enable": true,
-	"message.downconversion.enable":  true,
-	"file.delete.delay.ms":           true,
-	"flush.messages":                 true,
-	"flush.ms":                       true,
-	"index.interval.bytes":           true,
-	"preallocate":                    true,
-	"segment.index.bytes":            true,
-	"segment.jitter.ms":              true,
-	"delete.retention.ms":            true,
-}
-
 // topicOptionsFrom is the one rule of which topic configs the gateway takes, at creation
 // (creating) and in an alteration, and what they become: retention.ms and retention.bytes map
 // onto Iggy's message_expiry and max_topic_size, max.message.bytes, compression.type and
-// message.timestamp.type and cleanup.policy are kept in the config log (topicconf.go),
-// fixedConfigs may name their one value, creationConfigs are taken only at creation, and anything
-// else is kerr.InvalidConfig.
+// message.timestamp.type and cleanup.policy are kept in the config log (topicconf.go) and
+// applied, fixedConfigs may name their one value, every other Kafka topic config is kept in the
+// config log as it is and described back without effect (Kafka Streams sets segment.bytes and
+// segment.ms on its repartition topics, operators set segment.ms and the like and read them
+// back), and a name Kafka does not define, or a value not of the config's type, is
+// kerr.InvalidConfig.
 func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, topicConf, error) {
 	var o topicOptions
 	var conf topicConf
@@ -433,13 +415,13 @@ func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, 
 				}
 				continue
 			}
-			if creationConfigs[k] {
-				if !creating {
-					return o, conf, fmt.Errorf("%w: %s has no counterpart over Iggy, so it cannot be altered", kerr.InvalidConfig, k)
-				}
-				continue
+			if err := kafka.CheckTopicConfig(k, v); err != nil {
+				return o, conf, err
 			}
-			return o, conf, fmt.Errorf("%w: unsupported topic config %q", kerr.InvalidConfig, k)
+			if conf.stored == nil {
+				conf.stored = map[string]string{}
+			}
+			conf.stored[k] = v
 		}
 	}
 	return o, conf, nil
@@ -534,12 +516,21 @@ func (b *Bridge) topicConfigs(ctx context.Context, as iggyAPI, name string) ([]k
 	if s := t.Options.MaxTopicSize; s != 0 && s != math.MaxUint64 {
 		retBytes, bytesDefault = strconv.FormatUint(s, 10), false
 	}
-	return []kafka.ConfigEntry{
+	entries := []kafka.ConfigEntry{
 		{Name: "cleanup.policy", Value: cmp.Or(conf.cleanup, "delete"), Default: conf.cleanup == "", DefaultValue: "delete"},
 		{Name: "compression.type", Value: codec, Default: conf.compression == "", DefaultValue: codecDefault},
 		{Name: "max.message.bytes", Value: strconv.Itoa(int(maxMsg)), Default: maxDefault, DefaultValue: strconv.Itoa(int(b.cfg.MaxMessageBytes))},
 		{Name: "message.timestamp.type", Value: tsType, Default: !conf.logAppendTime, DefaultValue: createTime},
 		{Name: "retention.bytes", Value: retBytes, Default: bytesDefault, DefaultValue: "-1"},
 		{Name: "retention.ms", Value: retMS, Default: retDefault, DefaultValue: "-1"},
-	}, nil
+	}
+	for _, nd := range kafka.StoredTopicConfigs() {
+		v, set := conf.stored[nd[0]]
+		entries = append(entries, kafka.ConfigEntry{Name: nd[0], Value: cmp.Or(v, nd[1]), Default: !set, DefaultValue: nd[1]})
+		if set {
+			entries[len(entries)-1].Value = v
+		}
+	}
+	slices.SortFunc(entries, func(a, b kafka.ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
+	return entries, nil
 }

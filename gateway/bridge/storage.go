@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
@@ -10,12 +11,32 @@ import (
 // As returns the bridge acting as the Iggy identity of c: every Iggy call goes through c, so
 // Iggy's permissions for that user apply to what the Kafka connection does. The gateway makes
 // one for its own login and one per SASL user; they share the bridge's caches.
+// Authorize of such a Storage allows everything: what Iggy does not check, nobody restricts
+// for the gateway's own login.
 func (b *Bridge) As(c *iggy.Client) kafka.Storage { return boundStorage{b: b, as: b.guard(wrap(c))} }
+
+// Authorizer answers whether a connection's user may do what an ACL names, by Iggy's rule
+// (package authz).
+type Authorizer func(ctx context.Context, acl authz.ACL) (bool, error)
+
+// AsUser is As for a SASL user's own Iggy login: Iggy checks every call, and who answers the
+// questions the gateway asks itself (groups, the cluster), which Iggy has no command for.
+func (b *Bridge) AsUser(c *iggy.Client, who Authorizer) kafka.Storage {
+	return boundStorage{b: b, as: b.guard(wrap(c)), who: who}
+}
 
 // boundStorage is a Bridge bound to one Iggy identity, the kafka.Storage the handlers speak to.
 type boundStorage struct {
-	b  *Bridge
-	as iggyAPI
+	b   *Bridge
+	as  iggyAPI
+	who Authorizer // nil: every question is allowed
+}
+
+func (s boundStorage) Authorize(ctx context.Context, acl authz.ACL) (bool, error) {
+	if s.who == nil {
+		return true, nil
+	}
+	return s.who(ctx, acl)
 }
 
 var _ kafka.Storage = boundStorage{}

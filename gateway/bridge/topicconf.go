@@ -4,11 +4,25 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
+	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
+
+// storedConfig reports whether a Kafka topic config is one the config log keeps as it is
+// (conf.stored) rather than in a field of its own or in Iggy's settings.
+func storedConfig(name string) bool {
+	switch name {
+	case confMaxMessage, confCompression, confTimestampType, confCleanup, "retention.ms", "retention.bytes":
+		return false
+	}
+	return true
+}
 
 // Kafka topic configs that Iggy has no field for live in Iggy too: every
 // create, config change or delete of a topic appends one message to
@@ -35,6 +49,9 @@ type topicConf struct {
 	compression     string // a key of compressionTypes; empty: Config.FetchCodec
 	logAppendTime   bool   // message.timestamp.type=LogAppendTime; false: CreateTime
 	cleanup         string // cleanup.policy as cleanupPolicy gives it; empty: "delete"
+	// stored are the topic's other Kafka topic configs (kafka.CheckTopicConfig), kept and
+	// described back without effect: Iggy has nothing they would act on.
+	stored map[string]string
 }
 
 type confCache struct {
@@ -48,6 +65,41 @@ type confCache struct {
 	mu     sync.Mutex
 	loaded time.Time
 	m      map[string]topicConf
+	// scoped are the settings kept per scope rather than per topic, by kind: the dynamic broker
+	// configs ("" the cluster's default, else a node id) and the client quotas (by entity),
+	// kept in the same log under scopedName(kind, scope).
+	scoped map[scopedKind]map[string]map[string]string
+}
+
+// scopedKind is a kind of setting the config log keeps per scope.
+type scopedKind string
+
+const (
+	brokerKind scopedKind = "broker"
+	quotaKind  scopedKind = "quota"
+)
+
+// scopedCheck is the check of each kind's entries: what does not pass is skipped when read.
+var scopedCheck = map[scopedKind]func(name, value string) error{
+	brokerKind: kafka.CheckBrokerConfig,
+	quotaKind:  kafka.CheckQuota,
+}
+
+// scopedName is the name under which the config log keeps a scope's settings of a kind: it
+// starts with a zero byte, so no topic can be named so (Kafka topic names are [a-zA-Z0-9._-]).
+func scopedName(kind scopedKind, scope string) string { return "\x00" + string(kind) + ":" + scope }
+
+// parseScopedName reports the kind and scope of a name scopedName made.
+func parseScopedName(name string) (scopedKind, string, bool) {
+	rest, ok := strings.CutPrefix(name, "\x00")
+	if !ok {
+		return "", "", false
+	}
+	kind, scope, ok := strings.Cut(rest, ":")
+	if _, known := scopedCheck[scopedKind(kind)]; !ok || !known {
+		return "", "", false
+	}
+	return scopedKind(kind), scope, true
 }
 
 // writeTopicConf records a topic's configs (or its deletion) in Iggy and in
@@ -149,6 +201,23 @@ func (b *Bridge) refreshConf(ctx context.Context) error {
 				if off := base + uint64(f.OffsetDelta); off >= c.next {
 					c.next = off + 1
 				}
+				if strings.HasPrefix(string(f.Payload), "\x00") {
+					// Scoped settings, or a kind a later gateway added: never a topic.
+					if kind, scope, ok := parseScopedName(string(f.Payload)); ok {
+						if c.scoped == nil {
+							c.scoped = map[scopedKind]map[string]map[string]string{}
+						}
+						if c.scoped[kind] == nil {
+							c.scoped[kind] = map[string]map[string]string{}
+						}
+						if m := parseScoped(f.UserHeaders, scopedCheck[kind]); len(m) > 0 {
+							c.scoped[kind][scope] = m
+						} else {
+							delete(c.scoped[kind], scope)
+						}
+					}
+					continue
+				}
 				conf, deleted := parseConf(f.UserHeaders)
 				if deleted {
 					delete(c.m, string(f.Payload))
@@ -186,6 +255,11 @@ func appendConf(h []byte, conf topicConf, deleted bool) []byte {
 		h = appendTLVKey(h, confCleanup)
 		h = appendTLVHead(h, kindString, len(conf.cleanup))
 		h = append(h, conf.cleanup...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(conf.stored)) {
+		h = appendTLVKey(h, k)
+		h = appendTLVHead(h, kindString, len(conf.stored[k]))
+		h = append(h, conf.stored[k]...)
 	}
 	if deleted {
 		h = appendInt(h, confDeleted, kindBool, 1, 1)
@@ -230,7 +304,122 @@ func parseConf(b []byte) (topicConf, bool) {
 			}
 		case key == confDeleted && vk == kindBool && len(val) == 1:
 			deleted = val[0] == 1
+		case vk == kindString && storedConfig(key) && kafka.CheckTopicConfig(key, string(val)) == nil:
+			if conf.stored == nil {
+				conf.stored = map[string]string{}
+			}
+			conf.stored[key] = string(val)
 		}
 	}
 	return conf, deleted
+}
+
+// parseScoped reads the user headers of a scope's settings: string items that pass check;
+// others are skipped.
+func parseScoped(b []byte, check func(name, value string) error) map[string]string {
+	out := map[string]string{}
+	le := binary.LittleEndian
+	for len(b) >= 5 {
+		kl := le.Uint32(b[1:])
+		if uint64(kl) > uint64(len(b)-5) {
+			break
+		}
+		key := string(b[5 : 5+kl])
+		b = b[5+kl:]
+		if len(b) < 5 {
+			break
+		}
+		vk, vl := b[0], le.Uint32(b[1:])
+		if uint64(vl) > uint64(len(b)-5) {
+			break
+		}
+		val := string(b[5 : 5+vl])
+		b = b[5+vl:]
+		if vk == kindString && check(key, val) == nil {
+			out[key] = val
+		}
+	}
+	return out
+}
+
+// appendScoped appends a scope's settings as user headers, in name order.
+func appendScoped(h []byte, settings map[string]string) []byte {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		h = appendTLVKey(h, k)
+		h = appendTLVHead(h, kindString, len(settings[k]))
+		h = append(h, settings[k]...)
+	}
+	return h
+}
+
+// readScoped returns every scope's settings of a kind, reading what other gateways appended
+// first.
+func (b *Bridge) readScoped(ctx context.Context, kind scopedKind) (map[string]map[string]string, error) {
+	c := &b.conf
+	c.refresh.Lock()
+	defer c.refresh.Unlock()
+	if err := b.refreshConf(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loaded = b.clock.Now()
+	out := make(map[string]map[string]string, len(c.scoped[kind]))
+	for scope, m := range c.scoped[kind] {
+		out[scope] = maps.Clone(m)
+	}
+	return out, nil
+}
+
+// setScoped records a scope's settings of a kind in Iggy, replacing what it had; none removes
+// the scope.
+func (b *Bridge) setScoped(ctx context.Context, kind scopedKind, scope string, settings map[string]string) error {
+	var mb message.Builder
+	mb.Reset()
+	mb.Add(message.MakeID(b.ids.ctr.Add(1), b.ids.hi), uint64(b.clock.Now().UnixMicro()), []byte(scopedName(kind, scope)), appendScoped(nil, settings))
+	batch, err := mb.Finish()
+	if err != nil {
+		return err
+	}
+	if _, err := b.admin.send(ctx, b.meta, topicConfigsTopic, 0, batch); err != nil {
+		return fmt.Errorf("bridge: record the %s settings of %q: %w", kind, scope, adminErr(err))
+	}
+	c := &b.conf
+	c.refresh.Lock()
+	c.mu.Lock()
+	if c.scoped == nil {
+		c.scoped = map[scopedKind]map[string]map[string]string{}
+	}
+	if c.scoped[kind] == nil {
+		c.scoped[kind] = map[string]map[string]string{}
+	}
+	if len(settings) > 0 {
+		c.scoped[kind][scope] = maps.Clone(settings)
+	} else {
+		delete(c.scoped[kind], scope)
+	}
+	c.mu.Unlock()
+	c.refresh.Unlock()
+	return nil
+}
+
+// BrokerConfigs returns the dynamic broker configs of every scope (kafka.BrokerConfigs).
+func (b *Bridge) BrokerConfigs(ctx context.Context) (map[string]map[string]string, error) {
+	return b.readScoped(ctx, brokerKind)
+}
+
+// SetBrokerConfigs records a scope's dynamic broker configs, replacing what it had.
+func (b *Bridge) SetBrokerConfigs(ctx context.Context, scope string, configs map[string]string) error {
+	return b.setScoped(ctx, brokerKind, scope, configs)
+}
+
+// ClientQuotas returns the client quotas of every entity (kafka.ClientQuotas); an entity is
+// named by kafka's encoding of it.
+func (b *Bridge) ClientQuotas(ctx context.Context) (map[string]map[string]string, error) {
+	return b.readScoped(ctx, quotaKind)
+}
+
+// SetClientQuotas records an entity's quotas, replacing what it had; none removes the entity.
+func (b *Bridge) SetClientQuotas(ctx context.Context, entity string, quotas map[string]string) error {
+	return b.setScoped(ctx, quotaKind, entity, quotas)
 }

@@ -26,7 +26,23 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(offsetCommitKey, 0, 9) }
 
 func (c *conn) handleOffsetCommit(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.OffsetCommit(req.ctx, c.identity(req), req.kreq.(*kmsg.OffsetCommitRequest))
+	greq := req.kreq.(*kmsg.OffsetCommitRequest)
+	if code := c.groupCode(req, greq.Group, kmsg.ACLOperationRead); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, t := range greq.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic = t.Topic
+			for _, p := range t.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p.Partition, code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.OffsetCommit(req.ctx, c.identity(req), greq)
 	if err == nil {
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {

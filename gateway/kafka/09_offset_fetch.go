@@ -1,6 +1,10 @@
 package kafka
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+)
 
 // OffsetFetch: v0-9
 //
@@ -22,7 +26,29 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(offsetFetchKey, 0, 9) }
 
 func (c *conn) handleOffsetFetch(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.OffsetFetch(req.ctx, c.identity(req), req.kreq.(*kmsg.OffsetFetchRequest))
+	greq := req.kreq.(*kmsg.OffsetFetchRequest)
+	if code := c.groupCode(req, authz.Wildcard, kmsg.ACLOperationDescribe); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.ErrorCode = code
+		for _, t := range greq.Topics {
+			st := kmsg.NewOffsetFetchResponseTopic()
+			st.Topic = t.Topic
+			for _, p := range t.Partitions {
+				sp := kmsg.NewOffsetFetchResponseTopicPartition()
+				sp.Partition, sp.Offset, sp.ErrorCode = p, -1, code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		for _, g := range greq.Groups {
+			sg := kmsg.NewOffsetFetchResponseGroup()
+			sg.Group, sg.ErrorCode = g.Group, code
+			resp.Groups = append(resp.Groups, sg)
+		}
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.OffsetFetch(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 		for _, g := range resp.Groups {

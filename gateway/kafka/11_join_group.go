@@ -24,7 +24,14 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(joinGroupKey, 0, 9) }
 
 func (c *conn) handleJoinGroup(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.JoinGroup(req.ctx, c.identity(req), req.kreq.(*kmsg.JoinGroupRequest))
+	greq := req.kreq.(*kmsg.JoinGroupRequest)
+	if code := c.groupCode(req, greq.Group, kmsg.ACLOperationRead); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.JoinGroup(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 	}

@@ -14,7 +14,14 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(heartbeatKey, 0, 4) }
 
 func (c *conn) handleHeartbeat(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.Heartbeat(req.ctx, c.identity(req), req.kreq.(*kmsg.HeartbeatRequest))
+	greq := req.kreq.(*kmsg.HeartbeatRequest)
+	if code := c.groupCode(req, greq.Group, kmsg.ACLOperationRead); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.Heartbeat(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 	}

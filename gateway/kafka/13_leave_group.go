@@ -14,7 +14,14 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(leaveGroupKey, 0, 5) }
 
 func (c *conn) handleLeaveGroup(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.LeaveGroup(req.ctx, c.identity(req), req.kreq.(*kmsg.LeaveGroupRequest))
+	greq := req.kreq.(*kmsg.LeaveGroupRequest)
+	if code := c.groupCode(req, greq.Group, kmsg.ACLOperationRead); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.LeaveGroupResponse)
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.LeaveGroup(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 		for _, m := range resp.Members {

@@ -17,7 +17,14 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(syncGroupKey, 0, 5) }
 
 func (c *conn) handleSyncGroup(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.SyncGroup(req.ctx, c.identity(req), req.kreq.(*kmsg.SyncGroupRequest))
+	greq := req.kreq.(*kmsg.SyncGroupRequest)
+	if code := c.groupCode(req, greq.Group, kmsg.ACLOperationRead); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.SyncGroup(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 	}

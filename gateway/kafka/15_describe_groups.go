@@ -1,6 +1,10 @@
 package kafka
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+)
 
 // DescribeGroups: v0-6
 //
@@ -17,7 +21,18 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(describeGroupsKey, 0, 6) }
 
 func (c *conn) handleDescribeGroups(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.DescribeGroups(req.ctx, c.identity(req), req.kreq.(*kmsg.DescribeGroupsRequest))
+	greq := req.kreq.(*kmsg.DescribeGroupsRequest)
+	if code := c.groupCode(req, authz.Wildcard, kmsg.ACLOperationDescribe); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		for _, g := range greq.Groups {
+			sg := kmsg.NewDescribeGroupsResponseGroup()
+			sg.Group, sg.ErrorCode = g, code
+			resp.Groups = append(resp.Groups, sg)
+		}
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.DescribeGroups(req.ctx, c.identity(req), greq)
 	if err == nil {
 		for _, g := range resp.Groups {
 			req.setErr(g.ErrorCode)

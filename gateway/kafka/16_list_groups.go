@@ -1,6 +1,11 @@
 package kafka
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+)
 
 // ListGroups: v0-5
 //
@@ -15,7 +20,17 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(listGroupsKey, 0, 5) }
 
 func (c *conn) handleListGroups(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.ListGroups(req.ctx, c.identity(req), req.kreq.(*kmsg.ListGroupsRequest))
+	greq := req.kreq.(*kmsg.ListGroupsRequest)
+	// Kafka lists the groups the user may describe; groups are granted all at once (group *).
+	if code := c.groupCode(req, authz.Wildcard, kmsg.ACLOperationDescribe); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.ListGroupsResponse)
+		if code != kerr.GroupAuthorizationFailed.Code {
+			resp.ErrorCode = code
+			req.setErr(code)
+		}
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.ListGroups(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 	}

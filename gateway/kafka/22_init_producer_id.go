@@ -36,6 +36,11 @@ func (c *conn) handleInitProducerID(req *request) (kmsg.Response, error) {
 		req.setErr(resp.ErrorCode)
 		return resp, nil
 	}
+	if code := c.clusterCode(req, kmsg.ACLOperationIdempotentWrite); code != 0 {
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
 	id, epoch, err := req.storage.InitProducerID(req.ctx)
 	if err != nil {
 		resp.ErrorCode = errCode(err)

@@ -12,8 +12,11 @@ import (
 // Behavior:
 //   - Topic resources list the Storage's configuration of the topic; ConfigNames filters them.
 //     The internal __consumer_offsets lists the read-only configs Kafka gives it (internal.go).
-//   - Broker resources (this node's id, or empty) list a few read-only values the gateway
-//     enforces.
+//   - Broker resources (this node's id, or empty) list the read-only values the gateway
+//     enforces (its flags, STATIC_BROKER_CONFIG) and the dynamic broker configs: for the node
+//     each with its value by Kafka's precedence (DYNAMIC_BROKER_CONFIG, then
+//     DYNAMIC_DEFAULT_BROKER_CONFIG, then DEFAULT_CONFIG), for "" those set cluster-wide.
+//     Needs DESCRIBE_CONFIGS on the cluster.
 //   - Every entry carries its Kafka config type (v3+, configs.go) and its source: a topic's own
 //     setting is DYNAMIC_TOPIC_CONFIG, a topic config left at the gateway's default
 //     DEFAULT_CONFIG, a broker value STATIC_BROKER_CONFIG; v0's is_default is source ==
@@ -22,10 +25,13 @@ import (
 //     as Kafka does: a topic's own setting, then the broker config behind the topic config
 //     (message.max.bytes behind max.message.bytes, ...) at the gateway's default; a broker
 //     value lists itself.
+//   - A topic lists every topic config Kafka defines: those it set (DYNAMIC_TOPIC_CONFIG) and
+//     the others at their default (DEFAULT_CONFIG). With IncludeDocumentation (v3+) a topic
+//     config's documentation says whether the gateway applies it over Iggy or only keeps it.
 //   - Other resource types are INVALID_REQUEST.
 //
 // Not implemented:
-// * Documentation (v3+) is empty.
+// * Documentation of broker configs is empty.
 func init() { regKey(describeConfigsKey, 0, 4) }
 
 func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
@@ -46,8 +52,13 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 		case kmsg.ConfigResourceTypeBroker:
 			if !c.ownBroker(r.ResourceName) {
 				sr.ErrorCode = kerr.InvalidRequest.Code
+			} else if code := c.clusterCode(req, kmsg.ACLOperationDescribeConfigs); code != 0 {
+				sr.ErrorCode = code
 			} else {
-				entries = c.brokerConfigs()
+				var scopes map[string]map[string]string
+				if scopes, err = c.s.brokerConfigsOf().BrokerConfigs(req.ctx); err == nil {
+					entries = append(c.brokerConfigs(), dynamicBrokerEntries(scopes, r.ResourceName)...)
+				}
 			}
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
@@ -74,7 +85,10 @@ func (c *conn) handleDescribeConfigs(req *request) (kmsg.Response, error) {
 			resource := kmsg.ConfigResourceType(r.ResourceType)
 			sc.Source = configSource(&e, resource)
 			sc.ReadOnly, sc.IsDefault, sc.IsSensitive = e.ReadOnly, sc.Source == kmsg.ConfigSourceDefaultConfig, e.Sensitive
-			sc.ConfigType = configDefs[e.Name].typ
+			sc.ConfigType = configType(e.Name)
+			if dreq.IncludeDocumentation && resource == kmsg.ConfigResourceTypeTopic {
+				sc.Documentation = topicConfigDoc(e.Name)
+			}
 			if dreq.IncludeSynonyms {
 				sc.ConfigSynonyms = configSynonyms(&e, resource, sc.Source)
 			}

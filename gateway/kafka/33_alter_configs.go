@@ -14,10 +14,12 @@ import (
 //   - The change is kept in Iggy: every gateway and every restart sees it, and DescribeConfigs
 //     reads it back, source DYNAMIC_TOPIC_CONFIG.
 //   - ValidateOnly checks the values and the topic, and changes nothing.
-//   - Broker resources (this node's id, or "" for the cluster): a gateway's broker configs are
-//     its flags, read-only as DescribeConfigs says, so a resource naming any config is
-//     INVALID_REQUEST, as Kafka refuses a config it cannot update dynamically; one naming none
-//     changes nothing.
+//   - Broker resources (this node's id, or "" for the cluster): the resource's dynamic broker
+//     configs (brokerconfigs.go) are replaced by those named, kept in Iggy for every gateway
+//     and described back, without effect. The gateway's own settings (its flags, read-only) are
+//     INVALID_REQUEST, as Kafka refuses a config it cannot update dynamically; a name Kafka does
+//     not define, or a value not of its type, INVALID_CONFIG. Needs ALTER_CONFIGS on the
+//     cluster.
 //   - Refused as in Kafka (INVALID_REQUEST): a resource named twice (each time), a config named
 //     twice, a null value, the default topic resource "", another broker's id, other resource
 //     types. A missing topic is UNKNOWN_TOPIC_OR_PARTITION, the internal __consumer_offsets
@@ -60,7 +62,14 @@ func (c *conn) alterConfigs(req *request, r *kmsg.AlterConfigsRequestResource, r
 		return err
 	}
 	if key.typ == kmsg.ConfigResourceTypeBroker {
-		return alterBroker(names)
+		if code := c.clusterCode(req, kmsg.ACLOperationAlterConfigs); code != 0 {
+			return codeErr(code, "altering broker configs needs ALTER_CONFIGS on the cluster (Iggy's manage-servers)")
+		}
+		set := make(map[string]string, len(configs))
+		for n, v := range configs {
+			set[n] = *v
+		}
+		return c.alterBrokerScope(req, key.name, set, validateOnly)
 	}
 	return req.storage.AlterTopicConfigs(req.ctx, key.name, configs, validateOnly)
 }

@@ -1,6 +1,10 @@
 package kafka
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+)
 
 // DeleteGroups: v0-3
 //
@@ -14,7 +18,18 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(deleteGroupsKey, 0, 3) }
 
 func (c *conn) handleDeleteGroups(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.DeleteGroups(req.ctx, c.identity(req), req.kreq.(*kmsg.DeleteGroupsRequest))
+	greq := req.kreq.(*kmsg.DeleteGroupsRequest)
+	if code := c.groupCode(req, authz.Wildcard, kmsg.ACLOperationDelete); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.DeleteGroupsResponse)
+		for _, g := range greq.Groups {
+			sg := kmsg.NewDeleteGroupsResponseGroup()
+			sg.Group, sg.ErrorCode = g, code
+			resp.Groups = append(resp.Groups, sg)
+		}
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.DeleteGroups(req.ctx, c.identity(req), greq)
 	if err == nil {
 		for _, g := range resp.Groups {
 			req.setErr(g.ErrorCode)

@@ -24,6 +24,12 @@ func init() { regKey(electLeadersKey, 0, 2) }
 func (c *conn) handleElectLeaders(req *request) (kmsg.Response, error) {
 	ereq := req.kreq.(*kmsg.ElectLeadersRequest)
 	resp := ereq.ResponseKind().(*kmsg.ElectLeadersResponse)
+	code := c.clusterCode(req, kmsg.ACLOperationAlter)
+	if code != 0 && ereq.Version >= 1 {
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
 	badType := ereq.ElectionType != 0 && ereq.ElectionType != 1
 	if badType {
 		resp.ErrorCode = kerr.InvalidRequest.Code
@@ -37,6 +43,8 @@ func (c *conn) handleElectLeaders(req *request) (kmsg.Response, error) {
 			sp := kmsg.NewElectLeadersResponseTopicPartition()
 			sp.Partition = p
 			switch {
+			case code != 0: // v0 has no top-level error
+				sp.ErrorCode = code
 			case badType:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			case err != nil:

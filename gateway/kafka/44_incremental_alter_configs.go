@@ -18,9 +18,12 @@ import (
 //   - The change is kept in Iggy: every gateway and every restart sees it, and DescribeConfigs
 //     reads it back, source DYNAMIC_TOPIC_CONFIG.
 //   - ValidateOnly checks the operations and the result, and changes nothing.
-//   - Broker resources (this node's id, or "" for the cluster): a gateway's broker configs are
-//     its flags, read-only, so a SET, APPEND or SUBTRACT is INVALID_REQUEST, as Kafka refuses a
-//     config it cannot update dynamically; DELETEs alone change nothing and succeed.
+//   - Broker resources (this node's id, or "" for the cluster): the operations apply to the
+//     resource's dynamic broker configs (brokerconfigs.go), kept in Iggy for every gateway and
+//     described back, without effect. The gateway's own settings (its flags, read-only) are
+//     INVALID_REQUEST when set, as Kafka refuses a config it cannot update dynamically; a name
+//     Kafka does not define INVALID_CONFIG; DELETEs of configs not set change nothing and
+//     succeed. Needs ALTER_CONFIGS on the cluster.
 //   - Refused as in Kafka: an unknown operation, a resource named twice (each time), a config
 //     named twice, a null value for anything but DELETE, the default topic resource "",
 //     another broker's id and other resource types (BROKER_LOGGER, CLIENT_METRICS, GROUP) are
@@ -57,14 +60,11 @@ func (c *conn) handleIncrementalAlterConfigs(req *request) (kmsg.Response, error
 func (c *conn) incrementalAlter(req *request, r *kmsg.IncrementalAlterConfigsRequestResource, repeated, validateOnly bool) error {
 	key := resourceKey{r.ResourceType, r.ResourceName}
 	names := make([]string, 0, len(r.Configs))
-	var nulls, setting []string
+	var nulls []string
 	for _, rc := range r.Configs {
 		names = append(names, rc.Name)
-		if rc.Op != kmsg.IncrementalAlterConfigOpDelete {
-			setting = append(setting, rc.Name)
-			if rc.Value == nil {
-				nulls = append(nulls, rc.Name)
-			}
+		if rc.Op != kmsg.IncrementalAlterConfigOpDelete && rc.Value == nil {
+			nulls = append(nulls, rc.Name)
 		}
 	}
 	if err := c.checkAlter(key, repeated, names, nulls); err != nil {
@@ -74,7 +74,10 @@ func (c *conn) incrementalAlter(req *request, r *kmsg.IncrementalAlterConfigsReq
 		return err
 	}
 	if key.typ == kmsg.ConfigResourceTypeBroker {
-		return alterBroker(setting)
+		if code := c.clusterCode(req, kmsg.ACLOperationAlterConfigs); code != 0 {
+			return codeErr(code, "altering broker configs needs ALTER_CONFIGS on the cluster (Iggy's manage-servers)")
+		}
+		return c.incrementalAlterBroker(req, key.name, r.Configs, validateOnly)
 	}
 	entries, err := req.storage.TopicConfigs(req.ctx, key.name)
 	if err != nil || len(r.Configs) == 0 {

@@ -27,6 +27,11 @@ func init() { regKey(alterPartitionReassignmentsKey, 0, 1) }
 func (c *conn) handleAlterPartitionReassignments(req *request) (kmsg.Response, error) {
 	areq := req.kreq.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := areq.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	if code := c.clusterCode(req, kmsg.ACLOperationAlter); code != 0 {
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
 	view := c.s.brokerView()
 	named := map[string]map[int32]int{}
 	for _, t := range areq.Topics {

@@ -14,5 +14,10 @@ func init() { regKey(listPartitionReassignmentsKey, 0, 0) }
 
 func (c *conn) handleListPartitionReassignments(req *request) (kmsg.Response, error) {
 	lreq := req.kreq.(*kmsg.ListPartitionReassignmentsRequest)
-	return lreq.ResponseKind(), nil
+	resp := lreq.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if code := c.clusterCode(req, kmsg.ACLOperationDescribe); code != 0 {
+		resp.ErrorCode = code
+		req.setErr(code)
+	}
+	return resp, nil
 }

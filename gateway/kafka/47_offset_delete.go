@@ -15,7 +15,14 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(offsetDeleteKey, 0, 0) }
 
 func (c *conn) handleOffsetDelete(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.OffsetDelete(req.ctx, c.identity(req), req.kreq.(*kmsg.OffsetDeleteRequest))
+	greq := req.kreq.(*kmsg.OffsetDeleteRequest)
+	if code := c.groupCode(req, greq.Group, kmsg.ACLOperationDelete); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.OffsetDelete(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 		for _, t := range resp.Topics {

@@ -15,10 +15,11 @@ import (
 //     what any other one altered. Users null or empty asks for every user with a credential,
 //     in name order.
 //   - A user named twice is DUPLICATE_RESOURCE, a user without a credential RESOURCE_NOT_FOUND.
-//   - A connection authenticated with SASL sees its own user only: another user named is
+//   - A connection authenticated with SASL sees its own user, and every user when its user has
+//     Iggy's read-users (or manage-users) permission; another user named without it is
 //     CLUSTER_AUTHORIZATION_FAILED, and asking for every user answers its own alone. A
 //     connection of a gateway without SASL sees every user. (Kafka asks for DESCRIBE on the
-//     cluster instead; the gateway has no ACLs of its own, see 51_alter_user_scram_credentials.go.)
+//     cluster, which the ACL view maps to read-users.)
 //   - When the credentials cannot be read, the top-level error says why (Iggy's error mapped
 //     to Kafka's, else UNKNOWN_SERVER_ERROR).
 //   - A server without Config.SCRAM keeps no credentials: every user named is RESOURCE_NOT_FOUND.
@@ -35,6 +36,16 @@ func (c *conn) handleDescribeUserSCRAMCredentials(req *request) (kmsg.Response, 
 		req.setErr(resp.ErrorCode)
 		return resp, nil
 	}
+	all := req.user == ""
+	if !all {
+		if all, err = c.s.scramUsers().Manages(req.ctx, req.user, false); err != nil {
+			resp.ErrorCode = errCode(err)
+			msg := err.Error()
+			resp.ErrorMessage = &msg
+			req.setErr(resp.ErrorCode)
+			return resp, nil
+		}
+	}
 	var names []string
 	seen := map[string]int{}
 	for _, u := range dreq.Users {
@@ -44,7 +55,7 @@ func (c *conn) handleDescribeUserSCRAMCredentials(req *request) (kmsg.Response, 
 	}
 	if len(dreq.Users) == 0 {
 		for name := range creds {
-			if req.user == "" || name == req.user {
+			if all || name == req.user {
 				names = append(names, name)
 			}
 		}
@@ -56,9 +67,9 @@ func (c *conn) handleDescribeUserSCRAMCredentials(req *request) (kmsg.Response, 
 		switch {
 		case seen[name] > 1:
 			r.ErrorCode = kerr.DuplicateResource.Code
-		case req.user != "" && name != req.user:
+		case !all && name != req.user:
 			r.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			msg := "a SASL connection describes the SCRAM credentials of its own user only"
+			msg := "describing the SCRAM credentials of another user needs Iggy's read-users permission"
 			r.ErrorMessage = &msg
 		case len(creds[name]) == 0:
 			r.ErrorCode = kerr.ResourceNotFound.Code

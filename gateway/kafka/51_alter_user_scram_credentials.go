@@ -14,12 +14,15 @@ import (
 //     Config.SCRAM, which keeps them in Iggy: the next authentication at any gateway checks the
 //     new credential. Every gateway serves it, not only the controller, since Iggy holds the
 //     state. One result per user, in the order the request first names it.
-//   - A connection changes the credentials of its own SASL user only: another user, or any user
-//     on a gateway without SASL, is CLUSTER_AUTHORIZATION_FAILED. The reason is what a
-//     credential is: a SCRAM-authenticated connection acts in Iggy as its user, through an Iggy
-//     token of that user that the gateway creates when the user sets its credential, so only a
-//     connection already acting as that user can set one. (Kafka asks for ALTER on the cluster
-//     instead.)
+//   - A connection changes the credentials of its own SASL user, and those of any other Iggy
+//     user when its user has Iggy's manage-users permission (Kafka asks for ALTER on the
+//     cluster; the ACL view maps it to that permission). Anything else, and any change on a
+//     gateway without SASL, is CLUSTER_AUTHORIZATION_FAILED. A credential a user sets holds an
+//     Iggy token of that user; one an administrator sets for another user holds a token of the
+//     administrator, and its logins act through the administrator's Iggy login with the user's
+//     own permissions, which the gateway checks with Iggy's rule (gateway/scramstore.go). The
+//     user must exist in Iggy: Kafka creates a user with its first credential, Iggy needs a
+//     user to hold permissions, so a user unknown to Iggy is RESOURCE_NOT_FOUND.
 //   - Checked before anything changes, as Kafka checks: an empty name is
 //     UNACCEPTABLE_CREDENTIAL; a mechanism other than 1 and 2 UNSUPPORTED_SASL_MECHANISM;
 //     iterations outside 4096..16384, an empty or oversized salt, or an empty salted password
@@ -63,7 +66,25 @@ func (c *conn) handleAlterUserSCRAMCredentials(req *request) (kmsg.Response, err
 		}
 	}
 	named := map[scram.Key]bool{}
+	var manages, asked bool
 	for _, ch := range changes {
+		if !asked && req.user != "" && ch.user != req.user {
+			asked = true
+			ok, err := c.s.scramUsers().Manages(req.ctx, req.user, true)
+			if err != nil {
+				resp.Results = nil
+				for _, u := range uniqueUsers(changes) {
+					r := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+					r.User, r.ErrorCode = u, errCode(err)
+					msg := err.Error()
+					r.ErrorMessage = &msg
+					req.setErr(r.ErrorCode)
+					resp.Results = append(resp.Results, r)
+				}
+				return resp, nil
+			}
+			manages = ok
+		}
 		if _, ok := code[ch.user]; !ok {
 			users = append(users, ch.user)
 			code[ch.user] = 0
@@ -72,8 +93,10 @@ func (c *conn) handleAlterUserSCRAMCredentials(req *request) (kmsg.Response, err
 		switch {
 		case ch.user == "":
 			fail(ch.user, kerr.UnacceptableCredential.Code, "the user name is empty")
-		case req.user == "" || ch.user != req.user:
-			fail(ch.user, kerr.ClusterAuthorizationFailed.Code, "a connection alters the SCRAM credentials of its own SASL user only")
+		case req.user == "":
+			fail(ch.user, kerr.ClusterAuthorizationFailed.Code, "a gateway without SASL keeps no SCRAM credentials a connection may alter")
+		case ch.user != req.user && !manages:
+			fail(ch.user, kerr.ClusterAuthorizationFailed.Code, "altering the SCRAM credential of another user needs Iggy's manage-users permission")
 		case !ch.mech.Valid():
 			fail(ch.user, kerr.UnsupportedSaslMechanism.Code, "unknown SCRAM mechanism")
 		case named[key]:
@@ -92,9 +115,9 @@ func (c *conn) handleAlterUserSCRAMCredentials(req *request) (kmsg.Response, err
 		}
 		var err error
 		if ch.upsert {
-			err = c.s.scramUsers().Set(req.ctx, ch.user, ch.mech, ch.salt, ch.iterations, ch.salted)
+			err = c.s.scramUsers().Set(req.ctx, req.user, ch.user, ch.mech, ch.salt, ch.iterations, ch.salted)
 		} else {
-			err = c.s.scramUsers().Delete(req.ctx, ch.user, ch.mech)
+			err = c.s.scramUsers().Delete(req.ctx, req.user, ch.user, ch.mech)
 		}
 		if err != nil {
 			fail(ch.user, errCode(err), err.Error())
@@ -112,4 +135,17 @@ func (c *conn) handleAlterUserSCRAMCredentials(req *request) (kmsg.Response, err
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// uniqueUsers lists the users changes name, in the order first named.
+func uniqueUsers(changes []scramChange) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, ch := range changes {
+		if !seen[ch.user] {
+			seen[ch.user] = true
+			out = append(out, ch.user)
+		}
+	}
+	return out
 }

@@ -26,7 +26,14 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(consumerGroupHeartbeatKey, 0, 1) }
 
 func (c *conn) handleConsumerGroupHeartbeat(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.ConsumerGroupHeartbeat(req.ctx, c.identity(req), req.kreq.(*kmsg.ConsumerGroupHeartbeatRequest))
+	greq := req.kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if code := c.groupCode(req, greq.Group, kmsg.ACLOperationRead); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.ConsumerGroupHeartbeat(req.ctx, c.identity(req), greq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 	}

@@ -1,6 +1,10 @@
 package kafka
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+)
 
 // ConsumerGroupDescribe: v0-1 (KIP-848)
 //
@@ -18,7 +22,18 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regGroupKey(consumerGroupDescribeKey, 0, 1) }
 
 func (c *conn) handleConsumerGroupDescribe(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Groups.ConsumerGroupDescribe(req.ctx, c.identity(req), req.kreq.(*kmsg.ConsumerGroupDescribeRequest))
+	greq := req.kreq.(*kmsg.ConsumerGroupDescribeRequest)
+	if code := c.groupCode(req, authz.Wildcard, kmsg.ACLOperationDescribe); code != 0 {
+		resp := greq.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		for _, g := range greq.Groups {
+			sg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			sg.Group, sg.ErrorCode = g, code
+			resp.Groups = append(resp.Groups, sg)
+		}
+		req.setErr(code)
+		return resp, nil
+	}
+	resp, err := c.s.cfg.Groups.ConsumerGroupDescribe(req.ctx, c.identity(req), greq)
 	if err == nil {
 		for _, g := range resp.Groups {
 			req.setErr(g.ErrorCode)

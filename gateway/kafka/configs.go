@@ -19,8 +19,9 @@ type configDef struct {
 }
 
 // configDefs are Kafka's definitions of the configs the Storage and the broker resource report
-// (Kafka's LogConfig, KafkaConfig and ServerTopicConfigSynonyms); a name not here is reported
-// with type UNKNOWN and no broker synonym.
+// (Kafka's LogConfig, KafkaConfig and ServerTopicConfigSynonyms) with a broker synonym; a topic
+// config not here has its type from topicConfigs, any other name is reported with type UNKNOWN
+// and no broker synonym.
 var configDefs = map[string]configDef{
 	"cleanup.policy":         {kmsg.ConfigTypeList, "log.cleanup.policy"},
 	"compression.type":       {kmsg.ConfigTypeString, "compression.type"},
@@ -40,6 +41,8 @@ var configDefs = map[string]configDef{
 // (STATIC_BROKER_CONFIG, as Kafka reports what server.properties set).
 func configSource(e *ConfigEntry, resource kmsg.ConfigResourceType) kmsg.ConfigSource {
 	switch {
+	case e.Source != kmsg.ConfigSourceUnknown:
+		return e.Source
 	case e.Default:
 		return kmsg.ConfigSourceDefaultConfig
 	case resource == kmsg.ConfigResourceTypeTopic:
@@ -143,18 +146,6 @@ func (c *conn) checkAlter(key resourceKey, repeated bool, names, nulls []string)
 	return nil
 }
 
-// alterBroker answers an alteration of the broker resource that sets the configs setting. A
-// gateway's broker configs are its flags, none of which changes while it runs, so any config
-// set is refused as Kafka refuses a config it cannot update dynamically, INVALID_REQUEST; a
-// request that sets none (IncrementalAlterConfigs DELETEs) changes nothing and succeeds.
-func alterBroker(setting []string) error {
-	if len(setting) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: cannot update these configs dynamically: %s (a gateway's broker configs are its flags)",
-		kerr.InvalidRequest, strings.Join(slices.Sorted(slices.Values(setting)), ", "))
-}
-
 // checkOps refuses IncrementalAlterConfigs operations as Kafka does before it reads the
 // resource: an unknown operation is INVALID_REQUEST, APPEND or SUBTRACT on a config whose type
 // is not a list (or that is not known) INVALID_CONFIG.
@@ -163,7 +154,7 @@ func checkOps(ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
 		switch op.Op {
 		case kmsg.IncrementalAlterConfigOpSet, kmsg.IncrementalAlterConfigOpDelete:
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if configDefs[op.Name].typ != kmsg.ConfigTypeList {
+			if configType(op.Name) != kmsg.ConfigTypeList {
 				return fmt.Errorf("%w: can't %s to key %s because its type is not LIST", kerr.InvalidConfig, op.Op, op.Name)
 			}
 		default:
@@ -210,4 +201,15 @@ func applyOps(own map[string]*string, value map[string]string, ops []kmsg.Increm
 			own[op.Name] = kmsg.StringPtr(strings.Join(list, ","))
 		}
 	}
+}
+
+// configType is Kafka's type of a config, UNKNOWN for a name Kafka does not define.
+func configType(name string) kmsg.ConfigType {
+	if d, ok := configDefs[name]; ok {
+		return d.typ
+	}
+	if d, ok := topicConfigs[name]; ok {
+		return d.typ
+	}
+	return brokerConfigs[name].typ
 }

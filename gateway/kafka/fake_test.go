@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"encoding/binary"
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,6 +24,15 @@ type memStorage struct {
 	parked func(topic string, partition int32)
 	// fetched, when set, is told the offset and limit of every Fetch.
 	fetched func(topic string, partition int32, offset int64, maxBytes int32)
+	// refused, when set, refuses the ACLs it returns true for (Authorize); nil allows all.
+	refused func(acl authz.ACL) bool
+}
+
+func (m *memStorage) Authorize(_ context.Context, acl authz.ACL) (bool, error) {
+	m.mu.Lock()
+	refused := m.refused
+	m.mu.Unlock()
+	return refused == nil || !refused(acl), nil
 }
 
 type memTopic struct {

@@ -31,6 +31,9 @@ const (
 	addPartitionsToTxnKey          int16 = 24
 	addOffsetsToTxnKey             int16 = 25
 	endTxnKey                      int16 = 26
+	describeACLsKey                int16 = 29
+	createACLsKey                  int16 = 30
+	deleteACLsKey                  int16 = 31
 	describeConfigsKey             int16 = 32
 	alterConfigsKey                int16 = 33
 	saslAuthenticateKey            int16 = 36
@@ -41,6 +44,8 @@ const (
 	alterPartitionReassignmentsKey int16 = 45
 	listPartitionReassignmentsKey  int16 = 46
 	offsetDeleteKey                int16 = 47
+	describeClientQuotasKey        int16 = 48
+	alterClientQuotasKey           int16 = 49
 	describeUserSCRAMKey           int16 = 50
 	alterUserSCRAMKey              int16 = 51
 	describeClusterKey             int16 = 60
@@ -118,6 +123,12 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleEndTxn(req)
 	case offsetForLeaderEpochKey:
 		return c.handleOffsetForLeaderEpoch(req)
+	case describeACLsKey:
+		return c.handleDescribeACLs(req)
+	case createACLsKey:
+		return c.handleCreateACLs(req)
+	case deleteACLsKey:
+		return c.handleDeleteACLs(req)
 	case describeConfigsKey:
 		return c.handleDescribeConfigs(req)
 	case alterConfigsKey:
@@ -138,6 +149,10 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleIncrementalAlterConfigs(req)
 	case offsetDeleteKey:
 		return c.handleOffsetDelete(req)
+	case describeClientQuotasKey:
+		return c.handleDescribeClientQuotas(req)
+	case alterClientQuotasKey:
+		return c.handleAlterClientQuotas(req)
 	case describeUserSCRAMKey:
 		return c.handleDescribeUserSCRAMCredentials(req)
 	case alterUserSCRAMKey:

@@ -25,6 +25,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	fscram "github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/internal/testcert"
 )
 
@@ -452,7 +454,11 @@ func TestKcatInteropCert(t *testing.T) {
 // own SCRAM-SHA-256 and SCRAM-SHA-512 credentials (password iggy) through
 // AlterUserScramCredentials; then, with each of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, a new
 // client produces k=v-MECHANISM to partition 0 of topic kgo-sasl-MECHANISM and consumes it back.
-// kcat then authenticates with the same credentials and reads those topics.
+// kcat then authenticates with the same credentials and reads those topics. With
+// KCAT_INTEROP_IGGY naming the gateway's Iggy server, the root user also provisions, as an
+// administrator, the SCRAM-SHA-256 and SCRAM-SHA-512 credentials (password kcat-prov-pass) of
+// the Iggy user kcat-prov, which it creates with the permissions to read and write every topic
+// but not to create one; kcat then authenticates as kcat-prov.
 func TestKcatInteropSASL(t *testing.T) {
 	broker := os.Getenv("KCAT_INTEROP_BROKER")
 	if broker == "" {
@@ -488,6 +494,9 @@ func TestKcatInteropSASL(t *testing.T) {
 	if r := res[user]; r.Err != nil {
 		t.Fatalf("AlterUserScramCredentials for %s: %v %s", user, r.Err, r.ErrMessage)
 	}
+	if addr := os.Getenv("KCAT_INTEROP_IGGY"); addr != "" {
+		provisionForKcat(t, admin, addr)
+	}
 	for _, m := range []sasl.Mechanism{plainAuth, scramAuth.AsSha256Mechanism(), scramAuth.AsSha512Mechanism()} {
 		t.Run(m.Name(), func(t *testing.T) {
 			topic := "kgo-sasl-" + m.Name()
@@ -513,5 +522,31 @@ func TestKcatInteropSASL(t *testing.T) {
 				t.Fatalf("consumed %d records, want k=v-%s at offset 0: %+v", len(got), m.Name(), got)
 			}
 		})
+	}
+}
+
+// provisionForKcat creates the Iggy user kcat-prov (read and write, no topic creation) and
+// sets its SCRAM credentials as the administrator iggy, through admin (logged in as iggy).
+func provisionForKcat(t *testing.T, admin *kgo.Client, iggyAddr string) {
+	const prov, provPass = "kcat-prov", "kcat-prov-pass"
+	ctx := testCtx(t)
+	root, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{iggyAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	perms := &wire.Permissions{Global: wire.GlobalPermissions{ReadStreams: true, ReadTopics: true, PollMessages: true, SendMessages: true}}
+	if _, err := root.CreateUser(ctx, prov, "iggy-password-of-kcat-prov", wire.UserStatusActive, perms); err != nil && !errors.Is(err, wire.UserAlreadyExists) {
+		t.Fatalf("creating the Iggy user %s: %v", prov, err)
+	}
+	res, err := kadm.NewClient(admin).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
+		{User: prov, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: provPass},
+		{User: prov, Mechanism: kadm.ScramSha512, Iterations: 4096, Password: provPass},
+	})
+	if err != nil {
+		t.Fatalf("AlterUserScramCredentials of %s by iggy: %v", prov, err)
+	}
+	if r := res[prov]; r.Err != nil {
+		t.Fatalf("AlterUserScramCredentials of %s by iggy: %v %s", prov, r.Err, r.ErrMessage)
 	}
 }

@@ -23,12 +23,16 @@ type SCRAMUsers interface {
 	Login(ctx context.Context, user string, cred scram.Credential, clientKey []byte) (Storage, error)
 	// Credentials returns the credentials of every user that has one.
 	Credentials(ctx context.Context) (map[string][]scram.Credential, error)
+	// Manages reports whether the SASL user by may alter (alter true) or describe the
+	// credentials of other users: Iggy's manage-users or read-users permission.
+	Manages(ctx context.Context, by string, alter bool) (bool, error)
 	// Set stores user's credential for m, made from the SaltedPassword that a connection
-	// authenticated as user sent.
-	Set(ctx context.Context, user string, m scram.Mechanism, salt []byte, iterations int32, saltedPassword []byte) error
+	// authenticated as by sent: user itself, or an administrator (Manages), else
+	// kerr.ClusterAuthorizationFailed.
+	Set(ctx context.Context, by, user string, m scram.Mechanism, salt []byte, iterations int32, saltedPassword []byte) error
 	// Delete removes user's credential for m, at the request of a connection authenticated as
-	// user; kerr.ResourceNotFound when there is none.
-	Delete(ctx context.Context, user string, m scram.Mechanism) error
+	// by, user itself or an administrator; kerr.ResourceNotFound when there is none.
+	Delete(ctx context.Context, by, user string, m scram.Mechanism) error
 }
 
 // scramUsers is Config.SCRAM, or without it a server that keeps no credentials: none is found
@@ -51,10 +55,11 @@ func (noSCRAM) Login(context.Context, string, scram.Credential, []byte) (Storage
 	return nil, errNoSCRAM
 }
 func (noSCRAM) Credentials(context.Context) (map[string][]scram.Credential, error) { return nil, nil }
-func (noSCRAM) Set(context.Context, string, scram.Mechanism, []byte, int32, []byte) error {
+func (noSCRAM) Manages(context.Context, string, bool) (bool, error)                { return false, nil }
+func (noSCRAM) Set(context.Context, string, string, scram.Mechanism, []byte, int32, []byte) error {
 	return errNoSCRAM
 }
-func (noSCRAM) Delete(context.Context, string, scram.Mechanism) error { return errNoSCRAM }
+func (noSCRAM) Delete(context.Context, string, string, scram.Mechanism) error { return errNoSCRAM }
 
 // errNoCredential is a SCRAM client-first message of a user without a credential for the
 // mechanism; Kafka refuses it at once as well.

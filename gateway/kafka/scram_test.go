@@ -58,7 +58,10 @@ func (m *memSCRAM) Credentials(context.Context) (map[string][]scram.Credential, 
 	return out, nil
 }
 
-func (m *memSCRAM) Set(_ context.Context, user string, mech scram.Mechanism, salt []byte, iterations int32, salted []byte) error {
+// Manages: no user of these tests administers others; the gateway's tests cover that with Iggy.
+func (m *memSCRAM) Manages(context.Context, string, bool) (bool, error) { return false, nil }
+
+func (m *memSCRAM) Set(_ context.Context, _, user string, mech scram.Mechanism, salt []byte, iterations int32, salted []byte) error {
 	cred, _ := scram.FromSaltedPassword(mech, salt, iterations, salted)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -66,7 +69,7 @@ func (m *memSCRAM) Set(_ context.Context, user string, mech scram.Mechanism, sal
 	return nil
 }
 
-func (m *memSCRAM) Delete(_ context.Context, user string, mech scram.Mechanism) error {
+func (m *memSCRAM) Delete(_ context.Context, _, user string, mech scram.Mechanism) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := scram.Key{User: user, Mechanism: mech}
@@ -191,7 +194,7 @@ func TestSCRAMExchangeOnTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Set(context.Background(), "carol", scram.SHA256, []byte("salt"), 4096, salted)
+	sc.Set(context.Background(), "carol", "carol", scram.SHA256, []byte("salt"), 4096, salted)
 	other := dialRaw(t, ts.addr)
 
 	for _, first := range [][]byte{[]byte("garbage"), []byte("p=tls-unique,,n=carol,r=x"), nil, []byte("n,,n=carol,r=a,b")} {
@@ -408,7 +411,7 @@ func FuzzSCRAMExchange(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	sc.Set(context.Background(), "carol", scram.SHA256, []byte("salt"), 4096, salted)
+	sc.Set(context.Background(), "carol", "carol", scram.SHA256, []byte("salt"), 4096, salted)
 	health := dialRaw(f, ts.addr)
 	f.Fuzz(func(t *testing.T, first, final []byte) {
 		c := scramHandshake(t, ts.addr, 1)

@@ -71,6 +71,15 @@ type Config struct {
 	// SCRAM-SHA-512 beside PLAIN, and DescribeUserScramCredentials and
 	// AlterUserScramCredentials read and change its credentials (without it there are none).
 	SCRAM SCRAMUsers
+	// ACLs, when set, shows and changes Iggy's permissions as Kafka ACLs (DescribeAcls,
+	// CreateAcls, DeleteAcls); without it those answer SECURITY_DISABLED.
+	ACLs ACLs
+	// BrokerConfigs, when set, keeps the dynamic broker configs that AlterConfigs sets and
+	// DescribeConfigs lists; without it broker configs cannot be changed.
+	BrokerConfigs BrokerConfigs
+	// ClientQuotas, when set, keeps the client quotas that AlterClientQuotas sets and
+	// DescribeClientQuotas lists.
+	ClientQuotas ClientQuotas
 	// Groups serves the consumer-group APIs for every connection; nil: they are not advertised
 	// and are refused as unsupported.
 	Groups GroupCoordinator

@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Storage is the storage the handlers speak to. The gateway wires it to the Kafka <-> Iggy bridge,
@@ -12,6 +14,10 @@ import (
 // Errors that map to a Kafka error code are *kerr.Error values (errors.As works through wrapping);
 // any other error is answered as UNKNOWN_SERVER_ERROR.
 type Storage interface {
+	// Authorize reports whether the connection's user may do what acl names, by the rule that
+	// package authz owns. Iggy itself checks the Storage's other calls; the handlers ask this
+	// for what Iggy has no command for (groups, the cluster) and what the gateway keeps itself.
+	Authorize(ctx context.Context, acl authz.ACL) (bool, error)
 	ListTopics(ctx context.Context) ([]TopicInfo, error)
 	// Topic describes one topic; with autoCreate it creates a missing one with the default
 	// partition count. A missing topic is kerr.UnknownTopicOrPartition.
@@ -81,6 +87,9 @@ type ConfigEntry struct {
 	// is false (empty: not known); DescribeConfigs lists it as the broker config behind the
 	// topic config.
 	DefaultValue string
+	// Source, when set, is where the value comes from; otherwise Default and the resource
+	// type say (configSource).
+	Source kmsg.ConfigSource
 }
 
 // ProduceResult is the outcome of one partition's produce.

@@ -29,15 +29,17 @@
 // The payload, big-endian:
 //
 //	version     u8   1
-//	kind        u8   1 set, 2 deleted
+//	kind        u8   1 set, 2 deleted, 3 set by an administrator
 //	mechanism   u8   1 SCRAM-SHA-256, 2 SCRAM-SHA-512
 //	user        u16 length, UTF-8 bytes (1..MaxUser)
-//	for kind 1:
+//	for kinds 1 and 3:
 //	iterations  u32  MinIterations..MaxIterations
 //	salt        u16 length, bytes (1..MaxSalt)
 //	stored key  the mechanism's hash size (32 or 64 bytes)
 //	server key  the mechanism's hash size
 //	token       u16 length, bytes: the sealed Iggy login token (Seal)
+//	for kind 3:
+//	admin       u16 length, UTF-8 bytes (1..MaxUser, not the user): whose token it is
 //
 // Nothing may follow. DecodeRecord refuses anything else (a later version, a truncated or
 // oversized field); readers skip what they cannot decode. FuzzDecodeRecord feeds it arbitrary

@@ -41,6 +41,11 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
+	set.Admin = "root"
+	if b, err = set.Append(nil); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeRecord(b)
 		if err != nil {

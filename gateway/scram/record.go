@@ -19,6 +19,9 @@ const (
 	recordVersion = 1
 	kindSet       = 1
 	kindDeleted   = 2
+	// kindProvisioned is kindSet followed by the name of the administrator whose token the
+	// record holds.
+	kindProvisioned = 3
 )
 
 // Record is one change of one user's credential for one mechanism.
@@ -28,8 +31,12 @@ type Record struct {
 	// Deleted records the credential's deletion; Credential and Token are then empty.
 	Deleted    bool
 	Credential Credential // Credential.Mechanism is Mechanism
-	// Token is the Iggy login token of the user, sealed (Seal).
+	// Token is an Iggy login token, sealed (Seal): the user's own, or with Admin set the token of
+	// the administrator who provisioned the credential.
 	Token []byte
+	// Admin, when not empty, is the Iggy user with the manage-users permission who set this
+	// credential for User (AlterUserScramCredentials of another user), and whose token Token is.
+	Admin string
 }
 
 // Key identifies what a record changes: the newest record of a key wins.
@@ -48,8 +55,11 @@ func (r Record) Append(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	kind := byte(kindSet)
-	if r.Deleted {
+	switch {
+	case r.Deleted:
 		kind = kindDeleted
+	case r.Admin != "":
+		kind = kindProvisioned
 	}
 	dst = append(dst, recordVersion, kind, byte(r.Mechanism))
 	dst = appendBytes16(dst, []byte(r.User))
@@ -61,7 +71,11 @@ func (r Record) Append(dst []byte) ([]byte, error) {
 	dst = appendBytes16(dst, c.Salt)
 	dst = append(dst, c.StoredKey...)
 	dst = append(dst, c.ServerKey...)
-	return appendBytes16(dst, r.Token), nil
+	dst = appendBytes16(dst, r.Token)
+	if r.Admin != "" {
+		dst = appendBytes16(dst, []byte(r.Admin))
+	}
+	return dst, nil
 }
 
 func (r Record) check() error {
@@ -85,6 +99,8 @@ func (r Record) check() error {
 		return errors.New("scram: record keys of the wrong size")
 	case len(r.Token) == 0 || len(r.Token) > maxToken:
 		return errors.New("scram: record token empty or too long")
+	case len(r.Admin) > MaxUser || !utf8.ValidString(r.Admin) || r.Admin == r.User:
+		return errors.New("scram: record administrator too long, not UTF-8 or the user itself")
 	}
 	return nil
 }
@@ -98,7 +114,7 @@ func DecodeRecord(b []byte) (Record, error) {
 	}
 	r := Record{Mechanism: mech, Deleted: kind == kindDeleted}
 	r.User = string(d.bytes16())
-	if d.err == nil && kind != kindSet && kind != kindDeleted {
+	if d.err == nil && kind != kindSet && kind != kindDeleted && kind != kindProvisioned {
 		return Record{}, fmt.Errorf("scram: record kind %d", kind)
 	}
 	if !r.Deleted {
@@ -109,6 +125,12 @@ func DecodeRecord(b []byte) (Record, error) {
 		n := mech.Size()
 		c.StoredKey, c.ServerKey = d.fixed(n), d.fixed(n)
 		r.Token = d.bytes16()
+		if kind == kindProvisioned {
+			r.Admin = string(d.bytes16())
+			if d.err == nil && r.Admin == "" {
+				return Record{}, errors.New("scram: provisioned record without its administrator")
+			}
+		}
 	}
 	if d.err != nil {
 		return Record{}, d.err

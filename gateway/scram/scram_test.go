@@ -263,6 +263,30 @@ func TestRecordLayout(t *testing.T) {
 			t.Errorf("%s: decoded", name)
 		}
 	}
+	prov := set
+	prov.Admin = "root"
+	pwant := append([]byte{1, 3}, want[2:]...)
+	pwant = append(pwant, 0, 4, 'r', 'o', 'o', 't')
+	if got, err = prov.Append(nil); err != nil || !bytes.Equal(got, pwant) {
+		t.Fatalf("provisioned record % x (%v), want % x", got, err, pwant)
+	}
+	if back, err := DecodeRecord(pwant); err != nil || back.Admin != "root" || back.User != "alice" || string(back.Token) != "tok" {
+		t.Fatalf("provisioned record decoded %+v (%v)", back, err)
+	}
+	for name, b := range map[string][]byte{
+		"kind 1 with an administrator":   append([]byte{1, 1}, pwant[2:]...),
+		"empty administrator":            append(append([]byte{1, 3}, want[2:]...), 0, 0),
+		"the user its own administrator": append(append([]byte{1, 3}, want[2:]...), 0, 5, 'a', 'l', 'i', 'c', 'e'),
+	} {
+		if _, err := DecodeRecord(b); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	self := set
+	self.Admin = "alice"
+	if _, err := self.Append(nil); err == nil {
+		t.Error("a record naming its user as its administrator encoded")
+	}
 	if _, err := (Record{User: "u", Mechanism: SHA256, Credential: Credential{Mechanism: SHA256, Iterations: 100}}).Append(nil); err == nil {
 		t.Error("a record with 100 iterations encoded")
 	}

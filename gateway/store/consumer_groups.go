@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -57,7 +58,7 @@ func (c *conn) getConsumerGroup(sess *session, body []byte) error {
 	if t == nil {
 		return err
 	}
-	if !s.allowed(sess, canReadTopic(t.stream.id, t.id)) {
+	if !s.allowed(sess, authz.ReadTopic(t.stream.id, t.id)) {
 		return wire.Unauthorized
 	}
 	if g == nil {
@@ -76,7 +77,7 @@ func (c *conn) getConsumerGroups(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	t, err := s.topicFor(sess, q.Stream, q.Topic, canReadTopic)
+	t, err := s.topicFor(sess, q.Stream, q.Topic, authz.ReadTopic)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func (c *conn) createConsumerGroup(sess *session, body []byte) error {
 	}
 	s := c.s
 	var d wire.ConsumerGroupDetails
-	err := s.mutateTopic(sess, q.Stream, q.Topic, canPoll, func(t *topic) error {
+	err := s.mutateTopic(sess, q.Stream, q.Topic, authz.Poll, func(t *topic) error {
 		if t.group(wire.NamedID(q.Name)) != nil {
 			return wire.ConsumerGroupNameAlreadyExists
 		}
@@ -144,7 +145,7 @@ func (c *conn) deleteConsumerGroup(sess *session, body []byte) error {
 	}
 	s := c.s
 	return s.mutate(func() error {
-		t, g, err := s.groupFor(sess, &q, canPoll)
+		t, g, err := s.groupFor(sess, &q, authz.Poll)
 		if err != nil {
 			return err
 		}
@@ -166,7 +167,7 @@ func (c *conn) joinConsumerGroup(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, g, err := s.groupFor(sess, &q, canPoll)
+	_, g, err := s.groupFor(sess, &q, authz.Poll)
 	if err != nil {
 		return err
 	}

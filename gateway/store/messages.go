@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
@@ -51,7 +52,7 @@ func (c *conn) sendMessages(sess *session, body []byte) error {
 		s.mu.RUnlock()
 		return wire.ResourceNotFound
 	}
-	if sess.userID != 0 && !s.allowed(sess, canSend(t.stream.id, t.id)) {
+	if sess.userID != 0 && !s.allowed(sess, authz.Send(t.stream.id, t.id)) {
 		s.mu.RUnlock()
 		return wire.Unauthorized
 	}
@@ -166,7 +167,7 @@ func (c *conn) pollMessages(sess *session, body []byte) error {
 		}
 		key = consumerKey{kind: wire.ConsumerKindSingle, id: singleConsumerKey(q.Consumer.ID)}
 	}
-	if sess.userID != 0 && !s.allowed(sess, canPoll(t.stream.id, t.id)) {
+	if sess.userID != 0 && !s.allowed(sess, authz.Poll(t.stream.id, t.id)) {
 		s.mu.RUnlock()
 		return wire.Unauthorized
 	}

@@ -1,6 +1,9 @@
 package store
 
-import "github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+import (
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+)
 
 // mutate runs change under Server.mu and, when change succeeds, writes the
 // resulting metadata after unlocking. A metadata command is acknowledged only
@@ -28,7 +31,7 @@ func (s *Server) changeLocked(change func() error) (save func() error, err error
 // mutateStream is mutate for a command on one stream: change runs only once
 // the stream is found and the caller may do check on it.
 func (s *Server) mutateStream(sess *session, id wire.Identifier,
-	check func(streamID uint32) func(*wire.Permissions) bool, change func(*stream) error) error {
+	check func(streamID uint32) authz.Check, change func(*stream) error) error {
 	return s.mutate(func() error {
 		st, err := s.streamFor(sess, id, check)
 		if err != nil {
@@ -40,7 +43,7 @@ func (s *Server) mutateStream(sess *session, id wire.Identifier,
 
 // mutateTopic is mutateStream for a command on one topic.
 func (s *Server) mutateTopic(sess *session, sid, tid wire.Identifier,
-	check func(streamID, topicID uint32) func(*wire.Permissions) bool, change func(*topic) error) error {
+	check func(streamID, topicID uint32) authz.Check, change func(*topic) error) error {
 	return s.mutate(func() error {
 		t, err := s.topicFor(sess, sid, tid, check)
 		if err != nil {
@@ -65,7 +68,7 @@ func (s *Server) mutateUser(sess *session, id wire.Identifier, change func(*user
 // missing stream is reported before the permission is looked at. The caller
 // holds Server.mu.
 func (s *Server) streamFor(sess *session, id wire.Identifier,
-	check func(streamID uint32) func(*wire.Permissions) bool) (*stream, error) {
+	check func(streamID uint32) authz.Check) (*stream, error) {
 	st := s.state.stream(id)
 	if st == nil {
 		return nil, wire.StreamIDNotFound
@@ -78,7 +81,7 @@ func (s *Server) streamFor(sess *session, id wire.Identifier,
 
 // topicFor is streamFor for a topic. The caller holds Server.mu.
 func (s *Server) topicFor(sess *session, sid, tid wire.Identifier,
-	check func(streamID, topicID uint32) func(*wire.Permissions) bool) (*topic, error) {
+	check func(streamID, topicID uint32) authz.Check) (*topic, error) {
 	t, err := s.lookupTopic(sid, tid)
 	if err != nil {
 		return nil, err
@@ -92,7 +95,7 @@ func (s *Server) topicFor(sess *session, sid, tid wire.Identifier,
 // groupFor is topicFor for a consumer group: a missing group is reported
 // before the permission is checked. The caller holds Server.mu.
 func (s *Server) groupFor(sess *session, q *wire.GroupRequest,
-	check func(streamID, topicID uint32) func(*wire.Permissions) bool) (*topic, *group, error) {
+	check func(streamID, topicID uint32) authz.Check) (*topic, *group, error) {
 	t, g, err := s.lookupGroup(q)
 	if err != nil {
 		return nil, nil, err
@@ -107,7 +110,7 @@ func (s *Server) groupFor(sess *session, q *wire.GroupRequest,
 // permission, which is checked first: without it the caller learns nothing
 // about which users exist. The caller holds Server.mu.
 func (s *Server) managedUser(sess *session, id wire.Identifier) (*user, error) {
-	if !s.allowed(sess, canManageUsers) {
+	if !s.allowed(sess, authz.ManageUsers) {
 		return nil, wire.Unauthorized
 	}
 	u := s.state.user(id)

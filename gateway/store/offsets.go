@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -56,7 +57,7 @@ func (s *Server) writableOffset(sess *session, cons wire.Consumer, sid, tid wire
 	if err != nil {
 		return nil, consumerKey{}, nil, err
 	}
-	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
+	if !s.allowed(sess, authz.Poll(t.stream.id, t.id)) {
 		return nil, consumerKey{}, nil, wire.Unauthorized
 	}
 	if g != nil {
@@ -79,7 +80,7 @@ func (c *conn) getConsumerOffset(sess *session, body []byte) error {
 	if err != nil || p == nil {
 		return err
 	}
-	if !s.allowed(sess, canPoll(t.stream.id, t.id)) {
+	if !s.allowed(sess, authz.Poll(t.stream.id, t.id)) {
 		return wire.Unauthorized
 	}
 	stored, ok := p.offsets[key]

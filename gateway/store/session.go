@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/subtle"
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
@@ -104,7 +105,7 @@ func (s *Server) checkTokenLogin(token string) (uint32, wire.EvictionReason) {
 
 // allowed reports whether the session's user passes check; root (id 0)
 // passes everything. The caller holds Server.mu.
-func (s *Server) allowed(sess *session, check func(p *wire.Permissions) bool) bool {
+func (s *Server) allowed(sess *session, check authz.Check) bool {
 	if sess.userID == 0 {
 		return true
 	}
@@ -112,130 +113,10 @@ func (s *Server) allowed(sess *session, check func(p *wire.Permissions) bool) bo
 		return false
 	}
 	u := s.state.users[sess.userID]
-	if u == nil || u.perms == nil {
+	if u == nil {
 		return false
 	}
-	return check(u.perms)
-}
-
-func streamPerm(p *wire.Permissions, streamID uint32) *wire.StreamPermissions {
-	for i := range p.Streams {
-		if p.Streams[i].StreamID == streamID {
-			return &p.Streams[i]
-		}
-	}
-	return nil
-}
-
-func topicPerm(sp *wire.StreamPermissions, topicID uint32) *wire.TopicPermissions {
-	if sp == nil {
-		return nil
-	}
-	for i := range sp.Topics {
-		if sp.Topics[i].TopicID == topicID {
-			return &sp.Topics[i]
-		}
-	}
-	return nil
-}
-
-// Permission checks, from the broadest grant down to one topic.
-func canReadServers(p *wire.Permissions) bool {
-	return p.Global.ManageServers || p.Global.ReadServers
-}
-func canManageUsers(p *wire.Permissions) bool   { return p.Global.ManageUsers }
-func canReadUsers(p *wire.Permissions) bool     { return p.Global.ManageUsers || p.Global.ReadUsers }
-func canManageStreams(p *wire.Permissions) bool { return p.Global.ManageStreams }
-func canReadStreams(p *wire.Permissions) bool {
-	return p.Global.ManageStreams || p.Global.ReadStreams
-}
-
-func canManageStream(streamID uint32) func(*wire.Permissions) bool {
-	return func(p *wire.Permissions) bool {
-		if p.Global.ManageStreams {
-			return true
-		}
-		sp := streamPerm(p, streamID)
-		return sp != nil && sp.ManageStream
-	}
-}
-
-func canReadStream(streamID uint32) func(*wire.Permissions) bool {
-	return func(p *wire.Permissions) bool {
-		if canReadStreams(p) {
-			return true
-		}
-		sp := streamPerm(p, streamID)
-		return sp != nil && (sp.ManageStream || sp.ReadStream)
-	}
-}
-
-func canManageTopic(streamID, topicID uint32) func(*wire.Permissions) bool {
-	return func(p *wire.Permissions) bool {
-		if p.Global.ManageStreams || p.Global.ManageTopics {
-			return true
-		}
-		sp := streamPerm(p, streamID)
-		if sp != nil && (sp.ManageStream || sp.ManageTopics) {
-			return true
-		}
-		tp := topicPerm(sp, topicID)
-		return tp != nil && tp.ManageTopic
-	}
-}
-
-// canManageTopics is creating a topic in a stream.
-func canManageTopics(streamID uint32) func(*wire.Permissions) bool {
-	return func(p *wire.Permissions) bool {
-		if p.Global.ManageStreams || p.Global.ManageTopics {
-			return true
-		}
-		sp := streamPerm(p, streamID)
-		return sp != nil && (sp.ManageStream || sp.ManageTopics)
-	}
-}
-
-func canReadTopic(streamID, topicID uint32) func(*wire.Permissions) bool {
-	return func(p *wire.Permissions) bool {
-		g := p.Global
-		if g.ManageStreams || g.ReadStreams || g.ManageTopics || g.ReadTopics {
-			return true
-		}
-		sp := streamPerm(p, streamID)
-		if sp != nil && (sp.ManageStream || sp.ReadStream || sp.ManageTopics || sp.ReadTopics) {
-			return true
-		}
-		tp := topicPerm(sp, topicID)
-		return tp != nil && (tp.ManageTopic || tp.ReadTopic)
-	}
-}
-
-func canPoll(streamID, topicID uint32) func(*wire.Permissions) bool {
-	return func(p *wire.Permissions) bool {
-		if p.Global.PollMessages || canReadTopic(streamID, topicID)(p) {
-			return true
-		}
-		sp := streamPerm(p, streamID)
-		if sp != nil && sp.PollMessages {
-			return true
-		}
-		tp := topicPerm(sp, topicID)
-		return tp != nil && tp.PollMessages
-	}
-}
-
-func canSend(streamID, topicID uint32) func(*wire.Permissions) bool {
-	return func(p *wire.Permissions) bool {
-		if p.Global.SendMessages || canManageTopic(streamID, topicID)(p) {
-			return true
-		}
-		sp := streamPerm(p, streamID)
-		if sp != nil && sp.SendMessages {
-			return true
-		}
-		tp := topicPerm(sp, topicID)
-		return tp != nil && tp.SendMessages
-	}
+	return authz.Allowed(sess.userID, u.perms, check)
 }
 
 func allPermissions() *wire.Permissions {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"os"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -55,7 +56,7 @@ func (c *conn) getStream(sess *session, body []byte) error {
 	if st == nil {
 		return nil
 	}
-	if !s.allowed(sess, canReadStream(st.id)) {
+	if !s.allowed(sess, authz.ReadStream(st.id)) {
 		return wire.Unauthorized
 	}
 	d := streamDetails(st)
@@ -67,7 +68,7 @@ func (c *conn) getStreams(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.allowed(sess, canReadStreams) {
+	if !s.allowed(sess, authz.ReadStreams) {
 		return wire.Unauthorized
 	}
 	for _, st := range s.state.streams {
@@ -105,7 +106,7 @@ func (c *conn) createStream(sess *session, body []byte) error {
 	s := c.s
 	var d wire.StreamDetails
 	err := s.mutate(func() error {
-		if !s.allowed(sess, canManageStreams) {
+		if !s.allowed(sess, authz.ManageStreams) {
 			return wire.Unauthorized
 		}
 		if s.state.streamByName(q.Name) != nil {
@@ -140,7 +141,7 @@ func (c *conn) updateStream(sess *session, body []byte) error {
 		return err
 	}
 	s := c.s
-	return s.mutateStream(sess, q.Stream, canManageStream, func(st *stream) error {
+	return s.mutateStream(sess, q.Stream, authz.ManageStream, func(st *stream) error {
 		if other := s.state.streamByName(q.Name); other != nil && other != st {
 			return wire.StreamNameAlreadyExists
 		}
@@ -157,7 +158,7 @@ func (c *conn) deleteStream(sess *session, body []byte) error {
 	s := c.s
 	var gone *stream // set once the stream is out of the state
 	var logs []partLog
-	err := s.mutateStream(sess, q.Stream, canManageStream, func(st *stream) error {
+	err := s.mutateStream(sess, q.Stream, authz.ManageStream, func(st *stream) error {
 		for _, t := range st.topics {
 			if t != nil {
 				logs = append(logs, detachTopic(t)...)
@@ -202,7 +203,7 @@ func (c *conn) purgeStream(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := s.streamFor(sess, q.Stream, canManageStream)
+	st, err := s.streamFor(sess, q.Stream, authz.ManageStream)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"net"
 	"os"
 	"runtime"
@@ -82,7 +83,7 @@ func (c *conn) getStats(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.allowed(sess, canReadServers) {
+	if !s.allowed(sess, authz.ReadServers) {
 		return wire.Unauthorized
 	}
 	st := s.statsLocked()
@@ -105,7 +106,7 @@ func (c *conn) getSnapshot(sess *session, body []byte) error {
 	}
 	s := c.s
 	s.mu.RLock()
-	if !s.allowed(sess, canReadServers) {
+	if !s.allowed(sess, authz.ReadServers) {
 		s.mu.RUnlock()
 		return wire.Unauthorized
 	}
@@ -251,7 +252,7 @@ func (c *conn) getClient(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.allowed(sess, canReadServers) {
+	if !s.allowed(sess, authz.ReadServers) {
 		return wire.Unauthorized
 	}
 	for other := range s.conns {
@@ -268,7 +269,7 @@ func (c *conn) getClients(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.allowed(sess, canReadServers) {
+	if !s.allowed(sess, authz.ReadServers) {
 		return wire.Unauthorized
 	}
 	var list wire.ClientList

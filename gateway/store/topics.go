@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"os"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
@@ -85,7 +86,7 @@ func (c *conn) getTopic(sess *session, body []byte) error {
 	if err != nil {
 		return nil // an empty body is how a read says "not found"
 	}
-	if !s.allowed(sess, canReadTopic(t.stream.id, t.id)) {
+	if !s.allowed(sess, authz.ReadTopic(t.stream.id, t.id)) {
 		return wire.Unauthorized
 	}
 	d := topicDetails(t, false)
@@ -103,7 +104,7 @@ func (c *conn) getTopics(sess *session, body []byte) error {
 	defer s.mu.RUnlock()
 	var list wire.TopicList
 	if st := s.state.stream(q.Stream); st != nil {
-		if !s.allowed(sess, canReadStream(st.id)) {
+		if !s.allowed(sess, authz.ReadStream(st.id)) {
 			return wire.Unauthorized
 		}
 		for _, t := range st.topics {
@@ -136,7 +137,7 @@ func (c *conn) createTopic(sess *session, body []byte) error {
 	}
 	s := c.s
 	var d wire.TopicDetails
-	err = s.mutateStream(sess, q.Stream, canManageTopics, func(st *stream) error {
+	err = s.mutateStream(sess, q.Stream, authz.ManageTopics, func(st *stream) error {
 		if st.topicByName(q.Name) != nil {
 			return wire.TopicNameAlreadyExists
 		}
@@ -174,7 +175,7 @@ func (c *conn) updateTopic(sess *session, body []byte) error {
 		return wire.InvalidTopicName
 	}
 	s := c.s
-	return s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+	return s.mutateTopic(sess, q.Stream, q.Topic, authz.ManageTopic, func(t *topic) error {
 		if other := t.stream.topicByName(q.Name); other != nil && other != t {
 			return wire.TopicNameAlreadyExists
 		}
@@ -196,7 +197,7 @@ func (c *conn) deleteTopic(sess *session, body []byte) error {
 	s := c.s
 	var gone *topic // set once the topic is out of the state
 	var logs []partLog
-	err := s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+	err := s.mutateTopic(sess, q.Stream, q.Topic, authz.ManageTopic, func(t *topic) error {
 		logs = detachTopic(t)
 		t.stream.topics[t.id] = nil
 		gone = t
@@ -222,7 +223,7 @@ func (c *conn) purgeTopic(sess *session, body []byte) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.topicFor(sess, q.Stream, q.Topic, canManageTopic)
+	t, err := s.topicFor(sess, q.Stream, q.Topic, authz.ManageTopic)
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (c *conn) createPartitions(sess *session, body []byte) error {
 		return wire.TooManyPartitions
 	}
 	s := c.s
-	return s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+	return s.mutateTopic(sess, q.Stream, q.Topic, authz.ManageTopic, func(t *topic) error {
 		if uint64(len(t.partitions))+uint64(q.Count) > 1_000_000 {
 			return wire.PartitionIDSpaceExhausted
 		}
@@ -271,7 +272,7 @@ func (c *conn) deletePartitions(sess *session, body []byte) error {
 	}
 	s := c.s
 	var removed []*partition
-	err := s.mutateTopic(sess, q.Stream, q.Topic, canManageTopic, func(t *topic) error {
+	err := s.mutateTopic(sess, q.Stream, q.Topic, authz.ManageTopic, func(t *topic) error {
 		if int(q.Count) > len(t.partitions) {
 			return wire.InvalidPartitionsCount
 		}
@@ -306,7 +307,7 @@ func (c *conn) deleteSegments(sess *session, body []byte) error {
 	}
 	s := c.s
 	s.mu.RLock()
-	t, err := s.topicFor(sess, q.Stream, q.Topic, canManageTopic)
+	t, err := s.topicFor(sess, q.Stream, q.Topic, authz.ManageTopic)
 	var p *partition
 	if err == nil {
 		p = t.partition(q.PartitionID)

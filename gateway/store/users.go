@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 	"math"
 	"slices"
 
@@ -48,7 +49,7 @@ func (c *conn) getUser(sess *session, body []byte) error {
 	if u == nil {
 		return nil
 	}
-	if u.id != sess.userID && !s.allowed(sess, canReadUsers) {
+	if u.id != sess.userID && !s.allowed(sess, authz.ReadUsers) {
 		return wire.Unauthorized
 	}
 	d := userDetails(u)
@@ -60,7 +61,7 @@ func (c *conn) getUsers(sess *session, body []byte) error {
 	s := c.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.allowed(sess, canReadUsers) {
+	if !s.allowed(sess, authz.ReadUsers) {
 		return wire.Unauthorized
 	}
 	for _, u := range s.state.users {
@@ -96,7 +97,7 @@ func (c *conn) createUser(sess *session, body []byte) error {
 	s := c.s
 	var d wire.UserDetails
 	err = s.mutate(func() error {
-		if !s.allowed(sess, canManageUsers) {
+		if !s.allowed(sess, authz.ManageUsers) {
 			return wire.Unauthorized
 		}
 		if s.state.userByName(q.Username) != nil {
@@ -192,7 +193,7 @@ func (c *conn) changePassword(sess *session, body []byte) error {
 	if u != nil {
 		cp = *u
 	}
-	allowed := u != nil && (u.id == sess.userID || s.allowed(sess, canManageUsers))
+	allowed := u != nil && (u.id == sess.userID || s.allowed(sess, authz.ManageUsers))
 	s.mu.RUnlock()
 	if u == nil {
 		return wire.ResourceNotFound

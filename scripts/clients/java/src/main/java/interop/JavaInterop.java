@@ -75,7 +75,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Arguments: {@code --bootstrap HOST:PORT[,...] --brokers N --label NAME --tools-classpath CP}
  * and optionally {@code --sasl-bootstrap HOST:PORT}, a gateway started with {@code --sasl} whose
- * user {@code iggy} (password {@code iggy}) sets and uses a SCRAM credential, and
+ * user {@code iggy} (password {@code iggy}) sets and uses a SCRAM credential, with
+ * {@code --provisioned-user NAME} an Iggy user (read and write, no topic creation) whose
+ * credential {@code iggy} provisions as an administrator with kafka-configs, with
+ * {@code --acl-user NAME} an Iggy user without permissions whose ACLs {@code iggy} changes, and
  * {@code --node-pids ID:PID,...}, the processes of the fleet's gateways by node id, which the
  * last check signals, and {@code --tools-archive PATH}, a class data sharing archive of the
  * tools' classes that the first tool run writes and the others map, which halves their start.
@@ -93,6 +96,8 @@ public final class JavaInterop {
     private final String label;
     final String toolsClasspath;
     private final String saslBootstrap;
+    private final String provisionedUser;
+    private final String aclUser;
     private final Path toolsArchive;
     private final Map<Integer, Long> nodePids = new TreeMap<>();
     final String iggyKafka;
@@ -108,6 +113,8 @@ public final class JavaInterop {
         label = required(args, "label");
         toolsClasspath = required(args, "tools-classpath");
         saslBootstrap = args.get("sasl-bootstrap");
+        provisionedUser = args.get("provisioned-user");
+        aclUser = args.get("acl-user");
         toolsArchive = args.containsKey("tools-archive") ? Path.of(args.get("tools-archive")) : null;
         iggyKafka = args.get("iggy-kafka");
         iggy = args.get("iggy");
@@ -193,6 +200,7 @@ public final class JavaInterop {
                 adminGroups(admin);
                 deleteRecords(admin);
                 scramUnauthenticated(admin);
+                aclsUnauthenticated(admin);
                 unsupported(admin);
                 if (saslBootstrap != null) {
                     scram();
@@ -601,6 +609,22 @@ public final class JavaInterop {
      * and sets none (CLUSTER_AUTHORIZATION_FAILED), where Kafka would let an authorized client
      * set any user's. Kafka describes no user here either (none has credentials).
      */
+    /**
+     * Without --sasl every connection acts as the gateway's own Iggy login and there are no
+     * users: the ACL APIs answer SECURITY_DISABLED, as Kafka without an authorizer does.
+     */
+    private void aclsUnauthenticated(Admin admin) {
+        check("admin: without SASL, describeAcls is SecurityDisabledException (no users to show)", () -> {
+            try {
+                admin.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS);
+                throw new AssertionError("answered");
+            } catch (ExecutionException e) {
+                expect(e.getCause() instanceof org.apache.kafka.common.errors.SecurityDisabledException,
+                        "want SecurityDisabledException, got %s", e.getCause());
+            }
+        });
+    }
+
     private void scramUnauthenticated(Admin admin) {
         check("admin: without SASL, describeUserScramCredentials answers and alterUserScramCredentials is ClusterAuthorizationException", () -> {
             admin.describeUserScramCredentials().all().get(30, TimeUnit.SECONDS);
@@ -648,6 +672,12 @@ public final class JavaInterop {
                 }
             });
         }
+        if (provisionedUser != null) {
+            scramProvisioned();
+        }
+        if (aclUser != null) {
+            acls();
+        }
         check("SCRAM-SHA-256 with a wrong password is refused (SaslAuthenticationException)", () -> {
             try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), "SCRAM-SHA-256", "iggy", "wrong"))) {
                 a.describeCluster().nodes().get(30, TimeUnit.SECONDS);
@@ -655,6 +685,111 @@ public final class JavaInterop {
             } catch (ExecutionException e) {
                 expect(e.getCause() instanceof org.apache.kafka.common.errors.SaslAuthenticationException,
                         "want SaslAuthenticationException, got %s", e.getCause());
+            }
+        });
+    }
+
+    /**
+     * The administrator iggy (Iggy's manage-users) provisions another Iggy user's SCRAM-SHA-256
+     * and SCRAM-SHA-512 credentials with kafka-configs, as an operator provisions Kafka users;
+     * the user then authenticates with each, produces to a topic it may write and is refused
+     * creating one (its Iggy permissions, which the gateway checks for it).
+     */
+    private void scramProvisioned() {
+        String user = provisionedUser;
+        check("kafka-configs --alter --add-config SCRAM-SHA-256=[...],SCRAM-SHA-512=[...] --entity-type users --entity-name " + user
+                + " as the administrator iggy, then describeUserScramCredentials lists both", () -> {
+            Path props = Files.createTempFile("iggy-admin", ".properties");
+            Properties p = saslProps(new Properties(), "PLAIN", "iggy", "iggy");
+            try (OutputStream out = Files.newOutputStream(props)) {
+                p.store(out, null);
+            }
+            String configs = "org.apache.kafka.tools.ConfigCommand";
+            Run r = tool(null, configs, "--bootstrap-server", saslBootstrap, "--command-config", props.toString(),
+                    "--alter", "--add-config", "SCRAM-SHA-256=[iterations=4096,password=prov-256],SCRAM-SHA-512=[password=prov-512]",
+                    "--entity-type", "users", "--entity-name", user);
+            ok(r);
+            // kafka-configs --describe --entity-type users also reads client quotas, which the
+            // gateway does not serve: the Admin client reads the credentials back.
+            try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), "PLAIN", "iggy", "iggy"))) {
+                Map<String, UserScramCredentialsDescription> d = a.describeUserScramCredentials(List.of(user)).all().get(30, TimeUnit.SECONDS);
+                List<String> got = d.get(user).credentialInfos().stream()
+                        .map(ci -> ci.mechanism() + "/" + ci.iterations()).sorted().collect(Collectors.toList());
+                expectEqual(List.of("SCRAM_SHA_256/4096", "SCRAM_SHA_512/4096"), got, "credentials of " + user);
+            }
+        });
+        for (String mech : List.of("SCRAM-SHA-256", "SCRAM-SHA-512")) {
+            String password = mech.endsWith("256") ? "prov-256" : "prov-512";
+            String topic = "scram-" + mech.toLowerCase();
+            check(mech + " as " + user + " (provisioned): produces to " + topic + ", creating a topic is TopicAuthorizationException", () -> {
+                Properties pp = saslProps(producerProps("none"), mech, user, password);
+                pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, saslBootstrap);
+                try (KafkaProducer<String, String> prod = new KafkaProducer<>(pp)) {
+                    prod.send(new ProducerRecord<>(topic, "k", "from " + user)).get(30, TimeUnit.SECONDS);
+                }
+                try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), mech, user, password))) {
+                    a.createTopics(List.of(new NewTopic("not-" + user + "-" + mech.toLowerCase(), 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                    throw new AssertionError("created a topic without the permission");
+                } catch (ExecutionException e) {
+                    expect(e.getCause() instanceof org.apache.kafka.common.errors.TopicAuthorizationException,
+                            "want TopicAuthorizationException, got %s", e.getCause());
+                }
+            });
+        }
+    }
+
+    /**
+     * ACLs over Iggy's permissions, as the administrator iggy: kafka-acls --add grants the Iggy
+     * user of --acl-user (no permissions of its own) READ on a topic, --list shows it; the Admin
+     * client's describeAcls lists it, a deny ACL is refused (InvalidRequestException), and
+     * deleteAcls removes the grant.
+     */
+    private void acls() {
+        String user = aclUser;
+        String topic = "acl-java";
+        Path[] props = new Path[1];
+        String acls = "org.apache.kafka.tools.AclCommand";
+        check("kafka-acls --add --allow-principal User:" + user + " --operation Read --topic " + topic + ", then --list shows it", () -> {
+            props[0] = Files.createTempFile("iggy-admin", ".properties");
+            Properties p = saslProps(new Properties(), "PLAIN", "iggy", "iggy");
+            try (OutputStream out = Files.newOutputStream(props[0])) {
+                p.store(out, null);
+            }
+            try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), "PLAIN", "iggy", "iggy"))) {
+                a.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            }
+            ok(tool(null, acls, "--bootstrap-server", saslBootstrap, "--command-config", props[0].toString(),
+                    "--add", "--allow-principal", "User:" + user, "--operation", "Read", "--topic", topic));
+            Run r = tool(null, acls, "--bootstrap-server", saslBootstrap, "--command-config", props[0].toString(),
+                    "--list", "--principal", "User:" + user);
+            ok(r);
+            expect(r.out().contains("name=" + topic) && r.out().contains("principal=User:" + user)
+                    && r.out().contains("operation=READ") && r.out().contains("permissionType=ALLOW"), "%s", r.both());
+        });
+        check("admin: describeAcls as iggy lists java-prov's READ on " + topic + "; a deny ACL is InvalidRequestException", () -> {
+            try (Admin a = Admin.create(saslProps(adminProps(saslBootstrap), "PLAIN", "iggy", "iggy"))) {
+                var filter = new org.apache.kafka.common.acl.AclBindingFilter(
+                        new org.apache.kafka.common.resource.ResourcePatternFilter(org.apache.kafka.common.resource.ResourceType.TOPIC, topic,
+                                org.apache.kafka.common.resource.PatternType.LITERAL),
+                        new org.apache.kafka.common.acl.AccessControlEntryFilter("User:" + user, null,
+                                org.apache.kafka.common.acl.AclOperation.READ, org.apache.kafka.common.acl.AclPermissionType.ANY));
+                var got = a.describeAcls(filter).values().get(30, TimeUnit.SECONDS);
+                expectEqual(1, got.size(), "ACLs matched " + got);
+                var deny = new org.apache.kafka.common.acl.AclBinding(
+                        new org.apache.kafka.common.resource.ResourcePattern(org.apache.kafka.common.resource.ResourceType.TOPIC, topic,
+                                org.apache.kafka.common.resource.PatternType.LITERAL),
+                        new org.apache.kafka.common.acl.AccessControlEntry("User:" + user, "*",
+                                org.apache.kafka.common.acl.AclOperation.WRITE, org.apache.kafka.common.acl.AclPermissionType.DENY));
+                try {
+                    a.createAcls(List.of(deny)).all().get(30, TimeUnit.SECONDS);
+                    throw new AssertionError("a deny ACL was accepted");
+                } catch (ExecutionException e) {
+                    expect(e.getCause() instanceof org.apache.kafka.common.errors.InvalidRequestException
+                            && e.getCause().getMessage().contains("deny"), "want InvalidRequestException about deny, got %s", e.getCause());
+                }
+                var deleted = a.deleteAcls(List.of(filter)).all().get(30, TimeUnit.SECONDS);
+                expectEqual(1, deleted.size(), "ACLs deleted " + deleted);
+                expectEqual(0, a.describeAcls(filter).values().get(30, TimeUnit.SECONDS).size(), "ACLs after the deletion");
             }
         });
     }
@@ -668,7 +803,6 @@ public final class JavaInterop {
      */
     private void unsupported(Admin admin) {
         Map<String, KafkaFutureSupplier> calls = new LinkedHashMap<>();
-        calls.put("describeAcls", () -> admin.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values());
         // The fleet's node ids, not Kafka's 0: the request goes to brokers that exist.
         calls.put("describeLogDirs", () -> admin.describeLogDirs(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).stream()
                 .map(Node::id).collect(Collectors.toList())).allDescriptions());
