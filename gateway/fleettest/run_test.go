@@ -3,7 +3,6 @@ package fleettest
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -50,6 +49,9 @@ func startRun(t *testing.T, extra ...string) *run {
 func startRunOn(t *testing.T, f *fleet, kip848 ...bool) *run {
 	t.Helper()
 	tp := &tap{}
+	if f.lab != nil {
+		tp.dialFor = f.clientDialer
+	}
 	createTopic(t, f, tp)
 	r := &run{t: t, f: f, tp: tp}
 	r.pr = startProbe(t, f, tp, probeInterval)
@@ -312,8 +314,7 @@ func (r *run) checkVerify() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, "inspect", "--verify", "--iggy", r.f.iggyAddr())
-	cmd.Env = environ(r.f.home)
+	cmd := r.f.command(ctx, "inspect", "--verify", "--iggy", r.f.iggyAddr())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("inspect --verify after the scenario: %v\n%s", err, out)
