@@ -246,36 +246,53 @@ func (lab *netLab) dialer(role string) func(ctx context.Context, network, addr s
 	return dialIn(lab.node(role).ns)
 }
 
-// dialIn dials from inside the named namespace: the socket is made by a goroutine locked to an
-// OS thread that entered the namespace, and a socket keeps its namespace for life. The thread
-// never leaves the namespace; it ends with the goroutine (a locked goroutine that returns takes
-// its thread with it), so no other goroutine ever runs in it.
+// dialIn dials from inside the named namespace (inNetns), and a socket keeps its namespace for
+// life.
 func dialIn(ns string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		type result struct {
-			c   net.Conn
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			runtime.LockOSThread()
-			f, err := os.Open("/run/netns/" + ns)
-			if err != nil {
-				done <- result{nil, err}
-				return
-			}
-			err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
-			f.Close()
-			if err != nil {
-				done <- result{nil, fmt.Errorf("entering namespace %s: %w", ns, err)}
-				return
-			}
-			c, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, network, addr)
-			done <- result{c, err}
-		}()
-		r := <-done
-		return r.c, r.err
+	return func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+		err = inNetns(ns, func() error {
+			c, err = (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
 	}
+}
+
+// inNetns runs fn on an OS thread that entered the namespace, and brings the thread back to
+// the namespace it came from before anything else may run on it. The thread must not end
+// instead: a child process started from it (proc.start's Pdeathsig) would be killed with it.
+// A thread that cannot go back stays locked to a goroutine that never returns.
+func inNetns(ns string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- err
+			return
+		}
+		defer home.Close()
+		target, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- err
+			return
+		}
+		err = unix.Setns(int(target.Fd()), unix.CLONE_NEWNET)
+		target.Close()
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("entering namespace %s: %w", ns, err)
+			return
+		}
+		done <- fn()
+		if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) != nil {
+			select {} // this thread stays in ns for good, and runs nothing else
+		}
+		runtime.UnlockOSThread()
+	}()
+	return <-done
 }
 
 // The endpoints of a partitioned fleet besides the server's nodes and the gateways (which are

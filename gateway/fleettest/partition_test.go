@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 )
@@ -31,33 +28,18 @@ const healBound = 30 * time.Second
 // listenIn listens on addr inside the lab's namespace of role.
 func listenIn(t *testing.T, lab *netLab, role, addr string) net.Listener {
 	t.Helper()
-	type result struct {
-		l   net.Listener
-		err error
+	var l net.Listener
+	err := inNetns(lab.node(role).ns, func() (err error) {
+		l, err = net.Listen("tcp", addr)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		f, err := os.Open("/run/netns/" + lab.node(role).ns)
-		if err == nil {
-			err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
-			f.Close()
-		}
-		if err != nil {
-			done <- result{nil, err}
-			return
-		}
-		l, err := net.Listen("tcp", addr)
-		done <- result{l, err}
-	}()
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	t.Cleanup(func() { r.l.Close() })
+	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
-			c, err := r.l.Accept()
+			c, err := l.Accept()
 			if err != nil {
 				return
 			}
@@ -65,7 +47,7 @@ func listenIn(t *testing.T, lab *netLab, role, addr string) net.Listener {
 			c.Close()
 		}
 	}()
-	return r.l
+	return l
 }
 
 // reaches says whether a connection from role to addr gets its first byte within 500 ms.
