@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +36,7 @@ type pos struct {
 // clientOpts are the options of every client: the whole fleet as seeds, the tap as dialer, and
 // short enough timeouts that a frozen gateway is given up on within seconds.
 func clientOpts(f *fleet, tp *tap, name string) []kgo.Opt {
-	return []kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(f.seeds()...),
 		kgo.ClientID(name),
 		tp.dialer(name),
@@ -44,6 +46,17 @@ func clientOpts(f *fleet, tp *tap, name string) []kgo.Opt {
 		kgo.MetadataMaxAge(2 * time.Second),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
 	}
+	if f.lab != nil {
+		// A gateway cut from Iggy keeps its log partitions unserved until Iggy evicts its
+		// member (1.2 to 2.2 heartbeat intervals) and another claims them: 2.5 to 5 s here,
+		// answered NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE meanwhile. kgo's own backoff
+		// (250 ms growing to 2.5 s, 20 retries) rides out about 40 s of such answers, as it
+		// does a Kafka coordinator's failover; at the fixed 100 ms above, 20 retries would
+		// give up after 2 s and end the member's session. 200 keep the fast retries and about
+		// kgo's own patience.
+		opts = append(opts, kgo.RequestRetries(200))
+	}
+	return opts
 }
 
 // createTopic creates the load's topic through the fleet's controller.
@@ -460,6 +473,41 @@ func (l *load) storedProblemsLocked(stored map[pos]string) []string {
 		}
 		if count[v] > 1 {
 			problems = append(problems, fmt.Sprintf("%s is stored %d times", v, count[v]))
+		}
+	}
+	return problems
+}
+
+// orderProblemsLocked checks that each producer's acknowledged records sit in each partition in
+// the order it produced them: a later record of one producer never at a lower offset. Called
+// with l.mu held.
+func (l *load) orderProblemsLocked() []string {
+	type key struct {
+		producer string
+		p        int32
+	}
+	type rec struct {
+		n   int
+		off int64
+	}
+	byKey := map[key][]rec{}
+	for v, at := range l.acked {
+		i := strings.LastIndexByte(v, '-')
+		n, err := strconv.Atoi(v[i+1:])
+		if i < 0 || err != nil {
+			continue
+		}
+		k := key{v[:i], at.p}
+		byKey[k] = append(byKey[k], rec{n, at.off})
+	}
+	var problems []string
+	for k, recs := range byKey {
+		sort.Slice(recs, func(i, j int) bool { return recs[i].n < recs[j].n })
+		for i := 1; i < len(recs); i++ {
+			if recs[i].off <= recs[i-1].off {
+				problems = append(problems, fmt.Sprintf("%s's record %d is at %d/%d, below its record %d at %d",
+					k.producer, recs[i].n, k.p, recs[i].off, recs[i-1].n, recs[i-1].off))
+			}
 		}
 	}
 	return problems

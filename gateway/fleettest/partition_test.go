@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // handoverBound is the gateways' HandoverBound (3 x LeasePoll, the coordinator's default): a
@@ -150,6 +151,63 @@ func TestPartitionCoordinatorLosesIggy(t *testing.T) {
 			id, last.Sub(at).Round(time.Millisecond), stopBound, moved)
 	}
 	r.waitProgress(fmt.Sprintf("the load with gateway %d cut from the store", id))
+	healed := time.Now()
+	f.lab.heal()
+	r.pr.waitAllServed(t, healBound, "after the heal")
+	r.waitProgress("the load after the heal")
+	t.Logf("healed: every log partition served and the load on after %v", time.Since(healed).Round(time.Millisecond))
+	r.finish()
+}
+
+// TestPartitionSplitFleet is scenario c: the fleet split in two under load, the group's
+// coordinator and one other gateway on the side without the store, the third gateway with it;
+// the clients and the observer reach both sides. Within stopBound the two cut off answer no
+// group request with success; the third serves every log partition once the store evicts their
+// members; the load goes on through it; after the heal everyone is served again within healBound
+// and finish checks every record and commit and that the group never rebalanced.
+func TestPartitionSplitFleet(t *testing.T) {
+	f := startNetFleet(t)
+	r := startRunOn(t, f)
+	order := r.rotation()
+	away, kept := order[:2], order[2]
+	before := r.pr.owners()
+	ackedAtCut := r.l.nAcked.Load()
+	at := time.Now()
+	for _, id := range away {
+		f.lab.cutBoth(fmt.Sprintf("gateway-%d", id), "store")
+		f.lab.cutBoth(fmt.Sprintf("gateway-%d", id), fmt.Sprintf("gateway-%d", kept))
+	}
+	var served time.Duration
+	checkfor.Eventually(t, 20*time.Second, fmt.Sprintf("a probe round after the cut in which gateway %d serves every log partition", kept), func() error {
+		rs := r.pr.snapshot()
+		for _, rd := range rs {
+			if rd.at.Before(at.Add(stopBound)) {
+				continue
+			}
+			all := 0
+			for p := range LogPartitions {
+				if _, ok := rd.heartbeat[p][kept]; ok {
+					all++
+				}
+			}
+			if all == LogPartitions {
+				served = rd.at.Sub(at)
+				return nil
+			}
+		}
+		return fmt.Errorf("last round %s", describeRound(rs[len(rs)-1]))
+	})
+	for _, id := range away {
+		if last := lastSuccess(r.pr.snapshot(), id, before); last.Sub(at) > stopBound {
+			t.Errorf("gateway %d cut from the store answered a Heartbeat with success %v after the cut (bound %v)", id, last.Sub(at), stopBound)
+		}
+	}
+	// The load is measured here, not waited for: the two cut off still list each other as
+	// partition leaders in Metadata (they cannot read the announcements that would tell them
+	// otherwise), so producers that ask them stall until the heal (docs/reliability.md).
+	acked := r.l.nAcked.Load()
+	t.Logf("gateways %v cut from the store and from gateway %d: every log partition served by %d after %v; %d records acknowledged since the cut",
+		away, kept, kept, served.Round(time.Millisecond), acked-ackedAtCut)
 	healed := time.Now()
 	f.lab.heal()
 	r.pr.waitAllServed(t, healBound, "after the heal")

@@ -218,7 +218,7 @@ func (r *run) finish() {
 	if len(l.acked) == 0 {
 		t.Fatal("no record was acknowledged")
 	}
-	problems := l.storedProblemsLocked(stored)
+	problems := append(l.storedProblemsLocked(stored), l.orderProblemsLocked()...)
 	for v, at := range l.acked {
 		switch reads := l.reads[at]; {
 		case len(reads) == 0:
