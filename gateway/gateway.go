@@ -393,6 +393,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.coord.WaitSeen(lctx)
 	g.kafka.LameDuck()
 	g.coord.WaitSeen(lctx)
+	// The members of the groups it coordinated learn of the move from their next request here;
+	// a closed port instead ends a franz-go classic member's session (kafka.WaitMembersTold).
+	_ = g.kafka.WaitMembersTold(lctx)
 	lcancel()
 	dctx, cancel := context.WithTimeout(ctx, g.cfg.DrainTimeout)
 	defer cancel()
