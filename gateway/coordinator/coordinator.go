@@ -365,6 +365,19 @@ func (c *Coordinator) owner(p int) (Owner, bool) {
 	return Owner{Node: node, Claim: claim}, ok
 }
 
+// leaseLost reports whether this gateway, with the log, has no lease session or has not
+// confirmed it within HandoverBound: it cannot read the store.
+func (c *Coordinator) leaseLost() bool {
+	if !c.cfg.Log {
+		return false
+	}
+	s := c.sess.Load()
+	if s == nil || s.Err() != nil {
+		return true
+	}
+	return c.clk.Now().Sub(time.Unix(0, c.confirmed.Load())) >= c.cfg.HandoverBound
+}
+
 // leaseFresh reports whether the lease session is unbroken and its last confirmation was sent
 // less than HandoverBound ago (the split-brain bound of the package doc).
 func (c *Coordinator) leaseFresh() bool {

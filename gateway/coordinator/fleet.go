@@ -174,8 +174,18 @@ func newBrokerView(c *Coordinator) *brokerView {
 // Fleet returns what the Kafka handlers ask of the fleet.
 func (c *Coordinator) Fleet() kafka.Fleet { return c.brokers }
 
-// View is the fleet as last published.
-func (f *brokerView) View() *kafka.FleetView { return f.cur.Load() }
+// View is the fleet as last published, StoreLost as well while the lease is not fresh: a read
+// of coordinator_owners cut off by the network fails only when its request times out, the lease
+// says so within HandoverBound.
+func (f *brokerView) View() *kafka.FleetView {
+	v := f.cur.Load()
+	if !v.StoreLost && f.c.leaseLost() {
+		lost := *v
+		lost.StoreLost = true
+		return &lost
+	}
+	return v
+}
 
 // ownersRead records how a read of coordinator_owners sent at sent ended, then publishes.
 func (f *brokerView) ownersRead(sent time.Time, err error) {
@@ -199,7 +209,7 @@ func (f *brokerView) ownersRead(sent time.Time, err error) {
 //
 // During a store outage (the reads of coordinator_owners fail) no gateway can announce itself,
 // so the view is made as of the last read that succeeded: the gateways live then stay live, with
-// the membership last read, until a read succeeds again. A gateway that crashed meanwhile is left
+// the membership last read, until a read succeeds again, and the view says StoreLost. A gateway that crashed meanwhile is left
 // out by the Kafka listener, which checks that each listed gateway accepts connections (reach.go
 // of package kafka); one that stalled stays listed until the store is back.
 func (f *brokerView) publish() {
@@ -210,7 +220,8 @@ func (f *brokerView) publish() {
 		at = f.readAt
 	}
 	v := f.viewAt(at)
-	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller {
+	v.StoreLost = f.outage
+	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller && old.StoreLost == v.StoreLost {
 		return
 	}
 	f.cur.Store(v)
