@@ -231,6 +231,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		// The coordinator starts after the bridge and before the Kafka listener, the only
 		// way a topic is deleted through the bridge.
 		TopicDeleted: func(string) { g.coord.TopicsDeleted() },
+		// Likewise, no produce reaches the bridge before the coordinator started.
+		LeadersMoved: func() uint64 { return g.coord.ViewChanges() },
 	}); err != nil {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}

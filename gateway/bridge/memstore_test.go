@@ -23,6 +23,8 @@ type memStore struct {
 	sends    int
 	polls    int
 	polled   int // messages handed out by polls
+	// topicCalls counts topic calls (metadata reads).
+	topicCalls int
 	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
 	// it is closed.
 	pollGate chan struct{}
@@ -84,11 +86,19 @@ func (t *storeTopic) meta(name string) topicMeta {
 func (m *memStore) topic(_ context.Context, stream, name string) (topicMeta, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.topicCalls++
 	t, err := m.find(stream, name)
 	if err != nil {
 		return topicMeta{}, err
 	}
 	return t.meta(name), nil
+}
+
+// topicReads is how many topic calls were made so far.
+func (m *memStore) topicReads() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.topicCalls
 }
 
 func (m *memStore) topics(_ context.Context, stream string) ([]topicMeta, error) {

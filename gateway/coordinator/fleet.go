@@ -155,6 +155,9 @@ type brokerView struct {
 	c   *Coordinator
 	cur atomic.Pointer[kafka.FleetView]
 
+	// changes counts the views published (ViewChanges).
+	changes atomic.Uint64
+
 	// mu orders the publishes, so a view made from older state never replaces a newer one.
 	mu sync.Mutex
 	// readAt is when the last read of coordinator_owners that succeeded was sent; outage is
@@ -173,6 +176,11 @@ func newBrokerView(c *Coordinator) *brokerView {
 
 // Fleet returns what the Kafka handlers ask of the fleet.
 func (c *Coordinator) Fleet() kafka.Fleet { return c.brokers }
+
+// ViewChanges counts the changes of this gateway's view of the fleet so far: each may have moved
+// partition leaders (Metadata's) from one gateway to another. The bridge checks its producer
+// cache against the store after one (bridge.Config.LeadersMoved).
+func (c *Coordinator) ViewChanges() uint64 { return c.brokers.changes.Load() }
 
 // View is the fleet as last published, StoreLost as well while the lease is not fresh: a read
 // of coordinator_owners cut off by the network fails only when its request times out, the lease
@@ -224,6 +232,7 @@ func (f *brokerView) publish() {
 	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller && old.StoreLost == v.StoreLost {
 		return
 	}
+	f.changes.Add(1)
 	f.cur.Store(v)
 }
 
