@@ -395,9 +395,14 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.coord.WaitSeen(lctx)
 	g.kafka.LameDuck()
 	g.coord.WaitSeen(lctx)
-	// The members of the groups it coordinated learn of the move from their next request here;
-	// a closed port instead ends a franz-go classic member's session (kafka.WaitMembersTold).
+	// The members of the groups it coordinated learn of the move from their next request here
+	// and then look for the new coordinator, asking any broker, this one too: a closed port
+	// instead ends a franz-go classic member's session. So the listener stays until the others
+	// serve its log partitions, every member was told (kafka.WaitMembersTold), and the others
+	// have read the new claims.
+	g.coord.WaitHandedOver(lctx)
 	_ = g.kafka.WaitMembersTold(lctx)
+	g.coord.WaitSeen(lctx)
 	lcancel()
 	dctx, cancel := context.WithTimeout(ctx, g.cfg.DrainTimeout)
 	defer cancel()

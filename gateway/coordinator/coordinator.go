@@ -309,6 +309,48 @@ func (c *Coordinator) WaitSeen(ctx context.Context) {
 	}
 }
 
+// WaitHandedOver waits, after Leave, until for every log partition this gateway released
+// another live gateway announces a newer claim as serving, as read here every FollowInterval:
+// from then on FindCoordinator names the new owner, so a member the leaving gateway told
+// NOT_COORDINATOR stops looking for its coordinator before that gateway closes its listener (a
+// lookup that dials a closed port ends a franz-go classic member's session). It returns at once
+// without the log or when no other gateway is live, and early when ctx ends.
+func (c *Coordinator) WaitHandedOver(ctx context.Context) {
+	if !c.cfg.Log {
+		return
+	}
+	c.mu.Lock()
+	released := c.released
+	c.mu.Unlock()
+	for {
+		now := c.clk.Now()
+		others, done := false, true
+		c.mu.Lock()
+		for node := range c.fv.Announcements() {
+			others = others || node != c.cfg.NodeID && c.fv.Alive(node, now)
+		}
+		for p, cl := range released {
+			if cl == 0 {
+				continue
+			}
+			if _, claim, ok := c.fv.Owner(p, now, c.cfg.NodeID); !ok || claim <= cl {
+				done = false
+			}
+		}
+		c.mu.Unlock()
+		if done || !others {
+			return
+		}
+		t := c.clk.NewTimer(c.cfg.FollowInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
 // Close stops everything and ends the lease session.
 func (c *Coordinator) Close() error {
 	c.leaving.Store(true)
