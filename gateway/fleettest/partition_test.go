@@ -216,3 +216,35 @@ func TestPartitionSplitFleet(t *testing.T) {
 	t.Logf("healed: every log partition served and the load on after %v", time.Since(healed).Round(time.Millisecond))
 	r.finish()
 }
+
+// TestPartitionGatewayLosesClients is scenario b: a gateway that is not the group's coordinator
+// is cut from the load's clients in both directions while it keeps the store and the rest of
+// the fleet (and the observer), under load, then healed. It keeps its log partitions (it can
+// serve them: the probe finds each served by its owner throughout) and the others keep naming it
+// as a partition leader, as Kafka's brokers name a broker its clients cannot reach: the records
+// of its partitions wait in the producers and its partitions' fetches stall, while the load goes
+// on through the other gateways; after the heal the waiting records are acknowledged and read
+// within healBound, and finish checks that nothing was lost, duplicated or reordered and that
+// the group never rebalanced.
+func TestPartitionGatewayLosesClients(t *testing.T) {
+	f := startNetFleet(t)
+	r := startRunOn(t, f)
+	id := r.rotation()[1]
+	name := fmt.Sprintf("gateway-%d", id)
+	before := r.pr.owners()
+	at := time.Now()
+	f.lab.cutBoth(name, clientsNs)
+	r.waitProgress(fmt.Sprintf("the load through the others with gateway %d cut from its clients", id))
+	for p, owner := range r.pr.owners() {
+		if before[p] == id && owner != 0 && owner != id {
+			t.Errorf("log partition %d moved from gateway %d to %d although it kept the store", p, id, owner)
+		}
+	}
+	t.Logf("gateway %d cut from its clients: the load on through the others %v after the cut; its log partitions stayed", id, time.Since(at).Round(time.Millisecond))
+	healed := time.Now()
+	f.lab.heal()
+	r.pr.waitAllServed(t, healBound, "after the heal")
+	r.waitProgress("the load after the heal")
+	t.Logf("healed: the load on after %v", time.Since(healed).Round(time.Millisecond))
+	r.finish()
+}
