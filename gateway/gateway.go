@@ -380,7 +380,8 @@ func (g *Gateway) ready(ctx context.Context) error {
 
 // Shutdown hands this gateway's consumer groups to the rest of the fleet first (it leaves the
 // coordinator's Iggy group, so the others take its partitions over at once and members keep
-// their generations), then stops accepting Kafka connections and lets every connection finish
+// their generations; it keeps listening until the others serve them and every member it served
+// was told, within DrainTimeout), then stops accepting Kafka connections and lets every connection finish
 // and answer the requests it already read (long polls answer at once) within DrainTimeout, then
 // releases Iggy and stops the embedded store. When ctx or the drain timeout ends first,
 // in-flight requests are abandoned and that error is returned.
