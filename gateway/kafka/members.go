@@ -11,27 +11,30 @@ import (
 // default in franz-go, librdkafka and the Java client). A gateway that leaves the fleet and closes
 // its listener before that answer was given leaves the member dialling a closed port, and
 // franz-go's classic member ends its session on that (a rebalance). So the gateway keeps track of
-// the connections whose last member request (JoinGroup, SyncGroup, Heartbeat, OffsetCommit,
-// ConsumerGroupHeartbeat) it answered as the group's coordinator, and a controlled shutdown waits
-// (WaitMembersTold) until each has been answered NOT_COORDINATOR, has left its group, or has
-// closed.
+// the connections whose last Heartbeat, OffsetCommit or ConsumerGroupHeartbeat it answered as the
+// group's coordinator, and a controlled shutdown waits (WaitMembersTold) until each has been
+// answered NOT_COORDINATOR, has left its group, or has closed. JoinGroup and SyncGroup mark
+// nothing: franz-go sends them on a connection of their own, which would stay marked after the
+// member's heartbeats, on another connection, were told.
 
 // noteMember records what req's answer says about its connection's member: still served here,
 // or told to go elsewhere. Group requests of one connection run one at a time (order.go).
 func (c *conn) noteMember(req *request) {
-	var member bool
+	told := false
+	switch req.errCode {
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
+		told = true
+	}
 	switch req.key {
-	case joinGroupKey, syncGroupKey, heartbeatKey, offsetCommitKey, consumerGroupHeartbeatKey:
-		switch req.errCode {
-		case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
-		default:
-			member = true
+	case heartbeatKey, offsetCommitKey, consumerGroupHeartbeatKey:
+		c.s.setMember(c, !told)
+	case joinGroupKey, syncGroupKey:
+		if told {
+			c.s.setMember(c, false)
 		}
 	case leaveGroupKey:
-	default:
-		return
+		c.s.setMember(c, false)
 	}
-	c.s.setMember(c, member)
 }
 
 // setMember sets c's member flag and wakes WaitMembersTold when the count of flagged

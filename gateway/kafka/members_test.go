@@ -11,10 +11,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// heartbeatGroups answers every Heartbeat with the code a test sets, and LeaveGroup with 0.
+// heartbeatGroups answers every Heartbeat and JoinGroup with the code a test sets, and
+// LeaveGroup with 0.
 type heartbeatGroups struct {
 	fakeGroups
 	code atomic.Int32
+}
+
+func (h *heartbeatGroups) JoinGroup(ctx context.Context, id Identity, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
+	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	resp.ErrorCode = int16(h.code.Load())
+	return resp, nil
 }
 
 func (h *heartbeatGroups) Heartbeat(ctx context.Context, id Identity, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
@@ -75,5 +82,35 @@ func TestWaitMembersTold(t *testing.T) {
 	closed.Close()
 	if err := <-waited; err != nil {
 		t.Fatalf("every member told, left or gone: %v", err)
+	}
+}
+
+// A JoinGroup or SyncGroup answered here marks nothing (franz-go sends them on a connection of
+// their own); answered NOT_COORDINATOR it counts as told.
+func TestWaitMembersToldIgnoresJoins(t *testing.T) {
+	hg := &heartbeatGroups{fakeGroups: fakeGroups{left: make(chan struct{})}}
+	fl := &fakeFleet{self: 1}
+	fl.set(1, Broker{1, "h1", 91}, Broker{2, "h2", 92})
+	ts := startServer(t, func(c *Config) { c.Fleet, c.Groups = fl, hg })
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = "g", "consumer"
+	c := dialRaw(t, ts.addr)
+	c.roundTrip(t, join)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ts.s.WaitMembersTold(done); err != nil {
+		t.Fatalf("a JoinGroup answered here marked its connection: %v", err)
+	}
+	// A heartbeat marks it; a JoinGroup answered NOT_COORDINATOR tells it.
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Group, req.MemberID, req.Generation = "g", "m", 1
+	c.roundTrip(t, req)
+	if err := ts.s.WaitMembersTold(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a member's heartbeat answered here: %v", err)
+	}
+	hg.code.Store(int32(kerr.NotCoordinator.Code))
+	c.roundTrip(t, join)
+	if err := ts.s.WaitMembersTold(done); err != nil {
+		t.Fatalf("told NOT_COORDINATOR by a JoinGroup: %v", err)
 	}
 }
