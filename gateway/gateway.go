@@ -233,6 +233,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		TopicDeleted: func(string) { g.coord.TopicsDeleted() },
 		// Likewise, no produce reaches the bridge before the coordinator started.
 		LeadersMoved: func() uint64 { return g.coord.ViewChanges() },
+		Fenced:       func() bool { return g.coord.WriteFenced() },
 	}); err != nil {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}

@@ -65,6 +65,11 @@ type Config struct {
 	// is checked against Iggy before it is trusted again, however recent this gateway's own last
 	// append was (verifyFresh): a producer may have gone to another gateway and back since.
 	LeadersMoved func() uint64
+	// Fenced, when set, reports whether this gateway must not write now (it lost its lease on
+	// the store). A produce is refused with NOT_LEADER_OR_FOLLOWER then, checked right before
+	// its batch goes to Iggy, however long it waited for the partition: written later, once the
+	// store is back, it could land next to the resend its client made through another gateway.
+	Fenced func() bool
 	// Metrics receives the bridge's counts; nil keeps them in a Metrics of the bridge's own.
 	Metrics *Metrics
 	// ProducerIDExpiration is how long an idempotent producer's state is kept per partition

@@ -25,6 +25,8 @@ type memStore struct {
 	polled   int // messages handed out by polls
 	// topicCalls counts topic calls (metadata reads).
 	topicCalls int
+	// sendHold, when set, is called by every send before it stores anything (outside mu).
+	sendHold func()
 	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
 	// it is closed.
 	pollGate chan struct{}
@@ -168,6 +170,12 @@ func (m *memStore) createPartitions(_ context.Context, stream, name string, coun
 }
 
 func (m *memStore) send(_ context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
+	m.mu.Lock()
+	hold := m.sendHold
+	m.mu.Unlock()
+	if hold != nil {
+		hold()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sends++

@@ -113,6 +113,9 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 			return dup, err
 		}
 	}
+	if b.cfg.Fenced != nil && b.cfg.Fenced() {
+		return -1, fmt.Errorf("%w: this gateway lost its lease on the store", kerr.NotLeaderForPartition)
+	}
 	u, err := as.send(ctx, b.cfg.Stream, topic, uint32(partition), batch)
 	if err != nil {
 		// The write may or may not have landed (a lost connection), so the

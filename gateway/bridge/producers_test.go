@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,5 +174,59 @@ func TestIdempotentResendAfterLeadersMoved(t *testing.T) {
 	}
 	if got, _ := fetchAll(t, here, m, "t", 0, 0); len(got) != 4 {
 		t.Fatalf("%d records stored, want 4", len(got))
+	}
+}
+
+// A produce that waited for its partition behind a write stalled by a cut is not written once
+// the write gives way if the gateway lost its lease on the store meanwhile (Config.Fenced): it
+// is refused NOT_LEADER_OR_FOLLOWER, nothing stored, since its client may have sent it through
+// another gateway by then.
+func TestFencedProduceNotWrittenLate(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	var fenced atomic.Bool
+	b, err := newBridge(ctx, m, Config{Fenced: fenced.Load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.createTopic(ctx, m, "t", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	m.mu.Lock()
+	m.sendHold = func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}
+	m.mu.Unlock()
+	first := make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("stalled", 1), 7, 0, 0))
+		first <- err
+	}()
+	<-entered // the first write holds the partition, stalled
+	second := make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("waiting", 1), 8, 0, 0))
+		second <- err
+	}()
+	fenced.Store(true) // the lease is lost while both wait
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the write already on its way: %v", err)
+	}
+	if err := <-second; !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("the produce that waited for the partition: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+	if got, _ := fetchAll(t, b, m, "t", 0, 0); len(got) != 1 {
+		t.Fatalf("%d records stored, want the first alone", len(got))
+	}
+	fenced.Store(false)
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("waiting", 1), 8, 0, 0)); err != nil {
+		t.Fatalf("the resend once the lease is back: %v", err)
 	}
 }

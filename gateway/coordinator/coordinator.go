@@ -420,6 +420,26 @@ func (c *Coordinator) leaseLost() bool {
 	return c.clk.Now().Sub(time.Unix(0, c.confirmed.Load())) >= c.cfg.HandoverBound
 }
 
+// WriteFenced reports whether this gateway lost the lease it held on the store: its lease
+// session failed, or its last confirmation is LeaseBound old, when the store is about to evict it.
+// The bridge refuses to write meanwhile (bridge.Config.Fenced): a produce held up by a cut or an
+// outage is answered NOT_LEADER_OR_FOLLOWER instead of written once the store is back, after its
+// client may have given it up and sent it through another gateway. Before the first lease
+// confirmation it reports false.
+func (c *Coordinator) WriteFenced() bool {
+	if !c.cfg.Log {
+		return false
+	}
+	conf := c.confirmed.Load()
+	if conf == 0 {
+		return false
+	}
+	if s := c.sess.Load(); s == nil || s.Err() != nil {
+		return true
+	}
+	return c.clk.Now().Sub(time.Unix(0, conf)) >= c.cfg.LeaseBound
+}
+
 // leaseFresh reports whether the lease session is unbroken and its last confirmation was sent
 // less than HandoverBound ago (the split-brain bound of the package doc).
 func (c *Coordinator) leaseFresh() bool {
