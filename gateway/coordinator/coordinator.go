@@ -425,9 +425,10 @@ func (c *Coordinator) leaseLost() bool {
 // The bridge refuses to write meanwhile (bridge.Config.Fenced): a produce held up by a cut or an
 // outage is answered NOT_LEADER_OR_FOLLOWER instead of written once the store is back, after its
 // client may have given it up and sent it through another gateway. Before the first lease
-// confirmation it reports false.
+// confirmation it reports false, and so it does for a gateway that left the lease on purpose
+// (drained, or leaving: a drained gateway goes on serving its clients' produces).
 func (c *Coordinator) WriteFenced() bool {
-	if !c.cfg.Log {
+	if !c.cfg.Log || c.leaving.Load() || c.dr.self.Load() {
 		return false
 	}
 	conf := c.confirmed.Load()
