@@ -23,8 +23,7 @@ fi
 export IGGY_TEST_REQUIRE_CGO=1
 # The fleet's partition scenarios run every process in a network namespace of its own
 # (gateway/fleettest, netns_test.go): iproute2's ip, from Debian's packages when missing, and root
-# or CAP_NET_ADMIN; without them the tests fail instead of skipping. The fault gate among them
-# runs only with IGGY_KAFKA_FAULT_GATE=1 (docs/reliability.md).
+# or CAP_NET_ADMIN; without them the tests fail instead of skipping.
 if ! command -v ip >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
 	sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
 	($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq iproute2) >/dev/null 2>&1 || true

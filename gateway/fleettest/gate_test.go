@@ -2,7 +2,6 @@ package fleettest
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 )
@@ -10,7 +9,7 @@ import (
 // gateBudget bounds the fault gate's schedule, faults and recoveries, the end checks left out.
 const gateBudget = 3 * time.Minute
 
-// TestFaultGate is the fault gate, run when IGGY_KAFKA_FAULT_GATE=1 is set: one fleet in the
+// TestFaultGate is the fault gate the test command runs on every change: one fleet in the
 // partition harness, under produce load and a consumer group, through a schedule of process
 // faults and partitions, each followed by the load going on, and then every check of finish:
 // no acknowledged record lost, stored twice or out of its producer's order, every record read
@@ -25,10 +24,6 @@ const gateBudget = 3 * time.Minute
 // in two is TestPartitionSplitFleet's, a gateway cut from its clients
 // TestPartitionGatewayLosesClients'.
 func TestFaultGate(t *testing.T) {
-	if os.Getenv("IGGY_KAFKA_FAULT_GATE") != "1" {
-		// One run in about seventy still stores one record twice (docs/reliability.md, Open).
-		t.Skip("the fault gate runs with IGGY_KAFKA_FAULT_GATE=1 (docs/reliability.md)")
-	}
 	f := startNetFleet(t)
 	r := startRunOn(t, f)
 	start := time.Now()
