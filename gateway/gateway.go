@@ -239,6 +239,9 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		// The coordinator starts after the bridge and before the Kafka listener, the only
 		// way a topic is deleted through the bridge.
 		TopicDeleted: func(string) { g.coord.TopicsDeleted() },
+		// Likewise, no produce reaches the bridge before the coordinator started.
+		LeadersMoved: func() uint64 { return g.coord.ViewChanges() },
+		Fenced:       func() bool { return g.coord.WriteFenced() },
 	}); err != nil {
 		return fmt.Errorf("gateway: preparing Iggy stream %q: %w", cfg.Stream, err)
 	}
@@ -400,7 +403,8 @@ func (g *Gateway) ready(ctx context.Context) error {
 
 // Shutdown hands this gateway's consumer groups to the rest of the fleet first (it leaves the
 // coordinator's Iggy group, so the others take its partitions over at once and members keep
-// their generations), then stops accepting Kafka connections and lets every connection finish
+// their generations; it keeps listening until the others serve them and every member it served
+// was told, within DrainTimeout), then stops accepting Kafka connections and lets every connection finish
 // and answer the requests it already read (long polls answer at once) within DrainTimeout, then
 // releases Iggy and stops the embedded store. When ctx or the drain timeout ends first,
 // in-flight requests are abandoned and that error is returned.
@@ -414,6 +418,14 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	// refresh and move while their connections still work; then it stops listening.
 	g.coord.WaitSeen(lctx)
 	g.kafka.LameDuck()
+	g.coord.WaitSeen(lctx)
+	// The members of the groups it coordinated learn of the move from their next request here
+	// and then look for the new coordinator, asking any broker, this one too: a closed port
+	// instead ends a franz-go classic member's session. So the listener stays until the others
+	// serve its log partitions, every member was told (kafka.WaitMembersTold), and the others
+	// have read the new claims.
+	g.coord.WaitHandedOver(lctx)
+	_ = g.kafka.WaitMembersTold(lctx)
 	g.coord.WaitSeen(lctx)
 	lcancel()
 	dctx, cancel := context.WithTimeout(ctx, g.cfg.DrainTimeout)

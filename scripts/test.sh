@@ -21,6 +21,14 @@ if ! command -v gcc >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
 	($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq gcc libc6-dev) >/dev/null 2>&1 || true
 fi
 export IGGY_TEST_REQUIRE_CGO=1
+# The fleet's partition scenarios run every process in a network namespace of its own
+# (gateway/fleettest, netns_test.go): iproute2's ip, from Debian's packages when missing, and root
+# or CAP_NET_ADMIN; without them the tests fail instead of skipping.
+if ! command -v ip >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+	sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+	($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq iproute2) >/dev/null 2>&1 || true
+fi
+export IGGY_TEST_REQUIRE_NETNS=1
 process_pkgs='/(crashtest|fleettest|bench)$'
 go test -race -count=1 -timeout 15m $(go list ./... | grep -Ev "$process_pkgs")
 CGO_ENABLED=1 go test -count=1 -timeout 15m $(go list ./... | grep -E "$process_pkgs")

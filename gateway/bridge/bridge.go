@@ -60,6 +60,16 @@ type Config struct {
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
+	// LeadersMoved, when set, counts the changes of the fleet's view that may have moved
+	// partition leaders between gateways. A producer cache confirmed before the latest change
+	// is checked against Iggy before it is trusted again, however recent this gateway's own last
+	// append was (verifyFresh): a producer may have gone to another gateway and back since.
+	LeadersMoved func() uint64
+	// Fenced, when set, reports whether this gateway must not write now (it lost its lease on
+	// the store). A produce is refused with NOT_LEADER_OR_FOLLOWER then, checked right before
+	// its batch goes to Iggy, however long it waited for the partition: written later, once the
+	// store is back, it could land next to the resend its client made through another gateway.
+	Fenced func() bool
 	// Metrics receives the bridge's counts; nil keeps them in a Metrics of the bridge's own.
 	Metrics *Metrics
 	// ProducerIDExpiration is how long an idempotent producer's state is kept per partition

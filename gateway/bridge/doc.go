@@ -176,8 +176,11 @@
 // and needs no scan. A sequence error from the
 // cache is re-decided once from Iggy before it is returned. The cache is
 // trusted for one second after this gateway's own last append to the
-// partition; after that, Iggy's high watermark is compared with the offset
-// the gateway expects, and any foreign append drops the cache. Iggy has no
+// partition, unless the fleet's view changed since (Config.LeadersMoved: the
+// partition's leader may have moved to another gateway, which may have stored
+// a batch and died before answering, and back); otherwise Iggy's high
+// watermark is compared with the offset the gateway expects, and any foreign
+// append drops the cache. Iggy has no
 // conditional append, so two gateways appending to one partition at the same
 // moment can still both accept a resend; partition leadership keeps that to
 // fail-over moments.

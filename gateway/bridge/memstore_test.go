@@ -23,6 +23,10 @@ type memStore struct {
 	sends    int
 	polls    int
 	polled   int // messages handed out by polls
+	// topicCalls counts topic calls (metadata reads).
+	topicCalls int
+	// sendHold, when set, is called by every send before it stores anything (outside mu).
+	sendHold func()
 	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
 	// it is closed.
 	pollGate chan struct{}
@@ -84,11 +88,19 @@ func (t *storeTopic) meta(name string) topicMeta {
 func (m *memStore) topic(_ context.Context, stream, name string) (topicMeta, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.topicCalls++
 	t, err := m.find(stream, name)
 	if err != nil {
 		return topicMeta{}, err
 	}
 	return t.meta(name), nil
+}
+
+// topicReads is how many topic calls were made so far.
+func (m *memStore) topicReads() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.topicCalls
 }
 
 func (m *memStore) topics(_ context.Context, stream string) ([]topicMeta, error) {
@@ -158,6 +170,12 @@ func (m *memStore) createPartitions(_ context.Context, stream, name string, coun
 }
 
 func (m *memStore) send(_ context.Context, stream, topic string, partition uint32, batch []byte) (uint64, error) {
+	m.mu.Lock()
+	hold := m.sendHold
+	m.mu.Unlock()
+	if hold != nil {
+		hold()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sends++

@@ -25,6 +25,8 @@ type partState struct {
 	// confirmed is when the producer cache was last known to cover every
 	// append to the partition.
 	confirmed time.Time
+	// confirmedMoves is Config.LeadersMoved as of confirmed, read before that confirmation.
+	confirmedMoves uint64
 	// complete says the producer cache holds every producer that ever wrote to the
 	// partition: a scan read the partition from offset 0, and nothing but this gateway's own
 	// appends came after it. A producer the cache does not know then has no history here.

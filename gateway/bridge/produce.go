@@ -89,8 +89,9 @@ func (b *Bridge) produce(ctx context.Context, as iggyAPI, topic string, partitio
 // offset (the original one for a duplicate).
 func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, cb *checkedBatch) (int64, error) {
 	kb, batch := &cb.kb, cb.batch
+	moves := b.leadersMoved()
 	if kb.ProducerID >= 0 {
-		if err := b.verifyFresh(ctx, as, st, topic, partition); err != nil {
+		if err := b.verifyFresh(ctx, as, st, topic, partition, moves); err != nil {
 			return -1, err
 		}
 		cached := st.producers[kb.ProducerID] != nil
@@ -112,6 +113,9 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 			return dup, err
 		}
 	}
+	if b.cfg.Fenced != nil && b.cfg.Fenced() {
+		return -1, fmt.Errorf("%w: this gateway lost its lease on the store", kerr.NotLeaderForPartition)
+	}
 	u, err := as.send(ctx, b.cfg.Stream, topic, uint32(partition), batch)
 	if err != nil {
 		// The write may or may not have landed (a lost connection), so the
@@ -128,7 +132,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 		b.log.Debug("foreign writer noticed; dropping producer cache", "topic", topic, "partition", partition, "expected", st.next, "got", base)
 		st.dropProducers()
 	}
-	st.confirmed = b.clock.Now()
+	st.confirmed, st.confirmedMoves = b.clock.Now(), moves
 	if kb.ProducerID >= 0 {
 		ps := st.producers[kb.ProducerID]
 		if ps == nil {
@@ -152,21 +156,35 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 
 // trustWindow is how long after its own last append (on Config.Clock) a
 // gateway trusts its producer cache without asking Iggy whether anyone else
-// appended since. A
-// producer that moves to another gateway and back within this window while
-// both are alive could have a resend stored twice; past it, the cache is
-// checked against the partition's high watermark (one metadata read) before
-// an idempotent batch is accepted.
+// appended since, as long as the fleet's view did not change meanwhile
+// (Config.LeadersMoved). A producer goes to another gateway only when its
+// metadata names another leader, which takes a change of the fleet's view:
+// the other gateway may then store a batch and die before answering, and the
+// producer send it again here, next in the sequence this cache expects, so a
+// cache confirmed before the change is checked first. Past the window, or
+// after a change, the cache is checked against the partition's high
+// watermark (one metadata read) before an idempotent batch is accepted.
 const trustWindow = time.Second
+
+// leadersMoved is Config.LeadersMoved, 0 without one.
+func (b *Bridge) leadersMoved() uint64 {
+	if b.cfg.LeadersMoved == nil {
+		return 0
+	}
+	return b.cfg.LeadersMoved()
+}
 
 // verifyFresh drops st's producer cache when Iggy's high watermark shows
 // appends this gateway did not make. It costs a metadata read only when the
-// cache has not been confirmed by an append of ours within trustWindow.
-func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32) error {
-	if st.next >= 0 && b.clock.Now().Sub(st.confirmed) < trustWindow {
+// cache has not been confirmed by an append of ours within trustWindow, or
+// was confirmed before the fleet's view last changed (moves, read before the
+// check).
+func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, topic string, partition int32, moves uint64) error {
+	if st.next >= 0 && b.clock.Now().Sub(st.confirmed) < trustWindow && moves == st.confirmedMoves {
 		return nil
 	}
-	if len(st.producers) == 0 {
+	if len(st.producers) == 0 && !st.complete && st.boundedAt.IsZero() {
+		// Nothing cached that a foreign append could make wrong.
 		return nil
 	}
 	t, err := as.topic(ctx, b.cfg.Stream, topic)
@@ -184,7 +202,7 @@ func (b *Bridge) verifyFresh(ctx context.Context, as iggyAPI, st *partState, top
 		st.dropProducers()
 		st.next = hw
 	}
-	st.confirmed = b.clock.Now()
+	st.confirmed, st.confirmedMoves = b.clock.Now(), moves
 	return nil
 }
 

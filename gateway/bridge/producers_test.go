@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,5 +120,113 @@ func TestPartitionStatesBounded(t *testing.T) {
 	}
 	if len(b.parts) != before || b.metrics.PartitionStates() != states {
 		t.Fatalf("%d partition states after 2,000 invented partitions (gauge %d), were %d (gauge %d)", len(b.parts), b.metrics.PartitionStates(), before, states)
+	}
+}
+
+// A producer's batch stored by another gateway that then died before answering is sent again
+// here, next in the sequence this gateway's cache expects and within trustWindow of this
+// gateway's own last append: the fleet's view changed in between (the partition's leader moved
+// away and back), so the cache is checked against Iggy first and the resend is answered with the
+// other gateway's offset, not stored twice. Without a change the window is trusted as before.
+func TestIdempotentResendAfterLeadersMoved(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	var moves atomic.Uint64
+	here, err := newBridge(ctx, m, Config{Clock: fc, LeadersMoved: moves.Load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { here.Close() })
+	other, err := newBridge(ctx, m, Config{Clock: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	if err := here.createTopic(ctx, m, "t", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	pid, epoch, err := here.initProducerID(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := func(seq int32) []byte {
+		return kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("s", seq), 1), pid, epoch, seq)
+	}
+	produce := func(b *Bridge, seq int32, want int64) {
+		t.Helper()
+		res, err := b.produce(ctx, m, "t", 0, batch(seq))
+		if err != nil || res.BaseOffset != want {
+			t.Fatalf("batch %d: base %d err %v, want base %d", seq, res.BaseOffset, err, want)
+		}
+	}
+	produce(here, 0, 0)
+	moves.Add(1) // the leader moves to the other gateway
+	produce(other, 1, 1)
+	// The other gateway is gone; the producer sends batch 1 again here, the clock not moved.
+	produce(here, 1, 1)
+	produce(here, 2, 2)
+	// No change of the view: within the window the cache is trusted (no metadata read).
+	topics := m.topicReads()
+	produce(here, 3, 3)
+	if n := m.topicReads() - topics; n != 0 {
+		t.Fatalf("%d metadata reads within the trust window and no change of the view, want 0", n)
+	}
+	if got, _ := fetchAll(t, here, m, "t", 0, 0); len(got) != 4 {
+		t.Fatalf("%d records stored, want 4", len(got))
+	}
+}
+
+// A produce that waited for its partition behind a write stalled by a cut is not written once
+// the write gives way if the gateway lost its lease on the store meanwhile (Config.Fenced): it
+// is refused NOT_LEADER_OR_FOLLOWER, nothing stored, since its client may have sent it through
+// another gateway by then.
+func TestFencedProduceNotWrittenLate(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	var fenced atomic.Bool
+	b, err := newBridge(ctx, m, Config{Fenced: fenced.Load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.createTopic(ctx, m, "t", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	m.mu.Lock()
+	m.sendHold = func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}
+	m.mu.Unlock()
+	first := make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("stalled", 1), 7, 0, 0))
+		first <- err
+	}()
+	<-entered // the first write holds the partition, stalled
+	second := make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("waiting", 1), 8, 0, 0))
+		second <- err
+	}()
+	fenced.Store(true) // the lease is lost while both wait
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the write already on its way: %v", err)
+	}
+	if err := <-second; !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("the produce that waited for the partition: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+	if got, _ := fetchAll(t, b, m, "t", 0, 0); len(got) != 1 {
+		t.Fatalf("%d records stored, want the first alone", len(got))
+	}
+	fenced.Store(false)
+	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("waiting", 1), 8, 0, 0)); err != nil {
+		t.Fatalf("the resend once the lease is back: %v", err)
 	}
 }

@@ -331,6 +331,48 @@ func (c *Coordinator) WaitSeen(ctx context.Context) {
 	}
 }
 
+// WaitHandedOver waits, after Leave, until for every log partition this gateway released
+// another live gateway announces a newer claim as serving, as read here every FollowInterval:
+// from then on FindCoordinator names the new owner, so a member the leaving gateway told
+// NOT_COORDINATOR stops looking for its coordinator before that gateway closes its listener (a
+// lookup that dials a closed port ends a franz-go classic member's session). It returns at once
+// without the log or when no other gateway is live, and early when ctx ends.
+func (c *Coordinator) WaitHandedOver(ctx context.Context) {
+	if !c.cfg.Log {
+		return
+	}
+	c.mu.Lock()
+	released := c.released
+	c.mu.Unlock()
+	for {
+		now := c.clk.Now()
+		others, done := false, true
+		c.mu.Lock()
+		for node := range c.fv.Announcements() {
+			others = others || node != c.cfg.NodeID && c.fv.Alive(node, now)
+		}
+		for p, cl := range released {
+			if cl == 0 {
+				continue
+			}
+			if _, claim, ok := c.fv.Owner(p, now, c.cfg.NodeID); !ok || claim <= cl {
+				done = false
+			}
+		}
+		c.mu.Unlock()
+		if done || !others {
+			return
+		}
+		t := c.clk.NewTimer(c.cfg.FollowInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
 // Close stops everything and ends the lease session.
 func (c *Coordinator) Close() error {
 	c.leaving.Store(true)
@@ -385,6 +427,40 @@ func (c *Coordinator) owner(p int) (Owner, bool) {
 	}
 	node, claim, ok := c.fv.Owner(p, c.clk.Now(), c.cfg.NodeID)
 	return Owner{Node: node, Claim: claim}, ok
+}
+
+// leaseLost reports whether this gateway, with the log, has no lease session or has not
+// confirmed it within HandoverBound: it cannot read the store.
+func (c *Coordinator) leaseLost() bool {
+	if !c.cfg.Log {
+		return false
+	}
+	s := c.sess.Load()
+	if s == nil || s.Err() != nil {
+		return true
+	}
+	return c.clk.Now().Sub(time.Unix(0, c.confirmed.Load())) >= c.cfg.HandoverBound
+}
+
+// WriteFenced reports whether this gateway lost the lease it held on the store: its lease
+// session failed, or its last confirmation is LeaseBound old, when the store is about to evict it.
+// The bridge refuses to write meanwhile (bridge.Config.Fenced): a produce held up by a cut or an
+// outage is answered NOT_LEADER_OR_FOLLOWER instead of written once the store is back, after its
+// client may have given it up and sent it through another gateway. Before the first lease
+// confirmation it reports false, and so it does for a gateway that left the lease on purpose
+// (drained, or leaving: a drained gateway goes on serving its clients' produces).
+func (c *Coordinator) WriteFenced() bool {
+	if !c.cfg.Log || c.leaving.Load() || c.dr.self.Load() {
+		return false
+	}
+	conf := c.confirmed.Load()
+	if conf == 0 {
+		return false
+	}
+	if s := c.sess.Load(); s == nil || s.Err() != nil {
+		return true
+	}
+	return c.clk.Now().Sub(time.Unix(0, conf)) >= c.cfg.LeaseBound
 }
 
 // leaseFresh reports whether the lease session is unbroken and its last confirmation was sent

@@ -1,8 +1,10 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"slices"
 	"sync"
 	"testing"
@@ -143,4 +145,30 @@ func TestDrainRequestsLatestWins(t *testing.T) {
 		got := []bool{slices.Contains(a.Fleet().View().Draining, 0), slices.Contains(a.Fleet().View().Draining, 1), slices.Contains(a.Fleet().View().Draining, 3), slices.Contains(a.Fleet().View().Draining, 4), slices.Contains(a.Fleet().View().Draining, 5)}
 		return checkfor.True(fmt.Sprint(got) == "[false false false true true]", "nodes 0 1 3 4 5 draining: %v", got)
 	})
+}
+
+// After Leave, WaitHandedOver returns once another gateway holds and serves every log partition
+// the leaving gateway released, so FindCoordinator anywhere names it.
+func TestWaitHandedOver(t *testing.T) {
+	s := newStore(t)
+	a := start(t, s, 1, nil)
+	b := start(t, s, 2, nil)
+	waitServing(t, "a and b serve every partition between them", func() error {
+		sa, sb := serving(a), serving(b)
+		return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == record.Partitions, "a %d b %d", len(sa), len(sb))
+	})
+	if err := a.Leave(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.WaitHandedOver(ctx)
+	if ctx.Err() != nil {
+		t.Fatal("WaitHandedOver ran out of time")
+	}
+	for p, o := range b.Owners() {
+		if o.Node != 2 {
+			t.Fatalf("WaitHandedOver returned with log partition %d owned by %d in b's view", p, o.Node)
+		}
+	}
 }

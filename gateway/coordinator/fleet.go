@@ -154,6 +154,9 @@ type brokerView struct {
 	c   *Coordinator
 	cur atomic.Pointer[kafka.FleetView]
 
+	// changes counts the views published (ViewChanges).
+	changes atomic.Uint64
+
 	// mu orders the publishes, so a view made from older state never replaces a newer one.
 	mu sync.Mutex
 	// readAt is when the last read of coordinator_owners that succeeded was sent; outage is
@@ -173,8 +176,23 @@ func newBrokerView(c *Coordinator) *brokerView {
 // Fleet returns what the Kafka handlers ask of the fleet.
 func (c *Coordinator) Fleet() kafka.Fleet { return c.brokers }
 
-// View is the fleet as last published.
-func (f *brokerView) View() *kafka.FleetView { return f.cur.Load() }
+// ViewChanges counts the changes of this gateway's view of the fleet so far: each may have moved
+// partition leaders (Metadata's) from one gateway to another. The bridge checks its producer
+// cache against the store after one (bridge.Config.LeadersMoved).
+func (c *Coordinator) ViewChanges() uint64 { return c.brokers.changes.Load() }
+
+// View is the fleet as last published, StoreLost as well while the lease is not fresh: a read
+// of coordinator_owners cut off by the network fails only when its request times out, the lease
+// says so within HandoverBound.
+func (f *brokerView) View() *kafka.FleetView {
+	v := f.cur.Load()
+	if !v.StoreLost && f.c.leaseLost() {
+		lost := *v
+		lost.StoreLost = true
+		return &lost
+	}
+	return v
+}
 
 // ownersRead records how a read of coordinator_owners sent at sent ended, then publishes.
 func (f *brokerView) ownersRead(sent time.Time, err error) {
@@ -198,7 +216,7 @@ func (f *brokerView) ownersRead(sent time.Time, err error) {
 //
 // During a store outage (the reads of coordinator_owners fail) no gateway can announce itself,
 // so the view is made as of the last read that succeeded: the gateways live then stay live, with
-// the membership last read, until a read succeeds again. A gateway that crashed meanwhile is left
+// the membership last read, until a read succeeds again, and the view says StoreLost. A gateway that crashed meanwhile is left
 // out by the Kafka listener, which checks that each listed gateway accepts connections (reach.go
 // of package kafka); one that stalled stays listed until the store is back.
 func (f *brokerView) publish() {
@@ -209,9 +227,11 @@ func (f *brokerView) publish() {
 		at = f.readAt
 	}
 	v := f.viewAt(at)
-	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller {
+	v.StoreLost = f.outage
+	if old := f.cur.Load(); old != nil && slices.Equal(old.Live, v.Live) && slices.Equal(old.Draining, v.Draining) && old.Controller == v.Controller && old.StoreLost == v.StoreLost {
 		return
 	}
+	f.changes.Add(1)
 	f.cur.Store(v)
 }
 

@@ -192,8 +192,7 @@ func (r *run) nodeTable(t *testing.T) (map[int32]string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, "claims", "--nodes", "-o", "json", "--iggy", r.f.iggyAddr())
-	cmd.Env = environ(r.f.home)
+	cmd := r.f.command(ctx, "claims", "--nodes", "-o", "json", "--iggy", r.f.iggyAddr())
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("claims --nodes: %v", err)
@@ -221,8 +220,7 @@ func (r *run) operatorFails(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, append(args, "--iggy", r.f.iggyAddr())...)
-	cmd.Env = environ(r.f.home)
+	cmd := r.f.command(ctx, append(args, "--iggy", r.f.iggyAddr())...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	err := cmd.Run()
@@ -239,8 +237,7 @@ func (r *run) operator(t *testing.T, args ...string) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, iggyKafka, append(args, "--iggy", r.f.iggyAddr())...)
-	cmd.Env = environ(r.f.home)
+	cmd := r.f.command(ctx, append(args, "--iggy", r.f.iggyAddr())...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

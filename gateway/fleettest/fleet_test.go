@@ -37,6 +37,8 @@ type fleet struct {
 	target testiggy.Target
 	iggy   []*proc // the server's nodes: the store, or the real server's one or three
 	gws    []*gw
+	// lab is the partition harness the processes run in, nil on loopback.
+	lab *netLab
 }
 
 // gw is one gateway process; its Kafka node id is its index in fleet.gws plus one.
@@ -61,23 +63,35 @@ func startFleet(t *testing.T, extra ...string) *fleet {
 // startFleetOn is startFleet on a target of the caller's choice.
 func startFleetOn(t *testing.T, target testiggy.Target, extra ...string) *fleet {
 	t.Helper()
-	dir := t.TempDir()
 	per := target.PortsPerNode()
 	addrs := freeport.Addrs(t, target.Nodes*per+gateways)
-	target.Dir, target.Fsync, target.Heartbeat, target.LogLevel = dir, true, iggyHeartbeat, "info"
 	target.Addrs = addrs[:target.Nodes]
 	if per > 1 {
 		target.ReplicaAddrs = addrs[target.Nodes : 2*target.Nodes]
 	}
-	gwAddrs := addrs[target.Nodes*per:]
+	return launchFleet(t, target, addrs[target.Nodes*per:], nil, extra)
+}
+
+// launchFleet starts the server's nodes at target's addresses and the gateways at gwAddrs,
+// each in the lab's namespace of its name when lab is not nil.
+func launchFleet(t *testing.T, target testiggy.Target, gwAddrs []string, lab *netLab, extra []string) *fleet {
+	t.Helper()
+	dir := t.TempDir()
+	target.Dir, target.Fsync, target.Heartbeat, target.LogLevel = dir, true, iggyHeartbeat, "info"
 	plan, err := testiggy.Plan(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fleet{t: t, home: dir, target: target}
+	f := &fleet{t: t, home: dir, target: target, lab: lab}
+	place := func(p *proc) *proc {
+		if lab != nil {
+			p.netns, p.dial = lab.node(p.name).ns, lab.dialer(observer)
+		}
+		return p
+	}
 	for _, p := range plan {
-		f.iggy = append(f.iggy, &proc{name: p.Name, bin: p.Args[0], args: p.Args[1:], env: p.Env, addr: p.Addr,
-			logPath: filepath.Join(dir, p.Name+".log")})
+		f.iggy = append(f.iggy, place(&proc{name: p.Name, bin: p.Args[0], args: p.Args[1:], env: p.Env, addr: p.Addr,
+			logPath: filepath.Join(dir, p.Name+".log")}))
 	}
 	var brokers []string
 	for i := range gateways {
@@ -88,12 +102,12 @@ func startFleetOn(t *testing.T, target testiggy.Target, extra ...string) *fleet 
 		args := []string{"serve", "--iggy", f.iggyAddr(), "--node-id", fmt.Sprint(id), "--bind", gwAddrs[i],
 			"--brokers", strings.Join(brokers, ","), "--heartbeat-interval", iggyHeartbeat.String(),
 			"--auto-create-topics=false", "--drain-timeout", drainTimeout.String(), "--log-level", "info"}
-		f.gws = append(f.gws, &gw{id: id, proc: &proc{
+		f.gws = append(f.gws, &gw{id: id, proc: place(&proc{
 			name:    fmt.Sprintf("gateway-%d", id),
 			addr:    gwAddrs[i],
 			logPath: filepath.Join(dir, fmt.Sprintf("gateway-%d.log", id)),
 			args:    append(args, extra...),
-		}})
+		})})
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

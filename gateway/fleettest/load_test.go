@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,13 +46,15 @@ func clientOpts(f *fleet, tp *tap, name string) []kgo.Opt {
 		kgo.MetadataMaxAge(2 * time.Second),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
 	}
-	if f.target.Nodes > 1 {
-		// A cluster's leader change leaves the log unwritable for its view change, 5 to 13 s
-		// here, answered COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR meanwhile, as a Kafka
-		// coordinator's failover is. kgo's own backoff (250 ms growing to 5 s, 20 retries)
-		// rides out about 40 s of such answers; at the fixed 100 ms above, 20 retries give
-		// up after 2 s and end a member's session. 200 keep the fast retries and about kgo's
-		// own patience.
+	if f.lab != nil || f.target.Nodes > 1 {
+		// The coordinator log can stay unserved for seconds here, answered NOT_COORDINATOR or
+		// COORDINATOR_NOT_AVAILABLE meanwhile, as a Kafka coordinator's failover is: a gateway
+		// cut from Iggy keeps its log partitions until Iggy evicts its member (1.2 to 2.2
+		// heartbeat intervals) and another claims them, 2.5 to 5 s; a cluster's leader change
+		// leaves the log unwritable for its view change, 5 to 21 s. kgo's own backoff (250 ms
+		// growing to 5 s, 20 retries) rides out about 40 s of such answers; at the fixed 100 ms
+		// above, 20 retries give up after 2 s and end a member's session. 200 keep the fast
+		// retries and about kgo's own patience.
 		opts = append(opts, kgo.RequestRetries(200))
 	}
 	return opts
@@ -470,6 +474,41 @@ func (l *load) storedProblemsLocked(stored map[pos]string) []string {
 		}
 		if count[v] > 1 {
 			problems = append(problems, fmt.Sprintf("%s is stored %d times", v, count[v]))
+		}
+	}
+	return problems
+}
+
+// orderProblemsLocked checks that each producer's acknowledged records sit in each partition in
+// the order it produced them: a later record of one producer never at a lower offset. Called
+// with l.mu held.
+func (l *load) orderProblemsLocked() []string {
+	type key struct {
+		producer string
+		p        int32
+	}
+	type rec struct {
+		n   int
+		off int64
+	}
+	byKey := map[key][]rec{}
+	for v, at := range l.acked {
+		i := strings.LastIndexByte(v, '-')
+		n, err := strconv.Atoi(v[i+1:])
+		if i < 0 || err != nil {
+			continue
+		}
+		k := key{v[:i], at.p}
+		byKey[k] = append(byKey[k], rec{n, at.off})
+	}
+	var problems []string
+	for k, recs := range byKey {
+		sort.Slice(recs, func(i, j int) bool { return recs[i].n < recs[j].n })
+		for i := 1; i < len(recs); i++ {
+			if recs[i].off <= recs[i-1].off {
+				problems = append(problems, fmt.Sprintf("%s's record %d is at %d/%d, below its record %d at %d",
+					k.producer, recs[i].n, k.p, recs[i].off, recs[i-1].n, recs[i-1].off))
+			}
 		}
 	}
 	return problems

@@ -1,6 +1,7 @@
 package fleettest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -27,6 +28,10 @@ type proc struct {
 	args    []string
 	logPath string
 	addr    string // the TCP address it listens on, to know it is up
+	// netns is the network namespace it runs in (through ip netns exec), "" for the test's
+	// own; dial reaches its address then.
+	netns string
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -64,6 +69,10 @@ func (p *proc) start(t testing.TB, home string) {
 		bin = iggyKafka
 	}
 	cmd := exec.Command(bin, p.args...)
+	if p.netns != "" {
+		// ip execs the command in place: the child is the process itself, signals included.
+		cmd = exec.Command("ip", append([]string{"netns", "exec", p.netns, bin}, p.args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(environ(home), p.env...)
 	// A test binary that dies must not leave its fleet running.
@@ -152,7 +161,13 @@ func (p *proc) waitListening(t testing.TB, within time.Duration) {
 		if exited {
 			t.Fatalf("%s exited before listening: %v", p.name, err)
 		}
-		c, err := net.DialTimeout("tcp", p.addr, 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		dial := (&net.Dialer{}).DialContext
+		if p.dial != nil {
+			dial = p.dial
+		}
+		c, err := dial(ctx, "tcp", p.addr)
 		if err != nil {
 			return err
 		}

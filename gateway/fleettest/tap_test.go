@@ -49,6 +49,9 @@ type tap struct {
 	joins   []answer // successful JoinGroup answers (code 0), to spot generations bumped
 	// beats are the successful ConsumerGroupHeartbeat answers, with the member epoch as code.
 	beats []answer
+	// dialFor, when set, is how the client of each name dials (the partition harness's
+	// namespaces); a plain dial otherwise.
+	dialFor func(name string) func(ctx context.Context, network, host string) (net.Conn, error)
 }
 
 // beatsSince is the successful ConsumerGroupHeartbeat answers to clients whose name starts with
@@ -68,7 +71,11 @@ func (tp *tap) beatsSince(prefix string, t time.Time) []answer {
 // dialer is a kgo.Dialer for a client named name.
 func (tp *tap) dialer(name string) kgo.Opt {
 	return kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
-		c, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, network, host)
+		dial := (&net.Dialer{Timeout: 2 * time.Second}).DialContext
+		if tp.dialFor != nil {
+			dial = tp.dialFor(name)
+		}
+		c, err := dial(ctx, network, host)
 		if err != nil {
 			return nil, err
 		}

@@ -77,7 +77,7 @@ func (c *Client) Close() error {
 		for _, s := range c.all {
 			s.mu.Lock()
 			if s.c != nil {
-				_ = s.c.nc.Close()
+				_ = s.c.abort()
 			}
 			s.mu.Unlock()
 		}

@@ -133,6 +133,19 @@ func (c *conn) close() error {
 	return c.nc.Close()
 }
 
+// abort closes a connection that may hold a request not yet delivered: the socket is reset
+// and whatever it still had to send is dropped. A plain close would leave the kernel sending
+// it for minutes, so a write given up on (a timeout through a network partition) could reach
+// the server after the caller had answered its client and the write had been made again
+// elsewhere: a produce stored twice once the link healed.
+func (c *conn) abort() error {
+	c.broken = true
+	if c.raw != nil {
+		_ = c.raw.SetLinger(0)
+	}
+	return c.nc.Close()
+}
+
 // requestNumber applies the numbering rules of the protocol (4.3): Register
 // sends 0, metadata writes and Logout take the counter and advance it, reads
 // and partition writes send the counter as it is.
@@ -432,8 +445,7 @@ func (c *conn) readFrame(cl *call) ([]byte, error) {
 // ioFailure turns a read or write error into the error the caller sees and
 // marks the connection broken.
 func (c *conn) ioFailure(ctx context.Context, cl *call, phase string, err error) error {
-	c.broken = true
-	_ = c.nc.Close()
+	_ = c.abort()
 	what := "read"
 	if cl.changesState() {
 		what = "write (it may or may not have been applied)"

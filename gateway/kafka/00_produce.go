@@ -1,10 +1,12 @@
 package kafka
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,7 +16,11 @@ import (
 //
 // Behavior:
 //   - acks 0, 1 and -1 are the same write: the store acknowledges once, there are no replicas to
-//     wait for, and TimeoutMillis is ignored. acks=0 gets no response.
+//     wait for. acks=0 gets no response.
+//   - TimeoutMillis bounds the write, as it bounds Kafka's wait for replicas: a write that has no
+//     answer from Iggy by then is REQUEST_TIMED_OUT, and its Iggy connection is reset (package
+//     iggy), so the write cannot reach Iggy later, after the client gave the request up and
+//     sent it again through another gateway (a network partition that heals).
 //   - Every partition goes to the Storage as the client's bytes; the Storage checks CRCs, sizes
 //     and idempotent sequences. v3+ carry magic-2 batches (anything else is INVALID_RECORD, as
 //     in Kafka); v0-2 carry magic 0/1 message sets, which the Storage turns into one magic-2
@@ -62,13 +68,19 @@ func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
 		}
 	}
 
+	ctx := req.ctx
+	if preq.TimeoutMillis > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(preq.TimeoutMillis)*time.Millisecond)
+		defer cancel()
+	}
 	var records atomic.Int64
 	if len(jobs) == 1 {
-		records.Add(int64(c.produceOne(req, preq, jobs[0])))
+		records.Add(int64(c.produceOne(ctx, req, preq, jobs[0])))
 	} else {
 		var wg sync.WaitGroup
 		for _, j := range jobs {
-			wg.Go(func() { records.Add(int64(c.produceOne(req, preq, j))) })
+			wg.Go(func() { records.Add(int64(c.produceOne(ctx, req, preq, j))) })
 		}
 		wg.Wait()
 	}
@@ -101,7 +113,7 @@ type produceJob struct {
 
 // produceOne writes one partition once the same connection's earlier writes to it are done, and
 // returns the number of records written.
-func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob) int {
+func (c *conn) produceOne(ctx context.Context, req *request, preq *kmsg.ProduceRequest, j produceJob) int {
 	if j.duplicate {
 		j.out.ErrorCode = kerr.InvalidRequest.Code
 		return 0
@@ -110,7 +122,7 @@ func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob)
 	if j.ticket.before != nil {
 		select {
 		case <-j.ticket.before:
-		case <-req.ctx.Done():
+		case <-ctx.Done():
 			j.out.ErrorCode = kerr.RequestTimedOut.Code
 			return 0
 		}
@@ -129,7 +141,7 @@ func (c *conn) produceOne(req *request, preq *kmsg.ProduceRequest, j produceJob)
 		j.out.ErrorCode = kerr.InvalidRecord.Code
 		return 0
 	}
-	res, err := req.storage.Produce(req.ctx, j.tp.topic, j.tp.partition, j.records)
+	res, err := req.storage.Produce(ctx, j.tp.topic, j.tp.partition, j.records)
 	if err != nil {
 		j.out.ErrorCode = errCode(err)
 		j.out.ErrorMessage = errMessage(err)

@@ -12,7 +12,7 @@ import (
 // Behavior:
 //
 //   - Brokers are the live gateways of Config.Fleet, else the configured fleet (or this node
-//     alone at its advertised address). Each partition's leader is chosen by leaderIndex over
+//     alone at its advertised address). Each partition's leader is chosen by partitionLeaders over
 //     them less the gateways an operator drained (see brokerView in fleet.go); it is also the
 //     only replica and in-sync replica. Every partition is at leader epoch 0. One request takes
 //     one view of the fleet (Fleet.View), which the coordinator keeps current in the background:
@@ -27,6 +27,12 @@ import (
 //
 //   - A missing topic is created when the gateway allows auto-creation and the request does
 //     (AllowAutoTopicCreation, v4+; always at v0-3).
+//
+//   - A gateway that cannot read the fleet's log in the store while a gateway of its fleet
+//     does not answer its dials at all (FleetView.StoreLost and reach.go: split off, not a store
+//     outage) names no leader: every partition is LEADER_NOT_AVAILABLE with leader -1, so
+//     clients keep the leaders the other side names (Kafka clients keep a partition's last
+//     leader on a partition error) instead of sending to gateways that cannot write.
 //
 //   - While the store cannot be reached a topic keeps its last known partitions
 //     (TopicInfo.Offline), each with its leader as the fleet's view names it: every gateway
@@ -122,6 +128,14 @@ func metadataTopic(t TopicInfo, view brokerView) kmsg.MetadataResponseTopic {
 	for p := range t.Partitions {
 		sp := kmsg.NewMetadataResponseTopicPartition()
 		sp.Partition = p
+		if int(p) >= len(leaders) {
+			// No leader to name (a gateway split off from its store and fleet): retriable,
+			// and clients keep the leader they last knew.
+			sp.ErrorCode, sp.Leader = kerr.LeaderNotAvailable.Code, -1
+			sp.Replicas, sp.ISR = []int32{}, []int32{}
+			st.Partitions = append(st.Partitions, sp)
+			continue
+		}
 		leader := leaders[p]
 		sp.Leader = leader
 		sp.LeaderEpoch = 0

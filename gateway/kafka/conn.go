@@ -58,6 +58,9 @@ type conn struct {
 	// groupTail closes when the last group request dispatched so far has been handled; only the
 	// reader goroutine touches it.
 	groupTail chan struct{}
+	// member: the last member request of this connection was answered here as its group's
+	// coordinator (members.go). Guarded by Server.mu.
+	member bool
 }
 
 type topicPartition struct {
@@ -313,6 +316,7 @@ func (c *conn) process(req *request, sl *slot) {
 	}
 	if resp != nil {
 		sl.frame = c.encodeSlot(req, resp, sl)
+		c.noteMember(req)
 	}
 	// A SaslAuthenticate that did not authenticate, and did not start a SCRAM exchange, closes
 	// the connection once its answer is out.

@@ -19,6 +19,8 @@ type memStorage struct {
 	// produceFn, when set, runs before every Produce (fault injection, sync points); an error
 	// fails the produce.
 	produceFn func(topic string, partition int32, records []byte) error
+	// produceCtxFn, when set, runs with the write's context before it is stored.
+	produceCtxFn func(ctx context.Context) error
 	// parked, when set, is told each time a Wait finds nothing new and starts waiting: the sync
 	// point for "the long poll is parked".
 	parked func(topic string, partition int32)
@@ -57,6 +59,13 @@ func newMemStorage() *memStorage {
 func (m *memStorage) onProduce(fn func(topic string, partition int32, records []byte) error) {
 	m.mu.Lock()
 	m.produceFn = fn
+	m.mu.Unlock()
+}
+
+// onProduceCtx sets produceCtxFn, which sees each write's context.
+func (m *memStorage) onProduceCtx(fn func(ctx context.Context) error) {
+	m.mu.Lock()
+	m.produceCtxFn = fn
 	m.mu.Unlock()
 }
 
@@ -221,10 +230,15 @@ func (m *memStorage) part(topic string, partition int32) (*memPart, error) {
 
 func (m *memStorage) Produce(ctx context.Context, topic string, partition int32, records []byte) (ProduceResult, error) {
 	m.mu.Lock()
-	fn := m.produceFn
+	fn, ctxFn := m.produceFn, m.produceCtxFn
 	m.mu.Unlock()
 	if fn != nil {
 		if err := fn(topic, partition, records); err != nil {
+			return ProduceResult{}, err
+		}
+	}
+	if ctxFn != nil {
+		if err := ctxFn(ctx); err != nil {
 			return ProduceResult{}, err
 		}
 	}

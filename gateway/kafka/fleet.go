@@ -28,6 +28,9 @@ type FleetView struct {
 	// Controller is the node id of the controller (the owner of coordinator log partition 0),
 	// or -1 while none is known.
 	Controller int32
+	// StoreLost: this gateway's reads of the fleet's log in the store fail (the view is as of
+	// the last one that succeeded).
+	StoreLost bool
 }
 
 // brokerView is what one request knows of the fleet, taken once (Server.brokerView), so that
@@ -39,7 +42,8 @@ type brokerView struct {
 	listed []Broker
 	// leaders are the brokers partition leaders are chosen from: listed without the draining
 	// ones and without this gateway while it is a lame duck, or all of listed when none is left
-	// (a partition always has a leader).
+	// (a partition always has a leader), or none while this gateway is split off (see
+	// brokerView).
 	leaders    []Broker
 	controller int32
 	// cache is the Server's: partition leaders per topic, per view.
@@ -57,7 +61,8 @@ func (s *Server) brokerView() brokerView {
 		return brokerView{listed: bs, leaders: s.leaders(bs, nil), controller: s.cfg.NodeID, cache: &s.leaderCache}
 	}
 	fv := s.cfg.Fleet.View()
-	v := brokerView{controller: fv.Controller, listed: s.reachable(fv.Live), cache: &s.leaderCache}
+	listed, silent := s.reachable(fv.Live)
+	v := brokerView{controller: fv.Controller, listed: listed, cache: &s.leaderCache}
 	if len(v.listed) == 0 {
 		v.listed = s.brokers()
 	} else {
@@ -65,7 +70,32 @@ func (s *Server) brokerView() brokerView {
 		v.listed = slices.CompactFunc(v.listed, func(a, b Broker) bool { return a.NodeID == b.NodeID })
 	}
 	v.leaders = s.leaders(v.listed, fv.Draining)
+	if fv.StoreLost && len(silent) > 0 {
+		// Split off: this gateway cannot read the store, and a gateway of its fleet does not
+		// answer its dials (a refused dial is a crash, which reach.go leaves out). The other
+		// side may have the store and serve every partition; what this gateway knows of the
+		// fleet stopped when its reads did, so it names no leader, and clients keep the leaders
+		// they learnt elsewhere (a partition error keeps a client's last leader) or ask again.
+		// The silent gateways stay listed: what this gateway cannot reach, its clients may, and
+		// they ask the brokers listed for metadata. When the whole store is down every gateway
+		// still answers every other's dials and keeps naming the leaders of its last view, so
+		// clients keep their connections.
+		v.listed = append(v.listed, silent...)
+		slices.SortFunc(v.listed, func(a, b Broker) int { return int(a.NodeID) - int(b.NodeID) })
+		v.listed = slices.CompactFunc(v.listed, func(a, b Broker) bool { return a.NodeID == b.NodeID })
+		v.leaders = nil
+	}
 	return v
+}
+
+// splitOff reports whether this gateway names no leader now (brokerView): it answers Produce
+// and Fetch NOT_LEADER_OR_FOLLOWER at once then, as a lame duck does, rather than holding a
+// write it cannot make until the request times out.
+func (s *Server) splitOff() bool {
+	if s.cfg.Fleet == nil || !s.cfg.Fleet.View().StoreLost {
+		return false
+	}
+	return len(s.brokerView().leaders) == 0
 }
 
 // leaders is brokers less the draining ones and less this gateway while it is a lame duck, or

@@ -18,6 +18,7 @@ type fakeFleet struct {
 	live       []Broker
 	controller int32
 	self       int32
+	storeLost  bool
 }
 
 func (f *fakeFleet) set(controller int32, live ...Broker) {
@@ -30,7 +31,7 @@ func (f *fakeFleet) View() *FleetView {
 	f.views.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &FleetView{Live: append([]Broker(nil), f.live...), Controller: f.controller}
+	return &FleetView{Live: append([]Broker(nil), f.live...), Controller: f.controller, StoreLost: f.storeLost}
 }
 
 // seedRequest sends req to the server itself, not to a broker its Metadata names.

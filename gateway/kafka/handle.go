@@ -73,7 +73,7 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 	if req.kreq == nil || (isGroupKey(req.key) && c.s.cfg.Groups == nil) || (isTxnKey(req.key) && c.s.cfg.Txns == nil) {
 		return c.unsupported(req)
 	}
-	if (req.key == produceKey || req.key == fetchKey) && c.s.lameDuck.Load() {
+	if (req.key == produceKey || req.key == fetchKey) && (c.s.lameDuck.Load() || c.s.splitOff()) {
 		return c.notLeader(req)
 	}
 	switch req.key {

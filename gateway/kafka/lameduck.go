@@ -32,7 +32,8 @@ func (s *Server) othersListed() []Broker {
 	return out
 }
 
-// notLeader answers a Produce or Fetch of a lame duck: NOT_LEADER_OR_FOLLOWER for every
+// notLeader answers a Produce or Fetch of a lame duck, or of a gateway split off from its store
+// and part of its fleet (splitOff, fleet.go): NOT_LEADER_OR_FOLLOWER for every
 // partition it names, nothing stored and nothing read.
 func (c *conn) notLeader(req *request) (kmsg.Response, error) {
 	code := kerr.NotLeaderForPartition.Code

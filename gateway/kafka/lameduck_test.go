@@ -1,8 +1,11 @@
 package kafka
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -166,4 +169,71 @@ func TestLameDuckFetchRecordSetsNotNull(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A gateway that cannot read the store while a gateway of its fleet does not answer its dials
+// (split off) names no leader: every partition LEADER_NOT_AVAILABLE with leader -1, every broker
+// of its view listed (its clients may reach what it does not), and Produce answered
+// NOT_LEADER_OR_FOLLOWER at once. Either alone changes nothing: a store down for the whole fleet
+// keeps the leaders, and a gateway that does not answer is only left out.
+func TestMetadataSplitOffNamesNoLeader(t *testing.T) {
+	ts, fl, cl := startFleetServer(t)
+	ts.s.cfg.CheckReachable = true
+	var silent atomic.Bool
+	ts.s.reach.mu.Lock()
+	ts.s.reach.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		switch {
+		case addr == "h2:92" && silent.Load():
+			<-ctx.Done() // no answer: a cut link
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+		case addr == "h2:92":
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED} // a crash
+		}
+		a, b := net.Pipe()
+		b.Close()
+		return a, nil
+	}
+	ts.s.reach.mu.Unlock()
+	fl.set(1, Broker{1, "h1", 91}, Broker{2, "h2", 92}, Broker{3, "h3", 93})
+	check := func(what string, lost, quiet, leaderless bool) {
+		t.Helper()
+		fl.mu.Lock()
+		fl.storeLost = lost
+		fl.mu.Unlock()
+		silent.Store(quiet)
+		ts.s.reach.mu.Lock()
+		ts.s.reach.seen = nil
+		ts.s.reach.mu.Unlock()
+		m := metadataOf(t, cl)
+		var nodes []int32
+		for _, b := range m.Brokers {
+			nodes = append(nodes, b.NodeID)
+		}
+		if want := []int32{1, 3}; leaderless && fmt.Sprint(nodes) != "[1 2 3]" || !leaderless && fmt.Sprint(nodes) != fmt.Sprint(want) {
+			t.Fatalf("%s: brokers %v", what, nodes)
+		}
+		produce := kmsg.NewPtrProduceRequest()
+		produce.Acks, produce.TimeoutMillis = -1, 5000
+		pt := kmsg.NewProduceRequestTopic()
+		pt.Topic = "t"
+		pp := kmsg.NewProduceRequestTopicPartition()
+		pt.Partitions = append(pt.Partitions, pp)
+		produce.Topics = append(produce.Topics, pt)
+		pr := seedRequest[*kmsg.ProduceResponse](t, cl, produce)
+		if code := pr.Topics[0].Partitions[0].ErrorCode; leaderless != (code == kerr.NotLeaderForPartition.Code) {
+			t.Fatalf("%s: produce answered code %d", what, code)
+		}
+		for _, p := range m.Topics[0].Partitions {
+			switch {
+			case leaderless && (p.ErrorCode != kerr.LeaderNotAvailable.Code || p.Leader != -1):
+				t.Fatalf("%s: partition %d code %d leader %d, want LEADER_NOT_AVAILABLE and -1", what, p.Partition, p.ErrorCode, p.Leader)
+			case !leaderless && (p.ErrorCode != 0 || (p.Leader != 1 && p.Leader != 3)):
+				t.Fatalf("%s: partition %d code %d leader %d, want led by 1 or 3", what, p.Partition, p.ErrorCode, p.Leader)
+			}
+		}
+	}
+	check("store read, node 2 silent", false, true, false)
+	check("store lost, node 2 crashed", true, false, false)
+	check("store lost, node 2 silent", true, true, true)
+	check("store back, node 2 silent", false, true, false)
 }

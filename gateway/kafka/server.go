@@ -145,6 +145,10 @@ type Server struct {
 	closing   bool
 	connWG    sync.WaitGroup
 	localPort int32
+	// members counts the connections whose member flag is set (members.go); membersDropped,
+	// when not nil, closes the next time the count drops.
+	members        int
+	membersDropped chan struct{}
 
 	// controls are the request hooks tests install (control.go).
 	controls controls
@@ -277,6 +281,7 @@ func (s *Server) isClosing() bool {
 }
 
 func (s *Server) forget(c *conn) {
+	s.setMember(c, false)
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()

@@ -1098,3 +1098,43 @@ func longPoll(topic string, waitMs int32) *kmsg.FetchRequest {
 	req.Topics = append(req.Topics, ft)
 	return req
 }
+
+// TestProduceTimeoutBoundsTheWrite: a write the storage does not answer is given up at the
+// request's TimeoutMillis with REQUEST_TIMED_OUT, its context ended, so it cannot land after
+// the client sent it again elsewhere.
+func TestProduceTimeoutBoundsTheWrite(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := ts.client(t)
+	createTopic(t, cl, "slow", 1)
+	ended := make(chan error, 1)
+	ts.storage.onProduceCtx(func(ctx context.Context) error {
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return ctx.Err()
+	})
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 300
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "slow"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = testBatch(0)
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sent := time.Now()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("no answer to a produce of 300 ms timeout: %v", err)
+	}
+	took := time.Since(sent)
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.RequestTimedOut.Code {
+		t.Fatalf("answered %v, want REQUEST_TIMED_OUT", kerr.ErrorForCode(code))
+	}
+	if err := <-ended; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the write's context ended with %v, want its deadline", err)
+	}
+	if took < 300*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("answered after %v, want about 300 ms", took)
+	}
+}
