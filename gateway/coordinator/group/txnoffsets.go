@@ -21,15 +21,15 @@ type TxnCommit struct {
 
 // TxnCommitCheck is Kafka's check of a TxnOffsetCommit against the group, made before the offsets
 // are staged in the transaction: the group's code (0 when the commit may go on) and, for a
-// KIP-848 group's member at an older epoch, the code of each partition. It journals nothing; a
-// group it does not know is taken, as Kafka creates it with the first commit.
+// KIP-848 group's member at an older epoch, the code of each partition. It journals nothing.
 //
 // Classic group: a commit without member, instance and generation is taken (even while the group
 // has members, as Kafka takes a pre-KIP-447 producer's); otherwise the member must be the group's
 // (UNKNOWN_MEMBER_ID; FENCED_INSTANCE_ID for a stale static instance) at the group's generation
 // (ILLEGAL_GENERATION). A rebalance in progress does not refuse it, as in Kafka.
 // KIP-848 group: the member epoch is checked as OffsetCommit v9 checks it (UNKNOWN_MEMBER_ID,
-// STALE_MEMBER_EPOCH).
+// STALE_MEMBER_EPOCH). A group it does not know is an empty one: a commit naming a member or a
+// generation is UNKNOWN_MEMBER_ID there, as in Kafka.
 func (m *Manager) TxnCommitCheck(c TxnCommit) (code int16, partition func(topic string, p int32) int16) {
 	if c.Group == "" {
 		return kerr.InvalidGroupID.Code, nil
@@ -39,9 +39,14 @@ func (m *Manager) TxnCommitCheck(c TxnCommit) (code int16, partition func(topic 
 	if m.closed {
 		return kerr.NotCoordinator.Code, nil
 	}
+	simple := c.Generation < 0 && c.MemberID == "" && (c.InstanceID == nil || *c.InstanceID == "")
 	g := m.groups[c.Group]
 	if g == nil {
-		return 0, nil
+		// An empty group: only a commit naming no member can be taken.
+		if simple {
+			return 0, nil
+		}
+		return kerr.UnknownMemberID.Code, nil
 	}
 	if g.state == stDead {
 		return kerr.CoordinatorNotAvailable.Code, nil
@@ -49,7 +54,7 @@ func (m *Manager) TxnCommitCheck(c TxnCommit) (code int16, partition func(topic 
 	if g.cg != nil {
 		return g.cg.CommitCode(c.MemberID, c.Generation, 9)
 	}
-	if c.Generation < 0 && c.MemberID == "" && (c.InstanceID == nil || *c.InstanceID == "") {
+	if simple {
 		return 0, nil
 	}
 	if code := g.checkMember(c.MemberID, c.InstanceID); code != 0 {

@@ -32,7 +32,8 @@ func TestTxnCommitCheckClassic(t *testing.T) {
 		{"member without generation", TxnCommit{Group: "g", MemberID: ids[1], Generation: -1}, kerr.IllegalGeneration},
 		{"stale static instance", TxnCommit{Group: "gs", MemberID: "old", InstanceID: inst("i-1"), Generation: static.Generation}, kerr.FencedInstanceID},
 		{"static instance at its generation", TxnCommit{Group: "gs", MemberID: static.MemberID, InstanceID: inst("i-1"), Generation: static.Generation}, nil},
-		{"unknown group", TxnCommit{Group: "new", MemberID: "m", Generation: 3}, nil},
+		{"unknown group, no member", TxnCommit{Group: "new", Generation: -1}, nil},
+		{"unknown group, a member", TxnCommit{Group: "new", MemberID: "m", Generation: 3}, kerr.UnknownMemberID},
 		{"empty group id", TxnCommit{Generation: -1}, kerr.InvalidGroupID},
 	} {
 		code, _ := e.m.TxnCommitCheck(c.in)
