@@ -12,8 +12,9 @@ import (
 )
 
 // txnMarkers is the txn.Markers of a gateway: the end of a transaction is a marker message on
-// each of its data partitions (bridge.WriteMarker), written as the gateway's own Iggy user. A
-// transaction's groups have nothing staged to end: TxnOffsetCommit is not served yet.
+// each of its data partitions (bridge.WriteMarker), written as the gateway's own Iggy user. The
+// offsets a transaction staged for its groups are committed after these markers by the
+// coordinator, which wraps this Markers.
 type txnMarkers struct {
 	b *bridge.Bridge
 	c *iggy.Client

@@ -67,10 +67,13 @@
 //
 // Header (18 bytes, every record):
 //
-//	offset 0   u8       version: Encode writes 3 for a transaction record and for a checkpoint
-//	                    that holds transactions, 2 for every other record, so a log without
-//	                    transactions stays readable by gateways that know version 2 only.
-//	                    Decode reads 1 to 3, version 1 being version 2 without type 7 and
+//	offset 0   u8       version: Encode writes 4 for a transaction record or a checkpoint
+//	                    holding a transaction with staged offsets, 3 for the other transaction
+//	                    records and checkpoints that hold transactions, 2 for every other
+//	                    record, so a log without transactions stays readable by gateways that
+//	                    know version 2 only. Version 4 is version 3 with the staged offsets
+//	                    of a transaction.
+//	                    Decode reads 1 to 4, version 1 being version 2 without type 7 and
 //	                    without a checkpoint's consumer groups. A reader that finds another
 //	                    version reports it and skips the record (record.ErrVersion).
 //	offset 1   u8       type: 1 claim, 2 group, 3 offset-commit, 4 group-deleted,
@@ -126,7 +129,10 @@
 //	        4 CompleteCommit, 5 CompleteAbort, 6 Dead), uvarint topic count, per topic (sorted,
 //	        unique) string name, uvarint n (at least 1), n varint partitions (ascending,
 //	        unique); uvarint group count and that many strings (sorted, unique); time started
-//	        (of the open transaction, 0 none), time updated.
+//	        (of the open transaction, 0 none), time updated; in version 4 only, uvarint staged
+//	        offset count, per offset (sorted by group, topic, partition; unique) string group,
+//	        string topic, varint partition, varint offset, varint leader epoch (-1 none),
+//	        string metadata.
 //	assignment
 //	        uvarint topic count, per topic (by topic id) uuid topic id, uvarint n (at least 1),
 //	        n varint partitions (ascending), uvarint m (0 or n) and m varint epochs: in a

@@ -200,6 +200,9 @@ func (pt *partition) loadErr() error {
 	gcfg.Clock = pt.c.clk
 	gcfg.Journal = journal{pt}
 	gcfg.CommitTopic = pt.c.commitTopic(pt)
+	if pt.c.cfg.Transactions {
+		gcfg.Unstable = pt.c.unstable
+	}
 	gcfg.Logger = pt.c.log.With("partition", pt.id)
 	mgr := group.NewManager(gcfg)
 	var groups []record.Group
@@ -219,6 +222,7 @@ func (pt *partition) loadErr() error {
 	tcfg := pt.c.cfg.Txn
 	tcfg.Clock = pt.c.clk
 	tcfg.Journal = journal{pt}
+	tcfg.Markers = offsetMarkers{next: tcfg.Markers, c: pt.c}
 	tcfg.Logger = gcfg.Logger
 	tm := txn.NewManager(tcfg)
 	tm.Restore(pt.st.Transactions())

@@ -22,6 +22,8 @@ type TxnCoordinator interface {
 	AddPartitionsToTxn(ctx context.Context, id Identity, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error)
 	AddOffsetsToTxn(ctx context.Context, id Identity, req *kmsg.AddOffsetsToTxnRequest) (*kmsg.AddOffsetsToTxnResponse, error)
 	EndTxn(ctx context.Context, id Identity, req *kmsg.EndTxnRequest) (*kmsg.EndTxnResponse, error)
+	// TxnOffsetCommit stages a group's offsets in the producer's transaction.
+	TxnOffsetCommit(ctx context.Context, id Identity, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error)
 	// DescribeTransactions answers for the ids this gateway coordinates; ListTransactions lists
 	// them (each gateway its own, as Kafka's brokers do).
 	DescribeTransactions(ctx context.Context, id Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error)

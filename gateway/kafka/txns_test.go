@@ -32,6 +32,10 @@ func (fakeTxns) EndTxn(_ context.Context, _ Identity, req *kmsg.EndTxnRequest) (
 	return resp, nil
 }
 
+func (fakeTxns) TxnOffsetCommit(_ context.Context, _ Identity, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
+	return req.ResponseKind().(*kmsg.TxnOffsetCommitResponse), nil
+}
+
 func (fakeTxns) DescribeTransactions(_ context.Context, _ Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error) {
 	return req.ResponseKind().(*kmsg.DescribeTransactionsResponse), nil
 }
@@ -56,7 +60,7 @@ func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
 			for _, k := range resp.ApiKeys {
 				listed[k.ApiKey] = k.MaxVersion
 			}
-			for k, want := range map[int16]int16{addPartitionsToTxnKey: 3, addOffsetsToTxnKey: 3, endTxnKey: 3, describeTransactionsKey: 0, listTransactionsKey: 1} {
+			for k, want := range map[int16]int16{addPartitionsToTxnKey: 3, addOffsetsToTxnKey: 3, endTxnKey: 3, txnOffsetCommitKey: 3, describeTransactionsKey: 0, listTransactionsKey: 1} {
 				if max, ok := listed[k]; ok != withTxns || ok && max != want {
 					t.Errorf("%s advertised %v up to v%d", kmsg.NameForKey(k), ok, max)
 				}

@@ -95,6 +95,11 @@ type Server struct {
 	// panics counts connection handlers stopped by a recovered panic; it
 	// should stay zero, and tests check that it does.
 	panics atomic.Int64
+	// trashSeq names the directories of deleted streams, topics and partitions (trashLocked).
+	trashSeq atomic.Uint64
+	// afterDelete, when set, runs after a stream, topic or partition delete left the metadata
+	// and before its directory is removed (tests interleave a create there).
+	afterDelete func()
 
 	// netBudget and memBudget bound the large frames of accepted and of in-process
 	// connections, from their first byte until they are handled.

@@ -158,7 +158,12 @@ func (c *conn) deleteStream(sess *session, body []byte) error {
 	s := c.s
 	var gone *stream // set once the stream is out of the state
 	var logs []partLog
+	var trash string
 	err := s.mutateStream(sess, q.Stream, authz.ManageStream, func(st *stream) error {
+		var err error
+		if trash, err = s.trashLocked(s.streamDir(st.id)); err != nil {
+			return err
+		}
 		for _, t := range st.topics {
 			if t != nil {
 				logs = append(logs, detachTopic(t)...)
@@ -171,12 +176,13 @@ func (c *conn) deleteStream(sess *session, body []byte) error {
 	if gone == nil {
 		return err
 	}
+	if s.afterDelete != nil {
+		s.afterDelete()
+	}
 	for _, l := range logs {
 		err = errors.Join(err, l.Close())
 	}
-	if rerr := os.RemoveAll(s.streamDir(gone.id)); rerr != nil {
-		s.log.Warn("removing stream directory", "stream", gone.id, "err", rerr)
-	}
+	s.removeTrash(trash)
 	return err
 }
 

@@ -197,7 +197,12 @@ func (c *conn) deleteTopic(sess *session, body []byte) error {
 	s := c.s
 	var gone *topic // set once the topic is out of the state
 	var logs []partLog
+	var trash string
 	err := s.mutateTopic(sess, q.Stream, q.Topic, authz.ManageTopic, func(t *topic) error {
+		var err error
+		if trash, err = s.trashLocked(s.topicDir(t.stream.id, t.id)); err != nil {
+			return err
+		}
 		logs = detachTopic(t)
 		t.stream.topics[t.id] = nil
 		gone = t
@@ -206,12 +211,13 @@ func (c *conn) deleteTopic(sess *session, body []byte) error {
 	if gone == nil {
 		return err
 	}
+	if s.afterDelete != nil {
+		s.afterDelete()
+	}
 	for _, l := range logs {
 		err = errors.Join(err, l.Close())
 	}
-	if rerr := os.RemoveAll(s.topicDir(gone.stream.id, gone.id)); rerr != nil {
-		s.log.Warn("removing topic directory", "stream", gone.stream.id, "topic", gone.id, "err", rerr)
-	}
+	s.removeTrash(trash)
 	return err
 }
 
@@ -272,11 +278,24 @@ func (c *conn) deletePartitions(sess *session, body []byte) error {
 	}
 	s := c.s
 	var removed []*partition
+	var trash []string
 	err := s.mutateTopic(sess, q.Stream, q.Topic, authz.ManageTopic, func(t *topic) error {
 		if int(q.Count) > len(t.partitions) {
 			return wire.InvalidPartitionsCount
 		}
 		keep := len(t.partitions) - int(q.Count)
+		for _, p := range t.partitions[keep:] {
+			dir, err := s.trashLocked(p.dir)
+			if err != nil {
+				// Put back what was moved aside: nothing is deleted.
+				for i, d := range trash {
+					_ = os.Rename(d, t.partitions[keep+i].dir)
+				}
+				trash = nil
+				return err
+			}
+			trash = append(trash, dir)
+		}
 		removed = append([]*partition(nil), t.partitions[keep:]...)
 		t.partitions = t.partitions[:keep]
 		rebalanceTopic(t)
@@ -284,9 +303,9 @@ func (c *conn) deletePartitions(sess *session, body []byte) error {
 	})
 	for _, p := range removed {
 		err = errors.Join(err, p.log.Close())
-		if rerr := os.RemoveAll(p.dir); rerr != nil {
-			s.log.Warn("removing partition directory", "dir", p.dir, "err", rerr)
-		}
+	}
+	for _, dir := range trash {
+		s.removeTrash(dir)
 	}
 	return err
 }

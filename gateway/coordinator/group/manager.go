@@ -48,6 +48,9 @@ type Config struct {
 	// FallbackOffset answers OffsetFetch for a partition the group has no committed offset
 	// for (the offsets an Iggy consumer group of the same name stored); ok false means none.
 	FallbackOffset func(ctx context.Context, id kafka.Identity, group, topic string, partition int32) (offset int64, ok bool, err error)
+	// Unstable, when set, says whether an open transaction holds staged offsets of the group's
+	// partition: an OffsetFetch with RequireStable answers it UNSTABLE_OFFSET_COMMIT.
+	Unstable func(group, topic string, partition int32) bool
 	// CommitTopic, when set, is called by OffsetCommit once for each topic of a commit that
 	// exists, before the commit takes its group's turn in the journal; an error refuses that
 	// topic's partitions with its *kerr.Error code, or else as a failed append would. The

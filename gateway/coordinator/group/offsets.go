@@ -245,7 +245,8 @@ func (m *Manager) commitCode(req *kmsg.OffsetCommitRequest) int16 {
 
 // FetchOffsets answers one group of an OffsetFetch: topics nil means every committed offset of
 // the group. Partitions without a committed offset are -1, unless Config.FallbackOffset knows
-// one. requireStable needs no wait here: without transactions no offset is ever pending. The
+// one. With requireStable, a partition an open transaction holds staged offsets of
+// (Config.Unstable) is UNSTABLE_OFFSET_COMMIT, and the client asks again. The
 // member id and epoch (v9+; nil and -1 before) are checked against a consumer group's members as
 // Kafka checks them (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); a classic group ignores them.
 func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool, memberID *string, memberEpoch int32) kmsg.OffsetFetchResponseGroup {
@@ -273,9 +274,17 @@ func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group str
 	}
 	m.mu.Unlock()
 
-	part := func(p int32, oc record.OffsetCommit) kmsg.OffsetFetchResponseGroupTopicPartition {
+	unstable := func(topic string, p int32) bool {
+		return requireStable && m.cfg.Unstable != nil && m.cfg.Unstable(group, topic, p)
+	}
+	part := func(topic string, p int32, oc record.OffsetCommit) kmsg.OffsetFetchResponseGroupTopicPartition {
 		sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 		sp.Partition = p
+		if unstable(topic, p) {
+			sp.Offset, sp.LeaderEpoch, sp.Metadata = -1, -1, kmsg.StringPtr("")
+			sp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			return sp
+		}
 		sp.Offset = oc.Offset
 		sp.LeaderEpoch = oc.LeaderEpoch
 		sp.Metadata = kmsg.StringPtr(oc.Metadata)
@@ -284,7 +293,7 @@ func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group str
 	if topics == nil {
 		byTopic := make(map[string][]kmsg.OffsetFetchResponseGroupTopicPartition)
 		for k, oc := range have {
-			byTopic[k.topic] = append(byTopic[k.topic], part(k.partition, oc))
+			byTopic[k.topic] = append(byTopic[k.topic], part(k.topic, k.partition, oc))
 		}
 		names := make([]string, 0, len(byTopic))
 		for t := range byTopic {
@@ -313,8 +322,8 @@ func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group str
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			if oc, ok := have[tp{t.Topic, p}]; ok {
-				st.Partitions = append(st.Partitions, part(p, oc))
+			if oc, ok := have[tp{t.Topic, p}]; ok || unstable(t.Topic, p) {
+				st.Partitions = append(st.Partitions, part(t.Topic, p, oc))
 				continue
 			}
 			sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()

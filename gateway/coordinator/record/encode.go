@@ -10,17 +10,29 @@ import (
 
 // Version is the newest format version (the first byte of every record). Version 2 added the
 // consumer-group record and the consumer groups of a checkpoint, version 3 the transaction record
-// and the transactions of a checkpoint; Decode reads versions 1 to 3. Encode writes the oldest
+// and the transactions of a checkpoint, version 4 the offsets a transaction stages for its groups
+// (TxnOffsetCommit); Decode reads versions 1 to 4. Encode writes the oldest
 // version that holds the record (EncodeVersion), so a log without transactions stays readable by
 // gateways that know only version 2, and a version-2 reader skips what it cannot hold
 // (ErrVersion) instead of misreading it. The layout is documented field by field in the package
 // doc of gateway/coordinator.
-const Version = 3
+const Version = 4
 
-// EncodeVersion is the version Encode writes r in: 3 for a transaction record and a checkpoint
+// EncodeVersion is the version Encode writes r in: 4 for a transaction record or a checkpoint
+// holding a transaction with staged offsets, 3 for the other transaction records and checkpoints
 // holding transactions, 2 for every other record.
 func EncodeVersion(r *Record) uint8 {
-	if r.Type == TypeTransaction || r.Type == TypeCheckpoint && r.Checkpoint != nil && len(r.Checkpoint.Transactions) > 0 {
+	switch {
+	case r.Type == TypeTransaction && r.Transaction != nil && len(r.Transaction.Offsets) > 0:
+		return 4
+	case r.Type == TypeTransaction:
+		return 3
+	case r.Type == TypeCheckpoint && r.Checkpoint != nil && len(r.Checkpoint.Transactions) > 0:
+		for i := range r.Checkpoint.Transactions {
+			if len(r.Checkpoint.Transactions[i].Offsets) > 0 {
+				return 4
+			}
+		}
 		return 3
 	}
 	return 2
@@ -67,6 +79,7 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(unixNano(r.Time)))
 	var w writer
 	w.b = dst
+	w.v = EncodeVersion(&r)
 	switch r.Type {
 	case TypeClaim:
 		c := r.ClaimInfo
@@ -185,7 +198,7 @@ func Decode(b []byte) (Record, error) {
 		return r, err
 	}
 	r.Type, r.Claim, r.Time = h.Type, h.Claim, h.Time
-	d := reader{b: b, pos: HeaderSize}
+	d := reader{b: b, pos: HeaderSize, v: h.Version}
 	if r.Type == TypeConsumerGroup && h.Version < 2 || r.Type == TypeTransaction && h.Version < 3 {
 		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d in version %d", b[1], h.Version), Err: ErrType}
 	}
@@ -309,7 +322,10 @@ func fromUnixNano(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-type writer struct{ b []byte }
+type writer struct {
+	b []byte
+	v uint8 // the format version written
+}
 
 func (w *writer) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *writer) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
@@ -415,6 +431,7 @@ func (w *writer) offset(o *OffsetCommit) {
 type reader struct {
 	b   []byte
 	pos int
+	v   uint8 // the record's format version
 	err *DecodeError
 }
 
@@ -679,6 +696,11 @@ func checkTxn(t *Transaction) error {
 			return fmt.Errorf("coordinator record: transaction %q: groups not sorted or repeated", t.ID)
 		}
 	}
+	for i := 1; i < len(t.Offsets); i++ {
+		if CompareTxnOffset(&t.Offsets[i-1], &t.Offsets[i]) >= 0 {
+			return fmt.Errorf("coordinator record: transaction %q: staged offsets not sorted or repeated", t.ID)
+		}
+	}
 	return nil
 }
 
@@ -702,6 +724,18 @@ func (w *writer) txn(t *Transaction) {
 	}
 	w.varint(unixNano(t.Started))
 	w.varint(unixNano(t.Updated))
+	if w.v >= 4 {
+		w.uvarint(uint64(len(t.Offsets)))
+		for i := range t.Offsets {
+			o := &t.Offsets[i]
+			w.str(o.Group)
+			w.str(o.Topic)
+			w.varint(int64(o.Partition))
+			w.varint(o.Offset)
+			w.varint(int64(o.LeaderEpoch))
+			w.str(o.Metadata)
+		}
+	}
 }
 
 func (d *reader) txn(t *Transaction) {
@@ -747,6 +781,24 @@ func (d *reader) txn(t *Transaction) {
 	}
 	t.Started = fromUnixNano(d.varint("transaction started"))
 	t.Updated = fromUnixNano(d.varint("transaction updated"))
+	if d.v >= 4 {
+		if n := d.count("transaction offsets", 6); n > 0 {
+			t.Offsets = make([]TxnOffset, n)
+			for i := range t.Offsets {
+				o := &t.Offsets[i]
+				o.Group = d.str("staged offset group")
+				o.Topic = d.str("staged offset topic")
+				o.Partition = d.i32("staged offset partition")
+				o.Offset = d.varint("staged offset")
+				o.LeaderEpoch = d.i32("staged offset leader epoch")
+				o.Metadata = d.str("staged offset metadata")
+				if d.err != nil {
+					t.Offsets = nil
+					return
+				}
+			}
+		}
+	}
 	if d.err == nil && checkTxn(t) != nil {
 		d.fail("transaction order", ErrCorrupt)
 	}

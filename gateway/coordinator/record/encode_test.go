@@ -87,7 +87,20 @@ func goldens() map[string]Record {
 	cpt := cp
 	cpt.Transactions = []Transaction{tx, {ID: "tx-idle", ProducerID: 7, Epoch: 0, Timeout: time.Minute, State: TxnCompleteAbort, Updated: t0}}
 	g["checkpoint-transactions"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpt}
+	txo := goldenTransaction()
+	txo.State, txo.Offsets = TxnOngoing, goldenTxnOffsets()
+	g["transaction-offsets"] = Record{Type: TypeTransaction, Claim: 3, Time: t0, Transaction: &txo}
+	cpo := cp
+	cpo.Transactions = []Transaction{txo, {ID: "tx-idle", ProducerID: 7, Epoch: 0, Timeout: time.Minute, State: TxnCompleteAbort, Updated: t0}}
+	g["checkpoint-transaction-offsets"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpo}
 	return g
+}
+
+func goldenTxnOffsets() []TxnOffset {
+	return []TxnOffset{
+		{Group: "etl", Topic: "orders", Partition: 0, Offset: 120, LeaderEpoch: -1, Metadata: ""},
+		{Group: "etl", Topic: "orders", Partition: 2, Offset: 7, LeaderEpoch: 3, Metadata: "m"},
+	}
 }
 
 func goldenTransaction() Transaction {
@@ -206,6 +219,7 @@ func TestDecodeErrors(t *testing.T) {
 	good, _ := Encode(goldens()["group"])
 	cg, _ := Encode(goldens()["consumer-group"])
 	tx, _ := Encode(goldens()["transaction"])
+	txo, _ := Encode(goldens()["transaction-offsets"])
 	// In the golden transaction the state byte (2, PrepareCommit) comes right before the topic
 	// count (2) and the first topic, "orders", whose partitions are 0 and 2.
 	at := bytes.Index(tx, []byte("\x02\x06orders"))
@@ -220,7 +234,7 @@ func TestDecodeErrors(t *testing.T) {
 		want error
 	}{
 		{"empty", nil, ErrTruncated},
-		{"future version", append([]byte{4}, good[1:]...), ErrVersion},
+		{"future version", append([]byte{Version + 1}, good[1:]...), ErrVersion},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"short header", good[:10], ErrTruncated},
 		{"unknown type", append([]byte{2, 99}, good[2:]...), ErrType},
@@ -236,6 +250,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"transaction partitions out of order", txPatch(at+8, 2, 4, 0), ErrCorrupt},
 		{"transaction topic without partitions", txPatch(at+8, 0), ErrCorrupt},
 		{"truncated transaction", tx[:len(tx)-4], ErrTruncated},
+		{"staged offsets out of order", txoOutOfOrder(t), ErrCorrupt},
+		{"truncated staged offsets", txo[:len(txo)-3], ErrTruncated},
+		{"transaction with offsets in version 3", append([]byte{3}, txo[1:]...), ErrCorrupt},
 		{"trailing bytes", append(append([]byte{}, good...), 0), ErrCorrupt},
 		{"huge member count", append(append([]byte{}, good[:HeaderSize]...), 2, 'g', '1', 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f), ErrCorrupt},
 	}
@@ -304,4 +321,35 @@ func FuzzDecode(f *testing.F) {
 		}
 		NewState().Apply(0, r)
 	})
+}
+
+// txoOutOfOrder is the golden transaction with staged offsets whose two offsets are swapped.
+func txoOutOfOrder(t *testing.T) []byte {
+	t.Helper()
+	r := goldens()["transaction-offsets"]
+	tx := *r.Transaction
+	good, err := Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Encode refuses the swapped order, so the bytes are built from the sorted record: the
+	// first staged offset's group "etl" and topic "orders" begin the offsets section.
+	first, second := tx.Offsets[0], tx.Offsets[1]
+	enc := func(o TxnOffset) []byte {
+		var w writer
+		w.str(o.Group)
+		w.str(o.Topic)
+		w.varint(int64(o.Partition))
+		w.varint(o.Offset)
+		w.varint(int64(o.LeaderEpoch))
+		w.str(o.Metadata)
+		return w.b
+	}
+	a, b := enc(first), enc(second)
+	tail := append(append([]byte{}, a...), b...)
+	if !bytes.HasSuffix(good, tail) {
+		t.Fatal("staged offsets are not the end of the record")
+	}
+	out := append([]byte{}, good[:len(good)-len(tail)]...)
+	return append(append(out, b...), a...)
 }

@@ -9,7 +9,11 @@
 // ignored by every reader, so a gateway that lost a partition cannot change it.
 package record
 
-import "time"
+import (
+	"cmp"
+	"strings"
+	"time"
+)
 
 // Type tells which record a message holds.
 type Type uint8
@@ -286,6 +290,31 @@ type Transaction struct {
 	Started time.Time
 	// Updated is when this state was decided.
 	Updated time.Time
+	// Offsets are the group offsets the transaction staged (TxnOffsetCommit), sorted by group,
+	// topic and partition (CompareTxnOffset), one per partition of a group: committed to the
+	// groups when the transaction commits, dropped when it aborts (format version 4).
+	Offsets []TxnOffset
+}
+
+// TxnOffset is one offset a transaction staged for a group's partition.
+type TxnOffset struct {
+	Group       string
+	Topic       string
+	Partition   int32
+	Offset      int64
+	LeaderEpoch int32 // -1 when the client sent none
+	Metadata    string
+}
+
+// CompareTxnOffset orders staged offsets by group, topic and partition.
+func CompareTxnOffset(a, b *TxnOffset) int {
+	if c := strings.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
 }
 
 // TxnTopic is the partitions of one topic in a transaction.

@@ -11,7 +11,8 @@
 // The two types to know:
 //
 //   - Manager serves the transactional ids of one log partition: InitProducerID, AddPartitions,
-//     AddGroup, EndTxn, Check (is this producer's write to this partition part of its open
+//     AddGroup, StageOffsets (TxnOffsetCommit's offsets, kept in the transaction record until
+//     the end commits them through Markers or drops them), Pending, EndTxn, Check (is this producer's write to this partition part of its open
 //     transaction?) and the timeout of every open transaction. Restore loads what the log holds
 //     while the partition loads; Start, once it serves, finishes every transaction found
 //     half-ended and restarts the timeouts.

@@ -386,7 +386,7 @@ func (m *Manager) end(e *entry, epoch int16, st record.TxnState) {
 		if st == record.TxnPrepareAbort {
 			next.State = record.TxnCompleteAbort
 		}
-		next.Partitions, next.Groups, next.Started = nil, nil, time.Time{}
+		next.Partitions, next.Groups, next.Offsets, next.Started = nil, nil, nil, time.Time{}
 		e.ending = false
 		if err := m.commit(e, next); err != nil && !m.stopped() {
 			e.ending = true
@@ -416,5 +416,6 @@ func cloneTxn(t record.Transaction) record.Transaction {
 		t.Partitions[i].Partitions = slices.Clone(t.Partitions[i].Partitions)
 	}
 	t.Groups = slices.Clone(t.Groups)
+	t.Offsets = slices.Clone(t.Offsets)
 	return t
 }

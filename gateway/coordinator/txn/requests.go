@@ -64,7 +64,7 @@ func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int6
 		}
 	}
 	next.State, next.Timeout = record.TxnEmpty, timeout
-	next.Partitions, next.Groups, next.Started = nil, nil, time.Time{}
+	next.Partitions, next.Groups, next.Offsets, next.Started = nil, nil, nil, time.Time{}
 	if err := m.commit(e, next); err != nil {
 		return NoProducer, NoProducer, err
 	}
@@ -125,7 +125,7 @@ func (m *Manager) add(id string, producerID int64, epoch int16, change func(*rec
 	}
 	next := cloneTxn(e.t)
 	if next.State != record.TxnOngoing {
-		next.State, next.Partitions, next.Groups, next.Started = record.TxnOngoing, nil, nil, m.clk.Now()
+		next.State, next.Partitions, next.Groups, next.Offsets, next.Started = record.TxnOngoing, nil, nil, nil, m.clk.Now()
 		change(&next)
 		return m.commit(e, next)
 	}
@@ -149,6 +149,64 @@ func addPartition(t *record.Transaction, topic string, p int32) bool {
 	}
 	t.Partitions[i].Partitions = slices.Insert(ps, j, p)
 	return true
+}
+
+// StageOffsets stages group offsets in the producer's open transaction (TxnOffsetCommit, once
+// the group coordinator checked the member): they are committed to their groups when the
+// transaction commits (Config.Markers) and dropped when it aborts. A later offset for the same
+// partition of a group replaces the staged one. Every offset's group must have been added to the
+// open transaction (AddGroup), else INVALID_TXN_STATE, as for an end with no transaction open;
+// the answer comes once the transaction record holding them is read back.
+func (m *Manager) StageOffsets(id string, producerID int64, epoch int16, offsets []record.TxnOffset) error {
+	e, err := m.lock(id, false)
+	if err != nil {
+		return err
+	}
+	defer m.unlock(e)
+	if err := producer(&e.t, producerID, epoch); err != nil {
+		return err
+	}
+	if e.t.State != record.TxnOngoing {
+		return kerr.InvalidTxnState
+	}
+	for _, o := range offsets {
+		if _, ok := slices.BinarySearch(e.t.Groups, o.Group); !ok {
+			return kerr.InvalidTxnState
+		}
+	}
+	next := cloneTxn(e.t)
+	changed := false
+	for _, o := range offsets {
+		i, found := slices.BinarySearchFunc(next.Offsets, o, func(a, b record.TxnOffset) int { return record.CompareTxnOffset(&a, &b) })
+		switch {
+		case !found:
+			next.Offsets = slices.Insert(next.Offsets, i, o)
+			changed = true
+		case next.Offsets[i] != o:
+			next.Offsets[i] = o
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return m.commit(e, next)
+}
+
+// Pending says whether a transaction of this manager that has not completed holds a staged
+// offset of the group's partition (OffsetFetch with RequireStable answers it
+// UNSTABLE_OFFSET_COMMIT until the transaction is complete).
+func (m *Manager) Pending(group, topic string, partition int32) bool {
+	key := record.TxnOffset{Group: group, Topic: topic, Partition: partition}
+	for _, t := range m.List() {
+		if len(t.Offsets) == 0 {
+			continue
+		}
+		if _, ok := slices.BinarySearchFunc(t.Offsets, key, func(a, b record.TxnOffset) int { return record.CompareTxnOffset(&a, &b) }); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // EndTxn commits or aborts the producer's open transaction: the answer comes once the Prepare

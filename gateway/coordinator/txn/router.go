@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
@@ -19,6 +20,9 @@ type Directory interface {
 	Txns(transactionalID string) (*Manager, int16)
 	// AllTxns lists every manager serving here (ListTransactions asks each).
 	AllTxns() []*Manager
+	// Manager returns the group manager serving the group here, or the code to answer, as for
+	// a group request (TxnOffsetCommit checks the member there).
+	Manager(group string) (*group.Manager, int16)
 }
 
 // Router is a gateway's kafka.TxnCoordinator over a Directory: it turns the Kafka requests into
@@ -144,6 +148,102 @@ func (r *Router) EndTxn(_ context.Context, _ kafka.Identity, req *kmsg.EndTxnReq
 	}
 	resp.ErrorCode = codeFor(m.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit), req.Version, 2)
 	return resp, nil
+}
+
+// maxMetadata is the longest offset metadata taken, as OffsetCommit takes it (Kafka's
+// offset.metadata.max.bytes).
+const maxMetadata = 4096
+
+// TxnOffsetCommit checks the member against the group here (KIP-447), then stages the offsets in
+// the producer's transaction, which this gateway must coordinate too.
+func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	codes := make([][]int16, len(req.Topics))
+	for i, t := range req.Topics {
+		codes[i] = make([]int16, len(t.Partitions))
+	}
+	answer := func() *kmsg.TxnOffsetCommitResponse {
+		for i, t := range req.Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for j, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, codes[i][j]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	all := func(code int16) *kmsg.TxnOffsetCommitResponse {
+		for i := range codes {
+			for j := range codes[i] {
+				if codes[i][j] == 0 {
+					codes[i][j] = code
+				}
+			}
+		}
+		return answer()
+	}
+	if req.Group == "" {
+		return all(kerr.InvalidGroupID.Code), nil
+	}
+	gm, code := r.d.Manager(req.Group)
+	if gm == nil {
+		return all(code), nil
+	}
+	gen := req.Generation
+	if req.Version < 3 {
+		gen = -1 // v0-2 carry no member: the producer commits as Kafka's pre-KIP-447 clients do
+	}
+	code, stale := gm.TxnCommitCheck(group.TxnCommit{Group: req.Group, MemberID: req.MemberID, InstanceID: req.InstanceID, Generation: gen})
+	if code != 0 {
+		return all(code), nil
+	}
+	names := make([]string, len(req.Topics))
+	for i, t := range req.Topics {
+		names[i] = t.Topic
+	}
+	tcodes, tparts := group.TxnCommitTopics(ctx, id, names)
+	var offsets []record.TxnOffset
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			switch {
+			case tcodes[t.Topic] != 0:
+				codes[i][j] = tcodes[t.Topic]
+			case tparts != nil && (p.Partition < 0 || p.Partition >= tparts[t.Topic]):
+				codes[i][j] = kerr.UnknownTopicOrPartition.Code
+			case p.Metadata != nil && len(*p.Metadata) > maxMetadata:
+				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
+			case stale != nil && stale(t.Topic, p.Partition) != 0:
+				codes[i][j] = stale(t.Topic, p.Partition)
+			default:
+				o := record.TxnOffset{Group: req.Group, Topic: t.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: -1}
+				if req.Version >= 2 {
+					o.LeaderEpoch = p.LeaderEpoch
+				}
+				if p.Metadata != nil {
+					o.Metadata = *p.Metadata
+				}
+				offsets = append(offsets, o)
+			}
+		}
+	}
+	if len(offsets) == 0 {
+		return answer(), nil
+	}
+	if len(req.TransactionalID) == 0 || len(req.TransactionalID) > MaxIDLength {
+		return all(kerr.InvalidRequest.Code), nil
+	}
+	m, code := r.d.Txns(req.TransactionalID)
+	if m == nil {
+		// The group is here and the transaction elsewhere (or loading): the client asks again.
+		if code == kerr.NotCoordinator.Code {
+			code = kerr.CoordinatorNotAvailable.Code
+		}
+		return all(code), nil
+	}
+	return all(codeFor(m.StageOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, offsets), req.Version, 3)), nil
 }
 
 func (r *Router) DescribeTransactions(_ context.Context, _ kafka.Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error) {

@@ -9,11 +9,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
-type oneManager struct{ m *Manager }
+// oneManager serves every transactional id with m and every group with g.
+type oneManager struct {
+	m *Manager
+	g *group.Manager
+}
+
+func (d oneManager) Manager(string) (*group.Manager, int16) {
+	if d.g == nil {
+		return nil, kerr.NotCoordinator.Code
+	}
+	return d.g, 0
+}
 
 func (d oneManager) AllTxns() []*Manager {
 	if d.m == nil {
@@ -34,7 +46,7 @@ func (d oneManager) Txns(string) (*Manager, int16) {
 // manager is asked.
 func TestRouterCodes(t *testing.T) {
 	f := newFixture(t)
-	r := NewRouter(oneManager{f.m})
+	r := NewRouter(oneManager{m: f.m})
 	ctx := context.Background()
 	id := "r"
 	init := kmsg.NewPtrInitProducerIDRequest()
@@ -85,7 +97,7 @@ func TestRouterCodes(t *testing.T) {
 // names and filters.
 func TestRouterDescribeAndList(t *testing.T) {
 	f := newFixture(t)
-	r := NewRouter(oneManager{f.m})
+	r := NewRouter(oneManager{m: f.m})
 	ctx := context.Background()
 	pid, epoch, _ := f.m.InitProducerID("open", time.Minute, NoProducer, NoProducer)
 	f.clk.Advance(time.Second)
