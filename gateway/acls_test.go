@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
-	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
 
 // aclRow is one ACL as DescribeAcls lists it, for comparisons.
@@ -116,22 +112,8 @@ func deleteACLs(t *testing.T, cl *kgo.Client, principal string, res kmsg.ACLReso
 // users without manage-users (or read-users) may not change (read) ACLs; deletions clear the
 // permission, except where another of carol's permissions still allows the ACL.
 func TestACLsAsIggyPermissions(t *testing.T) {
-	ps := freeport.Ports(t, 2)
-	fleet := []kafka.Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(ps[0])}, {NodeID: 2, Host: "127.0.0.1", Port: int32(ps[1])}}
-	g1 := startGateway(t, func(c *Config) {
-		c.NodeID, c.Bind, c.Brokers, c.SASL = 1, "127.0.0.1:"+strconv.Itoa(ps[0]), fleet, true
-	})
-	g2 := startGateway(t, func(c *Config) {
-		c.NodeID, c.Bind, c.Brokers, c.SASL = 2, "127.0.0.1:"+strconv.Itoa(ps[1]), fleet, true
-		c.IggyAddrs = []string{g1.StoreAddr().String()}
-		c.IggyUsername, c.IggyPassword = "iggy", "iggy"
-	})
+	g1, g2, admin := saslPair(t)
 	ctx := testCtx(t)
-	admin, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{g1.StoreAddr().String()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	for name, p := range map[string]*wire.Permissions{
 		"ops":   {Global: wire.GlobalPermissions{ManageUsers: true}},
 		"dave":  {Global: wire.GlobalPermissions{ReadUsers: true}},

@@ -376,3 +376,25 @@ func TestStartFailureReleasesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// saslPair starts two SASL gateways of one fleet over gateway 1's store, and an Iggy client
+// logged in to that store as its root user, closed when the test ends.
+func saslPair(t *testing.T) (g1, g2 *Gateway, admin *iggy.Client) {
+	t.Helper()
+	ps := freeport.Ports(t, 2)
+	fleet := []kafka.Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(ps[0])}, {NodeID: 2, Host: "127.0.0.1", Port: int32(ps[1])}}
+	g1 = startGateway(t, func(c *Config) {
+		c.NodeID, c.Bind, c.Brokers, c.SASL = 1, "127.0.0.1:"+strconv.Itoa(ps[0]), fleet, true
+	})
+	g2 = startGateway(t, func(c *Config) {
+		c.NodeID, c.Bind, c.Brokers, c.SASL = 2, "127.0.0.1:"+strconv.Itoa(ps[1]), fleet, true
+		c.IggyAddrs = []string{g1.StoreAddr().String()}
+		c.IggyUsername, c.IggyPassword = "iggy", "iggy"
+	})
+	admin, err := iggy.Dial(testCtx(t), iggy.Config{Addrs: []string{g1.StoreAddr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	return g1, g2, admin
+}

@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
@@ -16,10 +15,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	gscram "github.com/iggy-kafka/iggy-kafka/gateway/scram"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
-	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
 
 // Two SASL gateways over one store. Iggy users alice (may write) and bob (may only read) set
@@ -28,22 +25,8 @@ import (
 // wrong password is refused, a password altered at gateway 1 replaces the old one at gateway 2,
 // and a user cannot set another's credential.
 func TestSCRAMAcrossGateways(t *testing.T) {
-	ps := freeport.Ports(t, 2)
-	fleet := []kafka.Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(ps[0])}, {NodeID: 2, Host: "127.0.0.1", Port: int32(ps[1])}}
-	g1 := startGateway(t, func(c *Config) {
-		c.NodeID, c.Bind, c.Brokers, c.SASL = 1, "127.0.0.1:"+strconv.Itoa(ps[0]), fleet, true
-	})
-	g2 := startGateway(t, func(c *Config) {
-		c.NodeID, c.Bind, c.Brokers, c.SASL = 2, "127.0.0.1:"+strconv.Itoa(ps[1]), fleet, true
-		c.IggyAddrs = []string{g1.StoreAddr().String()}
-		c.IggyUsername, c.IggyPassword = "iggy", "iggy"
-	})
+	g1, g2, admin := saslPair(t)
 	ctx := testCtx(t)
-	admin, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{g1.StoreAddr().String()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	writer := &wire.Permissions{Global: wire.GlobalPermissions{ReadStreams: true, ReadTopics: true, ManageTopics: true, PollMessages: true, SendMessages: true}}
 	if _, err := admin.CreateUser(ctx, "alice", "wonderland", wire.UserStatusActive, writer); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,10 +14,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	gscram "github.com/iggy-kafka/iggy-kafka/gateway/scram"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
-	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
 
 // An administrator (an Iggy user with manage-users, here ops) provisions the SCRAM credential of
@@ -28,22 +25,8 @@ import (
 // manage-users (bob) cannot provision, a user unknown to Iggy cannot be provisioned, the
 // administrator sees every user's credentials and deletes carol's.
 func TestSCRAMProvisionedByAdministrator(t *testing.T) {
-	ps := freeport.Ports(t, 2)
-	fleet := []kafka.Broker{{NodeID: 1, Host: "127.0.0.1", Port: int32(ps[0])}, {NodeID: 2, Host: "127.0.0.1", Port: int32(ps[1])}}
-	g1 := startGateway(t, func(c *Config) {
-		c.NodeID, c.Bind, c.Brokers, c.SASL = 1, "127.0.0.1:"+strconv.Itoa(ps[0]), fleet, true
-	})
-	g2 := startGateway(t, func(c *Config) {
-		c.NodeID, c.Bind, c.Brokers, c.SASL = 2, "127.0.0.1:"+strconv.Itoa(ps[1]), fleet, true
-		c.IggyAddrs = []string{g1.StoreAddr().String()}
-		c.IggyUsername, c.IggyPassword = "iggy", "iggy"
-	})
+	g1, g2, admin := saslPair(t)
 	ctx := testCtx(t)
-	admin, err := iggy.Dial(ctx, iggy.Config{Addrs: []string{g1.StoreAddr().String()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 
 	root := kadm.NewClient(client(t, g1, kgo.SASL(plain.Auth{User: "iggy", Pass: "iggy"}.AsMechanism())))
 	for _, topic := range []string{"mine", "theirs"} {
