@@ -193,11 +193,21 @@ func addChunk(out *[]byte, buf *[]byte, parts *int, val []byte) {
 // other Iggy clients stored.
 func (m *recMeta) parse(b []byte) {
 	m.reset()
-	le := binary.LittleEndian
-	for len(b) > 0 {
-		if len(b) < 5 {
-			return
+	eachTLV(b, func(key []byte, vk byte, val []byte) bool {
+		if len(key) >= 6 && string(key[:6]) == "kafka." {
+			m.item(key, vk, val)
 		}
+		return true
+	})
+}
+
+// eachTLV is the one reader of an Iggy user-header block: each item is a key kind byte, the key's
+// length (u32, little-endian) and bytes, a value kind byte, the value's length and bytes. It calls
+// fn with each item in order and stops at fn's false, or at the first item that does not fit, so
+// a cut or foreign block reads as far as it parses.
+func eachTLV(b []byte, fn func(key []byte, kind byte, val []byte) bool) {
+	le := binary.LittleEndian
+	for len(b) >= 5 {
 		kl := le.Uint32(b[1:])
 		if uint64(kl) > uint64(len(b)-5) {
 			return
@@ -207,17 +217,15 @@ func (m *recMeta) parse(b []byte) {
 		if len(b) < 5 {
 			return
 		}
-		vk := b[0]
-		vl := le.Uint32(b[1:])
+		vk, vl := b[0], le.Uint32(b[1:])
 		if uint64(vl) > uint64(len(b)-5) {
 			return
 		}
 		val := b[5 : 5+vl]
 		b = b[5+vl:]
-		if len(key) < 6 || string(key[:6]) != "kafka." {
-			continue
+		if !fn(key, vk, val) {
+			return
 		}
-		m.item(key, vk, val)
 	}
 }
 

@@ -273,22 +273,8 @@ func parseConf(b []byte) (topicConf, bool) {
 	var conf topicConf
 	deleted := false
 	le := binary.LittleEndian
-	for len(b) >= 5 {
-		kl := le.Uint32(b[1:])
-		if uint64(kl) > uint64(len(b)-5) {
-			break
-		}
-		key := string(b[5 : 5+kl])
-		b = b[5+kl:]
-		if len(b) < 5 {
-			break
-		}
-		vk, vl := b[0], le.Uint32(b[1:])
-		if uint64(vl) > uint64(len(b)-5) {
-			break
-		}
-		val := b[5 : 5+vl]
-		b = b[5+vl:]
+	eachTLV(b, func(k []byte, vk byte, val []byte) bool {
+		key := string(k)
 		switch {
 		case key == confMaxMessage && vk == kindInt32 && len(val) == 4:
 			conf.maxMessageBytes = int32(le.Uint32(val))
@@ -310,7 +296,8 @@ func parseConf(b []byte) (topicConf, bool) {
 			}
 			conf.stored[key] = string(val)
 		}
-	}
+		return true
+	})
 	return conf, deleted
 }
 
@@ -318,27 +305,12 @@ func parseConf(b []byte) (topicConf, bool) {
 // others are skipped.
 func parseScoped(b []byte, check func(name, value string) error) map[string]string {
 	out := map[string]string{}
-	le := binary.LittleEndian
-	for len(b) >= 5 {
-		kl := le.Uint32(b[1:])
-		if uint64(kl) > uint64(len(b)-5) {
-			break
-		}
-		key := string(b[5 : 5+kl])
-		b = b[5+kl:]
-		if len(b) < 5 {
-			break
-		}
-		vk, vl := b[0], le.Uint32(b[1:])
-		if uint64(vl) > uint64(len(b)-5) {
-			break
-		}
-		val := string(b[5 : 5+vl])
-		b = b[5+vl:]
-		if vk == kindString && check(key, val) == nil {
+	eachTLV(b, func(k []byte, vk byte, v []byte) bool {
+		if key, val := string(k), string(v); vk == kindString && check(key, val) == nil {
 			out[key] = val
 		}
-	}
+		return true
+	})
 	return out
 }
 
