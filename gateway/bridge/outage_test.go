@@ -334,14 +334,7 @@ func (l laggingStatsStore) topic(ctx context.Context, stream, name string) (topi
 func TestFetchEndIgnoresLaggingCounters(t *testing.T) {
 	ctx := context.Background()
 	ls := laggingStatsStore{newMemStore()}
-	b, err := newBridge(ctx, ls, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.createTopic(ctx, ls, "t", 2, nil, false); err != nil {
-		t.Fatal(err)
-	}
+	b := bridgeWithTopic(t, ls, 2)
 	if _, err := b.produce(ctx, ls, "t", 0, kafkaBatch(t, codecNone, valueRecs("v", 1), -1, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -363,14 +356,7 @@ func TestFetchEndIgnoresLaggingCounters(t *testing.T) {
 func TestListOffsetsEndIgnoresLaggingCounters(t *testing.T) {
 	ctx := context.Background()
 	ls := laggingStatsStore{newMemStore()}
-	b, err := newBridge(ctx, ls, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.createTopic(ctx, ls, "t", 2, nil, false); err != nil {
-		t.Fatal(err)
-	}
+	b := bridgeWithTopic(t, ls, 2)
 	for i := range 3 {
 		if _, err := b.produce(ctx, ls, "t", 0, kafkaBatch(t, codecNone, valueRecs("v", 1+i), -1, 0, 0)); err != nil {
 			t.Fatal(err)
@@ -404,14 +390,7 @@ func (l *lostReplyStore) send(ctx context.Context, stream, topic string, partiti
 func TestResendAfterLostReplyFoundDespiteLaggingCounters(t *testing.T) {
 	ctx := context.Background()
 	ls := &lostReplyStore{laggingStatsStore: laggingStatsStore{newMemStore()}}
-	b, err := newBridge(ctx, ls, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.createTopic(ctx, ls, "t", 1, nil, false); err != nil {
-		t.Fatal(err)
-	}
+	b := bridgeWithTopic(t, ls, 1)
 	if _, err := b.produce(ctx, ls, "t", 0, kafkaBatch(t, codecNone, valueRecs("a", 2), 9, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -427,4 +406,20 @@ func TestResendAfterLostReplyFoundDespiteLaggingCounters(t *testing.T) {
 	if hw, _, err := b.listOffset(ctx, ls, "t", 0, -1); err != nil || hw != 5 {
 		t.Fatalf("end %d (%v), want 5: the resend stored again", hw, err)
 	}
+}
+
+// bridgeWithTopic is a bridge over as, closed when the test ends, with topic "t" of partitions
+// partitions created.
+func bridgeWithTopic(t *testing.T, as iggyAPI, partitions int32) *Bridge {
+	t.Helper()
+	ctx := context.Background()
+	b, err := newBridge(ctx, as, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.createTopic(ctx, as, "t", partitions, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
