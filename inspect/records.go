@@ -249,6 +249,9 @@ func (f RecordFields) AppendText(dst []byte) []byte {
 			if len(c.Transactions) > 0 {
 				l.int("transactions", int64(len(c.Transactions)))
 			}
+			if len(c.Topics) > 0 {
+				l.int("topics", int64(len(c.Topics)))
+			}
 		}
 	case record.TypeTransaction:
 		if x := r.Transaction; x != nil {
@@ -263,6 +266,16 @@ func (f RecordFields) AppendText(dst []byte) []byte {
 			}
 			l.int("partitions", int64(n))
 			l.int("groups", int64(len(x.Groups)))
+		}
+	case record.TypeTopic:
+		if x := r.Topic; x != nil {
+			l.str("topic", x.Name)
+			if x.Gone() {
+				l.str("incarnation", "none")
+			} else {
+				l.uint("topic_id", uint64(x.ID))
+				l.uint("created_us", x.Created)
+			}
 		}
 	case record.TypeConsumerGroup:
 		if c := r.ConsumerGroup; c != nil {
@@ -347,6 +360,20 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(len(c.ConsumerGroups)), 10)
 		b = append(b, `,"transactions":`...)
 		b = strconv.AppendInt(b, int64(len(c.Transactions)), 10)
+		if len(c.Topics) > 0 {
+			b = append(b, `,"topics":`...)
+			b = strconv.AppendInt(b, int64(len(c.Topics)), 10)
+		}
+		return append(b, '}')
+	case r.Type == record.TypeTopic && r.Topic != nil:
+		b = append(b, `{"topic":`...)
+		b = appendJSONString(b, r.Topic.Name)
+		if !r.Topic.Gone() {
+			b = append(b, `,"topic_id":`...)
+			b = strconv.AppendUint(b, uint64(r.Topic.ID), 10)
+			b = append(b, `,"created_us":`...)
+			b = strconv.AppendUint(b, r.Topic.Created, 10)
+		}
 		return append(b, '}')
 	case r.Type == record.TypeTransaction && r.Transaction != nil:
 		j, err := json.Marshal(NewTransactionView(*r.Transaction))

@@ -238,7 +238,6 @@ func Start(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	c.member.Store(-1)
 	c.topics.now = make(chan struct{}, 1)
-	c.topics.seen = make(map[*partition]map[string]topicKey)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.brokers = newBrokerView(c)
 	c.router = group.NewRouter(directory{c})

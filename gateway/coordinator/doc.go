@@ -57,7 +57,7 @@
 // during the outage is left out by the Kafka listener's check that its port accepts connections;
 // one that stalled (SIGSTOP) stays listed until the store is back.
 //
-// # Record format, versions 2 and 3
+// # Record format, versions 2 to 5
 //
 // One record per Iggy message payload. All integers are little-endian. "uvarint" and "varint"
 // are Go's encoding/binary varints (varint is zigzag). A "string" is a uvarint byte length then
@@ -67,18 +67,20 @@
 //
 // Header (18 bytes, every record):
 //
-//	offset 0   u8       version: Encode writes 4 for a transaction record or a checkpoint
+//	offset 0   u8       version: Encode writes 5 for a topic record or a checkpoint holding
+//	                    topics, 4 for a transaction record or a checkpoint
 //	                    holding a transaction with staged offsets, 3 for the other transaction
 //	                    records and checkpoints that hold transactions, 2 for every other
 //	                    record, so a log without transactions stays readable by gateways that
 //	                    know version 2 only. Version 4 is version 3 with the staged offsets
-//	                    of a transaction.
-//	                    Decode reads 1 to 4, version 1 being version 2 without type 7 and
+//	                    of a transaction; version 5 is version 4 with the topic record
+//	                    and a checkpoint's topics.
+//	                    Decode reads 1 to 5, version 1 being version 2 without type 7 and
 //	                    without a checkpoint's consumer groups. A reader that finds another
 //	                    version reports it and skips the record (record.ErrVersion).
 //	offset 1   u8       type: 1 claim, 2 group, 3 offset-commit, 4 group-deleted,
 //	                    5 offset-deleted, 6 checkpoint, 7 consumer-group (version 2+),
-//	                    8 transaction (version 3).
+//	                    8 transaction (version 3), 10 topic (version 5).
 //	offset 2   u64      claim: the claim number the writer held (a claim carries its own).
 //	offset 10  i64      time: the writer's wall clock when it appended, Unix ns.
 //
@@ -96,10 +98,15 @@
 //	                  name it once. Version 2 goes on with uvarint consumer group count and that
 //	                  many consumer groups, each whole (removed count 0). Version 3 goes on
 //	                  with uvarint transaction count (at least 1) and that many transactions.
+//	                  Version 5 goes on with uvarint transaction count (0 allowed) and that
+//	                  many transactions, then uvarint topic count and that many topics (each
+//	                  naming an incarnation).
 //	7 consumer-group  a consumer group (below): a change of one KIP-848 consumer group.
 //	8 transaction     a transaction (below): the whole state of one transactional id after a
 //	                  change (package txn says which changes); the last valid one of an id is
 //	                  its state, and state Dead removes the id.
+//	10 topic          a topic (below): from here on the partition's offsets of the topic belong
+//	                  to that incarnation; id 0 with time 0 says the partition holds none.
 //
 //	group   string name, varint generation, string protocol type, string protocol (chosen
 //	        assignor, "" while none), string leader member id, string state (Kafka's name),
@@ -133,6 +140,8 @@
 //	        offset count, per offset (sorted by group, topic, partition; unique) string group,
 //	        string topic, varint partition, varint offset, varint leader epoch (-1 none),
 //	        string metadata.
+//	topic   string name, uvarint Iggy topic id, uvarint the topic's Iggy creation time
+//	        (microseconds): Iggy reuses a deleted topic's id, the time tells them apart.
 //	assignment
 //	        uvarint topic count, per topic (by topic id) uuid topic id, uvarint n (at least 1),
 //	        n varint partitions (ascending), uvarint m (0 or n) and m varint epochs: in a
@@ -189,20 +198,23 @@
 // and the next resync tries again.
 //
 // A topic deleted and recreated between two resyncs is told apart by its Iggy id together with
-// its creation time (the store reuses a deleted topic's id slot, so the id alone would not do):
-// when either changed since the partition's last resync, the topic's offsets are dropped too.
-// Only the gateway that served the DeleteTopics resyncs at once; the others find the recreation
-// up to TopicResync later, while consumers may already commit to the new topic through them. So
-// before a commit lands, its topic is read (one GetTopic per topic of the OffsetCommit), and
-// when the partition last saw an earlier incarnation, that one's offsets are dropped then, in the
-// log ahead of the commit, and the partition is marked as holding the new one: the resync that
-// finds the recreation later keeps the commit. A commit checked against an incarnation older than
-// the partition's (the topic was recreated while the commit was checked) is refused with
-// UNKNOWN_TOPIC_OR_PARTITION. A partition gained by a gateway whose last list predates the
-// recreation still drops what was committed to the new topic before that gateway's next resync,
-// and one gained after the recreation by a gateway that saw only the new topic keeps the old
-// topic's offsets, since an offset-commit record names no topic id.
-//
+// its creation time (the store reuses a deleted topic's id slot, so the id alone would not do).
+// Which incarnation a partition's offsets of a topic belong to is in the partition's log, a topic
+// record folded by record.State, so every gateway that serves the partition knows it, whatever
+// topic list it read last: a resync drops the offsets of a topic whose incarnation in the list
+// differs from the log's, then appends a topic record for every topic it keeps offsets of that
+// the log names no incarnation of or another one, and a gone topic record for a topic the log
+// names that is no longer listed. Only the gateway that served the DeleteTopics resyncs at once;
+// the others find the recreation up to TopicResync later, while consumers may already commit to
+// the new topic through them. So before a commit lands, its topic is read (one GetTopic per topic
+// of the OffsetCommit): when the log names an earlier incarnation, that one's offsets are dropped
+// then, in the log ahead of the commit, and a topic record of the new one follows, so the resync
+// that finds the recreation later keeps the commit. A commit checked against an incarnation older
+// than the partition's (the topic was recreated while the commit was checked) is refused with
+// UNKNOWN_TOPIC_OR_PARTITION. Offsets written before the log held topic records (format version
+// 4 and older) belong, until the first resync records them, to the incarnation of the serving
+// gateway's last topic list, which is right unless the topic was recreated in between.
+
 // # Lease and the split-brain bound
 //
 // The lease is fleet.Lease over the members of `kafka-gateways`: rendezvous hashing with bounded

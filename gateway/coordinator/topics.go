@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 )
 
@@ -25,15 +27,22 @@ func (k topicKey) newer(was topicKey) bool {
 	return k.created > was.created || k.created == was.created && k.id != was.id
 }
 
-// topicState is what the resync knows: per served partition, the incarnation of each topic its
-// offsets belong to (as of its last resync, or of a commit since: commitTopic), and the newest
-// list read, which a newly gained partition starts from. mu is held across a resync's read of
-// the list and its drops, so what a partition saw only ever moves to later incarnations.
+// incarnation is k as the log's topic record holds it.
+func (k topicKey) incarnation(name string) record.TopicIncarnation {
+	return record.TopicIncarnation{Name: name, ID: k.id, Created: k.created}
+}
+
+// topicState is what the resync knows besides the log: the newest topic list read. Which
+// incarnation a partition's offsets of a topic belong to is the partition's own, in its log
+// (record.TypeTopic, folded by record.State), so a gateway that gains the partition knows it
+// whatever list it read last; the list stands in only for a topic the log names no incarnation
+// of (offsets written before the log held topic records). mu is held across a resync's read of
+// the list and its drops, and across a commit's check, so what a partition holds only ever
+// moves to later incarnations.
 type topicState struct {
 	now  chan struct{}
 	mu   sync.Mutex
 	last map[string]topicKey
-	seen map[*partition]map[string]topicKey
 }
 
 // TopicsDeleted makes the resync run now (a DeleteTopics went through); other gateways find the
@@ -57,8 +66,10 @@ func (c *Coordinator) topicLoop() {
 }
 
 // resyncTopics reads the whole topic list of the Kafka stream and, in every partition served
-// here, drops the offsets of each topic that is missing from it or was recreated since the
-// partition's last resync.
+// here, drops the offsets of each topic that is missing from it or is another incarnation than
+// the one the partition's offsets belong to, then records in the partition's log the incarnation
+// its remaining offsets belong to where the log does not say it yet, and that a gone topic's
+// incarnation is no longer held.
 func (c *Coordinator) resyncTopics(ctx context.Context) error {
 	c.topics.mu.Lock()
 	defer c.topics.mu.Unlock()
@@ -76,14 +87,9 @@ func (c *Coordinator) resyncTopics(ctx context.Context) error {
 
 	prevLast := c.topics.last
 	c.topics.last = cur
-	held := make(map[*partition]bool)
 	var firstErr error
 	for _, pt := range parts {
-		if pt == nil {
-			continue
-		}
-		held[pt] = true
-		if !pt.serving() {
+		if pt == nil || !pt.serving() {
 			continue
 		}
 		pt.mu.Lock()
@@ -92,35 +98,63 @@ func (c *Coordinator) resyncTopics(ctx context.Context) error {
 		if mgr == nil {
 			continue
 		}
-		prev, ok := c.topics.seen[pt]
-		if !ok {
-			prev = prevLast
-		}
+		held, _ := pt.topicsHeld()
 		gone := func(topic string) bool {
 			k, ok := cur[topic]
 			if !ok {
 				return true
 			}
-			was, ok := prev[topic]
+			was, ok := held[topic]
+			if !ok {
+				was, ok = prevLast[topic]
+			}
 			return ok && was != k
 		}
-		if err := mgr.DropTopics(ctx, gone); err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("log partition %d: %w", pt.id, err)
-			}
-			if !ok {
-				c.topics.seen[pt] = prev
-			}
-			continue
+		err := mgr.DropTopics(ctx, gone)
+		if err == nil {
+			err = pt.recordTopics(ctx, cur)
 		}
-		c.topics.seen[pt] = cur
-	}
-	for pt := range c.topics.seen {
-		if !held[pt] {
-			delete(c.topics.seen, pt)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("log partition %d: %w", pt.id, err)
 		}
 	}
 	return firstErr
+}
+
+// topicsHeld is what pt's log says its offsets belong to: the incarnation of each topic it names,
+// and the topics it holds offsets of.
+func (pt *partition) topicsHeld() (map[string]topicKey, map[string]bool) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if pt.st == nil {
+		return nil, nil
+	}
+	held := make(map[string]topicKey)
+	for _, t := range pt.st.Topics() {
+		held[t.Name] = topicKey{id: t.ID, created: t.Created}
+	}
+	return held, pt.st.OffsetTopics()
+}
+
+// recordTopics appends to pt's log, after a resync's drops, the incarnation in cur of every topic
+// pt holds offsets of where the log names another or none, and a gone record for every topic the
+// log names that cur does not have.
+func (pt *partition) recordTopics(ctx context.Context, cur map[string]topicKey) error {
+	held, offs := pt.topicsHeld()
+	var recs []record.Record
+	for topic := range offs {
+		if k, ok := cur[topic]; ok && held[topic] != k {
+			t := k.incarnation(topic)
+			recs = append(recs, record.Record{Type: record.TypeTopic, Topic: &t})
+		}
+	}
+	for topic := range held {
+		if _, ok := cur[topic]; !ok {
+			recs = append(recs, record.Record{Type: record.TypeTopic, Topic: &record.TopicIncarnation{Name: topic}})
+		}
+	}
+	slices.SortFunc(recs, func(a, b record.Record) int { return strings.Compare(a.Topic.Name, b.Topic.Name) })
+	return journal{pt}.Append(ctx, recs...)
 }
 
 // commitTopic is the group.Config.CommitTopic of partition pt. The resync drops a topic's
@@ -149,30 +183,26 @@ func (c *Coordinator) commitTopic(pt *partition) func(ctx context.Context, m *gr
 }
 
 // adoptTopic makes k the incarnation of topic whose offsets partition pt holds, dropping those
-// of an earlier one first; a k earlier than what pt holds is refused.
+// of an earlier one first and recording k in pt's log; a k earlier than what pt holds is refused.
 func (c *Coordinator) adoptTopic(ctx context.Context, pt *partition, m *group.Manager, topic string, k topicKey) error {
 	c.topics.mu.Lock()
 	defer c.topics.mu.Unlock()
-	prev, ok := c.topics.seen[pt]
-	if !ok {
-		prev = c.topics.last
+	held, _ := pt.topicsHeld()
+	was, recorded := held[topic]
+	known := recorded
+	if !known {
+		was, known = c.topics.last[topic]
 	}
-	was, known := prev[topic]
 	switch {
-	case known && was == k:
+	case recorded && was == k:
 		return nil
 	case known && was.newer(k):
 		return kerr.UnknownTopicOrPartition
-	case known:
+	case known && was != k:
 		if err := m.DropTopics(ctx, func(name string) bool { return name == topic }); err != nil {
 			return err
 		}
 	}
-	next := maps.Clone(prev)
-	if next == nil {
-		next = make(map[string]topicKey)
-	}
-	next[topic] = k
-	c.topics.seen[pt] = next
-	return nil
+	t := k.incarnation(topic)
+	return journal{pt}.Append(ctx, record.Record{Type: record.TypeTopic, Topic: &t})
 }

@@ -21,31 +21,43 @@ import (
 // topicEnv is one coordinator serving all 16 partitions over a store whose stream `kafka`
 // holds the given topics (2 partitions each).
 type topicEnv struct {
-	t  *testing.T
-	cl *iggy.Client
-	c  *Coordinator
+	t   *testing.T
+	s   *testStore
+	mod func(*Config)
+	cl  *iggy.Client
+	c   *Coordinator
 }
 
 func newTopicEnv(t *testing.T, mod func(*Config), topics ...string) *topicEnv {
 	t.Helper()
 	s := newStore(t)
-	e := &topicEnv{t: t, cl: s.client(t)}
+	e := &topicEnv{t: t, s: s, cl: s.client(t), mod: mod}
 	if _, err := e.cl.CreateStream(ctxT(t), "kafka"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range topics {
 		e.create(name)
 	}
-	e.c = start(t, s, 1, func(c *Config) {
-		heldLease(c)
-		if mod != nil {
-			mod(c)
+	e.startNode(1)
+	return e
+}
+
+// startNode starts the coordinator of node on the env's store, serving all 16 partitions (the
+// one before it must be closed). The first node runs on a heldClock; a later one, which gains the
+// partitions from the one before and serves them HandoverBound after the gain, on the real clock.
+func (e *topicEnv) startNode(node int32) {
+	e.t.Helper()
+	e.c = start(e.t, e.s, node, func(c *Config) {
+		if node == 1 {
+			heldLease(c)
+		}
+		if e.mod != nil {
+			e.mod(c)
 		}
 	})
-	waitServing(t, "all 16 partitions served", func() error {
+	waitServing(e.t, "all 16 partitions served", func() error {
 		return checkfor.True(len(serving(e.c)) == 16 && settled(e.c), "serving %d", len(serving(e.c)))
 	})
-	return e
 }
 
 func (e *topicEnv) create(name string) {
@@ -289,6 +301,67 @@ func TestCommitTopicRefusesAnOlderIncarnation(t *testing.T) {
 	}
 	if got := e.fetch(g, "a", 0); got != 4 {
 		t.Fatalf("a/0 is %d after a refused stale commit, want 4", got)
+	}
+}
+
+// A partition's log names the incarnation of the topic its offsets belong to, so a gateway that
+// gains the partition after the topic was deleted and created again, and that never saw the
+// deleted incarnation, still drops its offsets; before, such a gateway found the new topic in its
+// list, took the offsets for the new topic's and kept them.
+func TestGainedPartitionDropsAnEarlierIncarnation(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = time.Hour }, "a", "b")
+	g := groupIn(4, "g")
+	e.commit(g, "a", 1, 10)
+	e.commit(g, "b", 0, 5)
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.delete("a")
+	e.create("a")
+	e.startNode(2)
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fetch(g, "a", 1); got != -1 {
+		t.Fatalf("the gaining gateway kept a/1 = %d of the deleted a", got)
+	}
+	if got := e.fetch(g, "b", 0); got != 5 {
+		t.Fatalf("b/0 is %d, want 5", got)
+	}
+	live, replayed := e.offsetsIn(4)
+	if !reflect.DeepEqual(live, replayed) {
+		t.Fatalf("manager holds %+v, replay gives %+v", live, replayed)
+	}
+}
+
+// A gateway that gains a partition holding commits to a recreated topic keeps them even when its
+// own last list still showed the deleted incarnation: the log says which one they belong to.
+// Before, it dropped them at its next resync, and their group read those records again.
+func TestGainedPartitionKeepsCommitsOfTheNewIncarnation(t *testing.T) {
+	e := newTopicEnv(t, func(c *Config) { c.TopicResync = time.Hour }, "a")
+	g := groupIn(6, "g")
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.c.topics.mu.Lock()
+	stale := e.c.topics.last
+	e.c.topics.mu.Unlock()
+	e.commit(g, "a", 0, 10)
+	e.delete("a")
+	e.create("a")
+	e.commit(g, "a", 0, 3)
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.startNode(2)
+	e.c.topics.mu.Lock()
+	e.c.topics.last = stale // the list node 2 read before the recreation
+	e.c.topics.mu.Unlock()
+	if err := e.c.resyncTopics(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fetch(g, "a", 0); got != 3 {
+		t.Fatalf("the commit of 3 to the new a is %d after the gaining gateway's resync", got)
 	}
 }
 

@@ -11,18 +11,24 @@ import (
 // Version is the newest format version (the first byte of every record). Version 2 added the
 // consumer-group record and the consumer groups of a checkpoint, version 3 the transaction record
 // and the transactions of a checkpoint, version 4 the offsets a transaction stages for its groups
-// (TxnOffsetCommit); Decode reads versions 1 to 4. Encode writes the oldest
+// (TxnOffsetCommit), version 5 the topic record and the topics of a checkpoint; Decode reads
+// versions 1 to 5. Encode writes the oldest
 // version that holds the record (EncodeVersion), so a log without transactions stays readable by
 // gateways that know only version 2, and a version-2 reader skips what it cannot hold
 // (ErrVersion) instead of misreading it. The layout is documented field by field in the package
 // doc of gateway/coordinator.
-const Version = 4
+const Version = 5
 
-// EncodeVersion is the version Encode writes r in: 4 for a transaction record or a checkpoint
-// holding a transaction with staged offsets, 3 for the other transaction records and checkpoints
-// holding transactions, 2 for every other record.
+// EncodeVersion is the version Encode writes r in: 5 for a topic record or a checkpoint holding
+// topics, 4 for a transaction record or a checkpoint holding a transaction with staged offsets,
+// 3 for the other transaction records and checkpoints holding transactions, 2 for every other
+// record.
 func EncodeVersion(r *Record) uint8 {
 	switch {
+	case r.Type == TypeTopic:
+		return 5
+	case r.Type == TypeCheckpoint && r.Checkpoint != nil && len(r.Checkpoint.Topics) > 0:
+		return 5
 	case r.Type == TypeTransaction && r.Transaction != nil && len(r.Transaction.Offsets) > 0:
 		return 4
 	case r.Type == TypeTransaction:
@@ -151,13 +157,22 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 			}
 			w.cgroup(&c.ConsumerGroups[i])
 		}
-		if len(c.Transactions) > 0 {
+		if len(c.Transactions) > 0 || w.v >= 5 {
 			w.uvarint(uint64(len(c.Transactions)))
 			for i := range c.Transactions {
 				if err := checkTxn(&c.Transactions[i]); err != nil {
 					return nil, err
 				}
 				w.txn(&c.Transactions[i])
+			}
+		}
+		if w.v >= 5 {
+			w.uvarint(uint64(len(c.Topics)))
+			for i := range c.Topics {
+				if c.Topics[i].Gone() {
+					return nil, errors.New("coordinator record: a checkpoint's topic names no incarnation")
+				}
+				w.topic(&c.Topics[i])
 			}
 		}
 	case TypeTransaction:
@@ -173,6 +188,11 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 			return nil, errors.New("coordinator record: consumer-group record without ConsumerGroup")
 		}
 		w.cgroup(r.ConsumerGroup)
+	case TypeTopic:
+		if r.Topic == nil {
+			return nil, errors.New("coordinator record: topic record without Topic")
+		}
+		w.topic(r.Topic)
 	default:
 		return nil, fmt.Errorf("coordinator record: cannot encode type %d", r.Type)
 	}
@@ -199,7 +219,8 @@ func Decode(b []byte) (Record, error) {
 	}
 	r.Type, r.Claim, r.Time = h.Type, h.Claim, h.Time
 	d := reader{b: b, pos: HeaderSize, v: h.Version}
-	if r.Type == TypeConsumerGroup && h.Version < 2 || r.Type == TypeTransaction && h.Version < 3 {
+	if r.Type == TypeConsumerGroup && h.Version < 2 || r.Type == TypeTransaction && h.Version < 3 ||
+		r.Type == TypeTopic && h.Version < 5 {
 		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d in version %d", b[1], h.Version), Err: ErrType}
 	}
 	switch r.Type {
@@ -272,9 +293,9 @@ func Decode(b []byte) (Record, error) {
 			}
 		}
 		if h.Version >= 3 {
-			// A version-3 checkpoint is one that holds transactions: at least one.
+			// A version-3 or -4 checkpoint is one that holds transactions: at least one.
 			n := d.count("checkpoint transactions", 8)
-			if n == 0 && d.err == nil {
+			if n == 0 && h.Version < 5 && d.err == nil {
 				d.fail("checkpoint transactions", ErrCorrupt)
 			}
 			for range n {
@@ -286,6 +307,20 @@ func Decode(b []byte) (Record, error) {
 				c.Transactions = append(c.Transactions, t)
 			}
 		}
+		if h.Version >= 5 {
+			n := d.count("checkpoint topics", 3)
+			for range n {
+				if d.err != nil {
+					break
+				}
+				var t TopicIncarnation
+				d.topic(&t)
+				if t.Gone() && d.err == nil {
+					d.fail("checkpoint topic without incarnation", ErrCorrupt)
+				}
+				c.Topics = append(c.Topics, t)
+			}
+		}
 		r.Checkpoint = c
 	case TypeConsumerGroup:
 		g := new(ConsumerGroup)
@@ -295,6 +330,10 @@ func Decode(b []byte) (Record, error) {
 		t := new(Transaction)
 		d.txn(t)
 		r.Transaction = t
+	case TypeTopic:
+		t := new(TopicIncarnation)
+		d.topic(t)
+		r.Topic = t
 	default:
 		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d", b[1]), Err: ErrType}
 	}
@@ -802,4 +841,21 @@ func (d *reader) txn(t *Transaction) {
 	if d.err == nil && checkTxn(t) != nil {
 		d.fail("transaction order", ErrCorrupt)
 	}
+}
+
+// topic: string name, uvarint Iggy topic id, uvarint creation time (microseconds).
+func (w *writer) topic(t *TopicIncarnation) {
+	w.str(t.Name)
+	w.uvarint(uint64(t.ID))
+	w.uvarint(t.Created)
+}
+
+func (d *reader) topic(t *TopicIncarnation) {
+	t.Name = d.str("topic name")
+	id := d.uvarint("topic id")
+	if id > math.MaxUint32 && d.err == nil {
+		d.fail("topic id", ErrCorrupt)
+	}
+	t.ID = uint32(id)
+	t.Created = d.uvarint("topic created")
 }

@@ -93,6 +93,14 @@ func goldens() map[string]Record {
 	cpo := cp
 	cpo.Transactions = []Transaction{txo, {ID: "tx-idle", ProducerID: 7, Epoch: 0, Timeout: time.Minute, State: TxnCompleteAbort, Updated: t0}}
 	g["checkpoint-transaction-offsets"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpo}
+	g["topic"] = Record{Type: TypeTopic, Claim: 3, Time: t0, Topic: &TopicIncarnation{Name: "orders", ID: 7, Created: 1_790_000_000_123_456}}
+	g["topic-gone"] = Record{Type: TypeTopic, Claim: 3, Time: t0, Topic: &TopicIncarnation{Name: "orders"}}
+	cptp := cpo
+	cptp.Topics = []TopicIncarnation{{Name: "orders", ID: 7, Created: 1_790_000_000_123_456}, {Name: "totals", ID: 1, Created: 5}}
+	g["checkpoint-topics"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cptp}
+	cpn := cp
+	cpn.Topics = []TopicIncarnation{{Name: "orders", ID: 7, Created: 9}}
+	g["checkpoint-topics-no-transactions"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpn}
 	return g
 }
 

@@ -31,6 +31,10 @@ const (
 	// TypeTransaction is the whole state of one transactional id (format version 3): its
 	// producer id and epoch, the transaction's state, partitions and groups, its timeout.
 	TypeTransaction Type = 8
+	// TypeTopic names the incarnation of a topic that the partition's offsets of that topic
+	// belong to from here on (format version 5); a zero incarnation says the partition holds
+	// none (the topic is gone).
+	TypeTopic Type = 10
 )
 
 func (t Type) String() string {
@@ -51,6 +55,8 @@ func (t Type) String() string {
 		return "consumer-group"
 	case TypeTransaction:
 		return "transaction"
+	case TypeTopic:
+		return "topic"
 	}
 	return "unknown"
 }
@@ -73,6 +79,7 @@ type Record struct {
 	Checkpoint    *Checkpoint
 	ConsumerGroup *ConsumerGroup
 	Transaction   *Transaction
+	Topic         *TopicIncarnation
 }
 
 // Claim says that Node took the partition over; Number is above every claim before it in the
@@ -149,7 +156,21 @@ type Checkpoint struct {
 	ConsumerGroups []ConsumerGroup
 	// Transactions are the transactional ids the partition holds, by id (format version 3).
 	Transactions []Transaction
+	// Topics are the incarnations the partition's offsets belong to, by name (format version 5).
+	Topics []TopicIncarnation
 }
+
+// TopicIncarnation tells one incarnation of a Kafka topic from another of the same name: Iggy
+// reuses a deleted topic's id, so the id goes with the creation time. The zero value (with a
+// name) says the partition holds no incarnation of the topic.
+type TopicIncarnation struct {
+	Name    string
+	ID      uint32
+	Created uint64 // Iggy's creation time of the topic, microseconds
+}
+
+// Gone reports whether t names no incarnation.
+func (t TopicIncarnation) Gone() bool { return t.ID == 0 && t.Created == 0 }
 
 // ConsumerGroup is a KIP-848 consumer group as its coordinator keeps it: everything another
 // gateway needs to go on serving it with the same member epochs and assignments.

@@ -59,6 +59,7 @@ type State struct {
 
 	groups     map[string]*groupState
 	txns       map[string]Transaction // by transactional id; Dead ones are dropped
+	topics     map[string]TopicIncarnation
 	nOffsets   int
 	deadGroups map[string]uint64       // group -> log offset of its deletion
 	deadOffs   map[offsetMarker]uint64 // offset -> log offset of its deletion
@@ -80,6 +81,7 @@ func NewState() *State {
 	return &State{
 		groups:     make(map[string]*groupState),
 		txns:       make(map[string]Transaction),
+		topics:     make(map[string]TopicIncarnation),
 		deadGroups: make(map[string]uint64),
 		deadOffs:   make(map[offsetMarker]uint64),
 	}
@@ -153,6 +155,12 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 		} else {
 			s.txns[t.ID] = t
 		}
+	case TypeTopic:
+		if t := *r.Topic; t.Gone() {
+			delete(s.topics, t.Name)
+		} else {
+			s.topics[t.Name] = t
+		}
 	case TypeCheckpoint:
 		s.applyCheckpoint(offset, r, first)
 		return true
@@ -182,6 +190,10 @@ func (s *State) applyCheckpoint(offset uint64, r Record, first bool) {
 		s.txns = make(map[string]Transaction, len(c.Transactions))
 		for _, t := range c.Transactions {
 			s.txns[t.ID] = t
+		}
+		s.topics = make(map[string]TopicIncarnation, len(c.Topics))
+		for _, t := range c.Topics {
+			s.topics[t.Name] = t
 		}
 		for _, o := range c.Offsets {
 			gs := s.entry(o.Group)
@@ -249,7 +261,22 @@ func (s *State) Snapshot(through uint64) Checkpoint {
 		cp.Offsets = nil
 	}
 	cp.Transactions = s.Transactions()
+	cp.Topics = s.Topics()
 	return cp
+}
+
+// Topics returns the topic incarnations the partition's offsets belong to, by name; nil when it
+// holds none.
+func (s *State) Topics() []TopicIncarnation {
+	if len(s.topics) == 0 {
+		return nil
+	}
+	out := make([]TopicIncarnation, 0, len(s.topics))
+	for _, t := range s.topics {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b TopicIncarnation) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // Transaction returns the state of a transactional id, if the partition holds it.
@@ -364,6 +391,17 @@ func (s *State) GroupOffsets(group string) []OffsetCommit {
 		}
 		return int(a.Partition) - int(b.Partition)
 	})
+	return out
+}
+
+// OffsetTopics is the set of topics the partition holds committed offsets of.
+func (s *State) OffsetTopics() map[string]bool {
+	out := make(map[string]bool)
+	for _, gs := range s.groups {
+		for tp := range gs.offsets {
+			out[tp.Topic] = true
+		}
+	}
 	return out
 }
 

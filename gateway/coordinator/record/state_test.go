@@ -447,3 +447,46 @@ func TestTransactionFold(t *testing.T) {
 		t.Fatalf("a checkpoint without transactions is written in version %d, want 2", enc2[0])
 	}
 }
+
+func topicRec(claim uint64, name string, id uint32, created uint64) Record {
+	return Record{Type: TypeTopic, Claim: claim, Topic: &TopicIncarnation{Name: name, ID: id, Created: created}}
+}
+
+// Topic records fold to the incarnation each topic's offsets belong to: a later one replaces an
+// earlier, a gone one removes it, a void one changes nothing, and a checkpoint carries them to a
+// reader that starts there.
+func TestTopicIncarnationFold(t *testing.T) {
+	s := NewState()
+	fold(t, s, []applied{
+		{0, claimRec(1, 1), true},
+		{1, topicRec(1, "orders", 3, 100), true},
+		{2, topicRec(1, "totals", 4, 100), true},
+		{3, topicRec(1, "orders", 3, 200), true},
+		{4, topicRec(1, "totals", 0, 0), true},
+		{5, claimRec(2, 2), true},
+		{6, topicRec(1, "orders", 9, 900), false},
+	})
+	want := []TopicIncarnation{{Name: "orders", ID: 3, Created: 200}}
+	if got := s.Topics(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("topics %+v, want %+v", got, want)
+	}
+	cp := s.Snapshot(6)
+	b, err := Encode(Record{Type: TypeCheckpoint, Claim: 2, Time: t0, Checkpoint: &cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := NewState()
+	fold(t, fresh, []applied{{7, r, true}})
+	if got := fresh.Topics(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("topics from the checkpoint %+v, want %+v", got, want)
+	}
+	// A checkpoint replaces what a reader held, topics too.
+	fold(t, s, []applied{{8, topicRec(2, "other", 1, 1), true}, {9, Record{Type: TypeCheckpoint, Claim: 2, Time: t0, Checkpoint: &cp}, true}})
+	if got := s.Topics(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("topics after a checkpoint %+v, want %+v", got, want)
+	}
+}
