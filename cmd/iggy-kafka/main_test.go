@@ -131,7 +131,7 @@ func TestHelpListsWorkingCommandsOnly(t *testing.T) {
 			listed = append(listed, c.Name())
 		}
 	}
-	want := []string{"claims", "completion", "drain", "group", "inspect", "replay", "serve", "store", "tail", "version"}
+	want := []string{"claims", "completion", "drain", "group", "inspect", "replay", "serve", "store", "tail", "transactions", "version"}
 	if strings.Join(listed, " ") != strings.Join(want, " ") {
 		t.Fatalf("commands %v, want %v", listed, want)
 	}

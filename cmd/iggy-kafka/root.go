@@ -72,6 +72,7 @@ defaults; every flag's environment variable is shown in its help.`,
 		newDrainCmd(a),
 		newGroupCmd(a),
 		newTailCmd(a),
+		newTransactionsCmd(a),
 		newVersionCmd(a),
 		newCompletionCmd(),
 	)

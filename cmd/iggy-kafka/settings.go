@@ -8,7 +8,7 @@ import (
 // settings is the one list of every setting: each has a flag (--name), an environment variable
 // (IGGY_KAFKA_NAME) and a config file key (name). The configuration table in docs/configuration.md follows it.
 // operatorCommands read the coordinator log and ask the gateways.
-var operatorCommands = []string{"inspect", "claims", "replay", "drain", "group", "tail"}
+var operatorCommands = []string{"inspect", "claims", "replay", "drain", "group", "tail", "transactions"}
 
 var settings = config.NewRegistry(
 	// Every command.
@@ -84,6 +84,6 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "kafka-tls-server-name", Usage: "server name expected in the gateways' certificates (default: the host dialled)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-sasl-username", Usage: "SASL PLAIN user for the gateways (an Iggy user; empty: no SASL)", Commands: operatorCommands},
 	config.Setting{Name: "kafka-sasl-password", Secret: true, Usage: "password of --kafka-sasl-username", Commands: operatorCommands},
-	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain", "group", "tail", "version"}},
+	config.Setting{Name: "output", Kind: config.Enum, Default: "text", Enum: []string{"text", "json", "yaml"}, Usage: "output format, also -o", Commands: []string{"inspect", "claims", "replay", "drain", "group", "tail", "transactions", "version"}},
 	config.Setting{Name: "request-timeout", Kind: config.Duration, Default: "10s", Usage: "bound of each request to Iggy or a gateway", Commands: operatorCommands},
 )
