@@ -1,0 +1,199 @@
+package fleettest
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+)
+
+// sigkillRoundsEnv asks TestMeasureSigkillCost for its number of SIGKILLs:
+// FLEETTEST_SIGKILL_ROUNDS=20 CGO_ENABLED=1 go test -run TestMeasureSigkillCost -v ./gateway/fleettest
+const sigkillRoundsEnv = "FLEETTEST_SIGKILL_ROUNDS"
+
+// sigkillGroup is the stem of the groups' names; every family's group hashes to its log
+// partition, so the SIGKILL of that partition's coordinator hits every family at once.
+const sigkillGroup = "sigkill"
+
+// TestSigkillCoordinatorGroups is one round of TestMeasureSigkillCost, in the test command: the
+// coordinator of a consumer group of every client family and protocol SIGKILLed under load and
+// started again. It asserts the invariants that hold whatever a client does on the crash: every
+// acknowledged record stored once at its offset and delivered to every group, and no group given
+// a record again below an offset it committed. What the crash costs (rebalances, duplicates,
+// stalls) is logged, not asserted.
+func TestSigkillCoordinatorGroups(t *testing.T) { sigkillRounds(t, 1) }
+
+// TestMeasureSigkillCost SIGKILLs the groups' coordinator sigkillRoundsEnv times, each time
+// starting it again and letting it take log partitions back before the next, and reports per
+// family and protocol: the rounds in which a group rebalanced (an assignment or generation
+// change) after the kill and after the restart, the records delivered twice, and the longest
+// time from a record's send to its first delivery.
+func TestMeasureSigkillCost(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv(sigkillRoundsEnv))
+	if n <= 0 {
+		t.Skipf("a measurement: set %s to the number of SIGKILLs (20 for the documented figures)", sigkillRoundsEnv)
+	}
+	sigkillRounds(t, n)
+}
+
+// sigkillRound is when one round's kill and restart happened, and when the load was read again
+// after the restart. A change seen from the restart to the next round's kill counts against the
+// restart.
+type sigkillRound struct {
+	id                     int32
+	kill, restart, settled time.Time
+}
+
+func sigkillRounds(t *testing.T, n int) {
+	f := startFleet(t)
+	tp := &tap{}
+	createTopic(t, f, tp)
+	pr := startProbe(t, f, tp, probeInterval)
+	pr.heartbeatsOnly = true
+
+	sent := &sentTimes{m: map[string]time.Time{}}
+	l := newLoad(t, f, tp)
+	l.onSend = sent.send
+	l.startProducers()
+	producing := true
+	t.Cleanup(func() {
+		if producing {
+			l.prodCancel()
+			l.prodWG.Wait()
+			for _, cl := range l.prods {
+				cl.Close()
+			}
+		}
+	})
+
+	families := append(append([]groupFamily{franzFamily(false), franzFamily(true)}, rdkafkaFamilies(t)...), javaFamilies()...)
+	logPart := LogPartition(sigkillGroup)
+	recs := make([]*groupRecorder, len(families))
+	stops := make([]func(), len(families))
+	for i, fam := range families {
+		recs[i] = newGroupRecorder(fam.name, sent)
+		stops[i] = fam.start(t, f, familyGroup(sigkillGroup+"-"+fam.slug, logPart), recs[i])
+		t.Cleanup(stops[i])
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, rec := range recs {
+				rec.mu.Lock()
+				t.Logf("%s: events %v; errors %v", rec.family, rec.events, rec.errs)
+				rec.mu.Unlock()
+			}
+		}
+	})
+	checkfor.Eventually(t, 90*time.Second, "every family's group stable", func() error {
+		for _, rec := range recs {
+			if err := rec.stable(); err != nil {
+				return fmt.Errorf("%s: %w", rec.family, err)
+			}
+		}
+		return nil
+	})
+	progress := func(from time.Time, what string) {
+		t.Helper()
+		checkfor.Eventually(t, recovery, what, func() error {
+			for _, rec := range recs {
+				if got := rec.readSince(from); got < readProgress {
+					return fmt.Errorf("%s: %d records sent since %s read (want %d)", rec.family, got, from.Format("15:04:05.000"), readProgress)
+				}
+			}
+			return nil
+		})
+	}
+	progress(time.Now(), "every family's group reading")
+
+	var rounds []sigkillRound
+	for i := range n {
+		owners := pr.waitAllServed(t, 30*time.Second, fmt.Sprintf("round %d", i+1))
+		g := f.gw(owners[logPart])
+		var rd sigkillRound
+		rd.id, rd.kill = g.id, time.Now()
+		g.kill(t)
+		progress(rd.kill, fmt.Sprintf("round %d: every group reading after gateway %d's SIGKILL", i+1, g.id))
+		rd.restart = time.Now()
+		f.restart(g)
+		settled(t, pr, g.id)
+		progress(time.Now(), fmt.Sprintf("round %d: every group reading after gateway %d's restart", i+1, g.id))
+		rd.settled = time.Now()
+		rounds = append(rounds, rd)
+		t.Logf("round %d: gateway %d SIGKILLed at %s, restarted after %v, serving again after %v", i+1, g.id,
+			rd.kill.Format("15:04:05.000"), rd.restart.Sub(rd.kill).Round(time.Millisecond), rd.settled.Sub(rd.restart).Round(time.Millisecond))
+	}
+
+	l.stopProducers()
+	producing = false
+	ends := endOffsets(t, f, tp)
+	checkfor.Eventually(t, recovery, "every group read and committed to the end", func() error {
+		for _, rec := range recs {
+			if err := rec.caughtUp(ends); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, stop := range stops {
+		stop()
+	}
+	stored := readAll(t, f, tp, ends)
+	l.mu.Lock()
+	acked := map[string]pos{}
+	for v, at := range l.acked {
+		acked[v] = at
+	}
+	problems := l.storedProblemsLocked(stored)
+	if len(l.prodErrs) > 0 {
+		t.Errorf("producers gave up on records: %v", l.prodErrs[:min(5, len(l.prodErrs))])
+	}
+	l.mu.Unlock()
+	for _, rec := range recs {
+		problems = append(problems, rec.problems(acked)...)
+	}
+	if len(problems) > 0 {
+		t.Errorf("%d problems (%d acknowledged): %s", len(problems), len(acked), firstFew(problems))
+	}
+	t.Logf("%d acknowledged, %d stored; %d SIGKILLs of the groups' coordinator (log partition %d)\n%s",
+		len(acked), len(stored), len(rounds), logPart, sigkillTable(recs, rounds))
+}
+
+// sigkillTable is the cost of the rounds per family, as docs/reliability.md shows it.
+func sigkillTable(recs []*groupRecorder, rounds []sigkillRound) string {
+	var b strings.Builder
+	b.WriteString("| Client, protocol | SIGKILLs | Rebalanced after the kill | Rebalanced after the restart | Deliveries of a record read before | Longest send to delivery |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
+	for _, rec := range recs {
+		killed, restarted := 0, 0
+		var examples []string
+		for i, rd := range rounds {
+			if es := rec.eventsWithin(rd.kill, rd.restart); len(es) > 0 {
+				killed++
+				examples = append(examples, fmt.Sprint(es))
+			}
+			end := rd.settled
+			if i+1 < len(rounds) {
+				end = rounds[i+1].kill
+			}
+			if es := rec.eventsWithin(rd.restart, end); len(es) > 0 {
+				restarted++
+				examples = append(examples, fmt.Sprint(es))
+			}
+		}
+		var worst time.Duration
+		var which string
+		if len(rounds) > 0 {
+			worst, which = rec.longestStall(rounds[0].kill, rounds[len(rounds)-1].settled)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %v (%s) |\n", rec.family, len(rounds), killed, restarted,
+			rec.duplicates(), worst.Round(time.Millisecond), which)
+		if len(examples) > 0 {
+			fmt.Fprintf(&b, "  %s rebalances: %s\n", rec.family, firstFew(examples))
+		}
+	}
+	return b.String()
+}
