@@ -66,12 +66,15 @@ func franzFamily(kip848 bool) groupFamily {
 				}
 			}()
 		}
+		var once sync.Once
 		return func() {
-			cancel()
-			wg.Wait()
-			for _, cl := range cls {
-				cl.Close()
-			}
+			once.Do(func() {
+				cancel()
+				wg.Wait()
+				for _, cl := range cls {
+					cl.Close()
+				}
+			})
 		}
 	}
 	return fam

@@ -44,7 +44,7 @@ func startRdkafkaGroup(t *testing.T, f *fleet, group, proto string, rec *groupRe
 	var wg sync.WaitGroup
 	for i := range groupMembers {
 		name := fmt.Sprintf("member-%d", i)
-		c, err := kafka.NewConsumer(&kafka.ConfigMap{
+		conf := &kafka.ConfigMap{
 			"bootstrap.servers":        strings.Join(f.seeds(), ","),
 			"client.id":                group + "-" + name,
 			"group.id":                 group,
@@ -52,7 +52,19 @@ func startRdkafkaGroup(t *testing.T, f *fleet, group, proto string, rec *groupRe
 			"enable.auto.commit":       false,
 			"enable.auto.offset.store": false,
 			"auto.offset.reset":        "earliest",
-		})
+		}
+		var c *kafka.Consumer
+		var err error
+		if f.lab != nil {
+			// librdkafka's threads, which open its sockets, are started by NewConsumer and keep
+			// the namespace of the thread that started them: the load's clients'.
+			err = inNetns(f.lab.node(clientsNs).ns, func() (err error) {
+				c, err = kafka.NewConsumer(conf)
+				return err
+			})
+		} else {
+			c, err = kafka.NewConsumer(conf)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // groupFamily is one client library and group protocol whose consumer group a scenario runs
@@ -262,6 +264,89 @@ func partsOf(s string) []int32 {
 		var p int32
 		if _, err := fmt.Sscan(f, &p); err == nil {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// familyRun is a family's group beside a run's own.
+type familyRun struct {
+	rec      *groupRecorder
+	stop     func()
+	stableAt time.Time
+}
+
+// addFamilies starts a group of each of fams beside the run's franz-go group, on the same log
+// partition (so with the same coordinator), and waits until each is stable and reading. finish
+// then checks them as it checks the run's group: every acknowledged record delivered, none
+// delivered again below a commit, everything committed to the end, and no assignment or
+// generation change after the group was stable.
+func (r *run) addFamilies(fams ...groupFamily) {
+	r.t.Helper()
+	part := LogPartition(group)
+	for _, fam := range fams {
+		rec := newGroupRecorder(fam.name, &sentTimes{m: map[string]time.Time{}})
+		stop := fam.start(r.t, r.f, familyGroup(fam.slug, part), rec)
+		r.t.Cleanup(stop)
+		r.fams = append(r.fams, &familyRun{rec: rec, stop: stop})
+	}
+	r.t.Cleanup(func() {
+		if r.t.Failed() {
+			for _, fr := range r.fams {
+				fr.rec.mu.Lock()
+				r.t.Logf("%s: events %v; errors %v", fr.rec.family, fr.rec.events, firstFew(fr.rec.errs))
+				fr.rec.mu.Unlock()
+			}
+		}
+	})
+	checkfor.Eventually(r.t, 60*time.Second, "the added groups stable", func() error {
+		for _, fr := range r.fams {
+			if err := fr.rec.stable(); err != nil {
+				return fmt.Errorf("%s: %w", fr.rec.family, err)
+			}
+		}
+		return nil
+	})
+	now := time.Now()
+	for _, fr := range r.fams {
+		fr.stableAt = now
+	}
+	read := make([]int64, len(r.fams))
+	for i, fr := range r.fams {
+		read[i] = fr.rec.nRead.Load()
+	}
+	checkfor.Eventually(r.t, recovery, "the added groups reading", func() error {
+		for i, fr := range r.fams {
+			if n := fr.rec.nRead.Load() - read[i]; n < readProgress {
+				return fmt.Errorf("%s: %d more read", fr.rec.family, n)
+			}
+		}
+		return nil
+	})
+}
+
+// familiesCaughtUp waits until every added group read and committed up to ends.
+func (r *run) familiesCaughtUp(ends map[int32]int64) {
+	r.t.Helper()
+	checkfor.Eventually(r.t, recovery, "the added groups read and committed to the end", func() error {
+		for _, fr := range r.fams {
+			if err := fr.rec.caughtUp(ends); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// familyProblems stops the added groups and is what is wrong with them: records, commits, and
+// changes of assignment or generation from their stability to until.
+func (r *run) familyProblems(acked map[string]pos, until time.Time) []string {
+	var out []string
+	for _, fr := range r.fams {
+		fr.stop()
+		out = append(out, fr.rec.problems(acked)...)
+		if es := fr.rec.eventsWithin(fr.stableAt, until); len(es) > 0 {
+			out = append(out, fmt.Sprintf("%s rebalanced after it was stable: %v", fr.rec.family, es))
 		}
 	}
 	return out
