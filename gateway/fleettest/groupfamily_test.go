@@ -344,6 +344,7 @@ func (r *run) familyProblems(acked map[string]pos, until time.Time) []string {
 	var out []string
 	for _, fr := range r.fams {
 		fr.stop()
+		r.t.Logf("%s: %d deliveries, %d of them of a record read before", fr.rec.family, fr.rec.nRead.Load(), fr.rec.duplicates())
 		out = append(out, fr.rec.problems(acked)...)
 		if es := fr.rec.eventsWithin(fr.stableAt, until); len(es) > 0 {
 			out = append(out, fmt.Sprintf("%s rebalanced after it was stable: %v", fr.rec.family, es))
