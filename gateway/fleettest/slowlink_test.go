@@ -16,9 +16,8 @@ import (
 const (
 	slowDelay = 200 * time.Millisecond
 	slowLoss  = 0.05
-	// slowShort is how long the test command degrades the link; slowLinkEnv asks for longer.
-	slowShort   = 15 * time.Second
-	slowLinkEnv = "FLEETTEST_SLOW_LINK" // a duration, e.g. 1m
+	// slowLinkEnv runs TestPartitionSlowLink for the duration it names (e.g. 1m).
+	slowLinkEnv = "FLEETTEST_SLOW_LINK"
 )
 
 // echoIn serves, in the lab's namespace of role, an echo of every byte on addr.
@@ -116,39 +115,66 @@ func TestDegradedLink(t *testing.T) {
 }
 
 // TestPartitionSlowLink is scenario d: the group's coordinator's link to the store degraded
-// (slowDelay toward the store, slowLoss of the packets both ways) under load, for slowShort or
-// what slowLinkEnv says, then put back. Whatever the coordinator does meanwhile (it keeps its
-// log partitions or gives them up when its lease reads come late), never two gateways answer
-// for one log partition, the load goes on, and finish checks every record and commit, and that
-// no group, franz-go's or librdkafka's, rebalanced.
+// (slowDelay toward the store, slowLoss of the packets both ways) under load for what
+// slowLinkEnv says (1m for the minute), then put back. The load must go on meanwhile
+// (records acknowledged and read by the group), never two gateways answer for one log
+// partition, and finish checks every record and commit, and that no group, franz-go's or
+// librdkafka's, rebalanced. It is not in the test command: it fails today (docs/reliability.md,
+// "Open").
 func TestPartitionSlowLink(t *testing.T) {
-	hold := slowShort
-	if v := os.Getenv(slowLinkEnv); v != "" {
-		var err error
-		if hold, err = time.ParseDuration(v); err != nil {
-			t.Fatalf("%s=%q: %v", slowLinkEnv, v, err)
-		}
+	v := os.Getenv(slowLinkEnv)
+	if v == "" {
+		t.Skipf("scenario d fails today (docs/reliability.md): set %s to how long to degrade the link, e.g. 1m", slowLinkEnv)
+	}
+	hold, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", slowLinkEnv, v, err)
 	}
 	f := startNetFleet(t)
 	r := startRunOn(t, f)
 	r.addFamilies(rdkafkaFamilies(t)...)
 	id := r.coordinator(group)
 	before := r.pr.owners()
+	acked, read, rounds := r.l.nAcked.Load(), r.l.nRead.Load(), r.pr.roundsSeen()
 	at := time.Now()
 	d := f.lab.degrade(fmt.Sprintf("gateway-%d", id), "store", slowDelay, slowLoss)
-	r.waitProgress(fmt.Sprintf("the load with gateway %d's link to the store degraded", id))
-	acked, read := r.l.nAcked.Load(), r.l.nRead.Load()
 	checkfor.Eventually(t, hold+recovery, fmt.Sprintf("the link degraded for %v", hold), func() error {
 		return checkfor.True(time.Since(at) >= hold, "%v so far", time.Since(at).Round(time.Second))
 	})
-	moved := 0
-	for p, owner := range r.pr.owners() {
-		if before[p] == id && owner != id {
-			moved++
+	// How the coordinator's log partitions fared: rounds in which it served all of them, rounds
+	// in which another gateway served some, rounds in which some had no coordinator at all.
+	var own, elsewhere, none int
+	rs := r.pr.snapshot()
+	for _, rd := range rs[rounds:] {
+		mine, other, unserved := 0, 0, 0
+		for p, owner := range before {
+			if owner != id {
+				continue
+			}
+			_, byIt := rd.heartbeat[p][id]
+			switch {
+			case byIt:
+				mine++
+			case len(rd.heartbeat[p]) > 0:
+				other++
+			default:
+				unserved++
+			}
+		}
+		if unserved > 0 {
+			none++
+		} else if other > 0 {
+			elsewhere++
+		} else if mine > 0 {
+			own++
 		}
 	}
-	t.Logf("gateway %d's link to the store degraded for %v: %d records acknowledged and %d read meanwhile; %d of its log partitions served elsewhere at the end",
-		id, time.Since(at).Round(time.Millisecond), r.l.nAcked.Load()-acked, r.l.nRead.Load()-read, moved)
+	nAcked, nRead := r.l.nAcked.Load()-acked, r.l.nRead.Load()-read
+	t.Logf("gateway %d's link to the store degraded for %v: %d records acknowledged and %d read by the group meanwhile; probe rounds: %d with its log partitions all served by it, %d with some served elsewhere, %d with some unserved",
+		id, time.Since(at).Round(time.Millisecond), nAcked, nRead, own, elsewhere, none)
+	if nRead < readProgress {
+		t.Errorf("the group read %d records in the %v the link was degraded (want at least %d)", nRead, hold, readProgress)
+	}
 	healed := time.Now()
 	d.undegrade()
 	r.pr.waitAllServed(t, healBound, "after the link was put back")
