@@ -4,6 +4,7 @@ package fleettest
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,9 @@ func startRdkafkaGroup(t *testing.T, f *fleet, group, proto string, rec *groupRe
 			"enable.auto.commit":       false,
 			"enable.auto.offset.store": false,
 			"auto.offset.reset":        "earliest",
+		}
+		if d := os.Getenv(rdkafkaDebugEnv); d != "" {
+			(*conf)["debug"] = d
 		}
 		var c *kafka.Consumer
 		var err error
