@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,6 +40,7 @@ func franzFamily(kip848 bool) groupFamily {
 				kgo.OnPartitionsAssigned(note("assigned")),
 				kgo.OnPartitionsRevoked(note("revoked")),
 				kgo.OnPartitionsLost(note("lost")),
+				kgo.WithLogger(groupErrLogger{name, rec}),
 			}
 			if kip848 {
 				opts = append(opts, kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
@@ -111,4 +113,19 @@ func franzCommit(ctx context.Context, cl *kgo.Client, name string, rec *groupRec
 			}
 		}
 	})
+}
+
+// groupErrLogger keeps kgo's log lines about a member's group session ending (a heartbeat or a
+// join that errored) among the recorder's errors: what made a member rebalance.
+type groupErrLogger struct {
+	member string
+	rec    *groupRecorder
+}
+
+func (l groupErrLogger) Level() kgo.LogLevel { return kgo.LogLevelInfo }
+
+func (l groupErrLogger) Log(_ kgo.LogLevel, msg string, keyvals ...any) {
+	if strings.Contains(msg, "heartbeat errored") || strings.Contains(msg, "manage loop errored") || strings.Contains(msg, "triggering rejoin") || strings.Contains(msg, "fetch offsets failed") {
+		l.rec.failed(l.member, fmt.Sprint(append([]any{msg}, keyvals...)...))
+	}
 }

@@ -204,7 +204,10 @@ func sigkillTable(recs []*groupRecorder, rounds []sigkillRound) string {
 			rec.duplicates(), pct(afterKill, 50), pct(afterKill, 100), pct(afterRestart, 50), pct(afterRestart, 100))
 		fmt.Fprintf(&b, "  %s: worst after the kill %s; after the restart %s\n", rec.family, worstKill, worstRestart)
 		if len(examples) > 0 {
-			fmt.Fprintf(&b, "  %s rebalances: %s\n", rec.family, firstFew(examples))
+			rec.mu.Lock()
+			errs := append([]string(nil), rec.errs...)
+			rec.mu.Unlock()
+			fmt.Fprintf(&b, "  %s rebalances: %s; errors the members went on after: %s\n", rec.family, firstFew(examples), firstFew(errs))
 		}
 	}
 	return b.String()
