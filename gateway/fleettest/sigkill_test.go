@@ -47,6 +47,9 @@ func TestMeasureSigkillCost(t *testing.T) {
 type sigkillRound struct {
 	id                     int32
 	kill, restart, settled time.Time
+	// namedDead is how long after the kill a surviving gateway still named the killed one as
+	// the groups' coordinator (FindCoordinator, asked every findEvery).
+	namedDead time.Duration
 }
 
 func sigkillRounds(t *testing.T, n int) {
@@ -115,10 +118,16 @@ func sigkillRounds(t *testing.T, n int) {
 		owners := pr.waitAllServed(t, 30*time.Second, fmt.Sprintf("round %d", i+1))
 		g := f.gw(owners[logPart])
 		var rd sigkillRound
+		fw := watchFind(pr, g.id, familyGroup(sigkillGroup+"-"+families[0].slug, logPart))
 		rd.id, rd.kill = g.id, time.Now()
 		g.kill(t)
 		progress(rd.kill, fmt.Sprintf("round %d: every group reading after gateway %d's SIGKILL", i+1, g.id))
 		rd.restart = time.Now()
+		named, answers := fw.stop(g.id)
+		for _, d := range named {
+			rd.namedDead = max(rd.namedDead, d)
+		}
+		t.Logf("round %d: FindCoordinator after the kill, each change of answer: %s", i+1, answers)
 		f.restart(g)
 		settled(t, pr, g.id)
 		progress(time.Now(), fmt.Sprintf("round %d: every group reading after gateway %d's restart", i+1, g.id))
@@ -159,8 +168,12 @@ func sigkillRounds(t *testing.T, n int) {
 	if len(problems) > 0 {
 		t.Errorf("%d problems (%d acknowledged): %s", len(problems), len(acked), firstFew(problems))
 	}
-	t.Logf("%d acknowledged, %d stored; %d SIGKILLs of the groups' coordinator (log partition %d)\n%s",
-		len(acked), len(stored), len(rounds), logPart, sigkillTable(recs, rounds))
+	var namedDead []time.Duration
+	for _, rd := range rounds {
+		namedDead = append(namedDead, rd.namedDead)
+	}
+	t.Logf("%d acknowledged, %d stored; %d SIGKILLs of the groups' coordinator (log partition %d); the survivors named the killed gateway in FindCoordinator for up to %v after the kill (median of rounds %v)\n%s",
+		len(acked), len(stored), len(rounds), logPart, pct(namedDead, 100), pct(namedDead, 50), sigkillTable(recs, rounds))
 }
 
 // sigkillTable is the cost of the rounds per family, as docs/reliability.md shows it. A round's
