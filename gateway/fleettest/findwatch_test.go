@@ -30,7 +30,9 @@ type findAnswer struct {
 	err   string
 }
 
-func (a findAnswer) same(b findAnswer) bool { return a.node == b.node && a.code == b.code && a.err == b.err }
+func (a findAnswer) same(b findAnswer) bool {
+	return a.node == b.node && a.code == b.code && a.err == b.err
+}
 
 func (a findAnswer) String() string {
 	switch {
