@@ -29,6 +29,14 @@ if ! command -v ip >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
 	($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq iproute2) >/dev/null 2>&1 || true
 fi
 export IGGY_TEST_REQUIRE_NETNS=1
+# The fleet's SIGKILL test runs the Java client's groups (scripts/clients/java's GroupMembers,
+# built with Maven into ~/.cache/iggy-kafka): Java and Maven, from Debian's packages when missing;
+# without them the test fails instead of skipping.
+if { ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; } && command -v apt-get >/dev/null 2>&1; then
+	sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+	($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jdk-headless maven) >/dev/null 2>&1 || true
+fi
+export IGGY_TEST_REQUIRE_JAVA=1
 process_pkgs='/(crashtest|fleettest|bench)$'
 go test -race -count=1 -timeout 15m $(go list ./... | grep -Ev "$process_pkgs")
 CGO_ENABLED=1 go test -count=1 -timeout 15m $(go list ./... | grep -E "$process_pkgs")

@@ -8,7 +8,11 @@
 // no rebalance because a gateway went away, committed offsets intact, and never two gateways
 // answering as coordinator of one group at once. TestSaramaGroupChurn drives IBM/sarama's
 // consumer-group churn instead, as a program of its own module (scripts/clients/sarama/churn)
-// that the test builds.
+// that the test builds. Groups of other client families run beside a run's own or in the
+// SIGKILL measurement (groupFamily): franz-go, librdkafka (cgo) and the Java client (the
+// GroupMembers program of scripts/clients/java, built with Maven into the user cache), classic
+// and KIP-848 each. The partition harness runs every process in a network namespace of its own,
+// where a test cuts links or degrades them (delay and loss, through a TUN device in the router).
 //
 // The two types to know are fleet (the processes, their flags and logs, and the signals the
 // scenarios send them) and run (the load on a fleet: producers, a two-member consumer group,

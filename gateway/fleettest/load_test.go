@@ -106,6 +106,8 @@ type load struct {
 	// kip848 makes the group a KIP-848 consumer group (ConsumerGroupHeartbeat, the server's
 	// uniform assignor); a member's generation is then its member epoch.
 	kip848 bool
+	// onSend, when set, is told each record's value as its producer is given it.
+	onSend func(value string)
 }
 
 // event is one assignment change of a member.
@@ -166,6 +168,9 @@ func (l *load) startProducers() {
 				case <-tick.C:
 				}
 				value := fmt.Sprintf("%s-%07d", name, n)
+				if l.onSend != nil {
+					l.onSend(value)
+				}
 				r := &kgo.Record{Value: []byte(value), Partition: int32(n % partitions)}
 				cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 					l.mu.Lock()

@@ -36,6 +36,8 @@ type run struct {
 	stableAt time.Time
 	gens     []int32
 	finished bool
+	// fams are other client families' groups beside the run's (addFamilies).
+	fams []*familyRun
 }
 
 // startRun starts a fleet, the topic, the probe, the producers and the group, and returns once
@@ -181,6 +183,7 @@ func (r *run) finish() {
 		}
 		return nil
 	})
+	r.familiesCaughtUp(ends)
 	gens, _ := l.generations()
 	if fmt.Sprint(gens) != fmt.Sprint(r.gens) {
 		t.Errorf("the group's generations went from %v to %v", r.gens, gens)
@@ -207,6 +210,13 @@ func (r *run) finish() {
 	// Members that leave at the end rebalance the group: answers from then on are not checked.
 	stopping := time.Now()
 	l.stopGroup()
+	acked := map[string]pos{}
+	l.mu.Lock()
+	for v, at := range l.acked {
+		acked[v] = at
+	}
+	l.mu.Unlock()
+	famProblems := r.familyProblems(acked, stopping)
 
 	stored := readAll(t, r.f, r.tp, ends)
 	l.mu.Lock()
@@ -221,6 +231,7 @@ func (r *run) finish() {
 		t.Fatal("no record was acknowledged")
 	}
 	problems := append(l.storedProblemsLocked(stored), l.orderProblemsLocked()...)
+	problems = append(problems, famProblems...)
 	for v, at := range l.acked {
 		switch reads := l.reads[at]; {
 		case len(reads) == 0:
