@@ -115,6 +115,8 @@ type Bridge struct {
 	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
 	// rebuilds are the fetches rebuilding from Iggy for the fetch cache (rebuilt.go).
 	rebuilds rebuilds
+	// sources are the fetch path's sources in the order a read asks them (fetchread.go).
+	sources [3]fetchSource
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}
@@ -134,6 +136,44 @@ func New(ctx context.Context, admin *iggy.Client, cfg Config) (*Bridge, error) {
 }
 
 func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) {
+	cfg.setDefaults()
+	fc, err := parseFetchCodec(cfg.FetchCodec)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), metrics: cfg.Metrics, parts: map[partKey]*partState{}}
+	b.admin, b.raw = b.guard(admin), admin
+	b.probes.init()
+	b.conf.m = map[string]topicConf{}
+	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
+	b.scanning = make(chan struct{}, maxScans)
+	if cfg.TailCacheBytes > 0 {
+		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
+	}
+	if cfg.FetchCacheBytes > 0 {
+		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
+	}
+	b.sources = [...]fetchSource{tailSource{b}, rebuiltSource{b}, iggySource{b}}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	b.ids.hi = binary.LittleEndian.Uint64(seed[:])
+	if err := b.ensureMeta(ctx, admin); err != nil {
+		return nil, err
+	}
+	// Every topic there is now can be listed through a store outage that comes before the
+	// first full Metadata; topics seen later are added as they are looked up.
+	ts, err := admin.topics(ctx, cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: list topics of %q: %w", cfg.Stream, err)
+	}
+	b.known.replace(ts)
+	return b, nil
+}
+
+// setDefaults fills in the settings left at their zero value.
+func (cfg *Config) setDefaults() {
 	if cfg.Stream == "" {
 		cfg.Stream = defaultStream
 	}
@@ -152,57 +192,34 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if cfg.FetchCacheBytes == 0 {
 		cfg.FetchCacheBytes = defaultFetchCache
 	}
-	fc, err := parseFetchCodec(cfg.FetchCodec)
-	if err != nil {
-		return nil, err
-	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = new(Metrics)
 	}
-	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), metrics: cfg.Metrics, parts: map[partKey]*partState{}}
-	b.admin, b.raw = b.guard(admin), admin
-	b.probes.init()
-	b.conf.m = map[string]topicConf{}
-	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
-	b.scanning = make(chan struct{}, maxScans)
-	if b.cfg.ProducerIDExpiration <= 0 {
-		b.cfg.ProducerIDExpiration = defaultProducerIDExpiration
+	if cfg.ProducerIDExpiration <= 0 {
+		cfg.ProducerIDExpiration = defaultProducerIDExpiration
 	}
-	if cfg.TailCacheBytes > 0 {
-		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
-	}
-	if cfg.FetchCacheBytes > 0 {
-		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
-	}
-	var seed [8]byte
-	if _, err := rand.Read(seed[:]); err != nil {
-		return nil, err
-	}
-	b.ids.hi = binary.LittleEndian.Uint64(seed[:])
-	for _, s := range []string{cfg.Stream, b.meta} {
+}
+
+// ensureMeta ensures the Kafka stream and the "<stream>.meta" stream with its producer_ids and
+// topic configs topics exist.
+func (b *Bridge) ensureMeta(ctx context.Context, admin iggyAPI) error {
+	for _, s := range []string{b.cfg.Stream, b.meta} {
 		if err := admin.ensureStream(ctx, s); err != nil {
-			return nil, fmt.Errorf("bridge: stream %q: %w", s, err)
+			return fmt.Errorf("bridge: stream %q: %w", s, err)
 		}
 	}
 	for _, t := range []string{producerIDsTopic, topicConfigsTopic} {
 		if _, err := admin.topic(ctx, b.meta, t); err != nil {
 			if !isNotFound(err) {
-				return nil, fmt.Errorf("bridge: topic %s/%s: %w", b.meta, t, err)
+				return fmt.Errorf("bridge: topic %s/%s: %w", b.meta, t, err)
 			}
 			err = admin.createTopic(ctx, b.meta, t, 1, topicOptions{})
 			if err != nil && !errors.Is(kafkaErr(err), kerr.TopicAlreadyExists) {
-				return nil, fmt.Errorf("bridge: create %s/%s: %w", b.meta, t, err)
+				return fmt.Errorf("bridge: create %s/%s: %w", b.meta, t, err)
 			}
 		}
 	}
-	// Every topic there is now can be listed through a store outage that comes before the
-	// first full Metadata; topics seen later are added as they are looked up.
-	ts, err := admin.topics(ctx, cfg.Stream)
-	if err != nil {
-		return nil, fmt.Errorf("bridge: list topics of %q: %w", cfg.Stream, err)
-	}
-	b.known.replace(ts)
-	return b, nil
+	return nil
 }
 
 // Close drops the caches. It does not close the Iggy clients, which belong
