@@ -391,67 +391,90 @@ func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, 
 		if vp == nil {
 			continue
 		}
-		v := *vp
-		switch k {
-		case confMaxMessage:
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil || n < 1 {
-				return o, conf, fmt.Errorf("%w: max.message.bytes=%q", kerr.InvalidConfig, v)
-			}
-			conf.maxMessageBytes = int32(n)
-		case "retention.ms":
-			ms, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || ms < -1 || ms == 0 {
-				return o, conf, fmt.Errorf("%w: retention.ms=%q", kerr.InvalidConfig, v)
-			}
-			// -1, Kafka's "forever", is Iggy's never rather than its default, which an Iggy
-			// server may set otherwise; so is a span past what µs can count.
-			o.MessageExpiryMicros = math.MaxUint64
-			if ms > 0 && ms <= math.MaxInt64/1000 {
-				o.MessageExpiryMicros = uint64(ms) * 1000
-			}
-		case "retention.bytes":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < -1 || n == 0 {
-				return o, conf, fmt.Errorf("%w: retention.bytes=%q", kerr.InvalidConfig, v)
-			}
-			o.MaxTopicSize = math.MaxUint64
-			if n > 0 {
-				o.MaxTopicSize = uint64(n)
-			}
-		case confCompression:
-			if _, ok := compressionTypes[v]; !ok {
-				return o, conf, fmt.Errorf("%w: compression.type=%q (one of producer, uncompressed, gzip, snappy, lz4, zstd)", kerr.InvalidConfig, v)
-			}
-			conf.compression = v
-		case confTimestampType:
-			if v != createTime && v != logAppendTime {
-				return o, conf, fmt.Errorf("%w: message.timestamp.type=%q (CreateTime or LogAppendTime)", kerr.InvalidConfig, v)
-			}
-			conf.logAppendTime = v == logAppendTime
-		case confCleanup:
-			c, err := cleanupPolicy(v)
-			if err != nil {
-				return o, conf, err
-			}
-			conf.cleanup = c
-		default:
-			if want, ok := fixedConfigs[k]; ok {
-				if v != want {
-					return o, conf, fmt.Errorf("%w: %s=%q (only %q is supported)", kerr.InvalidConfig, k, v, want)
-				}
-				continue
-			}
-			if err := kafka.CheckTopicConfig(k, v); err != nil {
-				return o, conf, err
-			}
-			if conf.stored == nil {
-				conf.stored = map[string]string{}
-			}
-			conf.stored[k] = v
+		if err := setTopicConfig(&o, &conf, k, *vp); err != nil {
+			return o, conf, err
 		}
 	}
 	return o, conf, nil
+}
+
+// setTopicConfig applies one topic config to the Iggy options o or the config log's conf
+// (topicOptionsFrom).
+func setTopicConfig(o *topicOptions, conf *topicConf, k, v string) error {
+	var err error
+	switch k {
+	case confMaxMessage:
+		n, perr := strconv.ParseInt(v, 10, 32)
+		if perr != nil || n < 1 {
+			return fmt.Errorf("%w: max.message.bytes=%q", kerr.InvalidConfig, v)
+		}
+		conf.maxMessageBytes = int32(n)
+	case "retention.ms":
+		o.MessageExpiryMicros, err = retentionMicros(v)
+	case "retention.bytes":
+		o.MaxTopicSize, err = retentionBytes(v)
+	case confCompression:
+		if _, ok := compressionTypes[v]; !ok {
+			return fmt.Errorf("%w: compression.type=%q (one of producer, uncompressed, gzip, snappy, lz4, zstd)", kerr.InvalidConfig, v)
+		}
+		conf.compression = v
+	case confTimestampType:
+		if v != createTime && v != logAppendTime {
+			return fmt.Errorf("%w: message.timestamp.type=%q (CreateTime or LogAppendTime)", kerr.InvalidConfig, v)
+		}
+		conf.logAppendTime = v == logAppendTime
+	case confCleanup:
+		conf.cleanup, err = cleanupPolicy(v)
+	default:
+		err = storeTopicConfig(conf, k, v)
+	}
+	return err
+}
+
+// retentionMicros is Iggy's message expiry for retention.ms v. -1, Kafka's "forever", is Iggy's
+// never rather than its default, which an Iggy server may set otherwise; so is a span past what
+// µs can count.
+func retentionMicros(v string) (uint64, error) {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < -1 || ms == 0 {
+		return 0, fmt.Errorf("%w: retention.ms=%q", kerr.InvalidConfig, v)
+	}
+	if ms > 0 && ms <= math.MaxInt64/1000 {
+		return uint64(ms) * 1000, nil
+	}
+	return math.MaxUint64, nil
+}
+
+// retentionBytes is Iggy's max topic size for retention.bytes v; -1 is unlimited.
+func retentionBytes(v string) (uint64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < -1 || n == 0 {
+		return 0, fmt.Errorf("%w: retention.bytes=%q", kerr.InvalidConfig, v)
+	}
+	if n > 0 {
+		return uint64(n), nil
+	}
+	return math.MaxUint64, nil
+}
+
+// storeTopicConfig checks a topic config the gateway keeps without effect: one of
+// fixedConfigs must have its one value and is not stored; any other Kafka topic config is kept
+// in the config log as it is.
+func storeTopicConfig(conf *topicConf, k, v string) error {
+	if want, ok := fixedConfigs[k]; ok {
+		if v != want {
+			return fmt.Errorf("%w: %s=%q (only %q is supported)", kerr.InvalidConfig, k, v, want)
+		}
+		return nil
+	}
+	if err := kafka.CheckTopicConfig(k, v); err != nil {
+		return err
+	}
+	if conf.stored == nil {
+		conf.stored = map[string]string{}
+	}
+	conf.stored[k] = v
+	return nil
 }
 
 // alterTopicConfigs replaces a topic's own configs with configs, as Kafka's AlterConfigs
