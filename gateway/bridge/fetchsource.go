@@ -7,7 +7,9 @@ import (
 
 // tailSource answers from the tail cache: the producers' own batches from the one holding the
 // offset on, as long as they are cached, contiguous and within maxBytes (the first one whatever
-// its size). Their partition is checked at the last batch's base (stillThere).
+// its size). Their partition is checked at the last batch's base (stillThere). When the next
+// cached batch would not fit, the answer is complete: nothing is rebuilt from Iggy only to go
+// past maxBytes.
 type tailSource struct{ b *Bridge }
 
 func (s tailSource) read(ctx context.Context, r *fetchRead) (bool, error) {
@@ -16,7 +18,7 @@ func (s tailSource) read(ctx context.Context, r *fetchRead) (bool, error) {
 		return false, nil
 	}
 	start := len(r.buf.b)
-	out, last, n := r.st.tail.cached(r.buf.b, r.offset, r.room(), r.codec.allows)
+	out, last, n, full := r.st.tail.cached(r.buf.b, r.offset, r.room(), r.codec.allows)
 	r.buf.b = out
 	if last == nil {
 		return false, nil
@@ -32,7 +34,7 @@ func (s tailSource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	b.metrics.tailFetches.Add(1)
 	r.n += n
 	r.offset, r.hw = last.end(), hw
-	return r.offset >= hw || r.room() <= 0, nil
+	return full || r.offset >= hw || r.room() <= 0, nil
 }
 
 // rebuiltSource answers from the fetch cache (rebuilt.go): the batches earlier fetches rebuilt
