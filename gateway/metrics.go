@@ -103,6 +103,14 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_fetch_cache_stored_bytes_total",
 		Help: "Bytes of rebuilt batches put in the fetch cache.",
 	}, func() float64 { return float64(b.RebuiltBytesStored()) })
+	pinnedChunks := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "iggy_kafka_fetch_cache_pinned_chunks",
+		Help: "Chunks of the fetch cache that fetch answers not yet written point into; back to 0 when every answer is written.",
+	}, func() float64 { return float64(b.PinnedChunks()) })
+	releaseFaults := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_release_faults_total",
+		Help: "Releases of fetch answers refused because they were released already; 0 unless the fetch path breaks its rule.",
+	}, func() float64 { return float64(b.ReleaseFaults()) })
 	scans := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_producer_scans_total",
 		Help: "Tail scans that rebuilt an idempotent producer's state from Iggy.",
@@ -139,7 +147,7 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_group_offset_loads_forgotten_total",
 		Help: "Group names whose load was forgotten, the least recently requested past 1024.",
 	}, func() float64 { _, _, n := cm.GroupOffsetLoads(); return float64(n) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, endAnswers, scans, scansSkipped, statesDropped,
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, pinnedChunks, releaseFaults, endAnswers, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -10,12 +10,14 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
@@ -94,10 +96,16 @@ func benchBatch(b *testing.B, codec, size int) []byte {
 // Produce or Fetch of about 1 MB of values; cpu-s/GB is the process's CPU
 // time per GB of values, the figure the side-by-side runner reports. Values
 // are produced with snappy, franz-go's default; fetch answers with the
-// producer's codec, fetch-none with FetchCodec "none".
+// producer's codec, fetch-none with FetchCodec "none". The json phases
+// produce the benchmark runner's JSON-like values (bench/workload, which
+// snappy shrinks about 3:1) with both caches off: fetch-json rebuilds and
+// compresses every batch again, as a group's first read of records gone from
+// the tail does; fetch-json-tail answers with the producers' own batches from
+// the tail cache, what a fetch that serves the produced bytes as they came
+// costs.
 func BenchmarkGateway(b *testing.B) {
 	for _, size := range []int{1024, 100} {
-		for _, phase := range []string{"produce", "fetch", "fetch-none", "fetch-tail"} {
+		for _, phase := range []string{"produce", "fetch", "fetch-none", "fetch-tail", "fetch-json", "fetch-json-tail"} {
 			b.Run(fmt.Sprintf("%s/%dB/snappy", phase, size), func(b *testing.B) {
 				// fetch and fetch-none rebuild every batch from Iggy; fetch-tail reads what the
 				// tail cache holds, as a consumer keeping up with its producers does.
@@ -107,10 +115,17 @@ func BenchmarkGateway(b *testing.B) {
 					cfg.FetchCodec = "none"
 				case "fetch-tail":
 					cfg.TailCacheBytes = 64 << 20
+				case "fetch-json":
+					cfg.FetchCacheBytes = -1
+				case "fetch-json-tail":
+					cfg.TailCacheBytes, cfg.FetchCacheBytes = 64<<20, -1
 				}
 				g := startGateway(b, cfg)
 				n := (1 << 20) / (size + 8)
 				batch := randomBatch(b, n, size)
+				if strings.HasPrefix(phase, "fetch-json") {
+					batch = jsonBatch(b, n, size)
+				}
 				if phase == "produce" {
 					b.SetBytes(int64(n * size))
 					b.ReportAllocs()
@@ -297,6 +312,19 @@ func randomBatch(b *testing.B, n, size int) []byte {
 			v[j] = byte(rng.Uint32())
 		}
 		recs[i] = trec{Value: v, TS: 1_700_000_000_000 + int64(i)}
+	}
+	return kafkaBatch(b, codecSnappy, recs, -1, -1, -1)
+}
+
+// jsonBatch is a snappy batch of n of the benchmark runner's JSON-like values of size bytes.
+func jsonBatch(b *testing.B, n, size int) []byte {
+	pool, err := workload.NewPool(workload.JSON, size, n*size, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]trec, n)
+	for i := range recs {
+		recs[i] = trec{Value: pool.Value(i), TS: 1_700_000_000_000 + int64(i)}
 	}
 	return kafkaBatch(b, codecSnappy, recs, -1, -1, -1)
 }

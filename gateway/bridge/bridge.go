@@ -115,6 +115,8 @@ type Bridge struct {
 	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
 	// rebuilds are the fetches rebuilding from Iggy for the fetch cache (rebuilt.go).
 	rebuilds rebuilds
+	// sources are the fetch path's sources in the order a read asks them (fetchread.go).
+	sources [3]fetchSource
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}
@@ -134,6 +136,44 @@ func New(ctx context.Context, admin *iggy.Client, cfg Config) (*Bridge, error) {
 }
 
 func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) {
+	cfg.setDefaults()
+	fc, err := parseFetchCodec(cfg.FetchCodec)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), metrics: cfg.Metrics, parts: map[partKey]*partState{}}
+	b.admin, b.raw = b.guard(admin), admin
+	b.probes.init()
+	b.conf.m = map[string]topicConf{}
+	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
+	b.scanning = make(chan struct{}, maxScans)
+	if cfg.TailCacheBytes > 0 {
+		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
+	}
+	if cfg.FetchCacheBytes > 0 {
+		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
+	}
+	b.sources = [...]fetchSource{tailSource{b}, rebuiltSource{b}, iggySource{b}}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	b.ids.hi = binary.LittleEndian.Uint64(seed[:])
+	if err := b.ensureMeta(ctx, admin); err != nil {
+		return nil, err
+	}
+	// Every topic there is now can be listed through a store outage that comes before the
+	// first full Metadata; topics seen later are added as they are looked up.
+	ts, err := admin.topics(ctx, cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: list topics of %q: %w", cfg.Stream, err)
+	}
+	b.known.replace(ts)
+	return b, nil
+}
+
+// setDefaults fills in the settings left at their zero value.
+func (cfg *Config) setDefaults() {
 	if cfg.Stream == "" {
 		cfg.Stream = defaultStream
 	}
@@ -152,57 +192,34 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if cfg.FetchCacheBytes == 0 {
 		cfg.FetchCacheBytes = defaultFetchCache
 	}
-	fc, err := parseFetchCodec(cfg.FetchCodec)
-	if err != nil {
-		return nil, err
-	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = new(Metrics)
 	}
-	b := &Bridge{cfg: cfg, fetchC: fc, meta: cfg.Stream + metaSuffix, log: cfg.Logger, clock: clock.Or(cfg.Clock), metrics: cfg.Metrics, parts: map[partKey]*partState{}}
-	b.admin, b.raw = b.guard(admin), admin
-	b.probes.init()
-	b.conf.m = map[string]topicConf{}
-	b.converting = make(chan struct{}, max(8, 2*runtime.GOMAXPROCS(0)))
-	b.scanning = make(chan struct{}, maxScans)
-	if b.cfg.ProducerIDExpiration <= 0 {
-		b.cfg.ProducerIDExpiration = defaultProducerIDExpiration
+	if cfg.ProducerIDExpiration <= 0 {
+		cfg.ProducerIDExpiration = defaultProducerIDExpiration
 	}
-	if cfg.TailCacheBytes > 0 {
-		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
-	}
-	if cfg.FetchCacheBytes > 0 {
-		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
-	}
-	var seed [8]byte
-	if _, err := rand.Read(seed[:]); err != nil {
-		return nil, err
-	}
-	b.ids.hi = binary.LittleEndian.Uint64(seed[:])
-	for _, s := range []string{cfg.Stream, b.meta} {
+}
+
+// ensureMeta ensures the Kafka stream and the "<stream>.meta" stream with its producer_ids and
+// topic configs topics exist.
+func (b *Bridge) ensureMeta(ctx context.Context, admin iggyAPI) error {
+	for _, s := range []string{b.cfg.Stream, b.meta} {
 		if err := admin.ensureStream(ctx, s); err != nil {
-			return nil, fmt.Errorf("bridge: stream %q: %w", s, err)
+			return fmt.Errorf("bridge: stream %q: %w", s, err)
 		}
 	}
 	for _, t := range []string{producerIDsTopic, topicConfigsTopic} {
 		if _, err := admin.topic(ctx, b.meta, t); err != nil {
 			if !isNotFound(err) {
-				return nil, fmt.Errorf("bridge: topic %s/%s: %w", b.meta, t, err)
+				return fmt.Errorf("bridge: topic %s/%s: %w", b.meta, t, err)
 			}
 			err = admin.createTopic(ctx, b.meta, t, 1, topicOptions{})
 			if err != nil && !errors.Is(kafkaErr(err), kerr.TopicAlreadyExists) {
-				return nil, fmt.Errorf("bridge: create %s/%s: %w", b.meta, t, err)
+				return fmt.Errorf("bridge: create %s/%s: %w", b.meta, t, err)
 			}
 		}
 	}
-	// Every topic there is now can be listed through a store outage that comes before the
-	// first full Metadata; topics seen later are added as they are looked up.
-	ts, err := admin.topics(ctx, cfg.Stream)
-	if err != nil {
-		return nil, fmt.Errorf("bridge: list topics of %q: %w", cfg.Stream, err)
-	}
-	b.known.replace(ts)
-	return b, nil
+	return nil
 }
 
 // Close drops the caches. It does not close the Iggy clients, which belong
@@ -374,67 +391,90 @@ func topicOptionsFrom(configs map[string]*string, creating bool) (topicOptions, 
 		if vp == nil {
 			continue
 		}
-		v := *vp
-		switch k {
-		case confMaxMessage:
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil || n < 1 {
-				return o, conf, fmt.Errorf("%w: max.message.bytes=%q", kerr.InvalidConfig, v)
-			}
-			conf.maxMessageBytes = int32(n)
-		case "retention.ms":
-			ms, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || ms < -1 || ms == 0 {
-				return o, conf, fmt.Errorf("%w: retention.ms=%q", kerr.InvalidConfig, v)
-			}
-			// -1, Kafka's "forever", is Iggy's never rather than its default, which an Iggy
-			// server may set otherwise; so is a span past what µs can count.
-			o.MessageExpiryMicros = math.MaxUint64
-			if ms > 0 && ms <= math.MaxInt64/1000 {
-				o.MessageExpiryMicros = uint64(ms) * 1000
-			}
-		case "retention.bytes":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < -1 || n == 0 {
-				return o, conf, fmt.Errorf("%w: retention.bytes=%q", kerr.InvalidConfig, v)
-			}
-			o.MaxTopicSize = math.MaxUint64
-			if n > 0 {
-				o.MaxTopicSize = uint64(n)
-			}
-		case confCompression:
-			if _, ok := compressionTypes[v]; !ok {
-				return o, conf, fmt.Errorf("%w: compression.type=%q (one of producer, uncompressed, gzip, snappy, lz4, zstd)", kerr.InvalidConfig, v)
-			}
-			conf.compression = v
-		case confTimestampType:
-			if v != createTime && v != logAppendTime {
-				return o, conf, fmt.Errorf("%w: message.timestamp.type=%q (CreateTime or LogAppendTime)", kerr.InvalidConfig, v)
-			}
-			conf.logAppendTime = v == logAppendTime
-		case confCleanup:
-			c, err := cleanupPolicy(v)
-			if err != nil {
-				return o, conf, err
-			}
-			conf.cleanup = c
-		default:
-			if want, ok := fixedConfigs[k]; ok {
-				if v != want {
-					return o, conf, fmt.Errorf("%w: %s=%q (only %q is supported)", kerr.InvalidConfig, k, v, want)
-				}
-				continue
-			}
-			if err := kafka.CheckTopicConfig(k, v); err != nil {
-				return o, conf, err
-			}
-			if conf.stored == nil {
-				conf.stored = map[string]string{}
-			}
-			conf.stored[k] = v
+		if err := setTopicConfig(&o, &conf, k, *vp); err != nil {
+			return o, conf, err
 		}
 	}
 	return o, conf, nil
+}
+
+// setTopicConfig applies one topic config to the Iggy options o or the config log's conf
+// (topicOptionsFrom).
+func setTopicConfig(o *topicOptions, conf *topicConf, k, v string) error {
+	var err error
+	switch k {
+	case confMaxMessage:
+		n, perr := strconv.ParseInt(v, 10, 32)
+		if perr != nil || n < 1 {
+			return fmt.Errorf("%w: max.message.bytes=%q", kerr.InvalidConfig, v)
+		}
+		conf.maxMessageBytes = int32(n)
+	case "retention.ms":
+		o.MessageExpiryMicros, err = retentionMicros(v)
+	case "retention.bytes":
+		o.MaxTopicSize, err = retentionBytes(v)
+	case confCompression:
+		if _, ok := compressionTypes[v]; !ok {
+			return fmt.Errorf("%w: compression.type=%q (one of producer, uncompressed, gzip, snappy, lz4, zstd)", kerr.InvalidConfig, v)
+		}
+		conf.compression = v
+	case confTimestampType:
+		if v != createTime && v != logAppendTime {
+			return fmt.Errorf("%w: message.timestamp.type=%q (CreateTime or LogAppendTime)", kerr.InvalidConfig, v)
+		}
+		conf.logAppendTime = v == logAppendTime
+	case confCleanup:
+		conf.cleanup, err = cleanupPolicy(v)
+	default:
+		err = storeTopicConfig(conf, k, v)
+	}
+	return err
+}
+
+// retentionMicros is Iggy's message expiry for retention.ms v. -1, Kafka's "forever", is Iggy's
+// never rather than its default, which an Iggy server may set otherwise; so is a span past what
+// µs can count.
+func retentionMicros(v string) (uint64, error) {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < -1 || ms == 0 {
+		return 0, fmt.Errorf("%w: retention.ms=%q", kerr.InvalidConfig, v)
+	}
+	if ms > 0 && ms <= math.MaxInt64/1000 {
+		return uint64(ms) * 1000, nil
+	}
+	return math.MaxUint64, nil
+}
+
+// retentionBytes is Iggy's max topic size for retention.bytes v; -1 is unlimited.
+func retentionBytes(v string) (uint64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < -1 || n == 0 {
+		return 0, fmt.Errorf("%w: retention.bytes=%q", kerr.InvalidConfig, v)
+	}
+	if n > 0 {
+		return uint64(n), nil
+	}
+	return math.MaxUint64, nil
+}
+
+// storeTopicConfig checks a topic config the gateway keeps without effect: one of
+// fixedConfigs must have its one value and is not stored; any other Kafka topic config is kept
+// in the config log as it is.
+func storeTopicConfig(conf *topicConf, k, v string) error {
+	if want, ok := fixedConfigs[k]; ok {
+		if v != want {
+			return fmt.Errorf("%w: %s=%q (only %q is supported)", kerr.InvalidConfig, k, v, want)
+		}
+		return nil
+	}
+	if err := kafka.CheckTopicConfig(k, v); err != nil {
+		return err
+	}
+	if conf.stored == nil {
+		conf.stored = map[string]string{}
+	}
+	conf.stored[k] = v
+	return nil
 }
 
 // alterTopicConfigs replaces a topic's own configs with configs, as Kafka's AlterConfigs

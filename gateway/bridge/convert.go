@@ -108,56 +108,13 @@ func putConverter(c *converter) {
 // bytes belong to c and are valid until its next use. idempotent adds the
 // producer fields to the first message.
 func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, error) {
-	if kb.Attributes&attrControl != 0 {
-		return nil, fmt.Errorf("%w: a control batch from a client", kerr.InvalidRecord)
+	if err := checkProduced(kb); err != nil {
+		return nil, err
 	}
-	transactional := kb.Attributes&attrTransactional != 0
-	if transactional && kb.ProducerID < 0 {
-		return nil, fmt.Errorf("%w: a transactional batch without a producer id", kerr.InvalidRecord)
+	minTS, haveMin, err := c.decodeRecords(kb, maxRecord)
+	if err != nil {
+		return nil, err
 	}
-	if kb.NumRecords <= 0 {
-		return nil, errCorrupt("record batch with %d records", kb.NumRecords)
-	}
-	if kb.LastOffsetDelta != kb.NumRecords-1 {
-		return nil, errCorrupt("lastOffsetDelta %d with %d records", kb.LastOffsetDelta, kb.NumRecords)
-	}
-	raw := kb.Records
-	if kb.codec() != codecNone {
-		var err error
-		c.dec, err = decompress(c.dec[:0], kb.codec(), raw)
-		if err != nil {
-			return nil, err
-		}
-		raw = c.dec
-	}
-
-	c.recs = c.recs[:0]
-	minTS, haveMin := int64(0), false
-	for len(raw) > 0 {
-		if len(c.recs) == int(kb.NumRecords) {
-			return nil, errCorrupt("record batch holds more than its %d records", kb.NumRecords)
-		}
-		c.recs = append(c.recs, krecord{})
-		rec := &c.recs[len(c.recs)-1]
-		var err error
-		if raw, err = nextRecord(raw, rec); err != nil {
-			return nil, err
-		}
-		if rec.OffsetDelta != int32(len(c.recs)-1) {
-			return nil, errCorrupt("record %d has offset delta %d", len(c.recs)-1, rec.OffsetDelta)
-		}
-		if size := len(rec.Key) + len(rec.Value) + len(rec.Headers); size > int(maxRecord) {
-			return nil, fmt.Errorf("%w: record of %d bytes, limit %d", kerr.MessageTooLarge, size, maxRecord)
-		}
-		if ts := kb.FirstTimestamp + rec.TimestampDelta; ts >= 0 && ts <= maxTSMillis && (!haveMin || ts < minTS) {
-			minTS, haveMin = ts, true
-		}
-	}
-	if len(c.recs) != int(kb.NumRecords) {
-		return nil, errCorrupt("record batch says %d records, holds %d", kb.NumRecords, len(c.recs))
-	}
-
-	idempotent := kb.ProducerID >= 0
 	b := &c.builder
 	b.Reset()
 	idBase := ids.ctr.Add(uint64(len(c.recs))) - uint64(len(c.recs))
@@ -170,68 +127,11 @@ func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, err
 		if haveMin && ts >= minTS && ts <= maxTSMillis && ts-minTS <= maxTSSpan {
 			origin, storeTS = uint64(ts)*1000, false
 		}
-		var flags uint8
-		payload := rec.Value
-		switch {
-		case rec.ValueNull:
-			flags |= flagValueNull
-			payload = placeholder
-		case len(rec.Value) == 0:
-			flags |= flagValueEmpty
-			payload = placeholder
+		payload, flags := storedValue(rec)
+		h, err := c.userHeaders(kb, i, rec, ts, storeTS, flags)
+		if err != nil {
+			return nil, err
 		}
-		if !rec.KeyNull && len(rec.Key) == 0 {
-			flags |= flagKeyEmpty
-		}
-		hl := chunkedLen(hdrKey, len(rec.Key))
-		if rec.NumHeaders > 0 {
-			hl += chunkedLen(hdrHeaders, len(rec.Headers))
-		}
-		if storeTS {
-			hl += tlvItemLen(len(hdrTS), 8)
-		}
-		if flags != 0 {
-			hl += tlvItemLen(len(hdrFlags), 1)
-		}
-		if i == 0 && kb.codec() != codecNone {
-			hl += tlvItemLen(len(hdrCodec), 1)
-		}
-		if idempotent && i == 0 {
-			hl += tlvItemLen(len(hdrPID), 8) + tlvItemLen(len(hdrEpoch), 2) + tlvItemLen(len(hdrSeq), 4) + tlvItemLen(len(hdrCount), 4)
-		}
-		if transactional && i == 0 {
-			hl += tlvItemLen(len(hdrTxn), 1)
-		}
-		if hl > maxUserHeaders {
-			return nil, fmt.Errorf("%w: key and headers of %d bytes exceed the %d bytes Iggy user headers hold", kerr.InvalidRecord, hl, maxUserHeaders)
-		}
-		h := c.hdr[:0]
-		h = appendChunked(h, hdrKey, rec.Key)
-		if rec.NumHeaders > 0 {
-			h = appendChunked(h, hdrHeaders, rec.Headers)
-		}
-		if storeTS {
-			h = appendInt(h, hdrTS, kindInt64, 8, uint64(ts))
-		}
-		if flags != 0 {
-			h = appendInt(h, hdrFlags, kindUint8, 1, uint64(flags))
-		}
-		if i == 0 && kb.codec() != codecNone {
-			h = appendInt(h, hdrCodec, kindUint8, 1, uint64(kb.codec()))
-		}
-		if idempotent && i == 0 {
-			h = appendInt(h, hdrPID, kindInt64, 8, uint64(kb.ProducerID))
-			h = appendInt(h, hdrEpoch, kindInt16, 2, uint64(uint16(kb.ProducerEpoch)))
-			h = appendInt(h, hdrSeq, kindInt32, 4, uint64(uint32(kb.BaseSequence)))
-			h = appendInt(h, hdrCount, kindInt32, 4, uint64(uint32(kb.NumRecords)))
-		}
-		if transactional && i == 0 {
-			h = appendInt(h, hdrTxn, kindUint8, 1, txnData)
-		}
-		if len(h) != hl {
-			return nil, fmt.Errorf("bridge: user headers of %d bytes, computed %d", len(h), hl)
-		}
-		c.hdr = h
 		// Add rather than Reserve: Reserve zeroes the space it hands out,
 		// which costs as much as the copy it would save.
 		b.Add(message.MakeID(idBase+uint64(i), ids.hi), origin, payload, h)
@@ -241,6 +141,158 @@ func (c *converter) toIggy(kb *kbatch, ids *idGen, maxRecord int32) ([]byte, err
 		return nil, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
 	}
 	return batch, nil
+}
+
+// checkProduced refuses a produced batch a client may not send: a control batch, a
+// transactional one without a producer id, one without records or whose last offset delta does
+// not match its count.
+func checkProduced(kb *kbatch) error {
+	if kb.Attributes&attrControl != 0 {
+		return fmt.Errorf("%w: a control batch from a client", kerr.InvalidRecord)
+	}
+	if kb.Attributes&attrTransactional != 0 && kb.ProducerID < 0 {
+		return fmt.Errorf("%w: a transactional batch without a producer id", kerr.InvalidRecord)
+	}
+	if kb.NumRecords <= 0 {
+		return errCorrupt("record batch with %d records", kb.NumRecords)
+	}
+	if kb.LastOffsetDelta != kb.NumRecords-1 {
+		return errCorrupt("lastOffsetDelta %d with %d records", kb.LastOffsetDelta, kb.NumRecords)
+	}
+	return nil
+}
+
+// decodeRecords decompresses kb's records and parses them into c.recs, checking their count,
+// offset deltas and sizes (maxRecord). It returns the smallest valid timestamp among them
+// (haveMin false when none is).
+func (c *converter) decodeRecords(kb *kbatch, maxRecord int32) (minTS int64, haveMin bool, err error) {
+	raw := kb.Records
+	if kb.codec() != codecNone {
+		c.dec, err = decompress(c.dec[:0], kb.codec(), raw)
+		if err != nil {
+			return 0, false, err
+		}
+		raw = c.dec
+	}
+	c.recs = c.recs[:0]
+	for len(raw) > 0 {
+		if len(c.recs) == int(kb.NumRecords) {
+			return 0, false, errCorrupt("record batch holds more than its %d records", kb.NumRecords)
+		}
+		c.recs = append(c.recs, krecord{})
+		rec := &c.recs[len(c.recs)-1]
+		if raw, err = nextRecord(raw, rec); err != nil {
+			return 0, false, err
+		}
+		if rec.OffsetDelta != int32(len(c.recs)-1) {
+			return 0, false, errCorrupt("record %d has offset delta %d", len(c.recs)-1, rec.OffsetDelta)
+		}
+		if size := len(rec.Key) + len(rec.Value) + len(rec.Headers); size > int(maxRecord) {
+			return 0, false, fmt.Errorf("%w: record of %d bytes, limit %d", kerr.MessageTooLarge, size, maxRecord)
+		}
+		if ts := kb.FirstTimestamp + rec.TimestampDelta; ts >= 0 && ts <= maxTSMillis && (!haveMin || ts < minTS) {
+			minTS, haveMin = ts, true
+		}
+	}
+	if len(c.recs) != int(kb.NumRecords) {
+		return 0, false, errCorrupt("record batch says %d records, holds %d", kb.NumRecords, len(c.recs))
+	}
+	return minTS, haveMin, nil
+}
+
+// storedValue is the Iggy payload of rec and the flags that tell a null or empty value (Iggy
+// payloads are never empty: such a value is stored as a placeholder) and an empty key.
+func storedValue(rec *krecord) ([]byte, uint8) {
+	var flags uint8
+	payload := rec.Value
+	switch {
+	case rec.ValueNull:
+		flags |= flagValueNull
+		payload = placeholder
+	case len(rec.Value) == 0:
+		flags |= flagValueEmpty
+		payload = placeholder
+	}
+	if !rec.KeyNull && len(rec.Key) == 0 {
+		flags |= flagKeyEmpty
+	}
+	return payload, flags
+}
+
+// userHeaders returns, in c.hdr, the Iggy user headers of record i of kb: its key, Kafka
+// headers, timestamp when the message's own does not carry it (storeTS), flags, and on the
+// first record the batch's codec, producer fields and transactional mark. It refuses headers
+// larger than Iggy holds.
+func (c *converter) userHeaders(kb *kbatch, i int, rec *krecord, ts int64, storeTS bool, flags uint8) ([]byte, error) {
+	hl := chunkedLen(hdrKey, len(rec.Key))
+	if rec.NumHeaders > 0 {
+		hl += chunkedLen(hdrHeaders, len(rec.Headers))
+	}
+	if storeTS {
+		hl += tlvItemLen(len(hdrTS), 8)
+	}
+	if flags != 0 {
+		hl += tlvItemLen(len(hdrFlags), 1)
+	}
+	if i == 0 {
+		hl += firstHeadersLen(kb)
+	}
+	if hl > maxUserHeaders {
+		return nil, fmt.Errorf("%w: key and headers of %d bytes exceed the %d bytes Iggy user headers hold", kerr.InvalidRecord, hl, maxUserHeaders)
+	}
+	h := c.hdr[:0]
+	h = appendChunked(h, hdrKey, rec.Key)
+	if rec.NumHeaders > 0 {
+		h = appendChunked(h, hdrHeaders, rec.Headers)
+	}
+	if storeTS {
+		h = appendInt(h, hdrTS, kindInt64, 8, uint64(ts))
+	}
+	if flags != 0 {
+		h = appendInt(h, hdrFlags, kindUint8, 1, uint64(flags))
+	}
+	if i == 0 {
+		h = appendFirstHeaders(h, kb)
+	}
+	if len(h) != hl {
+		return nil, fmt.Errorf("bridge: user headers of %d bytes, computed %d", len(h), hl)
+	}
+	c.hdr = h
+	return h, nil
+}
+
+// firstHeadersLen is the size of the user headers only a batch's first record carries
+// (appendFirstHeaders).
+func firstHeadersLen(kb *kbatch) int {
+	n := 0
+	if kb.codec() != codecNone {
+		n += tlvItemLen(len(hdrCodec), 1)
+	}
+	if kb.ProducerID >= 0 {
+		n += tlvItemLen(len(hdrPID), 8) + tlvItemLen(len(hdrEpoch), 2) + tlvItemLen(len(hdrSeq), 4) + tlvItemLen(len(hdrCount), 4)
+	}
+	if kb.Attributes&attrTransactional != 0 {
+		n += tlvItemLen(len(hdrTxn), 1)
+	}
+	return n
+}
+
+// appendFirstHeaders appends the user headers of a batch's first record: the producer's codec,
+// the idempotent producer's fields, the transactional mark.
+func appendFirstHeaders(h []byte, kb *kbatch) []byte {
+	if kb.codec() != codecNone {
+		h = appendInt(h, hdrCodec, kindUint8, 1, uint64(kb.codec()))
+	}
+	if kb.ProducerID >= 0 {
+		h = appendInt(h, hdrPID, kindInt64, 8, uint64(kb.ProducerID))
+		h = appendInt(h, hdrEpoch, kindInt16, 2, uint64(uint16(kb.ProducerEpoch)))
+		h = appendInt(h, hdrSeq, kindInt32, 4, uint64(uint32(kb.BaseSequence)))
+		h = appendInt(h, hdrCount, kindInt32, 4, uint64(uint32(kb.NumRecords)))
+	}
+	if kb.Attributes&attrTransactional != 0 {
+		h = appendInt(h, hdrTxn, kindUint8, 1, txnData)
+	}
+	return h
 }
 
 // controlKey are the keys of a commit and an abort control record.
@@ -291,6 +343,50 @@ func (c *converter) decodeFrame(base uint64, origin uint64, f *message.Frame, ou
 	}
 }
 
+// batchStart is the header of a rebuilt batch whose first record is out, and the codec it goes
+// out in: the one asked for (Config.FetchCodec, compression.type), else the producer's (codec),
+// except while compressing has not paid off lately (plainLeft); a transaction's data batch
+// carries its producer, and a commit or abort marker goes back as Kafka's control batch,
+// uncompressed.
+func (c *converter) batchStart(out *fetchOut, codec int, txn uint8, pid int64, epoch int16) (kbatch, int) {
+	kb := kbatch{BaseOffset: out.offset, LeaderEpoch: 0, FirstTimestamp: out.ts, MaxTimestamp: out.ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+	if c.out.set {
+		codec = c.out.codec
+	} else if codec != codecNone && c.plainLeft > 0 {
+		c.plainLeft--
+		codec = codecNone
+	}
+	switch txn {
+	case txnData:
+		kb.Attributes |= attrTransactional
+		kb.ProducerID, kb.ProducerEpoch = pid, epoch
+	case txnCommit, txnAbort:
+		kb.Attributes |= attrTransactional | attrControl
+		kb.ProducerID, kb.ProducerEpoch = pid, epoch
+		codec = codecNone
+	}
+	return kb, codec
+}
+
+// compressAside compresses the records gathered in c.plain into dst, after the batch header,
+// in codec, and marks kb with it. By default the batch goes back the way it was produced:
+// clients tune their decompression limits and pools on it. A slice that starts past the batch's
+// first message does not know the codec and goes out uncompressed, which every client reads as
+// well. A FetchCodec setting overrides both. When compressing did not pay off, the next
+// plainRun batches go out uncompressed.
+func (c *converter) compressAside(dst []byte, codec int, kb *kbatch) ([]byte, error) {
+	at := len(dst) // compress appends after the batch header w.begin wrote
+	dst, err := compress(dst, codec, c.plain)
+	if err != nil {
+		return dst, err
+	}
+	kb.Attributes |= int16(codec)
+	if !c.out.set && !paysOff(len(dst)-at, len(c.plain)) {
+		c.plainLeft = plainRun
+	}
+	return dst, nil
+}
+
 // appendKafka appends one Iggy batch record (as a poll returns it, possibly a
 // slice of a stored batch) to dst as one uncompressed magic-2 Kafka batch.
 // Frames below from are skipped. It reports the number of records written and
@@ -329,27 +425,11 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		}
 		if n == 0 {
 			dst = w.begin(dst)
-			kb = kbatch{BaseOffset: out.offset, LeaderEpoch: 0, FirstTimestamp: out.ts, MaxTimestamp: out.ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
-			if c.out.set {
-				codec = c.out.codec
-			} else if codec != codecNone && c.plainLeft > 0 {
-				c.plainLeft--
-				codec = codecNone
-			}
 			// The codec is known by now: it rides on the batch's first
 			// frame, which comes first. A compressed batch gathers its
 			// records aside and is compressed straight into dst, so the
 			// records are not copied twice.
-			switch txn {
-			case txnData:
-				kb.Attributes |= attrTransactional
-				kb.ProducerID, kb.ProducerEpoch = pid, epoch
-			case txnCommit, txnAbort:
-				// A marker goes back as Kafka's control batch, uncompressed.
-				kb.Attributes |= attrTransactional | attrControl
-				kb.ProducerID, kb.ProducerEpoch = pid, epoch
-				codec = codecNone
-			}
+			kb, codec = c.batchStart(&out, codec, txn, pid, epoch)
 			if codec != codecNone {
 				c.plain, aside = c.plain[:0], true
 			}
@@ -384,19 +464,8 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		kb.MaxTimestamp = int64(h.BaseTimestamp / 1000)
 	}
 	if aside {
-		// By default the batch goes back the way it was produced: clients
-		// tune their decompression limits and pools on it. A slice that
-		// starts past the batch's first message does not know the codec and
-		// goes out uncompressed, which every client reads as well. A
-		// FetchCodec setting overrides both.
-		at := len(dst) // compress appends after the batch header w.begin wrote
-		dst, err = compress(dst, codec, c.plain)
-		if err != nil {
+		if dst, err = c.compressAside(dst, codec, &kb); err != nil {
 			return dst[:start], 0, 0, err
-		}
-		kb.Attributes |= int16(codec)
-		if !c.out.set && !paysOff(len(dst)-at, len(c.plain)) {
-			c.plainLeft = plainRun
 		}
 	}
 	return w.finish(dst, &kb), n, next, nil

@@ -230,59 +230,86 @@ func eachTLV(b []byte, fn func(key []byte, kind byte, val []byte) bool) {
 }
 
 func (m *recMeta) item(key []byte, vk byte, val []byte) {
-	le := binary.LittleEndian
-	switch string(key) {
-	case hdrKey:
-		if vk == kindRaw && m.keyParts == 0 {
+	if vk == kindRaw {
+		m.rawItem(key, val)
+		return
+	}
+	m.typedItem(string(key), vk, val)
+}
+
+// rawItem reads a Raw item: the first piece of the key or of the header section, or the next
+// piece of one of them.
+func (m *recMeta) rawItem(key, val []byte) {
+	switch {
+	case string(key) == hdrKey:
+		if m.keyParts == 0 {
 			addChunk(&m.key, &m.keyBuf, &m.keyParts, val)
 			m.keyNull = false
 		}
-	case hdrHeaders:
-		if vk == kindRaw && m.hdrParts == 0 {
+	case string(key) == hdrHeaders:
+		if m.hdrParts == 0 {
 			addChunk(&m.hdrs, &m.hdrBuf, &m.hdrParts, val)
 		}
+	case m.keyParts > 0 && continuation(key, hdrKey, m.keyParts):
+		addChunk(&m.key, &m.keyBuf, &m.keyParts, val)
+	case m.hdrParts > 0 && continuation(key, hdrHeaders, m.hdrParts):
+		addChunk(&m.hdrs, &m.hdrBuf, &m.hdrParts, val)
+	}
+}
+
+// typedItem reads a fixed-size item of kind vk; one of another kind or size than its name says,
+// or with a value out of its range, is ignored.
+func (m *recMeta) typedItem(key string, vk byte, val []byte) {
+	le := binary.LittleEndian
+	switch key {
 	case hdrTS:
-		if vk == kindInt64 && len(val) == 8 {
+		if fixedItem(vk, val, kindInt64, 8) {
 			m.ts, m.hasTS = int64(le.Uint64(val)), true
 		}
 	case hdrFlags:
-		if vk == kindUint8 && len(val) == 1 {
+		if fixedItem(vk, val, kindUint8, 1) {
 			m.flags = val[0]
 		}
 	case hdrCodec:
-		if vk == kindUint8 && len(val) == 1 && val[0] <= codecZstd {
+		if fixedItem(vk, val, kindUint8, 1) && val[0] <= codecZstd {
 			m.codec = val[0]
 		}
-	case hdrPID:
-		if vk == kindInt64 && len(val) == 8 {
-			m.pid, m.hasPID = int64(le.Uint64(val)), true
-		}
-	case hdrEpoch:
-		if vk == kindInt16 && len(val) == 2 {
-			m.epoch = int16(le.Uint16(val))
-		}
-	case hdrSeq:
-		if vk == kindInt32 && len(val) == 4 {
-			m.seq = int32(le.Uint32(val))
-		}
-	case hdrCount:
-		if vk == kindInt32 && len(val) == 4 {
-			m.n = int32(le.Uint32(val))
-		}
 	case hdrTxn:
-		if vk == kindUint8 && len(val) == 1 && val[0] >= txnData && val[0] <= txnAbort {
+		if fixedItem(vk, val, kindUint8, 1) && val[0] >= txnData && val[0] <= txnAbort {
 			m.txn = val[0]
 		}
 	default:
-		if vk != kindRaw {
-			return
+		m.producerItem(key, vk, val)
+	}
+}
+
+// producerItem reads the items of an idempotent producer's batch: producer id and epoch, base
+// sequence and record count.
+func (m *recMeta) producerItem(key string, vk byte, val []byte) {
+	le := binary.LittleEndian
+	switch key {
+	case hdrPID:
+		if fixedItem(vk, val, kindInt64, 8) {
+			m.pid, m.hasPID = int64(le.Uint64(val)), true
 		}
-		if m.keyParts > 0 && continuation(key, hdrKey, m.keyParts) {
-			addChunk(&m.key, &m.keyBuf, &m.keyParts, val)
-		} else if m.hdrParts > 0 && continuation(key, hdrHeaders, m.hdrParts) {
-			addChunk(&m.hdrs, &m.hdrBuf, &m.hdrParts, val)
+	case hdrEpoch:
+		if fixedItem(vk, val, kindInt16, 2) {
+			m.epoch = int16(le.Uint16(val))
+		}
+	case hdrSeq:
+		if fixedItem(vk, val, kindInt32, 4) {
+			m.seq = int32(le.Uint32(val))
+		}
+	case hdrCount:
+		if fixedItem(vk, val, kindInt32, 4) {
+			m.n = int32(le.Uint32(val))
 		}
 	}
+}
+
+// fixedItem reports whether an item of kind vk holding val is of kind want and size bytes.
+func fixedItem(vk byte, val []byte, want byte, size int) bool {
+	return vk == want && len(val) == size
 }
 
 // validKafkaHeaders reports whether b is exactly one Kafka header section: a varint count, then

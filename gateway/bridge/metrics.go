@@ -10,6 +10,8 @@ type Metrics struct {
 	endAnswers            atomic.Uint64
 	rebuiltFetches        atomic.Uint64
 	rebuiltStored         atomic.Uint64
+	pinnedChunks          atomic.Int64
+	releaseFaults         atomic.Uint64
 	producerScans         atomic.Int64
 	producerScansSkipped  atomic.Int64
 	producerStatesDropped atomic.Int64
@@ -34,6 +36,17 @@ func (m *Metrics) RebuiltFetches() uint64 { return m.rebuiltFetches.Load() }
 
 // RebuiltBytesStored is how many bytes of rebuilt batches were put in the fetch cache.
 func (m *Metrics) RebuiltBytesStored() uint64 { return m.rebuiltStored.Load() }
+
+// PinnedChunks is how many chunks of the fetch cache answers point into now, handed out and
+// not yet released (their Release not yet called): such a chunk is neither emptied nor given
+// back. It goes back to 0 once every answer is written; one that stays up is an answer never
+// released, which keeps that part of the cache from being reused.
+func (m *Metrics) PinnedChunks() int64 { return m.pinnedChunks.Load() }
+
+// ReleaseFaults is how many releases of fetch answers were refused because the answer, or the
+// chunk of the fetch cache it pinned, was released already. It stays 0 unless a caller of the
+// fetch path breaks its rule (fetchread.go): release each answer exactly once.
+func (m *Metrics) ReleaseFaults() uint64 { return m.releaseFaults.Load() }
 
 // ProducerScans counts the tail scans that rebuilt an idempotent producer's state from Iggy.
 func (m *Metrics) ProducerScans() int64 { return m.producerScans.Load() }

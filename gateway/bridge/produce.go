@@ -346,14 +346,7 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 	}
 	defer func() { <-b.scanning }()
 	b.metrics.producerScans.Add(1)
-	t, err := as.topic(ctx, b.cfg.Stream, topic)
-	if err != nil {
-		return nil, kafkaErr(err)
-	}
-	if int(partition) >= len(t.Partitions) {
-		return nil, fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
-	}
-	end, err := b.exactEnd(ctx, as, topic, partition, t.Partitions[partition].highWatermark())
+	end, err := b.partitionEnd(ctx, as, topic, partition)
 	if err != nil {
 		return nil, err
 	}
@@ -361,90 +354,33 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 		st.next = end
 	}
 	whole := st.next == end // the cache may become complete
-	type history struct {
-		batches []seqBatch // oldest first
-		epochs  []int16
-	}
-	seen := map[int64]*history{}
-	fences := map[int64]int16{} // the highest epoch of each producer's markers
+	s := producerScan{seen: map[int64]*producerHistory{}, fences: map[int64]int16{}}
 	scanned, bytes := int64(0), 0
-	m := &recMeta{}
-	for end > 0 && scanned < scanMaxMessages && bytes < scanMaxBytes && (seen[pid] == nil || len(seen[pid].batches) < producerWindow) {
+	for end > 0 && scanned < scanMaxMessages && bytes < scanMaxBytes && !s.found(pid) {
 		from := max(0, end-scanWindow)
 		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(from), uint32(end-from))
 		if err != nil {
 			return nil, kafkaErr(err)
 		}
 		bytes += len(p.Records)
-		win := map[int64]*history{}
-		recs := p.Records
-		for len(recs) > 0 {
-			rec, rest, ok := splitRecord(recs)
-			if !ok {
-				break
-			}
-			recs = rest
-			f, ok := firstFrame(rec)
-			if !ok || f.OffsetDelta != 0 {
-				continue // the batch started in an earlier window
-			}
-			m.parse(f.UserHeaders)
-			if !m.hasPID {
-				continue
-			}
-			if m.txn == txnCommit || m.txn == txnAbort {
-				// A transaction marker carries its producer but is no batch of it: it
-				// holds no sequence, only the epoch it fences.
-				fences[m.pid] = max(fences[m.pid], m.epoch)
-				continue
-			}
-			w := win[m.pid]
-			if w == nil {
-				w = &history{}
-				win[m.pid] = w
-			}
-			w.batches = append(w.batches, seqBatch{m.seq, m.n, int64(batchBase(rec))})
-			w.epochs = append(w.epochs, m.epoch)
-		}
+		s.read(p.Records)
 		if p.Release != nil {
 			p.Release()
-		}
-		for id, w := range win {
-			if h := seen[id]; h != nil {
-				w.batches, w.epochs = append(w.batches, h.batches...), append(w.epochs, h.epochs...)
-			}
-			seen[id] = w
 		}
 		scanned += end - from
 		end = from
 	}
-	build := func(h *history) *producerState {
-		ps := &producerState{epoch: -1}
-		if h != nil {
-			for i, sb := range h.batches {
-				ps.add(h.epochs[i], sb.seq, sb.n, sb.base)
-			}
-		}
-		return ps
-	}
-	withFence := func(id int64, ps *producerState) *producerState {
-		if e, ok := fences[id]; ok {
-			ps.fence(e)
-		}
-		return ps
-	}
-	ps := withFence(pid, build(seen[pid]))
-	found := seen[pid] != nil && len(seen[pid].batches) >= producerWindow
+	ps := s.state(pid)
 	if whole {
 		// Nothing but this gateway's appends came after the cache started, so every producer
 		// seen has its newest batches in what was read: note them all.
-		for id, h := range seen {
+		for id := range s.seen {
 			if id != pid && st.producers[id] == nil {
-				st.producers[id] = withFence(id, build(h))
+				st.producers[id] = s.state(id)
 			}
 		}
 		st.complete = end == 0
-		if !found {
+		if !s.found(pid) {
 			// The scan ran to its bound: a producer it did not see has no batch within the
 			// bound, which stays true until someone else appends (dropProducers).
 			st.boundedAt = b.clock.Now()
@@ -452,4 +388,93 @@ func (b *Bridge) scanProducer(ctx context.Context, as iggyAPI, st *partState, to
 	}
 	b.log.Debug("rebuilt producer state from Iggy", "topic", topic, "partition", partition, "pid", pid, "batches", len(ps.batches), "scanned", scanned, "complete", st.complete)
 	return ps, nil
+}
+
+// partitionEnd is the high watermark of a partition, exact (exactEnd), or an
+// UNKNOWN_TOPIC_OR_PARTITION error for a partition the topic does not have.
+func (b *Bridge) partitionEnd(ctx context.Context, as iggyAPI, topic string, partition int32) (int64, error) {
+	t, err := as.topic(ctx, b.cfg.Stream, topic)
+	if err != nil {
+		return -1, kafkaErr(err)
+	}
+	if int(partition) >= len(t.Partitions) {
+		return -1, fmt.Errorf("%w: %s has %d partitions", kerr.UnknownTopicOrPartition, topic, len(t.Partitions))
+	}
+	return b.exactEnd(ctx, as, topic, partition, t.Partitions[partition].highWatermark())
+}
+
+// producerHistory is what a scan read of one producer's batches, oldest first, with the epoch
+// of each.
+type producerHistory struct {
+	batches []seqBatch
+	epochs  []int16
+}
+
+// producerScan is what a scan has read of a partition's tail, going backwards a window at a
+// time: each producer's batches, and the highest epoch of each producer's transaction markers.
+type producerScan struct {
+	seen   map[int64]*producerHistory
+	fences map[int64]int16
+	m      recMeta
+}
+
+// found reports whether the scan holds the producerWindow batches a producer's state keeps.
+func (s *producerScan) found(pid int64) bool {
+	h := s.seen[pid]
+	return h != nil && len(h.batches) >= producerWindow
+}
+
+// read takes in one window, the records of a poll that comes before every window read so far.
+// A batch that started in an earlier window is left for that one.
+func (s *producerScan) read(recs []byte) {
+	win := map[int64]*producerHistory{}
+	for len(recs) > 0 {
+		rec, rest, ok := splitRecord(recs)
+		if !ok {
+			break
+		}
+		recs = rest
+		f, ok := firstFrame(rec)
+		if !ok || f.OffsetDelta != 0 {
+			continue // the batch started in an earlier window
+		}
+		m := &s.m
+		m.parse(f.UserHeaders)
+		switch {
+		case !m.hasPID:
+		case m.txn == txnCommit || m.txn == txnAbort:
+			// A transaction marker carries its producer but is no batch of it: it holds no
+			// sequence, only the epoch it fences.
+			s.fences[m.pid] = max(s.fences[m.pid], m.epoch)
+		default:
+			w := win[m.pid]
+			if w == nil {
+				w = &producerHistory{}
+				win[m.pid] = w
+			}
+			w.batches = append(w.batches, seqBatch{m.seq, m.n, int64(batchBase(rec))})
+			w.epochs = append(w.epochs, m.epoch)
+		}
+	}
+	for id, w := range win {
+		if h := s.seen[id]; h != nil {
+			w.batches, w.epochs = append(w.batches, h.batches...), append(w.epochs, h.epochs...)
+		}
+		s.seen[id] = w
+	}
+}
+
+// state is the producer state of id the scan read: its batches, fenced at the highest epoch of
+// its markers.
+func (s *producerScan) state(id int64) *producerState {
+	ps := &producerState{epoch: -1}
+	if h := s.seen[id]; h != nil {
+		for i, sb := range h.batches {
+			ps.add(h.epochs[i], sb.seq, sb.n, sb.base)
+		}
+	}
+	if e, ok := s.fences[id]; ok {
+		ps.fence(e)
+	}
+	return ps
 }

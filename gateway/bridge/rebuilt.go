@@ -209,7 +209,7 @@ func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool) (sp rebuiltSpan
 			return sp, true
 		}
 		ch := &c.chunks[e.chunk]
-		ch.pins.Add(1)
+		c.pin(ch)
 		ch.hit.Store(true)
 		sp.parts = append(sp.parts, e)
 		sp.n += int(e.n)
@@ -244,17 +244,44 @@ func (sp *rebuiltSpan) appendTo(dst []byte) []byte {
 }
 
 // release unpins the span; its bytes may be overwritten after. Once the cache is closed the
-// last release of a chunk gives its memory back.
+// last release of a chunk gives its memory back. The span is empty after: releasing it again
+// does nothing (fetchRead.release owns the rule that counts a second release).
 func (sp *rebuiltSpan) release() {
 	last := false
 	for _, e := range sp.parts {
-		if sp.c.chunks[e.chunk].pins.Add(-1) == 0 {
+		if sp.c.unpin(&sp.c.chunks[e.chunk]) {
 			last = true
 		}
 	}
 	sp.parts = nil
 	if last && sp.c.closed.Load() {
 		sp.c.freeUnpinned()
+	}
+}
+
+// pin takes a pin on ch for an answer pointing into its memory.
+func (c *rebuiltCache) pin(ch *rebuiltChunk) {
+	if ch.pins.Add(1) == 1 {
+		c.metrics.pinnedChunks.Add(1)
+	}
+}
+
+// unpin gives one of ch's pins back and reports whether it was the last. A chunk without pins
+// is left as it is and the fault counted: taking its count below zero would let a later pin
+// look like none, and the chunk be emptied under the answer that took it.
+func (c *rebuiltCache) unpin(ch *rebuiltChunk) bool {
+	for {
+		p := ch.pins.Load()
+		if p <= 0 {
+			c.metrics.releaseFaults.Add(1)
+			return false
+		}
+		if ch.pins.CompareAndSwap(p, p-1) {
+			if p == 1 {
+				c.metrics.pinnedChunks.Add(-1)
+			}
+			return p == 1
+		}
 	}
 }
 

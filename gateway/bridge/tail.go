@@ -107,24 +107,29 @@ func (t *tail) span(offset int64, maxBytes int) (from, count int64, ok bool) {
 // cached appends to dst the cached Kafka bytes of the batch holding offset and of the contiguous
 // cached batches after it, while they stay within maxBytes (the first one whatever its size), if
 // the codec of each is one the fetch may hand out. It returns the last batch appended (nil for
-// none) and the number of records appended.
-func (t *tail) cached(dst []byte, offset int64, maxBytes int, codecOK func(int) bool) ([]byte, *tailBatch, int) {
+// none), the number of records appended, and whether it stopped because the next batch, cached
+// and contiguous, would not fit (the answer is then complete, as Kafka answers whole batches up
+// to the limit).
+func (t *tail) cached(dst []byte, offset int64, maxBytes int, codecOK func(int) bool) ([]byte, *tailBatch, int, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	i := t.holding(offset)
 	if i < 0 {
-		return dst, nil, 0
+		return dst, nil, 0, false
 	}
 	var last *tailBatch
 	start, n := len(dst), 0
 	for _, tb := range t.batches[i:] {
-		if tb.kafka == nil || !codecOK(tb.codec) || (last != nil && (tb.base != last.end() || len(dst)-start+len(tb.kafka) > maxBytes)) {
+		if tb.kafka == nil || !codecOK(tb.codec) || (last != nil && tb.base != last.end()) {
 			break
+		}
+		if last != nil && len(dst)-start+len(tb.kafka) > maxBytes {
+			return dst, last, n, true
 		}
 		dst = append(dst, tb.kafka...)
 		last, n = tb, n+int(tb.n)
 	}
-	return dst, last, n
+	return dst, last, n, false
 }
 
 // tailCache bounds, across every partition of a Bridge, the bytes of Kafka batches the tails

@@ -84,6 +84,48 @@ func TestTailCacheServesProducedBytes(t *testing.T) {
 	checkRecords(t, cached, wantRecs, 0)
 }
 
+// TestTailCacheAnswerFillsMaxBytes: when the next cached batch would not fit in maxBytes, the
+// tail's answer is complete, as Kafka's whole batches up to the limit: the next batch is not
+// read and rebuilt from Iggy only to go past it. With room for it, it is taken too.
+func TestTailCacheAnswerFillsMaxBytes(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := tailBridge(t, m, 1<<20)
+	var batches [][]byte
+	for i := range 3 {
+		recs := valueRecs(fmt.Sprint("f", i), 4)
+		for j := range recs {
+			recs[j].Value = bytes.Repeat(recs[j].Value, 100) // compressible: the stored records are far larger
+		}
+		in := kafkaBatch(t, codecSnappy, recs, -1, -1, -1)
+		batches = append(batches, asStored(in, int64(4*i)))
+		if _, err := b.produce(ctx, m, "t", 0, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two := len(batches[0]) + len(batches[1])
+	for _, tc := range []struct {
+		maxBytes int
+		want     []byte
+	}{
+		{two + len(batches[2]) - 1, append(bytes.Clone(batches[0]), batches[1]...)},
+		{two + len(batches[2]), bytes.Join(batches, nil)},
+	} {
+		before := polledMessages(m)
+		res, err := b.fetch(ctx, m, "t", 0, 0, int32(tc.maxBytes), 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(res.Records, tc.want) {
+			t.Errorf("maxBytes %d: answered %d bytes, want the %d of the produced batches that fit", tc.maxBytes, len(res.Records), len(tc.want))
+		}
+		if read := polledMessages(m) - before; read != 1 {
+			t.Errorf("maxBytes %d: read %d messages from Iggy, want the one that checks the tail", tc.maxBytes, read)
+		}
+		res.Release()
+	}
+}
+
 // TestTailCacheRecreatedPartition: another gateway deletes the topic and writes new records at
 // the same offsets; the first gateway must answer with the new records, not its cached ones.
 func TestTailCacheRecreatedPartition(t *testing.T) {

@@ -97,8 +97,10 @@ type ProduceResult struct {
 	BaseOffset, LogAppendTime, LogStartOffset int64
 }
 
-// FetchResult is one partition's fetched data. Release, when set, returns the buffer behind
-// Records to its pool; the handler calls it once the response is encoded.
+// FetchResult is one partition's fetched data. Release, when set, gives back the memory behind
+// Records (a pooled buffer, or memory of a cache that stays pinned until then): the handler
+// calls it exactly once, once the response is encoded or the records are dropped, and reads
+// Records no more after.
 type FetchResult struct {
 	Records                                         []byte
 	HighWatermark, LastStableOffset, LogStartOffset int64

@@ -11,7 +11,9 @@
 //	go run ./bench/cmd/stages -ref 80052f0 -ref . -rounds 5
 //
 // The fetch cases are "fetch" (every batch rebuilt from Iggy), "fetch-none" (the same with
-// --fetch-codec none) and "fetch-tail" (batches answered from the tail cache).
+// --fetch-codec none) and "fetch-tail" (batches answered from the tail cache); "fetch-json" and
+// "fetch-json-tail" are the same two with the runner's JSON-like values (snappy 3:1) and the
+// fetch cache off: rebuilt and compressed again, and the producers' own batches.
 package main
 
 import (
@@ -60,7 +62,7 @@ var stages = []stage{
 
 const other = "other (scheduler, locks)"
 
-var cases = []string{"produce", "fetch", "fetch-none", "fetch-tail"}
+var cases = []string{"produce", "fetch", "fetch-none", "fetch-tail", "fetch-json", "fetch-json-tail"}
 
 type refs []string
 

@@ -1,0 +1,249 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+)
+
+// tailSource answers from the tail cache: the producers' own batches from the one holding the
+// offset on, as long as they are cached, contiguous and within maxBytes (the first one whatever
+// its size). Their partition is checked at the last batch's base (stillThere). When the next
+// cached batch would not fit, the answer is complete: nothing is rebuilt from Iggy only to go
+// past maxBytes.
+type tailSource struct{ b *Bridge }
+
+func (s tailSource) read(ctx context.Context, r *fetchRead) (bool, error) {
+	b := s.b
+	if b.cache == nil {
+		return false, nil
+	}
+	start := len(r.buf.b)
+	out, last, n, full := r.st.tail.cached(r.buf.b, r.offset, r.room(), r.codec.allows)
+	r.buf.b = out
+	if last == nil {
+		return false, nil
+	}
+	same, hw, err := b.stillThere(ctx, r.as, r.st, r.topic, r.partition, last.base, last.id)
+	if err != nil || !same {
+		r.buf.b = out[:start]
+		if err == nil {
+			r.st.tail.reset()
+		}
+		return false, err
+	}
+	b.metrics.tailFetches.Add(1)
+	r.n += n
+	r.offset, r.hw = last.end(), hw
+	return full || r.offset >= hw || r.room() <= 0, nil
+}
+
+// rebuiltSource answers from the fetch cache (rebuilt.go): the batches earlier fetches rebuilt
+// from Iggy. Readers at the same offset at the same moment (groups reading together) wait for
+// the one that rebuilds those batches and are answered from the cache.
+type rebuiltSource struct{ b *Bridge }
+
+func (s rebuiltSource) read(ctx context.Context, r *fetchRead) (bool, error) {
+	b := s.b
+	if b.rebuilt == nil {
+		return false, nil
+	}
+	sp, err := b.fetchRebuilt(ctx, r, r.room(), r.n == 0)
+	if err == nil && sp.n == 0 && r.n == 0 {
+		sp, err = b.awaitRebuild(ctx, r)
+	}
+	if err != nil || sp.n == 0 {
+		return false, err
+	}
+	return r.takeSpan(sp), nil
+}
+
+// cachedSpan is a span of the fetch cache a fetch found: full reports that it ends because the
+// next cached batch would not fit (the answer is then complete, as a fetch from Iggy answers one
+// whole batch after another), next is the offset after it, hw the high watermark its check read.
+type cachedSpan struct {
+	rebuiltSpan
+	full     bool
+	next, hw int64
+}
+
+// fetchRebuilt returns, pinned, the cached batches from the one whose first record is at
+// r.offset (or, when the tail knows it, the batch holding r.offset) on, while each next one is
+// cached and fits in room (the first whatever its size when first is set); empty when the cache
+// could not answer. The partition is checked at the first batch's base (stillThere): Iggy
+// deletes the oldest records first, so while that message is there every later one is too.
+func (b *Bridge) fetchRebuilt(ctx context.Context, r *fetchRead, room int, first bool) (cachedSpan, error) {
+	if !first && room <= 0 {
+		return cachedSpan{}, nil
+	}
+	st := r.st
+	k := rebuiltKey{st: st, gen: st.rebuiltGen.Load(), base: r.offset, codec: r.codec}
+	if f, _, ok := st.tail.span(r.offset, 0); ok {
+		k.base = f // the batch holding offset, whole, as a fetch from Iggy would answer
+	}
+	sp, full := b.rebuilt.chain(k, room, first)
+	if sp.n == 0 {
+		return cachedSpan{}, nil
+	}
+	same, hw, err := b.stillThere(ctx, r.as, st, r.topic, r.partition, k.base, sp.parts[0].id)
+	if err != nil || !same {
+		sp.release()
+		if err == nil {
+			st.rebuiltGen.Add(1)
+			st.rebuiltTop.Store(0)
+		}
+		return cachedSpan{}, err
+	}
+	b.metrics.rebuiltFetches.Add(1)
+	return cachedSpan{rebuiltSpan: sp, full: full, next: k.base + int64(sp.n), hw: hw}, nil
+}
+
+// awaitRebuild waits, when another read is rebuilding the batches at r.offset, for it to put
+// them in the cache and then answers from there; otherwise r becomes the one rebuilding, and
+// others wait for it until it ends (fetchRead.endRebuild).
+func (b *Bridge) awaitRebuild(ctx context.Context, r *fetchRead) (cachedSpan, error) {
+	k := rebuiltKey{st: r.st, gen: r.gen, base: r.offset, codec: r.codec}
+	wait, done := b.rebuilds.join(k)
+	if done != nil {
+		r.rebuilding = done
+		return cachedSpan{}, nil
+	}
+	b.rebuilds.waiting.Add(1)
+	select {
+	case <-wait:
+	case <-ctx.Done():
+	}
+	b.rebuilds.waiting.Add(-1)
+	if err := ctx.Err(); err != nil {
+		return cachedSpan{}, err
+	}
+	return b.fetchRebuilt(ctx, r, r.maxBytes, true)
+}
+
+// iggySource reads from Iggy and rebuilds Kafka batches (or message sets) from what it stored,
+// keeping the whole batches it rebuilt in the fetch cache. It always completes the answer.
+type iggySource struct{ b *Bridge }
+
+func (s iggySource) read(ctx context.Context, r *fetchRead) (bool, error) {
+	b := s.b
+	from, count, aligned := r.pollPlan()
+	p, err := r.as.poll(ctx, b.cfg.Stream, r.topic, uint32(r.partition), uint64(from), uint32(count))
+	if err != nil {
+		return false, kafkaErr(err)
+	}
+	defer func() {
+		if p.Release != nil {
+			p.Release()
+		}
+	}()
+	if aligned && p.Count == 0 {
+		// The batch this gateway appended is gone: the partition was purged or re-created.
+		r.st.tail.reset()
+	}
+	hw, err := b.highWatermark(ctx, r.as, r.topic, r.partition, r.offset, p.Count, p.CurrentOffset)
+	if err != nil {
+		return false, err
+	}
+	r.st.readEnd(hw, b.clock.Now())
+	r.hw = hw
+	if p.Count == 0 {
+		return true, nil
+	}
+	return true, b.rebuild(r, p.Records, from)
+}
+
+// pollPlan is the poll that goes on from r.offset: whole batches when this gateway knows where
+// they lie, from the start of the one holding the offset, so that the next fetch starts on a
+// boundary too and a batch goes back whole, in its producer's codec (aligned); otherwise a
+// count estimated from the record size.
+func (r *fetchRead) pollPlan() (from, count int64, aligned bool) {
+	room := max(r.room(), 1)
+	count = int64(room) / max(r.st.avgBytes.Load(), 1)
+	count = min(max(count, 1)+1, maxPollCount)
+	f, c, ok := r.st.tail.span(r.offset, room)
+	switch {
+	case !ok:
+		return r.offset, count, false
+	case r.version >= 4:
+		return f, min(c, maxPollCount), true
+	default:
+		return r.offset, min(c, maxPollCount) - (r.offset - f), true // message sets start at offset itself
+	}
+}
+
+// rebuild appends to r's answer the records of recs, Iggy batch records polled from offset
+// from, while the answer has room (at least one batch), and puts the whole Kafka batches it
+// rebuilt in the fetch cache.
+func (b *Bridge) rebuild(r *fetchRead, recs []byte, from int64) error {
+	c := getConverter(b.metrics)
+	defer putConverter(c)
+	c.out = r.codec
+	c.plainLeft = int(r.st.plainLeft.Load())
+	defer func() { r.st.plainLeft.Store(int32(c.plainLeft)) }()
+	got, total := 0, 0
+	var runBuf [16]rebuiltBatch
+	run := runBuf[:0] // the whole Iggy batches rebuilt, for the fetch cache
+	for len(recs) > 0 && (r.n == 0 || r.room() > 0) {
+		rec, rest, ok := splitRecord(recs)
+		if !ok {
+			return fmt.Errorf("bridge: malformed poll reply from Iggy for %s/%d", r.topic, r.partition)
+		}
+		recs = rest
+		mark := len(r.buf.b)
+		out, k, err := c.appendFetched(r.buf.b, rec, from, r.version)
+		r.buf.b = out
+		if err != nil {
+			return fmt.Errorf("bridge: stored batch in %s/%d: %w", r.topic, r.partition, err)
+		}
+		if b.rebuilt != nil {
+			if rb, ok := rebuiltFrom(r, rec, from, mark, k); ok {
+				run = append(run, rb)
+			}
+		}
+		r.n += k
+		got += k
+		total += len(rec)
+	}
+	if got > 0 {
+		r.st.avgBytes.Store((r.st.avgBytes.Load() + int64(total/got)) / 2)
+	}
+	if b.rebuilt != nil {
+		b.rebuilt.putRun(r.buf.b, run)
+	}
+	return nil
+}
+
+// appendFetched appends rec, an Iggy batch record polled from offset from, in the form fetch
+// version asks: magic 0 message sets (v0-v1), magic 1 (v2-v3), magic-2 batches (v4+). It
+// returns the records appended.
+func (c *converter) appendFetched(dst, rec []byte, from int64, version int16) ([]byte, int, error) {
+	var k int
+	var err error
+	switch {
+	case version <= 1:
+		dst, k, _, err = c.appendLegacy(dst, rec, from, 0)
+	case version <= 3:
+		dst, k, _, err = c.appendLegacy(dst, rec, from, 1)
+	default:
+		dst, k, _, err = c.appendKafka(dst, rec, from)
+	}
+	return dst, k, err
+}
+
+// rebuiltFrom describes for the fetch cache the magic-2 batch just rebuilt from rec at
+// r.buf.b[start:] with records records, when it holds the whole Iggy batch (a batch cut at the
+// fetch offset is not one the next reader would start from).
+func rebuiltFrom(r *fetchRead, rec []byte, from int64, start, records int) (rebuiltBatch, bool) {
+	if r.version < 4 || records == 0 {
+		return rebuiltBatch{}, false
+	}
+	f, ok := firstFrame(rec)
+	if !ok {
+		return rebuiltBatch{}, false
+	}
+	base := int64(batchBase(rec)) + int64(f.OffsetDelta)
+	if base < from {
+		return rebuiltBatch{}, false
+	}
+	k := rebuiltKey{st: r.st, gen: r.gen, base: base, codec: r.codec}
+	return rebuiltBatch{k: k, start: start, end: len(r.buf.b), n: int32(records), id: f.ID}, true
+}
