@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // Topics is a seek's choice of partitions: a topic with all its partitions (Partitions nil), or
@@ -222,7 +223,7 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 // CommitsAt returns the offsets group had committed at t, as the coordinator log's history
 // holds them: its log partition folded (inspect.RunReplay, the gateways' fold) from the start
 // through the last record written at or before t (the writers' clocks).
-func CommitsAt(ctx context.Context, log *inspect.Log, group string, t time.Time) (map[string]map[int32]int64, error) {
+func CommitsAt(ctx context.Context, log *logread.Log, group string, t time.Time) (map[string]map[int32]int64, error) {
 	r, err := inspect.RunReplay(ctx, log, inspect.GroupPartition(group), inspect.ReplayOptions{Until: inspect.Position{Time: t}})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // TargetNames are the ways to say a target, as `group seek` takes them (each a flag) and the
@@ -68,7 +69,7 @@ func ParseTarget(name, value string, now time.Time) (Target, error) {
 // (for CommitAt and Undo) through Log. `group seek` and the console both use it.
 type Seeker struct {
 	Admin *kadm.Client
-	Log   *inspect.Log
+	Log   *logread.Log
 	// Now is the clock of the seeks' ids.
 	Now func() time.Time
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // Tenure is one claim of a partition and how long its owner held it.
@@ -53,7 +53,7 @@ type Handover struct {
 }
 
 // Apply folds one entry and returns the handover it makes, if it is a valid claim.
-func (t *Tracker) Apply(e *Entry) (*Handover, bool) {
+func (t *Tracker) Apply(e *logread.Entry) (*Handover, bool) {
 	t.End = max(t.End, e.Offset+1)
 	if e.Err != nil {
 		return nil, false
@@ -105,7 +105,7 @@ func NewModel() *Model {
 }
 
 // LoadModel reads the whole log, the lease group, the announcements and the drain requests.
-func LoadModel(ctx context.Context, l *Log) (*Model, error) {
+func LoadModel(ctx context.Context, l *logread.Log) (*Model, error) {
 	f := NewModel()
 	ends, err := l.Ends(ctx)
 	if err != nil {
@@ -123,7 +123,7 @@ func LoadModel(ctx context.Context, l *Log) (*Model, error) {
 // load reads a partition up to end. Records before the last valid checkpoint are decoded and
 // judged by record.Validity alone (claims kept for the history), and the fold starts at the
 // checkpoint, as a gateway's does: memory follows the live state, not the log's length.
-func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
+func (t *Tracker) load(ctx context.Context, l *logread.Log, end uint64) error {
 	var (
 		v      record.Validity
 		claims []Tenure // valid claims in log order; Records counts the valid records under each
@@ -135,7 +135,7 @@ func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 		cpLast        time.Time
 		found         bool
 	)
-	err := l.read(ctx, t.Partition, 0, end, true, func(e *Entry) error {
+	err := l.Read(ctx, t.Partition, 0, end, func(e *logread.Entry) error {
 		if e.Err != nil || !v.Apply(&e.Record) {
 			return nil
 		}
@@ -175,7 +175,7 @@ func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 		t.LastRecord, from = cpLast, cp
 	}
 	t.End = max(t.End, from)
-	return l.ReadBatches(ctx, t.Partition, from, end, func(batch []Entry) error {
+	return l.ReadBatches(ctx, t.Partition, from, end, func(batch []logread.Entry) error {
 		for i := range batch {
 			t.Apply(&batch[i])
 			if found && batch[i].Offset == cp && cpClaims > 0 {
@@ -190,8 +190,8 @@ func (t *Tracker) load(ctx context.Context, l *Log, end uint64) error {
 
 // Refresh re-reads what does not come through the log: the lease group's membership, the
 // announcements and the drain requests, into a new View.
-func (f *Model) Refresh(ctx context.Context, l *Log) error {
-	v, members, err := l.view(ctx, f.View.Live)
+func (f *Model) Refresh(ctx context.Context, l *logread.Log) error {
+	v, members, err := l.View(ctx, f.View.Live)
 	if err != nil {
 		return err
 	}
@@ -202,42 +202,6 @@ func (f *Model) Refresh(ctx context.Context, l *Log) error {
 	}
 	f.Members, f.View = members, v
 	return nil
-}
-
-// FleetView reads the lease group's membership, the announcements and the drain requests into a
-// view, without the coordinator log's partitions: what a command needs to find the gateways.
-func (l *Log) FleetView(ctx context.Context) (*fleet.View, error) {
-	v, _, err := l.view(ctx, fleet.DefaultLive)
-	return v, err
-}
-
-func (l *Log) view(ctx context.Context, live time.Duration) (*fleet.View, []uint32, error) {
-	members, err := l.Members(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	v := fleet.NewView(live)
-	if err := l.readOwners(ctx, v); err != nil {
-		return nil, nil, err
-	}
-	if err := l.readDrains(ctx, v); err != nil {
-		return nil, nil, err
-	}
-	if members != nil {
-		v.SetMembers(members)
-	}
-	return v, members, nil
-}
-
-// readOwners feeds the newest announcements of coordinator_owners to v in log order
-// (logio.OwnersFeed). fleet.View skips undecodable messages.
-func (l *Log) readOwners(ctx context.Context, v *fleet.View) error {
-	return logio.OwnersFeed(l.name).Read(ctx, l.c, func(_ uint64, b []byte) { _ = v.ApplyOwners(b) })
-}
-
-// readDrains feeds every message of coordinator_drains to v in log order, with its offset.
-func (l *Log) readDrains(ctx context.Context, v *fleet.View) error {
-	return logio.DrainsFeed(l.name).Read(ctx, l.c, func(off uint64, b []byte) { _ = v.ApplyDrains(off, b) })
 }
 
 // Flags of a ClaimRow: an interface, add, never rename.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
 // Snapshot is the fleet as the console shows it at one instant: the node table, the partition
@@ -161,7 +163,7 @@ const (
 // plans again and refuses a plan the fleet no longer matches), CheckUndo and Undo. The model is
 // only touched by Run's goroutine; the actions are run there between two polls.
 type Console struct {
-	Log *Log
+	Log *logread.Log
 	// Drainer writes drain requests; nil makes the console read-only.
 	Drainer Drainer
 	// Store names the store's addresses in the banner.
@@ -229,7 +231,7 @@ var ErrReadOnly = errors.New("the console is read-only: drains and undos are off
 // Failures of the store are not errors: Run says so in the Status and retries.
 func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
 	c.init()
-	clk := c.Log.clock
+	clk := c.Log.Clock()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() {
@@ -310,7 +312,7 @@ func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
 
 // wait pauses d, serving actions meanwhile; false when ctx ended.
 func (s *session) wait(ctx context.Context, d time.Duration) bool {
-	t := s.c.Log.clock.NewTimer(d)
+	t := s.c.Log.Clock().NewTimer(d)
 	defer t.Stop()
 	for {
 		select {
@@ -339,7 +341,7 @@ func (s *session) serve() {
 // add puts hs at the top of the pane; settled says the view and the trail were read after
 // their claims, so their explanation stands.
 func (s *session) add(hs []Handover, settled bool) {
-	now := s.c.Log.clock.Now()
+	now := s.c.Log.Clock().Now()
 	for _, h := range hs {
 		prev := previousClaim(s.m, h.Partition, h.Claim)
 		s.handovers = append([]handover{{row: handoverRow(s.m.View, s.trail, h, prev, now), prevClaim: prev, settled: settled}}, s.handovers...)
@@ -351,7 +353,7 @@ func (s *session) add(hs []Handover, settled bool) {
 
 // settle explains again, with the announcements just read, the handovers shown before them.
 func (s *session) settle() {
-	now := s.c.Log.clock.Now()
+	now := s.c.Log.Clock().Now()
 	for i := range s.handovers {
 		if h := &s.handovers[i]; !h.settled {
 			h.row, h.settled = handoverRow(s.m.View, s.trail, h.row.Handover, h.prevClaim, now), true
@@ -366,7 +368,7 @@ func (s *session) observe() {
 		return
 	}
 	f := s.m.Watched()
-	d.Events = append(d.Events, d.watch.Observe(f, s.c.Log.clock.Now())...)
+	d.Events = append(d.Events, d.watch.Observe(f, s.c.Log.Clock().Now())...)
 	d.Done, d.Undone = d.watch.Done(), d.watch.Undone()
 	if d.Done && !d.Undo {
 		d.Moves = d.Plan.Moves(f)
@@ -374,7 +376,7 @@ func (s *session) observe() {
 }
 
 func (s *session) emit(sink Sink) {
-	now := s.c.Log.clock.Now()
+	now := s.c.Log.Clock().Now()
 	rows, nodes := s.m.Rows(now), s.m.Nodes(now)
 	hs := make([]HandoverRow, len(s.handovers))
 	for i, h := range s.handovers {
@@ -396,7 +398,7 @@ func (s *session) emit(sink Sink) {
 }
 
 func (c *Console) beat(ctx context.Context, sink Sink) {
-	clk := c.Log.clock
+	clk := c.Log.Clock()
 	for {
 		t := clk.NewTimer(beatEvery)
 		select {
@@ -410,7 +412,7 @@ func (c *Console) beat(ctx context.Context, sink Sink) {
 }
 
 func (c *Console) probe(ctx context.Context) {
-	clk := c.Log.clock
+	clk := c.Log.Clock()
 	for {
 		c.mu.Lock()
 		gws := c.Dial(c.nodes)
@@ -473,7 +475,7 @@ func (c *Console) status(now time.Time) Status {
 // Status is the console's status now.
 func (c *Console) Status() Status {
 	c.init()
-	return c.status(c.Log.clock.Now())
+	return c.status(c.Log.Clock().Now())
 }
 
 // do runs fn on Run's goroutine with the model, between two polls.
@@ -505,7 +507,7 @@ func (c *Console) usable(now time.Time) error {
 func (c *Console) PlanDrain(ctx context.Context, nodes []int32) (drainwatch.Plan, error) {
 	var plan drainwatch.Plan
 	err := c.do(ctx, func(s *session) error {
-		now := c.Log.clock.Now()
+		now := c.Log.Clock().Now()
 		if err := c.usable(now); err != nil {
 			return err
 		}
@@ -524,7 +526,7 @@ func (c *Console) Drain(ctx context.Context, shown drainwatch.Plan) error {
 	}
 	var track *drainTrack
 	err := c.do(ctx, func(s *session) error {
-		now := c.Log.clock.Now()
+		now := c.Log.Clock().Now()
 		if err := c.usable(now); err != nil {
 			return err
 		}
@@ -548,7 +550,7 @@ func (c *Console) Drain(ctx context.Context, shown drainwatch.Plan) error {
 // CheckUndo is inspect.CheckUndo on the console's model.
 func (c *Console) CheckUndo(ctx context.Context, nodes []int32) error {
 	return c.do(ctx, func(s *session) error {
-		now := c.Log.clock.Now()
+		now := c.Log.Clock().Now()
 		if err := c.usable(now); err != nil {
 			return err
 		}
@@ -563,7 +565,7 @@ func (c *Console) Undo(ctx context.Context, nodes []int32) error {
 	}
 	var track *drainTrack
 	err := c.do(ctx, func(s *session) error {
-		now := c.Log.clock.Now()
+		now := c.Log.Clock().Now()
 		if err := c.usable(now); err != nil {
 			return err
 		}
@@ -615,13 +617,13 @@ func sameMoves(a, b drainwatch.Plan) bool {
 }
 
 // Groups lists the groups the log holds in partition p, as `replay` shows them.
-func (c *Console) Groups(ctx context.Context, p int) ([]GroupView, error) {
+func (c *Console) Groups(ctx context.Context, p int) ([]stateview.GroupView, error) {
 	if err := CheckPartition(p); err != nil {
 		return nil, err
 	}
-	var out []GroupView
+	var out []stateview.GroupView
 	err := c.do(ctx, func(s *session) error {
-		out = GroupViews(s.m.Parts[p].State)
+		out = stateview.GroupViews(s.m.Parts[p].State)
 		return nil
 	})
 	return out, err
@@ -630,9 +632,9 @@ func (c *Console) Groups(ctx context.Context, p int) ([]GroupView, error) {
 // GroupLog is the model's side of DescribeGroup: where the log puts the group, given
 // FindCoordinator's answer, and the group as the log holds it.
 func (c *Console) GroupLog(ctx context.Context) GroupLog {
-	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *GroupView, error) {
+	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *stateview.GroupView, error) {
 		var gc GroupCoordinator
-		var gv *GroupView
+		var gv *stateview.GroupView
 		err := c.do(ctx, func(s *session) error {
 			gc, gv = s.m.CoordinatorOf(group, node, addr, fcErr), s.m.GroupView(group)
 			return nil
@@ -646,5 +648,5 @@ func (c *Console) Group(ctx context.Context, group string) (GroupDetail, error) 
 	if c.Live == nil {
 		return GroupDetail{}, errors.New("the console has no connection to the gateways")
 	}
-	return DescribeGroup(ctx, c.Live, c.GroupLog(ctx), group, c.Log.clock.Now())
+	return DescribeGroup(ctx, c.Live, c.GroupLog(ctx), group, c.Log.Clock().Now())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
@@ -106,7 +107,7 @@ func (e *consoleEnv) announce(a fleet.Announcement) {
 
 func (e *consoleEnv) start(drainer bool) {
 	e.t.Helper()
-	log := inspect.NewLog(e.c, "kafka", nil)
+	log := logread.NewLog(e.c, "kafka", nil)
 	m, err := inspect.LoadModel(e.ctx, log)
 	if err != nil {
 		e.t.Fatal(err)

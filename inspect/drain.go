@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // Drainer is what `drain node N` needs to change the fleet.
@@ -35,13 +36,13 @@ type Writer interface {
 // write it. The gateways create it (coordinator.EnsureShape) with the rest of the log; a drain
 // only ever names a node that announced itself, so the topic exists by then.
 type IggyDrainer struct {
-	Log    *Log
+	Log    *logread.Log
 	Writer Writer
 }
 
 func (d IggyDrainer) RequestDrain(ctx context.Context, node int32, undo bool) (uint64, error) {
-	b := fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node, Undo: undo, Time: d.Log.clock.Now().UTC()})
-	off, err := d.Writer.SendMessages(ctx, d.Log.stream, wire.NamedID(fleet.DrainsTopic), 0, []iggy.Message{{Payload: b}})
+	b := fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node, Undo: undo, Time: d.Log.Clock().Now().UTC()})
+	off, err := d.Writer.SendMessages(ctx, d.Log.MetaStream(), wire.NamedID(fleet.DrainsTopic), 0, []iggy.Message{{Payload: b}})
 	if err != nil {
 		return 0, fmt.Errorf("drain request for node %d: %w", node, err)
 	}

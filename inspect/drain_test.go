@@ -10,6 +10,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 var planAt = time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC)
@@ -218,6 +219,6 @@ func TestDrainProgress(t *testing.T) {
 }
 
 func claimBy(f *inspect.Model, p int, node int32, n uint64) {
-	e := inspect.Entry{Partition: p, Offset: n, Record: record.Record{Type: record.TypeClaim, Claim: n, ClaimInfo: &record.Claim{Number: n, Node: node}}}
+	e := logread.Entry{Partition: p, Offset: n, Record: record.Record{Type: record.TypeClaim, Claim: n, ClaimInfo: &record.Claim{Number: n, Node: node}}}
 	f.Parts[p].Apply(&e)
 }

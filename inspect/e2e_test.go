@@ -10,6 +10,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
@@ -341,14 +342,14 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *inspect.Entry) error { full.Apply(en); return nil }); err != nil {
+	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *logread.Entry) error { full.Apply(en); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	cp := full.State.Snapshot(ends[p] - 1)
 	e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(6), Checkpoint: &cp}, commit(2, g, "t", 1, 7, e.at(7)), claim(3, 3, e.at(8)), commit(3, h, "t", 0, 6, e.at(9)))
 	full = inspect.NewTracker(p)
 	ends, _ = e.log.Ends(e.ctx)
-	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *inspect.Entry) error { full.Apply(en); return nil }); err != nil {
+	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *logread.Entry) error { full.Apply(en); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f, err := inspect.LoadModel(e.ctx, e.log)

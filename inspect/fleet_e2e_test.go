@@ -14,12 +14,14 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
 )
 
 // liveFleet is a store and three gateways with the coordinator log, as `serve --iggy` runs them.
-func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway.Gateway) {
+func liveFleet(t *testing.T) (log *logread.Log, adm *kadm.Client, gws []*gateway.Gateway) {
 	t.Helper()
 	srv, gws := testfleet.Start(t, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -34,7 +36,7 @@ func liveFleet(t *testing.T) (log *inspect.Log, adm *kadm.Client, gws []*gateway
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return inspect.NewLog(c, "kafka", nil), kadm.NewClient(cl), gws
+	return logread.NewLog(c, "kafka", nil), kadm.NewClient(cl), gws
 }
 
 func TestLiveFleetClaimsAndDiff(t *testing.T) {
@@ -217,7 +219,7 @@ func TestLiveFleetConsumerGroup(t *testing.T) {
 		}
 		return checkfor.True(len(diffs) == 0, "differences %+v", diffs)
 	})
-	var gv *inspect.GroupView
+	var gv *stateview.GroupView
 	for i := range res.Groups {
 		if res.Groups[i].Group == g {
 			gv = &res.Groups[i]

@@ -10,7 +10,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
@@ -21,7 +21,7 @@ type logEnv struct {
 	*testlog.Log
 	t    testing.TB
 	ctx  context.Context
-	log  *inspect.Log
+	log  *logread.Log
 	base time.Time
 }
 
@@ -35,7 +35,7 @@ func newLogEnv(t testing.TB) *logEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return &logEnv{Log: testlog.Create(ctx, t, c, "kafka"), t: t, ctx: ctx, log: inspect.NewLog(c, "kafka", nil), base: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	return &logEnv{Log: testlog.Create(ctx, t, c, "kafka"), t: t, ctx: ctx, log: logread.NewLog(c, "kafka", nil), base: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 }
 
 func (e *logEnv) at(sec int) time.Time { return e.base.Add(time.Duration(sec) * time.Second) }

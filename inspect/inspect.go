@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // Query says which records `inspect` shows.
@@ -81,7 +82,7 @@ func (q Query) partitions() ([]int, error) {
 // start (by record.Validity, the rule record.State folds with), so a record outside the range
 // still counts for the ones inside: a follow from the end reads the log once before it shows
 // anything.
-func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, caughtUp func()) error {
+func Inspect(ctx context.Context, l *logread.Log, q Query, emit func(RecordRow) error, caughtUp func()) error {
 	parts, err := q.partitions()
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 	states := make([]record.Validity, record.Partitions)
 	done := make([]bool, record.Partitions)
 	tail := q.fromEnd()
-	handle := func(e *Entry) error {
+	handle := func(e *logread.Entry) error {
 		valid := false
 		if e.Err == nil {
 			valid = states[e.Partition].Apply(&e.Record)
@@ -105,7 +106,7 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 		if q.To.after(e.Offset, t) {
 			done[e.Partition] = true
 			if !q.Follow {
-				return ErrStop
+				return logread.ErrStop
 			}
 			return nil
 		}
@@ -118,7 +119,7 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 		return emit(NewRecordRow(e, valid))
 	}
 	for _, p := range parts {
-		err := l.ReadBatches(ctx, p, 0, ends[p], func(batch []Entry) error {
+		err := l.ReadBatches(ctx, p, 0, ends[p], func(batch []logread.Entry) error {
 			for i := range batch {
 				if err := handle(&batch[i]); err != nil {
 					return err
@@ -126,7 +127,7 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, ErrStop) {
+		if err != nil && !errors.Is(err, logread.ErrStop) {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
 // Difference is one way the live fleet disagrees with a replay. JSON field names are an
@@ -60,7 +61,7 @@ func DiffLive(ctx context.Context, adm LiveGroups, r *Replay) ([]Difference, err
 			names[name] = true
 		}
 	}
-	byName := map[string]GroupView{}
+	byName := map[string]stateview.GroupView{}
 	for _, g := range r.Groups {
 		byName[g.Group] = g
 	}
@@ -115,7 +116,7 @@ func DiffLive(ctx context.Context, adm LiveGroups, r *Replay) ([]Difference, err
 
 // compareConsumerGroup lists the differences of one KIP-848 consumer group: state, epochs,
 // assignor, every member's epoch and assignments, and the offsets.
-func compareConsumerGroup(name string, g GroupView, inLog bool, d kadm.DescribedConsumerGroup, offs kadm.OffsetResponses) []Difference {
+func compareConsumerGroup(name string, g stateview.GroupView, inLog bool, d kadm.DescribedConsumerGroup, offs kadm.OffsetResponses) []Difference {
 	var out []Difference
 	add := func(what, log, live string) {
 		if log != live {
@@ -183,12 +184,12 @@ func setText(s kadm.TopicsSet) string {
 }
 
 func hasGroup(r *Replay, name string) bool {
-	return slices.ContainsFunc(r.Groups, func(g GroupView) bool { return g.Group == name })
+	return slices.ContainsFunc(r.Groups, func(g stateview.GroupView) bool { return g.Group == name })
 }
 
 // compareGroup lists the differences of one group; inLog is false for a group only the fleet
 // knows.
-func compareGroup(name string, g GroupView, inLog bool, d kadm.DescribedGroup, offs kadm.OffsetResponses) []Difference {
+func compareGroup(name string, g stateview.GroupView, inLog bool, d kadm.DescribedGroup, offs kadm.OffsetResponses) []Difference {
 	var out []Difference
 	add := func(what, log, live string) {
 		if log != live {
@@ -247,7 +248,7 @@ func compareGroup(name string, g GroupView, inLog bool, d kadm.DescribedGroup, o
 }
 
 // compareOffsets lists the differences between a group's offsets in the log and the live ones.
-func compareOffsets(name string, g GroupView, offs kadm.OffsetResponses) []Difference {
+func compareOffsets(name string, g stateview.GroupView, offs kadm.OffsetResponses) []Difference {
 	var out []Difference
 	add := func(what, log, live string) {
 		if log != live {
@@ -302,18 +303,18 @@ type GroupLive interface {
 
 // GroupLog is the log's side of DescribeGroup: the --group row given FindCoordinator's answer
 // (Model.CoordinatorOf) and the group as the log holds it (nil when it holds none).
-type GroupLog func(group string, fcNode int32, fcAddr string, fcErr error) (GroupCoordinator, *GroupView, error)
+type GroupLog func(group string, fcNode int32, fcAddr string, fcErr error) (GroupCoordinator, *stateview.GroupView, error)
 
 // GroupLog is DescribeGroup's view of a loaded model.
 func (f *Model) GroupLog() GroupLog {
-	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *GroupView, error) {
+	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *stateview.GroupView, error) {
 		return f.CoordinatorOf(group, node, addr, fcErr), f.GroupView(group), nil
 	}
 }
 
 // GroupView is the group as the log holds it, nil when its partition holds no such group.
-func (f *Model) GroupView(group string) *GroupView {
-	for _, v := range GroupViews(f.Parts[record.Partition(group)].State) {
+func (f *Model) GroupView(group string) *stateview.GroupView {
+	for _, v := range stateview.GroupViews(f.Parts[record.Partition(group)].State) {
 		if v.Group == group {
 			return &v
 		}

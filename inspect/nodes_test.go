@@ -8,6 +8,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 )
@@ -19,10 +20,10 @@ func TestNodeTableGolden(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 30, 0, time.UTC)
 	m := inspect.NewModel()
 	claim := func(p int, node int32, addr string, n uint64) {
-		e := inspect.Entry{Partition: p, Offset: n, Record: record.Record{Type: record.TypeClaim, Claim: n, Time: now.Add(-time.Hour), ClaimInfo: &record.Claim{Number: n, Node: node, Addr: addr}}}
+		e := logread.Entry{Partition: p, Offset: n, Record: record.Record{Type: record.TypeClaim, Claim: n, Time: now.Add(-time.Hour), ClaimInfo: &record.Claim{Number: n, Node: node, Addr: addr}}}
 		m.Parts[p].Apply(&e)
 		g := record.Group{Name: "g" + addr, State: "Stable"}
-		e = inspect.Entry{Partition: p, Offset: n + 1, Record: record.Record{Type: record.TypeGroup, Claim: n, Time: now.Add(-time.Hour), Group: &g}}
+		e = logread.Entry{Partition: p, Offset: n + 1, Record: record.Record{Type: record.TypeGroup, Claim: n, Time: now.Add(-time.Hour), Group: &g}}
 		m.Parts[p].Apply(&e)
 	}
 	claim(0, 1, "gw1:9092", 3)

@@ -10,6 +10,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 func TestClaimRowFlags(t *testing.T) {
@@ -38,9 +39,9 @@ func TestClaimRowFlags(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := inspect.NewModel()
 			if c.owner != 0 {
-				e := inspect.Entry{Partition: 0, Record: record.Record{Type: record.TypeClaim, Claim: 1, Time: at, ClaimInfo: &record.Claim{Number: 1, Node: c.owner, Addr: c.addr}}}
+				e := logread.Entry{Partition: 0, Record: record.Record{Type: record.TypeClaim, Claim: 1, Time: at, ClaimInfo: &record.Claim{Number: 1, Node: c.owner, Addr: c.addr}}}
 				f.Parts[0].Apply(&e)
-				e = inspect.Entry{Partition: 0, Offset: 1, Record: commit(1, "g", "t", 0, 1, at.Add(time.Second))}
+				e = logread.Entry{Partition: 0, Offset: 1, Record: commit(1, "g", "t", 0, 1, at.Add(time.Second))}
 				f.Parts[0].Apply(&e)
 			}
 			f.Members = c.members
@@ -72,36 +73,36 @@ func TestRecordRowFields(t *testing.T) {
 	meta.OffsetCommit.Metadata, meta.OffsetCommit.Expire = "by worker-a", expire
 	cases := []struct {
 		name       string
-		entry      inspect.Entry
+		entry      logread.Entry
 		text, json string
 	}{
-		{"claim", inspect.Entry{Record: claim(4, 2, at)},
+		{"claim", logread.Entry{Record: claim(4, 2, at)},
 			`number=4 node=2 addr=localhost:9093`,
 			`{"number":4,"node":2,"addr":"localhost:9093"}`},
-		{"group", inspect.Entry{Record: g},
+		{"group", logread.Entry{Record: g},
 			`generation=3 state=Stable protocol_type=consumer protocol=range leader=m-1 members=2`,
 			`{"generation":3,"state":"Stable","protocol_type":"consumer","protocol":"range","leader":"m-1","members":[` +
 				`{"member_id":"m-1","client_id":"worker-a","client_host":"/10.0.0.1","session_timeout_ms":45000,"rebalance_timeout_ms":60000,"assignment":"orders[0,1]"},` +
 				`{"member_id":"m-2","instance_id":"static-b","client_id":"worker-b","client_host":"/10.0.0.2","session_timeout_ms":45000,"rebalance_timeout_ms":60000,"assignment":"orders[2]"}]}`},
-		{"offset commit", inspect.Entry{Record: commit(4, "g", "t", 2, 40, at)},
+		{"offset commit", logread.Entry{Record: commit(4, "g", "t", 2, 40, at)},
 			`topic=t partition=2 offset=40 leader_epoch=-1`,
 			`{"topic":"t","partition":2,"offset":40,"leader_epoch":-1,"metadata":"","expire":null}`},
-		{"offset commit with metadata", inspect.Entry{Record: meta},
+		{"offset commit with metadata", logread.Entry{Record: meta},
 			`topic="t\"\n\x01é\u2028" partition=2 offset=40 leader_epoch=-1 metadata="by worker-a" expire=2026-12-08T09:00:00Z`,
 			`{"topic":"t\"\n\u0001é\u2028","partition":2,"offset":40,"leader_epoch":-1,"metadata":"by worker-a","expire":"2026-12-08T09:00:00Z"}`},
-		{"group deleted", inspect.Entry{Record: record.Record{Type: record.TypeGroupDeleted, Claim: 4, Time: at, GroupDeleted: &record.GroupDeleted{Group: "g"}}},
+		{"group deleted", logread.Entry{Record: record.Record{Type: record.TypeGroupDeleted, Claim: 4, Time: at, GroupDeleted: &record.GroupDeleted{Group: "g"}}},
 			``, `{}`},
-		{"offset deleted", inspect.Entry{Record: record.Record{Type: record.TypeOffsetDeleted, Claim: 4, Time: at, OffsetDeleted: &record.OffsetDeleted{Group: "g", Topic: "t", Partition: 7}}},
+		{"offset deleted", logread.Entry{Record: record.Record{Type: record.TypeOffsetDeleted, Claim: 4, Time: at, OffsetDeleted: &record.OffsetDeleted{Group: "g", Topic: "t", Partition: 7}}},
 			`topic=t partition=7`, `{"topic":"t","partition":7}`},
-		{"checkpoint", inspect.Entry{Record: record.Record{Type: record.TypeCheckpoint, Claim: 4, Time: at, Checkpoint: &cp}},
+		{"checkpoint", logread.Entry{Record: record.Record{Type: record.TypeCheckpoint, Claim: 4, Time: at, Checkpoint: &cp}},
 			`through=8 groups=1 offsets=2`, `{"through":8,"groups":1,"offsets":2,"consumer_groups":0,"transactions":0}`},
-		{"transaction", inspect.Entry{Record: record.Record{Type: record.TypeTransaction, Claim: 4, Time: at, Transaction: &record.Transaction{
+		{"transaction", logread.Entry{Record: record.Record{Type: record.TypeTransaction, Claim: 4, Time: at, Transaction: &record.Transaction{
 			ID: "etl-1", ProducerID: 4001, Epoch: 3, Timeout: 10 * time.Second, State: record.TxnPrepareCommit,
 			Partitions: []record.TxnTopic{{Topic: "out", Partitions: []int32{0, 2}}}, Groups: []string{"etl"}, Started: at, Updated: at}}},
 			`transactional_id=etl-1 producer_id=4001 epoch=3 state=PrepareCommit timeout_ms=10000 partitions=2 groups=1`,
 			`{"transactional_id":"etl-1","producer_id":4001,"epoch":3,"state":"PrepareCommit","timeout_ms":10000,` +
 				`"partitions":[{"topic":"out","partitions":[0,2]}],"groups":["etl"],"started":"2026-12-01T09:00:00.123456789Z","updated":"2026-12-01T09:00:00.123456789Z"}`},
-		{"undecodable", inspect.Entry{Err: errors.New("record: bad\tbyte \xff")},
+		{"undecodable", logread.Entry{Err: errors.New("record: bad\tbyte \xff")},
 			`error="record: bad\tbyte \xff"`, `{"error":"record: bad\tbyte \ufffd"}`},
 	}
 	for _, c := range cases {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // Kinds of Finding. They are an interface (scripts match them); add, never rename.
@@ -60,7 +61,7 @@ func (c *Checker) add(off uint64, kind, format string, args ...any) {
 }
 
 // Check folds one entry and returns the findings it caused (nil for a clean entry).
-func (c *Checker) Check(e *Entry) []Finding {
+func (c *Checker) Check(e *logread.Entry) []Finding {
 	c.found = c.found[:0]
 	if e.Offset != c.next {
 		if e.Offset > c.next {
@@ -229,7 +230,7 @@ func plural(n int, noun string) string {
 
 // Verify checks every record of the partitions from their start and calls emit with each
 // finding; it returns what it read and how many findings it had.
-func Verify(ctx context.Context, l *Log, partitions []int, emit func(Finding) error) (VerifySummary, error) {
+func Verify(ctx context.Context, l *logread.Log, partitions []int, emit func(Finding) error) (VerifySummary, error) {
 	var sum VerifySummary
 	if len(partitions) == 0 {
 		partitions = AllPartitions()
@@ -245,7 +246,7 @@ func Verify(ctx context.Context, l *Log, partitions []int, emit func(Finding) er
 	}
 	for _, p := range partitions {
 		c := NewChecker(p)
-		err := l.ReadAcross(ctx, p, 0, ends[p], func(e *Entry) error {
+		err := l.ReadAcross(ctx, p, 0, ends[p], func(e *logread.Entry) error {
 			sum.Records++
 			for _, f := range c.Check(e) {
 				sum.Findings++

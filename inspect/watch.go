@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // Update is what a claims watcher learns in one round: the 16 rows as they stand, the
@@ -226,18 +227,18 @@ var RefreshEvery = time.Second
 // assignment, announcements and drain requests every RefreshEvery, and calls round with the
 // handovers read since the last call after each round that applied a record or refreshed. It
 // returns when ctx ends or round fails (ErrStop ends it without an error).
-func FollowModel(ctx context.Context, l *Log, f *Model, round func(handovers []Handover) error) error {
+func FollowModel(ctx context.Context, l *logread.Log, f *Model, round func(handovers []Handover) error) error {
 	return followModel(ctx, l, f, nil, func(handovers []Handover, _ bool) error { return round(handovers) })
 }
 
 // followModel is FollowModel with a hook called after every poll that answered (caught, before
 // round) and the round told whether it refreshed. A round that brings handovers without a
 // refresh is followed by one that refreshes, one poll later.
-func followModel(ctx context.Context, l *Log, f *Model, caught func() error, round func(handovers []Handover, refreshed bool) error) error {
+func followModel(ctx context.Context, l *logread.Log, f *Model, caught func() error, round func(handovers []Handover, refreshed bool) error) error {
 	var handovers []Handover
 	dirty, explain := false, false
-	lastRefresh := l.clock.Now()
-	return l.Follow(ctx, AllPartitions(), f.Ends, func(e *Entry) error {
+	lastRefresh := l.Clock().Now()
+	return l.Follow(ctx, AllPartitions(), f.Ends, func(e *logread.Entry) error {
 		if h, ok := f.Parts[e.Partition].Apply(e); ok {
 			dirty = true
 			if h != nil {
@@ -253,7 +254,7 @@ func followModel(ctx context.Context, l *Log, f *Model, caught func() error, rou
 			}
 		}
 		refreshed := false
-		if now := l.clock.Now(); now.Sub(lastRefresh) >= RefreshEvery || explain {
+		if now := l.Clock().Now(); now.Sub(lastRefresh) >= RefreshEvery || explain {
 			lastRefresh = now
 			if err := f.Refresh(ctx, l); err != nil {
 				return err
@@ -274,11 +275,11 @@ func followModel(ctx context.Context, l *Log, f *Model, caught func() error, rou
 
 // Watch follows the fleet and calls emit after each round that changed a row or brought a
 // handover: as soon as the records that change a row are read, not on a redraw timer.
-func Watch(ctx context.Context, l *Log, f *Model, emit func(Update) error) error {
-	prev := f.Rows(l.clock.Now())
+func Watch(ctx context.Context, l *logread.Log, f *Model, emit func(Update) error) error {
+	prev := f.Rows(l.Clock().Now())
 	return FollowModel(ctx, l, f, func(handovers []Handover) error {
-		rows := f.Rows(l.clock.Now())
-		changes := Diff(prev, rows, l.clock.Now())
+		rows := f.Rows(l.Clock().Now())
+		changes := Diff(prev, rows, l.Clock().Now())
 		prev = rows
 		if len(changes) == 0 && len(handovers) == 0 {
 			return nil
@@ -351,9 +352,9 @@ func newTrail() *trail {
 
 // update reads the announcements appended since the last update (logio.OwnersFeed: the newest
 // ones the first time, and again when the topic was recreated).
-func (t *trail) update(ctx context.Context, l *Log) error {
+func (t *trail) update(ctx context.Context, l *logread.Log) error {
 	if t.feed != nil {
-		td, err := l.c.GetTopic(ctx, l.stream, wire.NamedID(fleet.OwnersTopic))
+		td, err := l.Client().GetTopic(ctx, l.MetaStream(), wire.NamedID(fleet.OwnersTopic))
 		if err != nil && !errors.Is(err, wire.TopicNameNotFound) && !errors.Is(err, wire.TopicIDNotFound) {
 			return err
 		}
@@ -366,9 +367,9 @@ func (t *trail) update(ctx context.Context, l *Log) error {
 		}
 	}
 	if t.feed == nil {
-		t.feed = logio.OwnersFeed(l.name)
+		t.feed = logio.OwnersFeed(l.Stream())
 	}
-	return t.feed.Read(ctx, l.c, func(_ uint64, b []byte) {
+	return t.feed.Read(ctx, l.Client(), func(_ uint64, b []byte) {
 		if a, err := fleet.DecodeAnnouncement(b); err == nil {
 			t.apply(a)
 		}

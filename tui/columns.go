@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
 // column is one column of a pane: its title, the width it needs, its priority (lower stays
@@ -239,18 +240,18 @@ var handoverColumns = []column[inspect.HandoverRow]{
 }
 
 // The tables of the drill-down and the plan: every column always shown, the last one cut.
-var groupColumns = []column[inspect.GroupView]{
-	{title: "GROUP", width: 16, flex: true, cell: func(g inspect.GroupView) string { return g.Group }},
-	{title: "STATE", width: 11, cell: func(g inspect.GroupView) string { return g.State }},
-	{title: "GEN", width: 5, cell: func(g inspect.GroupView) string { return strconv.Itoa(int(g.Generation)) }},
-	{title: "PROTOCOL", width: 20, more: 8, morePrio: 1, cell: func(g inspect.GroupView) string {
+var groupColumns = []column[stateview.GroupView]{
+	{title: "GROUP", width: 16, flex: true, cell: func(g stateview.GroupView) string { return g.Group }},
+	{title: "STATE", width: 11, cell: func(g stateview.GroupView) string { return g.State }},
+	{title: "GEN", width: 5, cell: func(g stateview.GroupView) string { return strconv.Itoa(int(g.Generation)) }},
+	{title: "PROTOCOL", width: 20, more: 8, morePrio: 1, cell: func(g stateview.GroupView) string {
 		if g.ProtocolType == "" {
 			return g.Protocol
 		}
 		return g.ProtocolType + "/" + g.Protocol
 	}},
-	{title: "MEMBERS", width: 7, cell: func(g inspect.GroupView) string { return strconv.Itoa(len(g.Members)) }},
-	{title: "OFFSETS", width: 7, cell: func(g inspect.GroupView) string { return strconv.Itoa(len(g.Offsets)) }},
+	{title: "MEMBERS", width: 7, cell: func(g stateview.GroupView) string { return strconv.Itoa(len(g.Members)) }},
+	{title: "OFFSETS", width: 7, cell: func(g stateview.GroupView) string { return strconv.Itoa(len(g.Offsets)) }},
 }
 
 var memberColumns = []column[inspect.GroupMember]{

@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 )
 
@@ -27,7 +28,7 @@ type Actions interface {
 	Drain(ctx context.Context, plan drainwatch.Plan) error
 	CheckUndo(ctx context.Context, nodes []int32) error
 	Undo(ctx context.Context, nodes []int32) error
-	Groups(ctx context.Context, partition int) ([]inspect.GroupView, error)
+	Groups(ctx context.Context, partition int) ([]stateview.GroupView, error)
 	Group(ctx context.Context, group string) (inspect.GroupDetail, error)
 	// PlanSeek plans a seek of group's committed offsets to a target as `group seek` takes it
 	// (groupadmin.ParseTarget's name and value), with notes on what it leaves out; Seek commits a
@@ -66,7 +67,7 @@ type (
 	}
 	groupsMsg struct {
 		partition int
-		groups    []inspect.GroupView
+		groups    []stateview.GroupView
 		err       error
 	}
 	groupMsg struct {
@@ -162,7 +163,7 @@ type Console struct {
 
 	// Drill-down.
 	groupsPart  int
-	groups      []inspect.GroupView
+	groups      []stateview.GroupView
 	groupCursor int
 	group       *inspect.GroupDetail
 	groupName   string

@@ -20,6 +20,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tui"
 )
@@ -113,10 +114,10 @@ func plan() drainwatch.Plan {
 	}}
 }
 
-func groups() []inspect.GroupView {
-	return []inspect.GroupView{
-		{Group: "orders", State: "Stable", Generation: 3, ProtocolType: "consumer", Protocol: "range", Members: make([]inspect.MemberView, 2), Offsets: make([]inspect.OffsetView, 3)},
-		{Group: "billing", State: "Empty", Generation: 1, ProtocolType: "consumer", Protocol: "", Members: []inspect.MemberView{}, Offsets: make([]inspect.OffsetView, 1)},
+func groups() []stateview.GroupView {
+	return []stateview.GroupView{
+		{Group: "orders", State: "Stable", Generation: 3, ProtocolType: "consumer", Protocol: "range", Members: make([]stateview.MemberView, 2), Offsets: make([]stateview.OffsetView, 3)},
+		{Group: "billing", State: "Empty", Generation: 1, ProtocolType: "consumer", Protocol: "", Members: []stateview.MemberView{}, Offsets: make([]stateview.OffsetView, 1)},
 	}
 }
 
@@ -186,7 +187,7 @@ func (f *fakeActions) Undo(_ context.Context, nodes []int32) error {
 	return nil
 }
 
-func (f *fakeActions) Groups(_ context.Context, p int) ([]inspect.GroupView, error) {
+func (f *fakeActions) Groups(_ context.Context, p int) ([]stateview.GroupView, error) {
 	f.call(fmt.Sprintf("groups %d", p))
 	return groups(), nil
 }

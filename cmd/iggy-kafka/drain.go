@@ -16,6 +16,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -96,7 +97,7 @@ to the meta stream.`,
 }
 
 type drainRun struct {
-	log     *inspect.Log
+	log     *logread.Log
 	drainer inspect.Drainer
 	nodes   []int32
 	f       output.Format
@@ -209,7 +210,7 @@ func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch
 			return err
 		}
 		if w.Done() || w.Undone() {
-			return inspect.ErrStop
+			return logread.ErrStop
 		}
 		return nil
 	}
@@ -217,7 +218,7 @@ func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch
 	if err == nil {
 		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return step() })
 	}
-	if errors.Is(err, inspect.ErrStop) {
+	if errors.Is(err, logread.ErrStop) {
 		return nil
 	}
 	return err

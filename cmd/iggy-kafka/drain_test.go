@@ -15,6 +15,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -25,7 +26,7 @@ func announcement(node int32, addr string, at time.Time, claims map[int]uint64) 
 }
 
 // drainRequest is node's latest drain request as the fleet model reads it.
-func drainRequest(ctx context.Context, log *inspect.Log, node int32) (fleet.DrainRequest, bool, error) {
+func drainRequest(ctx context.Context, log *logread.Log, node int32) (fleet.DrainRequest, bool, error) {
 	m, err := inspect.LoadModel(ctx, log)
 	if err != nil {
 		return fleet.DrainRequest{}, false, err
@@ -89,7 +90,7 @@ func TestDrainEndToEnd(t *testing.T) {
 		code := run(ctx, []string{"drain", "node", "2", "--yes", "--wait", "--timeout", "30s"}, env, &o, &e)
 		res <- result{code, o.String(), e.String()}
 	}()
-	log := inspect.NewLog(c, "kafka", nil)
+	log := logread.NewLog(c, "kafka", nil)
 	checkfor.Eventually(t, 20*time.Second, "the drain request", func() error {
 		r, ok, err := drainRequest(ctx, log, 2)
 		if err != nil {
@@ -214,7 +215,7 @@ func TestDrainWaitSkewedClock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	log := inspect.NewLog(c, "kafka", nil)
+	log := logread.NewLog(c, "kafka", nil)
 	run := func(undo bool) error {
 		var out, errw bytes.Buffer
 		return runDrain(ctx, drainRun{log: log, drainer: skewedDrainer{inspect.IggyDrainer{Log: log, Writer: c}, c}, nodes: []int32{2},

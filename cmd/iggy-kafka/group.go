@@ -9,6 +9,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -122,7 +123,7 @@ func (a *app) describeGroup(ctx context.Context, model *inspect.Model, group str
 
 // groupAdmin is a kadm client on the gateways, for the commands that need no coordinator log
 // beyond the announcements (read from log, or a connection of its own when log is nil).
-func (a *app) groupAdmin(ctx context.Context, log *inspect.Log) (inspect.Gateways, *kadm.Client, func(), error) {
+func (a *app) groupAdmin(ctx context.Context, log *logread.Log) (inspect.Gateways, *kadm.Client, func(), error) {
 	gws, err := a.gateways(ctx, log)
 	if err != nil {
 		return gws, nil, nil, err

@@ -23,6 +23,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -147,7 +148,7 @@ func (a *app) dial(nodes []fleet.Node) inspect.Gateways {
 // gateways are the gateways a command that has not loaded the fleet dials: it reads the
 // announcements (from log, or a connection of its own when log is nil) only when
 // --kafka-bootstrap is not set.
-func (a *app) gateways(ctx context.Context, log *inspect.Log) (inspect.Gateways, error) {
+func (a *app) gateways(ctx context.Context, log *logread.Log) (inspect.Gateways, error) {
 	if len(a.values.List("kafka-bootstrap")) > 0 {
 		return a.dial(nil), nil
 	}
@@ -196,7 +197,7 @@ func (a *app) envOf(name string) string {
 
 // openLogClient connects to Iggy and returns the coordinator log reader, the client (for
 // commands that write) and a closer.
-func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, func(), error) {
+func (a *app) openLogClient(ctx context.Context) (*logread.Log, *iggy.Client, func(), error) {
 	cfg, err := a.iggyConfig()
 	if err != nil {
 		return nil, nil, nil, err
@@ -207,11 +208,11 @@ func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, fu
 	if err != nil {
 		return nil, nil, nil, a.iggyError(fmt.Errorf("connect to Iggy at %s: %w", strings.Join(cfg.Addrs, ","), err))
 	}
-	return inspect.NewLog(c, a.values.String("operator-stream"), nil), c, func() { _ = c.Close() }, nil
+	return logread.NewLog(c, a.values.String("operator-stream"), nil), c, func() { _ = c.Close() }, nil
 }
 
 // openLog connects to Iggy and returns the coordinator log reader with a closer.
-func (a *app) openLog(ctx context.Context) (*inspect.Log, func(), error) {
+func (a *app) openLog(ctx context.Context) (*logread.Log, func(), error) {
 	log, _, closer, err := a.openLogClient(ctx)
 	return log, closer, err
 }

@@ -1,4 +1,4 @@
-package inspect
+package logread
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func (l *Log) Ends(ctx context.Context) ([]uint64, error) {
 // log order. It stops at the first error fn returns, and at a gap (logio.ErrGap): what follows a
 // gap is not folded.
 func (l *Log) Read(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
-	return l.read(ctx, partition, from, end, true, fn)
+	return l.read(ctx, partition, from, end, fn)
 }
 
 // ReadAcross is Read for a reader that shows gaps instead of folding across them (`inspect
@@ -84,7 +84,7 @@ func (l *Log) Read(ctx context.Context, partition int, from, end uint64, fn func
 // fn sees that entry with the offsets before it missing.
 func (l *Log) ReadAcross(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
 	for {
-		err := l.read(ctx, partition, from, end, true, func(e *Entry) error {
+		err := l.read(ctx, partition, from, end, func(e *Entry) error {
 			from = e.Offset + 1
 			return fn(e)
 		})
@@ -96,27 +96,20 @@ func (l *Log) ReadAcross(ctx context.Context, partition int, from, end uint64, f
 	}
 }
 
-// read is Read, decoding each payload only when decode is set (a header scan does not).
-func (l *Log) read(ctx context.Context, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
-	return l.readTopic(ctx, fleet.LogTopic, partition, from, end, decode, fn)
-}
-
-func (l *Log) readTopic(ctx context.Context, topic string, partition int, from, end uint64, decode bool, fn func(*Entry) error) error {
+func (l *Log) read(ctx context.Context, partition int, from, end uint64, fn func(*Entry) error) error {
 	var (
 		e     Entry
 		fnErr error
 	)
-	p := logio.Partition{Stream: l.stream, Topic: wire.NamedID(topic), ID: uint32(partition)}
+	p := logio.Partition{Stream: l.stream, Topic: wire.NamedID(fleet.LogTopic), ID: uint32(partition)}
 	_, err := logio.Each(ctx, l.c, p, from, end, func(off uint64, payload []byte) error {
 		e = Entry{Partition: partition, Offset: off, Size: len(payload), Payload: payload}
-		if decode {
-			e.Record, e.Err = record.Decode(payload)
-		}
+		e.Record, e.Err = record.Decode(payload)
 		fnErr = fn(&e)
 		return fnErr
 	})
 	if err != nil && err != fnErr {
-		return fmt.Errorf("%s/%s: %w", l.stream, topic, err)
+		return fmt.Errorf("%s/%s: %w", l.stream, fleet.LogTopic, err)
 	}
 	return err
 }
@@ -174,3 +167,21 @@ func (l *Log) Follow(ctx context.Context, partitions []int, from []uint64, fn fu
 // Members lists the Iggy member ids of the lease group (logio.Members); nil when the group does
 // not exist yet.
 func (l *Log) Members(ctx context.Context) ([]uint32, error) { return logio.Members(ctx, l.c, l.name) }
+
+// Clock is the time source the reader waits on; commands stamp what they write with it too.
+func (l *Log) Clock() clock.Clock { return l.clock }
+
+// Client is the Iggy client the reader polls through.
+func (l *Log) Client() Iggy { return l.c }
+
+// Stream is the gateways' stream, whose meta stream holds the log.
+func (l *Log) Stream() string { return l.name }
+
+// MetaStream is the Iggy identifier of the meta stream (fleet.MetaStream of Stream).
+func (l *Log) MetaStream() wire.Identifier { return l.stream }
+
+// LastCheckpoint finds the last valid checkpoint of a log partition before end
+// (logio.LastCheckpoint): its offset, and whether there is one.
+func (l *Log) LastCheckpoint(ctx context.Context, partition int, end uint64) (uint64, bool, error) {
+	return logio.LastCheckpoint(ctx, l.c, logio.Partition{Stream: l.stream, Topic: wire.NamedID(fleet.LogTopic), ID: uint32(partition)}, end)
+}
