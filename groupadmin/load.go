@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
@@ -224,7 +225,7 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 // holds them: its log partition folded (inspect.RunReplay, the gateways' fold) from the start
 // through the last record written at or before t (the writers' clocks).
 func CommitsAt(ctx context.Context, log *logread.Log, group string, t time.Time) (map[string]map[int32]int64, error) {
-	r, err := inspect.RunReplay(ctx, log, inspect.GroupPartition(group), inspect.ReplayOptions{Until: inspect.Position{Time: t}})
+	r, err := inspect.RunReplay(ctx, log, record.Partition(group), inspect.ReplayOptions{Until: inspect.Position{Time: t}})
 	if err != nil {
 		return nil, err
 	}

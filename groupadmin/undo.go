@@ -45,7 +45,7 @@ func LastSeek(ctx context.Context, log *logread.Log, group string) (Target, []st
 	}
 	before := map[string]map[int32]int64{}
 	if s.first > 0 {
-		r, err := inspect.RunReplay(ctx, log, inspect.GroupPartition(group), inspect.ReplayOptions{Until: inspect.Position{Offset: s.first - 1, HasOffset: true}})
+		r, err := inspect.RunReplay(ctx, log, record.Partition(group), inspect.ReplayOptions{Until: inspect.Position{Offset: s.first - 1, HasOffset: true}})
 		if err != nil {
 			return Target{}, nil, err
 		}
@@ -95,7 +95,7 @@ type seek struct {
 // lastSeek reads group's log partition (valid records only, by the gateways' validity rule)
 // for its newest seek not undone; "" when there is none.
 func lastSeek(ctx context.Context, log *logread.Log, group string) (string, *seek, error) {
-	p := inspect.GroupPartition(group)
+	p := record.Partition(group)
 	ends, err := log.Ends(ctx)
 	if err != nil {
 		return "", nil, err

@@ -618,7 +618,7 @@ func sameMoves(a, b drainwatch.Plan) bool {
 
 // Groups lists the groups the log holds in partition p, as `replay` shows them.
 func (c *Console) Groups(ctx context.Context, p int) ([]stateview.GroupView, error) {
-	if err := CheckPartition(p); err != nil {
+	if err := logread.CheckPartition(p); err != nil {
 		return nil, err
 	}
 	var out []stateview.GroupView

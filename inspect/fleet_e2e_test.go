@@ -12,10 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
 )
@@ -91,7 +93,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	})
 
 	g := "orders-app"
-	p := inspect.GroupPartition(g)
+	p := record.Partition(g)
 	if r, err := adm.CreateTopic(ctx, 2, 1, nil, "orders"); err != nil || r.Err != nil {
 		t.Fatalf("create topic: %v %v", err, r.Err)
 	}
@@ -156,7 +158,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	}
 
 	// And verify finds the live log clean.
-	sum, err := inspect.Verify(ctx, log, nil, func(f inspect.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
+	sum, err := verify.Verify(ctx, log, nil, func(f verify.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
 	if err != nil || sum.Findings != 0 {
 		t.Fatalf("verify of the live log: %s, %v", sum, err)
 	}
@@ -206,7 +208,7 @@ func TestLiveFleetConsumerGroup(t *testing.T) {
 		return nil
 	})
 
-	p := inspect.GroupPartition(g)
+	p := record.Partition(g)
 	var res *inspect.Replay
 	checkfor.Eventually(t, 10*time.Second, "the log agrees with the gateways", func() error {
 		var err error
@@ -236,7 +238,7 @@ func TestLiveFleetConsumerGroup(t *testing.T) {
 			t.Fatalf("replayed member %+v", m)
 		}
 	}
-	sum, err := inspect.Verify(ctx, log, nil, func(f inspect.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
+	sum, err := verify.Verify(ctx, log, nil, func(f verify.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
 	if err != nil || sum.Findings != 0 {
 		t.Fatalf("verify of the live log: %s, %v", sum, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
 // Query says which records `inspect` shows.
@@ -44,32 +45,15 @@ func ParseFrom(s string, now time.Time) (from Position, fromEnd bool, err error)
 // fromEnd reports whether the query starts at the end of the log.
 func (q Query) fromEnd() bool { return q.FromEnd || q.Follow && !q.From.Set() }
 
-// AllPartitions lists the 16 log partitions.
-func AllPartitions() []int {
-	out := make([]int, record.Partitions)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// CheckPartition refuses a partition number outside the log.
-func CheckPartition(p int) error {
-	if p < 0 || p >= record.Partitions {
-		return fmt.Errorf("partition %d is not a coordinator log partition (0..%d)", p, record.Partitions-1)
-	}
-	return nil
-}
-
 func (q Query) partitions() ([]int, error) {
 	if q.Group != "" {
 		return []int{record.Partition(q.Group)}, nil
 	}
 	if len(q.Partitions) == 0 {
-		return AllPartitions(), nil
+		return logread.AllPartitions(), nil
 	}
 	for _, p := range q.Partitions {
-		if err := CheckPartition(p); err != nil {
+		if err := logread.CheckPartition(p); err != nil {
 			return nil, err
 		}
 	}
@@ -113,7 +97,7 @@ func Inspect(ctx context.Context, l *logread.Log, q Query, emit func(RecordRow) 
 		if q.From.before(e.Offset, t) {
 			return nil
 		}
-		if q.Group != "" && (e.Err != nil || RecordGroup(&e.Record) != q.Group) {
+		if q.Group != "" && (e.Err != nil || stateview.RecordGroup(&e.Record) != q.Group) {
 			return nil
 		}
 		return emit(NewRecordRow(e, valid))
@@ -144,6 +128,3 @@ func Inspect(ctx context.Context, l *logread.Log, q Query, emit func(RecordRow) 
 		return nil
 	})
 }
-
-// GroupPartition is the log partition of a consumer group.
-func GroupPartition(group string) int { return record.Partition(group) }

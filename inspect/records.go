@@ -86,26 +86,9 @@ func NewRecordRow(e *logread.Entry, valid bool) RecordRow {
 	}
 	r := &e.Record
 	row.Time, row.Claim, row.Valid, row.Type = r.Time, r.Claim, valid, r.Type.String()
-	row.Group = RecordGroup(r)
+	row.Group = stateview.RecordGroup(r)
 	row.Fields.rec = *r
 	return row
-}
-
-// RecordGroup is the consumer group a record is about, "" for claims and checkpoints.
-func RecordGroup(r *record.Record) string {
-	switch {
-	case r.Group != nil:
-		return r.Group.Name
-	case r.OffsetCommit != nil:
-		return r.OffsetCommit.Group
-	case r.GroupDeleted != nil:
-		return r.GroupDeleted.Group
-	case r.OffsetDeleted != nil:
-		return r.OffsetDeleted.Group
-	case r.ConsumerGroup != nil:
-		return r.ConsumerGroup.Name
-	}
-	return ""
 }
 
 // RecordFields are one record's own fields, those its type carries beyond the header (the

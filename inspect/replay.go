@@ -9,6 +9,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // ReplayOptions says how far back `replay` starts and where it stops.
@@ -65,9 +66,9 @@ func NewLiveSummary(r *Replay, diffs []Difference) LiveSummary {
 // how many differences there are in how many groups.
 func (s LiveSummary) String() string {
 	if s.Agree {
-		return fmt.Sprintf("partition %d: the log and the gateways agree (%s)", s.Partition, plural(s.Groups, "group"))
+		return fmt.Sprintf("partition %d: the log and the gateways agree (%s)", s.Partition, output.Plural(s.Groups, "group"))
 	}
-	return fmt.Sprintf("partition %d: %s in %s between the log and the gateways", s.Partition, plural(s.Differences, "difference"), plural(s.GroupsDiffering, "group"))
+	return fmt.Sprintf("partition %d: %s in %s between the log and the gateways", s.Partition, output.Plural(s.Differences, "difference"), output.Plural(s.GroupsDiffering, "group"))
 }
 
 // State is the fold the replay ended with.
@@ -75,7 +76,7 @@ func (r *Replay) State() *record.State { return r.state }
 
 // RunReplay rebuilds one partition's state.
 func RunReplay(ctx context.Context, l *logread.Log, partition int, opts ReplayOptions) (*Replay, error) {
-	if err := CheckPartition(partition); err != nil {
+	if err := logread.CheckPartition(partition); err != nil {
 		return nil, err
 	}
 	start := time.Now()

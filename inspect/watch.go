@@ -238,7 +238,7 @@ func followModel(ctx context.Context, l *logread.Log, f *Model, caught func() er
 	var handovers []Handover
 	dirty, explain := false, false
 	lastRefresh := l.Clock().Now()
-	return l.Follow(ctx, AllPartitions(), f.Ends, func(e *logread.Entry) error {
+	return l.Follow(ctx, logread.AllPartitions(), f.Ends, func(e *logread.Entry) error {
 		if h, ok := f.Parts[e.Partition].Apply(e); ok {
 			dirty = true
 			if h != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/tail"
 	"github.com/iggy-kafka/iggy-kafka/topics"
@@ -95,7 +96,7 @@ prints one line per change instead (NDJSON with -o json).`,
 				return a.fail(usageError(errors.New("--read-only goes with --watch: only the console drains")))
 			}
 			if fl.Changed("history") {
-				if err := inspect.CheckPartition(history); err != nil {
+				if err := logread.CheckPartition(history); err != nil {
 					return a.fail(usageError(err))
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
@@ -367,7 +368,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 		}
 		return err
 	})
-	gp := strconv.Itoa(inspect.GroupPartition(group))
+	gp := strconv.Itoa(record.Partition(group))
 	pane.keys("Tab", "/", "p"+gp, "Enter", "Enter")
 	pane.waitScreen(10*time.Second, "[GROUPS of partition "+gp+"]")
 	pane.keys("Enter")

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
@@ -117,8 +118,8 @@ func TestServeFleetEndToEnd(t *testing.T) {
 	groups := map[int]string{}
 	for i := 0; len(groups) < 16; i++ {
 		g := "fleet-group-" + strconv.Itoa(i)
-		if _, ok := groups[inspect.GroupPartition(g)]; !ok {
-			groups[inspect.GroupPartition(g)] = g
+		if _, ok := groups[record.Partition(g)]; !ok {
+			groups[record.Partition(g)] = g
 		}
 	}
 	var rows []inspect.ClaimRow
@@ -162,7 +163,7 @@ func TestServeFleetEndToEnd(t *testing.T) {
 			if r.Err != nil {
 				return fmt.Errorf("FindCoordinator %s: %w", r.Name, r.Err)
 			}
-			p := inspect.GroupPartition(r.Name)
+			p := record.Partition(r.Name)
 			if owner := *rows[p].OwnerNode; r.NodeID != owner {
 				return fmt.Errorf("group %s (partition %d): FindCoordinator names node %d, claims node %d", r.Name, p, r.NodeID, owner)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -37,7 +38,7 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 			if err != nil {
 				return a.fail(usageError(fmt.Errorf("partition %q is not a number", args[1])))
 			}
-			if err := inspect.CheckPartition(p); err != nil {
+			if err := logread.CheckPartition(p); err != nil {
 				return a.fail(usageError(err))
 			}
 			opts := inspect.ReplayOptions{FromStart: fromStart}

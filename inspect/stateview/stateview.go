@@ -269,3 +269,20 @@ func NewTransactionView(x record.Transaction) TransactionView {
 	}
 	return v
 }
+
+// RecordGroup is the consumer group a record is about, "" for claims and checkpoints.
+func RecordGroup(r *record.Record) string {
+	switch {
+	case r.Group != nil:
+		return r.Group.Name
+	case r.OffsetCommit != nil:
+		return r.OffsetCommit.Group
+	case r.GroupDeleted != nil:
+		return r.GroupDeleted.Group
+	case r.OffsetDeleted != nil:
+		return r.OffsetDeleted.Group
+	case r.ConsumerGroup != nil:
+		return r.ConsumerGroup.Name
+	}
+	return ""
+}

@@ -1,4 +1,4 @@
-package inspect
+package verify
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // Kinds of Finding. They are an interface (scripts match them); add, never rename.
@@ -118,7 +120,7 @@ func claimNode(r *record.Record) int32 {
 }
 
 func groupText(r *record.Record) string {
-	if g := RecordGroup(r); g != "" {
+	if g := stateview.RecordGroup(r); g != "" {
 		return "of group " + strconv.Quote(g)
 	}
 	return ""
@@ -206,9 +208,9 @@ func checkpointDiff(want, got record.Checkpoint) string {
 	return strings.Join(diffs, "; ")
 }
 
-// VerifySummary is the verdict of a verify: how much of the log it read and how much it found.
+// Summary is the verdict of a verify: how much of the log it read and how much it found.
 // JSON field names are an interface.
-type VerifySummary struct {
+type Summary struct {
 	Partitions int `json:"partitions"`
 	// Records counts every message read, undecodable ones included.
 	Records  uint64 `json:"records"`
@@ -216,27 +218,19 @@ type VerifySummary struct {
 }
 
 // String is the verdict's sentence: "34 records, 1 finding".
-func (s VerifySummary) String() string {
-	return plural(int(s.Records), "record") + ", " + plural(s.Findings, "finding")
-}
-
-// plural is "1 record", "0 records", "2 records".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
+func (s Summary) String() string {
+	return output.Plural(int(s.Records), "record") + ", " + output.Plural(s.Findings, "finding")
 }
 
 // Verify checks every record of the partitions from their start and calls emit with each
 // finding; it returns what it read and how many findings it had.
-func Verify(ctx context.Context, l *logread.Log, partitions []int, emit func(Finding) error) (VerifySummary, error) {
-	var sum VerifySummary
+func Verify(ctx context.Context, l *logread.Log, partitions []int, emit func(Finding) error) (Summary, error) {
+	var sum Summary
 	if len(partitions) == 0 {
-		partitions = AllPartitions()
+		partitions = logread.AllPartitions()
 	}
 	for _, p := range partitions {
-		if err := CheckPartition(p); err != nil {
+		if err := logread.CheckPartition(p); err != nil {
 			return sum, err
 		}
 	}
