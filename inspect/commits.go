@@ -1,34 +1,14 @@
 package inspect
 
-import "context"
+import (
+	"context"
 
-// GroupOffset is one group's committed offset on one Kafka partition, as the coordinator log
-// holds it. JSON field names are an interface.
-type GroupOffset struct {
-	Group     string `json:"group"`
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-	Offset    int64  `json:"offset"`
-}
-
-// GroupOffsets lists every committed offset the model holds, over the 16 log partitions, by
-// group, topic and partition.
-func (m *Model) GroupOffsets() []GroupOffset {
-	var out []GroupOffset
-	for _, t := range m.Parts {
-		st := t.State
-		for _, g := range st.GroupNames() {
-			for _, o := range st.GroupOffsets(g) {
-				out = append(out, GroupOffset{Group: g, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
-			}
-		}
-	}
-	return out
-}
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+)
 
 // GroupOffsets is Model.GroupOffsets on the console's model, read between two polls.
-func (c *Console) GroupOffsets(ctx context.Context) ([]GroupOffset, error) {
-	var out []GroupOffset
+func (c *Console) GroupOffsets(ctx context.Context) ([]claims.GroupOffset, error) {
+	var out []claims.GroupOffset
 	err := c.do(ctx, func(s *session) error {
 		out = s.m.GroupOffsets()
 		return nil

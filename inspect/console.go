@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
@@ -22,11 +23,11 @@ import (
 // the console keeps sending the last rows it knows, and Status says they are stale.
 type Snapshot struct {
 	At          time.Time
-	Nodes       []NodeRow
-	Rows        []ClaimRow
-	Handovers   []HandoverRow
-	Changes     []Change
-	NodeChanges []NodeChange
+	Nodes       []claims.NodeRow
+	Rows        []claims.PartitionRow
+	Handovers   []claims.HandoverRow
+	Changes     []claims.Change
+	NodeChanges []claims.NodeChange
 	Drain       *DrainStatus
 	Status      Status
 }
@@ -65,9 +66,9 @@ func (s Status) Healthy() bool { return s.StoreOK() && len(s.Unreachable) == 0 }
 func (s Status) Problems() []string {
 	var out []string
 	if !s.StoreOK() {
-		msg := "no answer from the store at " + s.Store + " for " + Seconds(s.At.Sub(s.StoreAnswered).Seconds())
+		msg := "no answer from the store at " + s.Store + " for " + claims.Seconds(s.At.Sub(s.StoreAnswered).Seconds())
 		if !s.NextRetry.IsZero() {
-			msg += " (retry " + strconv.Itoa(s.Retry) + " in " + Seconds(max(0, s.NextRetry.Sub(s.At).Seconds())) + ")"
+			msg += " (retry " + strconv.Itoa(s.Retry) + " in " + claims.Seconds(max(0, s.NextRetry.Sub(s.At).Seconds())) + ")"
 		}
 		if s.StoreError != "" {
 			msg += ": " + s.StoreError
@@ -194,10 +195,10 @@ type Console struct {
 // session is Run's state: only its goroutine touches it.
 type session struct {
 	c         *Console
-	m         *Model
-	trail     *trail
-	prevRows  []ClaimRow
-	prevNodes []NodeRow
+	m         *claims.Model
+	trail     *claims.Trail
+	prevRows  []claims.PartitionRow
+	prevNodes []claims.NodeRow
 	handovers []handover
 	drain     *drainTrack
 }
@@ -205,7 +206,7 @@ type session struct {
 // handover is a row of the pane with what explains it again once the announcements of its
 // moment are read.
 type handover struct {
-	row       HandoverRow
+	row       claims.HandoverRow
 	prevClaim uint64
 	settled   bool
 }
@@ -229,7 +230,7 @@ var ErrReadOnly = errors.New("the console is read-only: drains and undos are off
 
 // Run follows the fleet from m (as LoadModel returned it) until ctx ends, and returns nil then.
 // Failures of the store are not errors: Run says so in the Status and retries.
-func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
+func (c *Console) Run(ctx context.Context, m *claims.Model, sink Sink) error {
 	c.init()
 	clk := c.Log.Clock()
 	ctx, cancel := context.WithCancel(ctx)
@@ -252,19 +253,19 @@ func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
 			c.probe(ctx)
 		}()
 	}
-	s := &session{c: c, m: m, trail: newTrail()}
-	if err := s.trail.update(ctx, c.Log); err != nil {
+	s := &session{c: c, m: m, trail: claims.NewTrail()}
+	if err := s.trail.Update(ctx, c.Log); err != nil {
 		c.fail(err)
 	}
 	s.emit(sink)
 	for {
-		err := followModel(ctx, c.Log, s.m, func() error {
+		err := claims.FollowPolls(ctx, c.Log, s.m, func() error {
 			c.answer(clk.Now())
 			s.serve()
 			return nil
-		}, func(hs []Handover, refreshed bool) error {
+		}, func(hs []claims.Handover, refreshed bool) error {
 			if refreshed {
-				if err := s.trail.update(ctx, c.Log); err != nil {
+				if err := s.trail.Update(ctx, c.Log); err != nil {
 					return err
 				}
 			}
@@ -288,15 +289,15 @@ func (c *Console) Run(ctx context.Context, m *Model, sink Sink) error {
 			if !s.wait(ctx, backoff) {
 				return nil
 			}
-			nm, err := LoadModel(ctx, c.Log)
+			nm, err := claims.LoadModel(ctx, c.Log)
 			if err == nil {
-				err = s.trail.update(ctx, c.Log)
+				err = s.trail.Update(ctx, c.Log)
 			}
 			if ctx.Err() != nil {
 				return nil
 			}
 			if err == nil {
-				missed := handoversBetween(s.m, nm)
+				missed := claims.HandoversBetween(s.m, nm)
 				s.m = nm
 				s.add(missed, true)
 				break
@@ -340,11 +341,11 @@ func (s *session) serve() {
 
 // add puts hs at the top of the pane; settled says the view and the trail were read after
 // their claims, so their explanation stands.
-func (s *session) add(hs []Handover, settled bool) {
+func (s *session) add(hs []claims.Handover, settled bool) {
 	now := s.c.Log.Clock().Now()
 	for _, h := range hs {
-		prev := previousClaim(s.m, h.Partition, h.Claim)
-		s.handovers = append([]handover{{row: handoverRow(s.m.View, s.trail, h, prev, now), prevClaim: prev, settled: settled}}, s.handovers...)
+		prev := claims.PreviousClaim(s.m, h.Partition, h.Claim)
+		s.handovers = append([]handover{{row: claims.NewHandoverRow(s.m.View, s.trail, h, prev, now), prevClaim: prev, settled: settled}}, s.handovers...)
 	}
 	if len(s.handovers) > keepHandovers {
 		s.handovers = s.handovers[:keepHandovers]
@@ -356,7 +357,7 @@ func (s *session) settle() {
 	now := s.c.Log.Clock().Now()
 	for i := range s.handovers {
 		if h := &s.handovers[i]; !h.settled {
-			h.row, h.settled = handoverRow(s.m.View, s.trail, h.row.Handover, h.prevClaim, now), true
+			h.row, h.settled = claims.NewHandoverRow(s.m.View, s.trail, h.row.Handover, h.prevClaim, now), true
 		}
 	}
 }
@@ -378,13 +379,13 @@ func (s *session) observe() {
 func (s *session) emit(sink Sink) {
 	now := s.c.Log.Clock().Now()
 	rows, nodes := s.m.Rows(now), s.m.Nodes(now)
-	hs := make([]HandoverRow, len(s.handovers))
+	hs := make([]claims.HandoverRow, len(s.handovers))
 	for i, h := range s.handovers {
 		hs[i] = h.row
 	}
 	snap := Snapshot{
 		At: now, Nodes: nodes, Rows: rows, Handovers: hs,
-		Changes: Diff(s.prevRows, rows, now), NodeChanges: DiffNodes(s.prevNodes, nodes, now),
+		Changes: claims.Diff(s.prevRows, rows, now), NodeChanges: claims.DiffNodes(s.prevNodes, nodes, now),
 		Status: s.c.status(now),
 	}
 	s.prevRows, s.prevNodes = rows, nodes
@@ -612,7 +613,7 @@ func (c *Console) request(ctx context.Context, track *drainTrack, undo bool) err
 
 func sameMoves(a, b drainwatch.Plan) bool {
 	return slices.EqualFunc(a.Steps, b.Steps, func(x, y drainwatch.Step) bool {
-		return x.Partition == y.Partition && x.From == y.From && samePtr(x.To, y.To)
+		return x.Partition == y.Partition && x.From == y.From && (x.To == nil) == (y.To == nil) && (x.To == nil || *x.To == *y.To)
 	})
 }
 
@@ -632,8 +633,8 @@ func (c *Console) Groups(ctx context.Context, p int) ([]stateview.GroupView, err
 // GroupLog is the model's side of DescribeGroup: where the log puts the group, given
 // FindCoordinator's answer, and the group as the log holds it.
 func (c *Console) GroupLog(ctx context.Context) GroupLog {
-	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *stateview.GroupView, error) {
-		var gc GroupCoordinator
+	return func(group string, node int32, addr string, fcErr error) (claims.GroupCoordinator, *stateview.GroupView, error) {
+		var gc claims.GroupCoordinator
 		var gv *stateview.GroupView
 		err := c.do(ctx, func(s *session) error {
 			gc, gv = s.m.CoordinatorOf(group, node, addr, fcErr), s.m.GroupView(group)

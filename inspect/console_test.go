@@ -15,6 +15,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
@@ -108,7 +109,7 @@ func (e *consoleEnv) announce(a fleet.Announcement) {
 func (e *consoleEnv) start(drainer bool) {
 	e.t.Helper()
 	log := logread.NewLog(e.c, "kafka", nil)
-	m, err := inspect.LoadModel(e.ctx, log)
+	m, err := claims.LoadModel(e.ctx, log)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestConsoleSurvivesTheStore(t *testing.T) {
 func TestConsoleExplainsHandovers(t *testing.T) {
 	e := newConsoleEnv(t, func(p int) int32 { return int32(1 + p%4) })
 	now := time.Now()
-	claims := func(node int32) map[int]uint64 {
+	claimed := func(node int32) map[int]uint64 {
 		m := map[int]uint64{}
 		for p := range record.Partitions {
 			if int32(1+p%4) == node {
@@ -228,13 +229,13 @@ func TestConsoleExplainsHandovers(t *testing.T) {
 		return m
 	}
 	for n := int32(1); n <= 4; n++ {
-		e.announce(fleet.Announcement{Node: n, Addr: fmt.Sprintf("localhost:909%d", n), Time: now, Claims: claims(n)})
+		e.announce(fleet.Announcement{Node: n, Addr: fmt.Sprintf("localhost:909%d", n), Time: now, Claims: claimed(n)})
 	}
 	// Node 2 stops: its last announcement releases its partitions and says it leaves.
-	e.announce(fleet.Announcement{Node: 2, Addr: "localhost:9092", Time: now.Add(100 * time.Millisecond), Leaving: true, Claims: map[int]uint64{}, Released: claims(2)})
+	e.announce(fleet.Announcement{Node: 2, Addr: "localhost:9092", Time: now.Add(100 * time.Millisecond), Leaving: true, Claims: map[int]uint64{}, Released: claimed(2)})
 	// Node 3 is drained by an operator; node 4 crashed long ago (its announcement is old).
 	e.send(fleet.DrainsTopic, fleet.EncodeDrainRequest(fleet.DrainRequest{Node: 3, Time: now}))
-	e.announce(fleet.Announcement{Node: 4, Addr: "localhost:9094", Time: now.Add(-time.Minute), Claims: claims(4)})
+	e.announce(fleet.Announcement{Node: 4, Addr: "localhost:9094", Time: now.Add(-time.Minute), Claims: claimed(4)})
 	e.start(false)
 	e.waitSnap(10*time.Second, "the first snapshot", func(s inspect.Snapshot) error { return nil })
 	put := func(p int, node int32, at time.Time) {
@@ -244,7 +245,7 @@ func TestConsoleExplainsHandovers(t *testing.T) {
 	put(2, 1, now.Add(time.Second))          // node 3's, drained
 	put(3, 1, now.Add(time.Second))          // node 4's, crashed
 	put(4, 2, now.Add(time.Second))          // node 1's: alive and serving, the lease moved
-	want := map[int]string{1: inspect.ReasonStop, 2: inspect.ReasonDrain, 3: inspect.ReasonCrash, 4: inspect.ReasonLease}
+	want := map[int]string{1: claims.ReasonStop, 2: claims.ReasonDrain, 3: claims.ReasonCrash, 4: claims.ReasonLease}
 	snap := e.waitSnap(10*time.Second, "four handovers with their reasons", func(s inspect.Snapshot) error {
 		if len(s.Handovers) != 4 {
 			return fmt.Errorf("%d handovers", len(s.Handovers))
@@ -336,7 +337,7 @@ func TestConsoleDrainsAndUndoes(t *testing.T) {
 		t.Fatalf("%d events, want 3 per partition: %+v", len(snap.Drain.Events), snap.Drain.Events)
 	}
 	for _, h := range snap.Handovers {
-		if h.Reason != inspect.ReasonDrain {
+		if h.Reason != claims.ReasonDrain {
 			t.Fatalf("handover %+v of the drain", h)
 		}
 	}

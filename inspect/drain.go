@@ -9,11 +9,14 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
+
+// program is the binary's name, in the sentences that tell operators what to run.
+const program = "iggy-kafka"
 
 // Drainer is what `drain node N` needs to change the fleet.
 type Drainer interface {
@@ -64,7 +67,7 @@ func refuse(format string, args ...any) error {
 // drained. Moves come from fleet.Lease over the lease group's live members without the drained
 // nodes' members, so collateral moves (a few, as the bounded lease evens the shares, or a
 // handover under way) are listed too.
-func PlanDrain(m *Model, nodes []int32, now time.Time) (drainwatch.Plan, error) {
+func PlanDrain(m *claims.Model, nodes []int32, now time.Time) (drainwatch.Plan, error) {
 	v := m.View
 	if err := checkKnown(m, nodes, now); err != nil {
 		return drainwatch.Plan{}, err
@@ -120,7 +123,7 @@ func PlanDrain(m *Model, nodes []int32, now time.Time) (drainwatch.Plan, error) 
 }
 
 // CheckUndo refuses an undo of a node that is unknown or not drained.
-func CheckUndo(m *Model, nodes []int32, now time.Time) error {
+func CheckUndo(m *claims.Model, nodes []int32, now time.Time) error {
 	if err := checkKnown(m, nodes, now); err != nil {
 		return err
 	}
@@ -132,7 +135,7 @@ func CheckUndo(m *Model, nodes []int32, now time.Time) error {
 	return nil
 }
 
-func checkKnown(m *Model, nodes []int32, now time.Time) error {
+func checkKnown(m *claims.Model, nodes []int32, now time.Time) error {
 	var known []int32
 	for _, nd := range m.View.Nodes(now) {
 		known = append(known, nd.ID)
@@ -164,9 +167,3 @@ func servingNow(serving []int32) string {
 	}
 	return strconv.Itoa(len(serving)) + " gateways serve now: nodes " + drainwatch.JoinNodes(serving)
 }
-
-// Claim is the newest valid claim of log partition p.
-func (f *Model) Claim(p int) record.Claim { return f.Parts[p].State.Claim() }
-
-// Watched is the model as a drain watch reads it.
-func (f *Model) Watched() drainwatch.Fleet { return drainwatch.Fleet{View: f.View, Claim: f.Claim} }

@@ -10,6 +10,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
@@ -17,9 +18,9 @@ var planAt = time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC)
 
 // fleetOf is a model of nodes 1..n, node k being lease member k-1, each claiming and announcing
 // the partitions owners gives it (by default what the lease gives it).
-func fleetOf(t *testing.T, n int, owners map[int]int32) *inspect.Model {
+func fleetOf(t *testing.T, n int, owners map[int]int32) *claims.Model {
 	t.Helper()
-	f := inspect.NewModel()
+	f := claims.NewModel()
 	for k := range n {
 		f.Members = append(f.Members, uint32(k))
 	}
@@ -48,7 +49,7 @@ func fleetOf(t *testing.T, n int, owners map[int]int32) *inspect.Model {
 }
 
 // drained marks node drained in f: its drain request stands and it announces no partition.
-func drained(t *testing.T, f *inspect.Model, node int32) {
+func drained(t *testing.T, f *claims.Model, node int32) {
 	t.Helper()
 	if err := f.View.ApplyDrains(uint64(node), fleet.EncodeDrainRequest(fleet.DrainRequest{Node: node})); err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestDrainProgress(t *testing.T) {
 	}
 }
 
-func claimBy(f *inspect.Model, p int, node int32, n uint64) {
+func claimBy(f *claims.Model, p int, node int32, n uint64) {
 	e := logread.Entry{Partition: p, Offset: n, Record: record.Record{Type: record.TypeClaim, Claim: n, ClaimInfo: &record.Claim{Number: n, Node: node}}}
 	f.Parts[p].Apply(&e)
 }

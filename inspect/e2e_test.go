@@ -9,6 +9,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
@@ -99,7 +100,7 @@ func TestClaimsListsSixteenPartitions(t *testing.T) {
 		e.Put(p, claim(1, int32(1+p%3), e.at(p)))
 	}
 	e.Put(2, claim(2, 1, e.at(30)))
-	f, err := inspect.LoadModel(e.ctx, e.log)
+	f, err := claims.LoadModel(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestClaimsListsSixteenPartitions(t *testing.T) {
 	for _, r := range rows {
 		switch {
 		case r.Partition == 5:
-			if r.OwnerNode != nil || len(r.Flags) != 1 || r.Flags[0] != inspect.FlagUnowned {
+			if r.OwnerNode != nil || len(r.Flags) != 1 || r.Flags[0] != claims.FlagUnowned {
 				t.Errorf("partition 5: %+v", r)
 			}
 		case r.Partition == 2:
@@ -160,19 +161,19 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 func TestWatchSeesHandover(t *testing.T) {
 	e := newLogEnv(t)
 	e.Put(6, claim(1, 1, e.at(0)))
-	f, err := inspect.LoadModel(e.ctx, e.log)
+	f, err := claims.LoadModel(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	updates := make(chan inspect.Update, 16)
+	updates := make(chan claims.Update, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- inspect.Watch(ctx, e.log, f, func(u inspect.Update) error { updates <- u; return nil })
+		done <- claims.Watch(ctx, e.log, f, func(u claims.Update) error { updates <- u; return nil })
 	}()
 	e.Put(6, claim(2, 2, e.at(9)))
-	var got inspect.Update
+	var got claims.Update
 	checkfor.Eventually(t, 10*time.Second, "handover update", func() error {
 		select {
 		case got = <-updates:
@@ -261,7 +262,7 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	p := 12
 	g, h := groupIn(p, "g"), groupIn(p, "h")
 	e.Put(p, claim(1, 1, e.at(0)), groupSnap(1, g, 1, e.at(1)), commit(1, g, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(2, h, "t", 0, 5, e.at(4)), commit(1, g, "t", 0, 99, e.at(5)))
-	full := inspect.NewTracker(p)
+	full := claims.NewTracker(p)
 	ends, err := e.log.Ends(e.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -271,12 +272,12 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	}
 	cp := full.State.Snapshot(ends[p] - 1)
 	e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(6), Checkpoint: &cp}, commit(2, g, "t", 1, 7, e.at(7)), claim(3, 3, e.at(8)), commit(3, h, "t", 0, 6, e.at(9)))
-	full = inspect.NewTracker(p)
+	full = claims.NewTracker(p)
 	ends, _ = e.log.Ends(e.ctx)
 	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *logread.Entry) error { full.Apply(en); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	f, err := inspect.LoadModel(e.ctx, e.log)
+	f, err := claims.LoadModel(e.ctx, e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 3 {
 		t.Fatalf("history from checkpoint\n%+v\nfull fold\n%+v", got, want)
 	}
-	ref := inspect.NewModel()
+	ref := claims.NewModel()
 	ref.Parts[p], ref.Ends = full, ends
 	for i := range ref.Parts {
 		if i != p {

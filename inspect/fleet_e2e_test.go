@@ -15,6 +15,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
@@ -46,9 +47,9 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	var rows []inspect.ClaimRow
+	var rows []claims.PartitionRow
 	checkfor.Eventually(t, 20*time.Second, "16 partitions owned", func() error {
-		f, err := inspect.LoadModel(ctx, log)
+		f, err := claims.LoadModel(ctx, log)
 		if err != nil {
 			return err
 		}
@@ -72,7 +73,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 		names = append(names, groupIn(r.Partition, "probe"))
 	}
 	checkfor.Eventually(t, 10*time.Second, "FindCoordinator agrees with the log", func() error {
-		f, err := inspect.LoadModel(ctx, log)
+		f, err := claims.LoadModel(ctx, log)
 		if err != nil {
 			return err
 		}
@@ -115,7 +116,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	// A handover may still be under way right after the gateways start (FindCoordinator then
 	// answers COORDINATOR_NOT_AVAILABLE for a moment): the check is that they come to agree.
 	checkfor.Eventually(t, 10*time.Second, "claims --group agrees with FindCoordinator", func() error {
-		f, err := inspect.LoadModel(ctx, log)
+		f, err := claims.LoadModel(ctx, log)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // Difference is one way the live fleet disagrees with a replay. JSON field names are an
@@ -303,23 +305,13 @@ type GroupLive interface {
 
 // GroupLog is the log's side of DescribeGroup: the --group row given FindCoordinator's answer
 // (Model.CoordinatorOf) and the group as the log holds it (nil when it holds none).
-type GroupLog func(group string, fcNode int32, fcAddr string, fcErr error) (GroupCoordinator, *stateview.GroupView, error)
+type GroupLog func(group string, fcNode int32, fcAddr string, fcErr error) (claims.GroupCoordinator, *stateview.GroupView, error)
 
-// GroupLog is DescribeGroup's view of a loaded model.
-func (f *Model) GroupLog() GroupLog {
-	return func(group string, node int32, addr string, fcErr error) (GroupCoordinator, *stateview.GroupView, error) {
+// ModelLog is DescribeGroup's view of a loaded model.
+func ModelLog(f *claims.Model) GroupLog {
+	return func(group string, node int32, addr string, fcErr error) (claims.GroupCoordinator, *stateview.GroupView, error) {
 		return f.CoordinatorOf(group, node, addr, fcErr), f.GroupView(group), nil
 	}
-}
-
-// GroupView is the group as the log holds it, nil when its partition holds no such group.
-func (f *Model) GroupView(group string) *stateview.GroupView {
-	for _, v := range stateview.GroupViews(f.Parts[record.Partition(group)].State) {
-		if v.Group == group {
-			return &v
-		}
-	}
-	return nil
 }
 
 // ErrNoGateway matches a DescribeGroup that no gateway answered: the fleet was not reached,
@@ -331,7 +323,7 @@ var ErrNoGateway = errors.New("no gateway answered")
 // coordinator answers (state, protocol, members) and, per partition, the committed offset, the
 // log end, the lag in records and in time. JSON field names are an interface.
 type GroupDetail struct {
-	GroupCoordinator
+	claims.GroupCoordinator
 	State        string `json:"state"`
 	ProtocolType string `json:"protocol_type"`
 	Protocol     string `json:"protocol"`
@@ -391,9 +383,9 @@ func (GroupLag) Columns() []string {
 func (l GroupLag) Cells() []string {
 	lagTime := ""
 	if l.LagSeconds != nil {
-		lagTime = Seconds(*l.LagSeconds)
+		lagTime = claims.Seconds(*l.LagSeconds)
 	}
-	return []string{l.Topic, strconv.Itoa(int(l.Partition)), ptrText(l.Committed), ptrText(l.LogEnd), ptrText(l.Lag), lagTime, l.ClientID, l.MemberID}
+	return []string{l.Topic, strconv.Itoa(int(l.Partition)), output.IntText(l.Committed), output.IntText(l.LogEnd), output.IntText(l.Lag), lagTime, l.ClientID, l.MemberID}
 }
 
 // answered reports whether err is a gateway's answer (a Kafka error code) rather than a failure

@@ -7,7 +7,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
@@ -18,7 +18,7 @@ import (
 // because its lease membership ended, and known only from an old claim.
 func TestNodeTableGolden(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 30, 0, time.UTC)
-	m := inspect.NewModel()
+	m := claims.NewModel()
 	claim := func(p int, node int32, addr string, n uint64) {
 		e := logread.Entry{Partition: p, Offset: n, Record: record.Record{Type: record.TypeClaim, Claim: n, Time: now.Add(-time.Hour), ClaimInfo: &record.Claim{Number: n, Node: node, Addr: addr}}}
 		m.Parts[p].Apply(&e)

@@ -10,6 +10,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
@@ -23,21 +24,21 @@ func TestClaimRowFlags(t *testing.T) {
 		want      []string
 		cells     map[int]string // column index -> text
 	}{
-		{"unowned", 0, "", nil, nil, []string{inspect.FlagUnowned}, map[int]string{1: ""}},
+		{"unowned", 0, "", nil, nil, []string{claims.FlagUnowned}, map[int]string{1: ""}},
 		{"agrees", 1, "h:1", []uint32{7}, map[int32]fleet.Announcement{1: member(ann(1, "h:1", 55, 0), 7)}, []string{}, map[int]string{1: "1*", 11: "5s", 12: "1"}},
-		{"assignment differs", 1, "h:1", []uint32{8}, map[int32]fleet.Announcement{1: ann(1, "h:1", 55, 0), 2: member(ann(2, "h:2", 55, 1, 2), 8)}, []string{inspect.FlagAssignmentDiffers}, map[int]string{12: "2"}},
-		{"not announced", 3, "h:3", nil, map[int32]fleet.Announcement{1: ann(1, "h:1", 55, 0)}, []string{inspect.FlagNotAnnounced, inspect.FlagOwnersDiffer}, map[int]string{11: ""}},
-		{"announced by another", 1, "h:1", nil, map[int32]fleet.Announcement{1: ann(1, "h:1", 55), 2: ann(2, "h:2", 55, 0)}, []string{inspect.FlagOwnersDiffer}, nil},
-		{"address differs", 1, "h:1", nil, map[int32]fleet.Announcement{1: ann(1, "h:9", 55, 0)}, []string{inspect.FlagAddrDiffers}, nil},
-		{"stale and leaving", 1, "h:1", nil, map[int32]fleet.Announcement{1: leaving(ann(1, "h:1", 30, 0))}, []string{inspect.FlagStale, inspect.FlagLeaving}, map[int]string{11: "30s"}},
-		{"unassigned", 1, "h:1", []uint32{}, nil, []string{inspect.FlagUnassigned}, map[int]string{12: ""}},
+		{"assignment differs", 1, "h:1", []uint32{8}, map[int32]fleet.Announcement{1: ann(1, "h:1", 55, 0), 2: member(ann(2, "h:2", 55, 1, 2), 8)}, []string{claims.FlagAssignmentDiffers}, map[int]string{12: "2"}},
+		{"not announced", 3, "h:3", nil, map[int32]fleet.Announcement{1: ann(1, "h:1", 55, 0)}, []string{claims.FlagNotAnnounced, claims.FlagOwnersDiffer}, map[int]string{11: ""}},
+		{"announced by another", 1, "h:1", nil, map[int32]fleet.Announcement{1: ann(1, "h:1", 55), 2: ann(2, "h:2", 55, 0)}, []string{claims.FlagOwnersDiffer}, nil},
+		{"address differs", 1, "h:1", nil, map[int32]fleet.Announcement{1: ann(1, "h:9", 55, 0)}, []string{claims.FlagAddrDiffers}, nil},
+		{"stale and leaving", 1, "h:1", nil, map[int32]fleet.Announcement{1: leaving(ann(1, "h:1", 30, 0))}, []string{claims.FlagStale, claims.FlagLeaving}, map[int]string{11: "30s"}},
+		{"unassigned", 1, "h:1", []uint32{}, nil, []string{claims.FlagUnassigned}, map[int]string{12: ""}},
 		// A member no live gateway announces (one Iggy kept after a restart) holds no lease.
-		{"unknown member", 1, "h:1", []uint32{9}, nil, []string{inspect.FlagUnassigned}, map[int]string{12: ""}},
+		{"unknown member", 1, "h:1", []uint32{9}, nil, []string{claims.FlagUnassigned}, map[int]string{12: ""}},
 	}
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := inspect.NewModel()
+			f := claims.NewModel()
 			if c.owner != 0 {
 				e := logread.Entry{Partition: 0, Record: record.Record{Type: record.TypeClaim, Claim: 1, Time: at, ClaimInfo: &record.Claim{Number: 1, Node: c.owner, Addr: c.addr}}}
 				f.Parts[0].Apply(&e)

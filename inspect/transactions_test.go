@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 )
 
 // claims --transactions lists the open transactions of every partition with the node of the
 // partition's newest claim, how long each has run, and leaves out ids with none open.
 func TestTransactionRows(t *testing.T) {
 	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	m := inspect.NewModel()
+	m := claims.NewModel()
 	apply := func(p int, off uint64, r record.Record) {
 		t.Helper()
 		if !m.Parts[p].State.Apply(off, r) {

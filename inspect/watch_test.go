@@ -8,6 +8,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 )
 
 // Changes are found by typed field: the log end alone changing is a change (it went unseen when
@@ -15,29 +16,29 @@ import (
 func TestDiffComparesTypedFields(t *testing.T) {
 	node, other := int32(2), int32(3)
 	held, lag := 10.0, 0.5
-	before := []inspect.ClaimRow{{Partition: 10, OwnerNode: &node, Claim: 4, LogEndOffset: 156, HeldSeconds: &held, OwnerLagSeconds: &lag, Flags: []string{}}}
+	before := []claims.PartitionRow{{Partition: 10, OwnerNode: &node, Claim: 4, LogEndOffset: 156, HeldSeconds: &held, OwnerLagSeconds: &lag, Flags: []string{}}}
 	later, laterLag := 70.0, 0.9
-	after := []inspect.ClaimRow{{Partition: 10, OwnerNode: &node, Claim: 4, LogEndOffset: 242, HeldSeconds: &later, OwnerLagSeconds: &laterLag, Flags: []string{}}}
+	after := []claims.PartitionRow{{Partition: 10, OwnerNode: &node, Claim: 4, LogEndOffset: 242, HeldSeconds: &later, OwnerLagSeconds: &laterLag, Flags: []string{}}}
 	at := time.Unix(0, 0)
-	got := inspect.Diff(before, after, at)
-	if len(got) != 1 || got[0] != (inspect.Change{Time: at, Partition: 10, Field: inspect.FieldLogEnd, Old: "156", New: "242"}) {
+	got := claims.Diff(before, after, at)
+	if len(got) != 1 || got[0] != (claims.Change{Time: at, Partition: 10, Field: claims.FieldLogEnd, Old: "156", New: "242"}) {
 		t.Fatalf("changes %+v", got)
 	}
-	after[0].OwnerNode, after[0].Claim, after[0].Flags = &other, 5, []string{inspect.FlagDraining}
-	got = inspect.Diff(before, after, at)
+	after[0].OwnerNode, after[0].Claim, after[0].Flags = &other, 5, []string{claims.FlagDraining}
+	got = claims.Diff(before, after, at)
 	var fields []string
 	for _, c := range got {
 		fields = append(fields, c.Field)
 	}
-	if len(got) != 4 || fields[0] != inspect.FieldOwner || got[0].Old != "2" || got[0].New != "3" || fields[1] != inspect.FieldClaim || fields[3] != inspect.FieldFlags {
+	if len(got) != 4 || fields[0] != claims.FieldOwner || got[0].Old != "2" || got[0].New != "3" || fields[1] != claims.FieldClaim || fields[3] != claims.FieldFlags {
 		t.Fatalf("changes %+v", got)
 	}
 
 	ago1, ago2 := 0.2, 0.9
-	nb := []inspect.NodeRow{{Node: 2, State: string(fleet.Serving), Partitions: []int{1, 4}, AnnouncedAgoSeconds: &ago1}}
-	na := []inspect.NodeRow{{Node: 2, State: string(fleet.Draining), Partitions: []int{1, 4}, AnnouncedAgoSeconds: &ago2}, {Node: 4, State: string(fleet.Serving)}}
-	nc := inspect.DiffNodes(nb, na, at)
-	if len(nc) != 1 || nc[0].Node != 2 || nc[0].Field != inspect.NodeFieldState || nc[0].New != "draining" {
+	nb := []claims.NodeRow{{Node: 2, State: string(fleet.Serving), Partitions: []int{1, 4}, AnnouncedAgoSeconds: &ago1}}
+	na := []claims.NodeRow{{Node: 2, State: string(fleet.Draining), Partitions: []int{1, 4}, AnnouncedAgoSeconds: &ago2}, {Node: 4, State: string(fleet.Serving)}}
+	nc := claims.DiffNodes(nb, na, at)
+	if len(nc) != 1 || nc[0].Node != 2 || nc[0].Field != claims.NodeFieldState || nc[0].New != "draining" {
 		t.Fatalf("node changes %+v", nc)
 	}
 }
@@ -53,8 +54,8 @@ func TestClassifyHandover(t *testing.T) {
 	for _, c := range []struct {
 		from *int32
 		want string
-	}{{nil, inspect.ReasonFirst}, {n(1), inspect.ReasonLease}, {n(2), inspect.ReasonStop}, {n(3), inspect.ReasonCrash}, {n(4), inspect.ReasonDrain}, {n(9), inspect.ReasonCrash}} {
-		if got := inspect.ClassifyHandover(v, inspect.Handover{Partition: 5, From: c.from, To: 7}, now); got != c.want {
+	}{{nil, claims.ReasonFirst}, {n(1), claims.ReasonLease}, {n(2), claims.ReasonStop}, {n(3), claims.ReasonCrash}, {n(4), claims.ReasonDrain}, {n(9), claims.ReasonCrash}} {
+		if got := claims.ClassifyHandover(v, claims.Handover{Partition: 5, From: c.from, To: 7}, now); got != c.want {
 			t.Errorf("from %v: %q, want %q", c.from, got, c.want)
 		}
 	}

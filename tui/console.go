@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 )
@@ -247,7 +248,7 @@ func (m Console) apply(s inspect.Snapshot) Console {
 		k := [2]uint64{uint64(h.Partition), h.Claim}
 		if m.loaded && !m.seenHand[k] {
 			marks[markKey{handPane, h.Partition, strconv.FormatUint(h.Claim, 10)}] = s.At
-			marks[markKey{partsPane, h.Partition, inspect.FieldOwner}] = s.At
+			marks[markKey{partsPane, h.Partition, claims.FieldOwner}] = s.At
 		}
 		m.seenHand[k] = true
 	}
@@ -662,7 +663,7 @@ func (m Console) match(text string) bool {
 }
 
 // partText and nodeText are what the filter searches: typed fields spelled out.
-func partText(r inspect.ClaimRow) string {
+func partText(r claims.PartitionRow) string {
 	s := "p" + strconv.Itoa(r.Partition) + " partition " + strconv.Itoa(r.Partition)
 	if r.OwnerNode != nil {
 		s += " node " + strconv.Itoa(int(*r.OwnerNode)) + " owner " + strconv.Itoa(int(*r.OwnerNode)) + " " + r.OwnerAddr
@@ -670,11 +671,11 @@ func partText(r inspect.ClaimRow) string {
 	return s + " " + strings.Join(r.Flags, " ")
 }
 
-func nodeText(r inspect.NodeRow) string {
+func nodeText(r claims.NodeRow) string {
 	return "node " + strconv.Itoa(int(r.Node)) + " " + r.State + " " + r.Addr + " " + r.Version
 }
 
-func handText(h inspect.HandoverRow) string {
+func handText(h claims.HandoverRow) string {
 	s := "p" + strconv.Itoa(h.Partition) + " partition " + strconv.Itoa(h.Partition) + " node " + strconv.Itoa(int(h.To)) + " " + h.Reason
 	if h.From != nil {
 		s += " node " + strconv.Itoa(int(*h.From))
@@ -698,8 +699,8 @@ func sortRows[T any](rows []T, cols []column[T], s sortSpec) []T {
 }
 
 // Parts are the partition rows shown: filtered, then sorted.
-func (m Console) Parts() []inspect.ClaimRow {
-	var out []inspect.ClaimRow
+func (m Console) Parts() []claims.PartitionRow {
+	var out []claims.PartitionRow
 	for _, r := range m.snap.Rows {
 		if m.match(partText(r)) {
 			out = append(out, r)
@@ -709,8 +710,8 @@ func (m Console) Parts() []inspect.ClaimRow {
 }
 
 // Nodes are the node rows shown.
-func (m Console) Nodes() []inspect.NodeRow {
-	var out []inspect.NodeRow
+func (m Console) Nodes() []claims.NodeRow {
+	var out []claims.NodeRow
 	for _, r := range m.snap.Nodes {
 		// A filter on a node's partitions ("node 2") keeps that node; one on a partition keeps
 		// every node.
@@ -731,8 +732,8 @@ func (m Console) anyNodeMatches() bool {
 }
 
 // Handovers are the handover rows shown.
-func (m Console) Handovers() []inspect.HandoverRow {
-	var out []inspect.HandoverRow
+func (m Console) Handovers() []claims.HandoverRow {
+	var out []claims.HandoverRow
 	for _, h := range m.snap.Handovers {
 		if m.match(handText(h)) {
 			out = append(out, h)
@@ -754,18 +755,18 @@ func (m Console) rowCount(p pane) int {
 	return len(m.Handovers())
 }
 
-func (m Console) selectedNode() (inspect.NodeRow, bool) {
+func (m Console) selectedNode() (claims.NodeRow, bool) {
 	ns := m.Nodes()
 	if len(ns) == 0 {
-		return inspect.NodeRow{}, false
+		return claims.NodeRow{}, false
 	}
 	return ns[min(m.cursor[nodesPane], len(ns)-1)], true
 }
 
-func (m Console) selectedPartition() (inspect.ClaimRow, bool) {
+func (m Console) selectedPartition() (claims.PartitionRow, bool) {
 	ps := m.Parts()
 	if len(ps) == 0 {
-		return inspect.ClaimRow{}, false
+		return claims.PartitionRow{}, false
 	}
 	return ps[min(m.cursor[partsPane], len(ps)-1)], true
 }

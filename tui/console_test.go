@@ -20,6 +20,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tui"
@@ -40,9 +41,9 @@ func fleetAt(at time.Time) inspect.Snapshot {
 	s := inspect.Snapshot{At: at, Status: inspect.Status{At: at, Store: "127.0.0.1:8090", StoreAnswered: at, Gateways: "localhost:9092", StaleAfter: time.Second}}
 	parts := map[int32][]int{}
 	for p := range 16 {
-		r := inspect.ClaimRow{Partition: p, Controller: p == 0, LogEndOffset: uint64(100 + 7*p), Groups: p % 4, Flags: []string{}, SinceCheckpoint: p}
+		r := claims.PartitionRow{Partition: p, Controller: p == 0, LogEndOffset: uint64(100 + 7*p), Groups: p % 4, Flags: []string{}, SinceCheckpoint: p}
 		if p == 5 {
-			r.Flags = []string{inspect.FlagUnowned}
+			r.Flags = []string{claims.FlagUnowned}
 		} else {
 			node := int32(1 + p%3)
 			claimed := base.Add(time.Duration(p) * time.Second)
@@ -55,16 +56,16 @@ func fleetAt(at time.Time) inspect.Snapshot {
 			}
 			parts[node] = append(parts[node], p)
 			if node == 3 {
-				r.Flags = append(r.Flags, inspect.FlagDraining)
+				r.Flags = append(r.Flags, claims.FlagDraining)
 			}
 		}
 		if p == 9 || p == 11 {
-			r.Flags = append(r.Flags, inspect.FlagAssignmentDiffers)
+			r.Flags = append(r.Flags, claims.FlagAssignmentDiffers)
 		}
 		s.Rows = append(s.Rows, r)
 	}
 	for n := int32(1); n <= 3; n++ {
-		row := inspect.NodeRow{Node: n, State: "serving", Addr: fmt.Sprintf("localhost:909%d", n), Partitions: parts[n], Groups: int(n) * 2,
+		row := claims.NodeRow{Node: n, State: "serving", Addr: fmt.Sprintf("localhost:909%d", n), Partitions: parts[n], Groups: int(n) * 2,
 			LastAnnounced: tp(at.Add(-300 * time.Millisecond)), AnnouncedAgoSeconds: f64(0.3), Version: "v1.4.0", Controller: n == 1, LeaseMember: u32p(uint32(n - 1))}
 		if n == 3 {
 			row.State, row.DrainRequested, row.DrainedSince = "draining", true, tp(base.Add(50*time.Second))
@@ -72,10 +73,10 @@ func fleetAt(at time.Time) inspect.Snapshot {
 		s.Nodes = append(s.Nodes, row)
 	}
 	held, unserved := 48.0, 0.012
-	s.Handovers = []inspect.HandoverRow{
-		{Handover: inspect.Handover{Partition: 2, Claim: 3, From: i32(3), To: 2, Addr: "localhost:9092", At: base.Add(50 * time.Second), HeldSeconds: &held}, Reason: inspect.ReasonDrain, UnservedSeconds: &unserved},
-		{Handover: inspect.Handover{Partition: 7, Claim: 8, From: i32(1), To: 2, Addr: "localhost:9092", At: base.Add(20 * time.Second), HeldSeconds: f64(13)}, Reason: inspect.ReasonCrash, UnservedSeconds: f64(2.41)},
-		{Handover: inspect.Handover{Partition: 0, Claim: 1, To: 1, Addr: "localhost:9091", At: base}, Reason: inspect.ReasonFirst},
+	s.Handovers = []claims.HandoverRow{
+		{Handover: claims.Handover{Partition: 2, Claim: 3, From: i32(3), To: 2, Addr: "localhost:9092", At: base.Add(50 * time.Second), HeldSeconds: &held}, Reason: claims.ReasonDrain, UnservedSeconds: &unserved},
+		{Handover: claims.Handover{Partition: 7, Claim: 8, From: i32(1), To: 2, Addr: "localhost:9092", At: base.Add(20 * time.Second), HeldSeconds: f64(13)}, Reason: claims.ReasonCrash, UnservedSeconds: f64(2.41)},
+		{Handover: claims.Handover{Partition: 0, Claim: 1, To: 1, Addr: "localhost:9091", At: base}, Reason: claims.ReasonFirst},
 	}
 	return s
 }
@@ -91,12 +92,12 @@ func later() inspect.Snapshot {
 	s := fleetAt(now0.Add(time.Second))
 	s.Rows[10].LogEndOffset = 242
 	s.Rows[4].OwnerNode, s.Rows[4].Claim = i32(1), 17
-	s.Changes = []inspect.Change{
-		{Time: s.At, Partition: 10, Field: inspect.FieldLogEnd, Old: "170", New: "242"},
-		{Time: s.At, Partition: 4, Field: inspect.FieldOwner, Old: "2", New: "1"},
-		{Time: s.At, Partition: 4, Field: inspect.FieldClaim, Old: "5", New: "17"},
+	s.Changes = []claims.Change{
+		{Time: s.At, Partition: 10, Field: claims.FieldLogEnd, Old: "170", New: "242"},
+		{Time: s.At, Partition: 4, Field: claims.FieldOwner, Old: "2", New: "1"},
+		{Time: s.At, Partition: 4, Field: claims.FieldClaim, Old: "5", New: "17"},
 	}
-	s.Handovers = append([]inspect.HandoverRow{{Handover: inspect.Handover{Partition: 4, Claim: 17, From: i32(2), To: 1, Addr: "localhost:9091", At: s.At, HeldSeconds: f64(57)}, Reason: inspect.ReasonLease, UnservedSeconds: f64(0.2)}}, s.Handovers...)
+	s.Handovers = append([]claims.HandoverRow{{Handover: claims.Handover{Partition: 4, Claim: 17, From: i32(2), To: 1, Addr: "localhost:9091", At: s.At, HeldSeconds: f64(57)}, Reason: claims.ReasonLease, UnservedSeconds: f64(0.2)}}, s.Handovers...)
 	return s
 }
 
@@ -127,7 +128,7 @@ func detail() inspect.GroupDetail {
 		return inspect.GroupLag{Topic: "orders", Partition: p, Committed: &commit, LogEnd: &end, Lag: &l, LagSeconds: &secs, MemberID: "m-1", ClientID: "worker-a"}
 	}
 	return inspect.GroupDetail{
-		GroupCoordinator: inspect.GroupCoordinator{Group: "orders", Partition: 7, OwnerNode: i32(2), OwnerAddr: "localhost:9092", Claim: 8, InLog: true, FindCoordinatorNode: i32(2), FindCoordinatorAddr: "localhost:9092", Agrees: true},
+		GroupCoordinator: claims.GroupCoordinator{Group: "orders", Partition: 7, OwnerNode: i32(2), OwnerAddr: "localhost:9092", Claim: 8, InLog: true, FindCoordinatorNode: i32(2), FindCoordinatorAddr: "localhost:9092", Agrees: true},
 		State:            "Stable", ProtocolType: "consumer", Protocol: "range", Generation: i32(3),
 		Members: []inspect.GroupMember{{MemberID: "m-1", ClientID: "worker-a", ClientHost: "/10.0.0.1", Assignment: "orders[0,1]"}, {MemberID: "m-2", ClientID: "worker-b", ClientHost: "/10.0.0.2", Assignment: "orders[2]"}},
 		Lag:     []inspect.GroupLag{lag(0, 140, 156, 3.2), lag(1, 242, 242, 0), lag(2, 90, 130, 61)},

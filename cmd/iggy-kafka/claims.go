@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/tail"
@@ -105,7 +106,7 @@ prints one line per change instead (NDJSON with -o json).`,
 				return a.fail(err)
 			}
 			defer closeLog()
-			model, err := inspect.LoadModel(ctx, log)
+			model, err := claims.LoadModel(ctx, log)
 			if err != nil {
 				return a.fail(a.iggyError(err))
 			}
@@ -139,11 +140,11 @@ prints one line per change instead (NDJSON with -o json).`,
 					topics: &topics.Sampler{Iggy: c, Stream: a.values.String("operator-stream"), Commits: con.GroupOffsets}}
 				return a.fail(watchView(ctx, con, act, model, readOnly))
 			case watch:
-				s := output.NewStream[inspect.Change](w, f, "claims.change", true)
+				s := output.NewStream[claims.Change](w, f, "claims.change", true)
 				if watchLoaded != nil {
 					watchLoaded()
 				}
-				err := inspect.Watch(ctx, log, model, func(u inspect.Update) error {
+				err := claims.Watch(ctx, log, model, func(u claims.Update) error {
 					for _, c := range u.Changes {
 						if err := s.Add(c); err != nil {
 							return err
@@ -162,7 +163,7 @@ prints one line per change instead (NDJSON with -o json).`,
 			if txns {
 				return a.fail(output.List(w, f, "claims.transactions", model.Transactions(now(), true)))
 			}
-			return a.fail(output.Print(w, f, "claims", fleetDoc(model.Fleet(now()))))
+			return a.fail(output.Print(w, f, "claims", fleetDoc(model.Tables(now()))))
 		},
 	}
 	operatorCmd(cmd, noArgs)
@@ -180,7 +181,7 @@ prints one line per change instead (NDJSON with -o json).`,
 
 // watchView runs the console until the operator quits or ctx ends; the engine feeds it
 // snapshots as the records arrive and a status beat four times a second.
-func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model *inspect.Model, readOnly bool) error {
+func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model *claims.Model, readOnly bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	first := inspect.Snapshot{At: now(), Nodes: model.Nodes(now()), Rows: model.Rows(now()), Status: con.Status()}
@@ -255,7 +256,7 @@ var watchLoaded func()
 
 // fleetDoc is `claims`: the node table, a blank line, then the partition table; JSON and YAML
 // hold both under "nodes" and "partitions".
-type fleetDoc inspect.Fleet
+type fleetDoc claims.Tables
 
 func (d fleetDoc) Text(w io.Writer) error {
 	if err := output.List(w, output.Text, "", d.Nodes); err != nil {
@@ -273,7 +274,7 @@ type groupDoc []inspect.GroupDetail
 
 func (d groupDoc) Text(w io.Writer) error {
 	for _, g := range d {
-		if err := output.List(w, output.Text, "", []inspect.GroupCoordinator{g.GroupCoordinator}); err != nil {
+		if err := output.List(w, output.Text, "", []claims.GroupCoordinator{g.GroupCoordinator}); err != nil {
 			return err
 		}
 		gen := output.None

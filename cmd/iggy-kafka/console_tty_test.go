@@ -21,6 +21,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
@@ -173,13 +174,13 @@ func TestConsoleEndToEnd(t *testing.T) {
 	// No --kafka-bootstrap: claims --group and the console find the gateways at the addresses
 	// they announce in the log.
 	cliEnv := []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_OPERATOR_IGGY=" + storeAddr}
-	fleetNow := func() (inspect.Fleet, error) {
+	fleetNow := func() (claims.Tables, error) {
 		code, out, stderr := runCLI(t, cliEnv, "claims", "-o", "json")
 		var doc struct {
-			Data inspect.Fleet `json:"data"`
+			Data claims.Tables `json:"data"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
-			return inspect.Fleet{}, fmt.Errorf("claims: exit %d %v %s", code, err, stderr)
+			return claims.Tables{}, fmt.Errorf("claims: exit %d %v %s", code, err, stderr)
 		}
 		return doc.Data, nil
 	}

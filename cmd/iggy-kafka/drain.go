@@ -16,6 +16,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -112,7 +113,7 @@ type drainRun struct {
 func (r drainRun) who() string { return drainwatch.Who(r.nodes) }
 
 func runDrain(ctx context.Context, r drainRun) error {
-	model, err := inspect.LoadModel(ctx, r.log)
+	model, err := claims.LoadModel(ctx, r.log)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (r drainRun) request(ctx context.Context, w *drainwatch.Watch, undo bool) e
 
 // watch feeds w the model as it follows the log, within --timeout, until w is done or undone;
 // each round's events go to show.
-func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch.Watch, show func([]drainwatch.Event) error) error {
+func (r drainRun) watch(ctx context.Context, model *claims.Model, w *drainwatch.Watch, show func([]drainwatch.Event) error) error {
 	fctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	step := func() error {
@@ -216,7 +217,7 @@ func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch
 	}
 	err := step()
 	if err == nil {
-		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return step() })
+		err = claims.FollowModel(fctx, r.log, model, func([]claims.Handover) error { return step() })
 	}
 	if errors.Is(err, logread.ErrStop) {
 		return nil
@@ -225,7 +226,7 @@ func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch
 }
 
 // runUndo asks drained nodes back; with --wait it follows until each is serving again.
-func runUndo(ctx context.Context, r drainRun, model *inspect.Model) error {
+func runUndo(ctx context.Context, r drainRun, model *claims.Model) error {
 	if err := inspect.CheckUndo(model, r.nodes, time.Now()); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
@@ -27,7 +28,7 @@ func announcement(node int32, addr string, at time.Time, claims map[int]uint64) 
 
 // drainRequest is node's latest drain request as the fleet model reads it.
 func drainRequest(ctx context.Context, log *logread.Log, node int32) (fleet.DrainRequest, bool, error) {
-	m, err := inspect.LoadModel(ctx, log)
+	m, err := claims.LoadModel(ctx, log)
 	if err != nil {
 		return fleet.DrainRequest{}, false, err
 	}
@@ -124,7 +125,7 @@ func TestDrainEndToEnd(t *testing.T) {
 
 	code, out, _ = runCLI(t, env, "claims", "-o", "json")
 	var claims struct {
-		Data inspect.Fleet `json:"data"`
+		Data claims.Tables `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &claims); err != nil || code != exitOK {
 		t.Fatalf("claims: %d %v", code, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -80,7 +81,7 @@ its coordinator knows exits 1.`,
 				return a.fail(err)
 			}
 			defer closeLog()
-			model, err := inspect.LoadModel(ctx, log)
+			model, err := claims.LoadModel(ctx, log)
 			if err != nil {
 				return a.fail(a.iggyError(err))
 			}
@@ -107,14 +108,14 @@ func groupArg(cmd *cobra.Command, args []string) error {
 
 // describeGroup is `claims --group G` and `group describe G`: inspect.DescribeGroup on the loaded
 // model, asking the gateways DialGateways picks.
-func (a *app) describeGroup(ctx context.Context, model *inspect.Model, group string) (inspect.GroupDetail, error) {
+func (a *app) describeGroup(ctx context.Context, model *claims.Model, group string) (inspect.GroupDetail, error) {
 	gws := a.dial(model.View.Nodes(now()))
 	live, closeLive, err := a.kafkaLive(gws)
 	if err != nil {
 		return inspect.GroupDetail{}, err
 	}
 	defer closeLive()
-	d, err := inspect.DescribeGroup(ctx, live, model.GroupLog(), group, now())
+	d, err := inspect.DescribeGroup(ctx, live, inspect.ModelLog(model), group, now())
 	if err != nil {
 		return inspect.GroupDetail{}, a.kafkaError(ctx, gws, err)
 	}

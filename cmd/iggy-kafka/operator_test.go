@@ -10,7 +10,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
@@ -63,9 +63,9 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 
 	code, out, _ = runCLI(t, env, "claims", "-o", "json")
 	var doc struct {
-		Version int           `json:"version"`
-		Kind    string        `json:"kind"`
-		Data    inspect.Fleet `json:"data"`
+		Version int          `json:"version"`
+		Kind    string       `json:"kind"`
+		Data    claims.Tables `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
 		t.Fatalf("claims -o json: exit %d %v\n%s", code, err, out)

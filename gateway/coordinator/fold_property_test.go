@@ -13,6 +13,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
@@ -70,7 +71,7 @@ func foldsAgree(t *testing.T, seed uint64) {
 		t.Fatal(err)
 	}
 	// The operator's side.
-	m, err := inspect.LoadModel(ctx, logread.NewLog(cl, "kafka", nil))
+	m, err := claims.LoadModel(ctx, logread.NewLog(cl, "kafka", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,4 +9,3 @@ func Plural(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
-

@@ -1,4 +1,4 @@
-package inspect
+package claims
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
 // Tenure is one claim of a partition and how long its owner held it.
@@ -204,7 +206,7 @@ func (f *Model) Refresh(ctx context.Context, l *logread.Log) error {
 	return nil
 }
 
-// Flags of a ClaimRow: an interface, add, never rename.
+// Flags of a PartitionRow: an interface, add, never rename.
 const (
 	FlagUnowned           = "unowned"              // no valid claim in the log
 	FlagUnassigned        = "unassigned"           // the lease group has no member, so no lease holds it
@@ -217,8 +219,8 @@ const (
 	FlagDraining          = "owner-draining"       // an operator asked the owner to drain
 )
 
-// ClaimRow is one partition as `claims` shows it. JSON field names are an interface.
-type ClaimRow struct {
+// PartitionRow is one partition as `claims` shows it. JSON field names are an interface.
+type PartitionRow struct {
 	Partition    int        `json:"partition"`
 	OwnerNode    *int32     `json:"owner_node"`
 	OwnerAddr    string     `json:"owner_addr"`
@@ -245,11 +247,11 @@ type ClaimRow struct {
 	Flags      []string `json:"flags"`
 }
 
-func (ClaimRow) Columns() []string {
+func (PartitionRow) Columns() []string {
 	return []string{"PARTITION", "OWNER", "ADDRESS", "CLAIM", "CLAIMED-AT", "HELD", "GROUPS", "LOG-END-OFFSET", "CHECKPOINT", "CHECKPOINT-AGE", "SINCE-CHECKPOINT", "OWNER-LAG", "ASSIGNED", "FLAGS"}
 }
 
-func (r ClaimRow) Cells() []string {
+func (r PartitionRow) Cells() []string {
 	owner, claim, at, held, cp, age, lag, assigned := "", "", "", "", "", "", "", ""
 	if r.OwnerNode != nil {
 		owner = strconv.Itoa(int(*r.OwnerNode))
@@ -306,12 +308,12 @@ func Seconds(s float64) string {
 }
 
 // Rows builds the 16 claim rows as of now.
-func (f *Model) Rows(now time.Time) []ClaimRow {
+func (f *Model) Rows(now time.Time) []PartitionRow {
 	v := f.View
 	anns := v.Announcements()
-	rows := make([]ClaimRow, 0, len(f.Parts))
+	rows := make([]PartitionRow, 0, len(f.Parts))
 	for p, t := range f.Parts {
-		row := ClaimRow{Partition: p, LogEndOffset: max(f.Ends[p], t.End), Controller: p == 0, Flags: []string{}}
+		row := PartitionRow{Partition: p, LogEndOffset: max(f.Ends[p], t.End), Controller: p == 0, Flags: []string{}}
 		cl := t.State.Claim()
 		counts := t.State.Counts()
 		row.Groups = counts.Groups
@@ -471,4 +473,20 @@ func (f *Model) CoordinatorOf(group string, node int32, addr string, fcErr error
 		g.Agrees = g.OwnerNode != nil && *g.OwnerNode == node
 	}
 	return g
+}
+
+// Claim is the newest valid claim of log partition p.
+func (f *Model) Claim(p int) record.Claim { return f.Parts[p].State.Claim() }
+
+// Watched is the model as a drain watch reads it.
+func (f *Model) Watched() drainwatch.Fleet { return drainwatch.Fleet{View: f.View, Claim: f.Claim} }
+
+// GroupView is the group as the log holds it, nil when its partition holds no such group.
+func (f *Model) GroupView(group string) *stateview.GroupView {
+	for _, v := range stateview.GroupViews(f.Parts[record.Partition(group)].State) {
+		if v.Group == group {
+			return &v
+		}
+	}
+	return nil
 }

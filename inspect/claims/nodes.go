@@ -1,12 +1,9 @@
-package inspect
+package claims
 
 import (
 	"strconv"
 	"time"
 )
-
-// program is the binary's name, in the sentences that tell operators what to run.
-const program = "iggy-kafka"
 
 // NodeRow is one gateway of the node table (`claims`, `claims --nodes`, the watch view). JSON
 // field names are an interface: add, never rename.
@@ -94,14 +91,14 @@ func (f *Model) Nodes(now time.Time) []NodeRow {
 	return out
 }
 
-// Fleet is `claims`: the node table above the partition table. JSON field names are an
-// interface.
-type Fleet struct {
+// Tables are what `claims` prints: the node table above the partition table. JSON field names
+// are an interface.
+type Tables struct {
 	Nodes      []NodeRow  `json:"nodes"`
-	Partitions []ClaimRow `json:"partitions"`
+	Partitions []PartitionRow `json:"partitions"`
 }
 
-// Fleet builds the node and partition tables as of now.
-func (f *Model) Fleet(now time.Time) Fleet {
-	return Fleet{Nodes: f.Nodes(now), Partitions: f.Rows(now)}
+// Tables builds the node and partition tables as of now.
+func (f *Model) Tables(now time.Time) Tables {
+	return Tables{Nodes: f.Nodes(now), Partitions: f.Rows(now)}
 }

@@ -1,4 +1,4 @@
-package inspect
+package claims
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // Update is what a claims watcher learns in one round: the 16 rows as they stand, the
 // handovers whose claim records just arrived, and the changes between the rows before and now.
 type Update struct {
-	Rows      []ClaimRow
+	Rows      []PartitionRow
 	Handovers []Handover
 	Changes   []Change
 }
@@ -55,8 +56,8 @@ func (c Change) Cells() []string {
 // Diff lists what changed between two row sets, partition by partition, comparing the rows'
 // typed fields (an age that grows with the clock is no change). Old and New are the values as
 // text, "" where none applies.
-func Diff(before, after []ClaimRow, now time.Time) []Change {
-	old := make(map[int]ClaimRow, len(before))
+func Diff(before, after []PartitionRow, now time.Time) []Change {
+	old := make(map[int]PartitionRow, len(before))
 	for _, r := range before {
 		old[r.Partition] = r
 	}
@@ -70,7 +71,7 @@ func Diff(before, after []ClaimRow, now time.Time) []Change {
 			out = append(out, Change{Time: now, Partition: a.Partition, Field: field, Old: o, New: n})
 		}
 		if !samePtr(b.OwnerNode, a.OwnerNode) {
-			add(FieldOwner, ptrText(b.OwnerNode), ptrText(a.OwnerNode))
+			add(FieldOwner, output.IntText(b.OwnerNode), output.IntText(a.OwnerNode))
 		}
 		if claimOf(b) != claimOf(a) {
 			add(FieldClaim, claimText(b), claimText(a))
@@ -82,7 +83,7 @@ func Diff(before, after []ClaimRow, now time.Time) []Change {
 			add(FieldLogEnd, strconv.FormatUint(b.LogEndOffset, 10), strconv.FormatUint(a.LogEndOffset, 10))
 		}
 		if !samePtr(b.CheckpointOffset, a.CheckpointOffset) {
-			add(FieldCheckpoint, ptrText(b.CheckpointOffset), ptrText(a.CheckpointOffset))
+			add(FieldCheckpoint, output.IntText(b.CheckpointOffset), output.IntText(a.CheckpointOffset))
 		}
 		if !samePtr(b.AssignedNode, a.AssignedNode) || !samePtr(b.AssignedClient, a.AssignedClient) {
 			add(FieldAssigned, AssignedText(b), AssignedText(a))
@@ -94,14 +95,14 @@ func Diff(before, after []ClaimRow, now time.Time) []Change {
 	return out
 }
 
-func claimOf(r ClaimRow) uint64 {
+func claimOf(r PartitionRow) uint64 {
 	if r.OwnerNode == nil {
 		return 0
 	}
 	return r.Claim
 }
 
-func claimText(r ClaimRow) string {
+func claimText(r PartitionRow) string {
 	if r.OwnerNode == nil {
 		return ""
 	}
@@ -110,7 +111,7 @@ func claimText(r ClaimRow) string {
 
 // AssignedText is the ASSIGNED value of a row: the node whose lease holds the partition, else
 // the lease member that no node announces ("member 7"), else "".
-func AssignedText(r ClaimRow) string {
+func AssignedText(r PartitionRow) string {
 	switch {
 	case r.AssignedNode != nil:
 		return strconv.Itoa(int(*r.AssignedNode))
@@ -120,22 +121,11 @@ func AssignedText(r ClaimRow) string {
 	return ""
 }
 
-type number interface {
-	~int32 | ~uint32 | ~uint64 | ~int64 | ~int
-}
-
 func samePtr[T comparable](a, b *T) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	return *a == *b
-}
-
-func ptrText[T number](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return strconv.FormatInt(int64(*p), 10)
 }
 
 // Node fields of a NodeChange: an interface, add, never rename.
@@ -228,13 +218,13 @@ var RefreshEvery = time.Second
 // handovers read since the last call after each round that applied a record or refreshed. It
 // returns when ctx ends or round fails (ErrStop ends it without an error).
 func FollowModel(ctx context.Context, l *logread.Log, f *Model, round func(handovers []Handover) error) error {
-	return followModel(ctx, l, f, nil, func(handovers []Handover, _ bool) error { return round(handovers) })
+	return FollowPolls(ctx, l, f, nil, func(handovers []Handover, _ bool) error { return round(handovers) })
 }
 
-// followModel is FollowModel with a hook called after every poll that answered (caught, before
+// FollowPolls is FollowModel with a hook called after every poll that answered (caught, before
 // round) and the round told whether it refreshed. A round that brings handovers without a
 // refresh is followed by one that refreshes, one poll later.
-func followModel(ctx context.Context, l *logread.Log, f *Model, caught func() error, round func(handovers []Handover, refreshed bool) error) error {
+func FollowPolls(ctx context.Context, l *logread.Log, f *Model, caught func() error, round func(handovers []Handover, refreshed bool) error) error {
 	var handovers []Handover
 	dirty, explain := false, false
 	lastRefresh := l.Clock().Now()
@@ -336,23 +326,23 @@ type nodePart struct {
 	node int32
 }
 
-// trail follows coordinator_owners message by message, remembering per (partition, node) the
+// Trail follows coordinator_owners message by message, remembering per (partition, node) the
 // newest announcement that listed the partition and the first that released it under its
 // claim: the fold of View keeps only each node's newest announcement, which is not enough to
 // say when a partition stopped being served.
-type trail struct {
+type Trail struct {
 	feed     *logio.Feed // nil until the first update
 	listed   map[nodePart]stamp
 	released map[nodePart]stamp
 }
 
-func newTrail() *trail {
-	return &trail{listed: map[nodePart]stamp{}, released: map[nodePart]stamp{}}
+func NewTrail() *Trail {
+	return &Trail{listed: map[nodePart]stamp{}, released: map[nodePart]stamp{}}
 }
 
 // update reads the announcements appended since the last update (logio.OwnersFeed: the newest
 // ones the first time, and again when the topic was recreated).
-func (t *trail) update(ctx context.Context, l *logread.Log) error {
+func (t *Trail) Update(ctx context.Context, l *logread.Log) error {
 	if t.feed != nil {
 		td, err := l.Client().GetTopic(ctx, l.MetaStream(), wire.NamedID(fleet.OwnersTopic))
 		if err != nil && !errors.Is(err, wire.TopicNameNotFound) && !errors.Is(err, wire.TopicIDNotFound) {
@@ -376,7 +366,7 @@ func (t *trail) update(ctx context.Context, l *logread.Log) error {
 	})
 }
 
-func (t *trail) apply(a fleet.Announcement) {
+func (t *Trail) apply(a fleet.Announcement) {
 	for p, cl := range a.Claims {
 		t.listed[nodePart{p, a.Node}] = stamp{cl, a.Time}
 	}
@@ -390,7 +380,7 @@ func (t *trail) apply(a fleet.Announcement) {
 
 // stoppedAt is when node stopped serving p under claim: its release, else its last word as
 // owner.
-func (t *trail) stoppedAt(p int, node int32, claim uint64) (time.Time, bool) {
+func (t *Trail) stoppedAt(p int, node int32, claim uint64) (time.Time, bool) {
 	if s, ok := t.released[nodePart{p, node}]; ok && s.claim >= claim {
 		return s.at, true
 	}
@@ -420,8 +410,8 @@ func ClassifyHandover(v *fleet.View, h Handover, now time.Time) string {
 	return ReasonLease
 }
 
-// handoverRow explains h with the view and the trail.
-func handoverRow(v *fleet.View, t *trail, h Handover, prevClaim uint64, now time.Time) HandoverRow {
+// NewHandoverRow explains h with the view and the trail.
+func NewHandoverRow(v *fleet.View, t *Trail, h Handover, prevClaim uint64, now time.Time) HandoverRow {
 	r := HandoverRow{Handover: h, Reason: ClassifyHandover(v, h, now)}
 	if h.From != nil {
 		if at, ok := t.stoppedAt(h.Partition, *h.From, prevClaim); ok {
@@ -432,9 +422,9 @@ func handoverRow(v *fleet.View, t *trail, h Handover, prevClaim uint64, now time
 	return r
 }
 
-// handoversBetween lists the handovers a reload found: the claims of after newer than the
+// HandoversBetween lists the handovers a reload found: the claims of after newer than the
 // newest claim before knew, per partition, oldest first.
-func handoversBetween(before, after *Model) []Handover {
+func HandoversBetween(before, after *Model) []Handover {
 	var out []Handover
 	for p, t := range after.Parts {
 		known := uint64(0)
@@ -461,8 +451,8 @@ func handoversBetween(before, after *Model) []Handover {
 	return out
 }
 
-// previousClaim is the claim before claim in partition p's history, 0 for none.
-func previousClaim(m *Model, p int, claim uint64) uint64 {
+// PreviousClaim is the claim before claim in partition p's history, 0 for none.
+func PreviousClaim(m *Model, p int, claim uint64) uint64 {
 	prev := uint64(0)
 	for _, te := range m.Parts[p].Tenures {
 		if te.Claim >= claim {
