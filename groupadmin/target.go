@@ -10,7 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
@@ -45,7 +44,7 @@ func ParseTarget(name, value string, now time.Time) (Target, error) {
 		}
 		return Target{Kind: Shift, Shift: n}, nil
 	case "to-time", "to-commit-at":
-		pos, err := inspect.ParsePosition(value, now)
+		pos, err := logread.ParsePosition(value, now)
 		if err != nil || pos.HasOffset || !pos.Set() {
 			return Target{}, fmt.Errorf("%s %q is neither an RFC 3339 time nor a duration ago (90m)", name, value)
 		}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 )
 
 // How a seek is recorded, so that --undo finds it: every partition's commit of a seek carries
@@ -45,7 +45,7 @@ func LastSeek(ctx context.Context, log *logread.Log, group string) (Target, []st
 	}
 	before := map[string]map[int32]int64{}
 	if s.first > 0 {
-		r, err := inspect.RunReplay(ctx, log, record.Partition(group), inspect.ReplayOptions{Until: inspect.Position{Offset: s.first - 1, HasOffset: true}})
+		r, err := replay.Run(ctx, log, record.Partition(group), replay.Options{Until: logread.Position{Offset: s.first - 1, HasOffset: true}})
 		if err != nil {
 			return Target{}, nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkReplay(b *testing.B) {
 	b.ResetTimer()
 	var rate float64
 	for range b.N {
-		r, err := inspect.RunReplay(e.ctx, e.log, 0, inspect.ReplayOptions{FromStart: true})
+		r, err := replay.Run(e.ctx, e.log, 0, replay.Options{FromStart: true})
 		if err != nil {
 			b.Fatal(err)
 		}

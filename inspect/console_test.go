@@ -14,8 +14,10 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/console"
+	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
@@ -25,27 +27,27 @@ import (
 // sink keeps what a console said.
 type sink struct {
 	mu     sync.Mutex
-	snaps  []inspect.Snapshot
-	status []inspect.Status
+	snaps  []console.Snapshot
+	status []console.Status
 }
 
-func (s *sink) Snapshot(snap inspect.Snapshot) {
+func (s *sink) Snapshot(snap console.Snapshot) {
 	s.mu.Lock()
 	s.snaps = append(s.snaps, snap)
 	s.mu.Unlock()
 }
 
-func (s *sink) Status(st inspect.Status) {
+func (s *sink) Status(st console.Status) {
 	s.mu.Lock()
 	s.status = append(s.status, st)
 	s.mu.Unlock()
 }
 
-func (s *sink) last() (inspect.Snapshot, inspect.Status) {
+func (s *sink) last() (console.Snapshot, console.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var snap inspect.Snapshot
-	var st inspect.Status
+	var snap console.Snapshot
+	var st console.Status
 	if len(s.snaps) > 0 {
 		snap = s.snaps[len(s.snaps)-1]
 	}
@@ -63,13 +65,13 @@ type consoleEnv struct {
 	srv   *teststore.Store
 	c     *iggy.Client
 	log   *testlog.Log
-	con   *inspect.Console
+	con   *console.Console
 	sink  *sink
 	done  chan error
 	stop  context.CancelFunc
 	epoch time.Time
 	// configure, when set, changes the console before it starts.
-	configure func(*inspect.Console)
+	configure func(*console.Console)
 }
 
 func newConsoleEnv(t *testing.T, owners func(p int) int32) *consoleEnv {
@@ -113,9 +115,9 @@ func (e *consoleEnv) start(drainer bool) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.con = &inspect.Console{Log: log, Store: e.srv.Addr}
+	e.con = &console.Console{Log: log, Store: e.srv.Addr}
 	if drainer {
-		e.con.Drainer = inspect.IggyDrainer{Log: log, Writer: e.c}
+		e.con.Drainer = drainplan.IggyDrainer{Log: log, Writer: e.c}
 	}
 	if e.configure != nil {
 		e.configure(e.con)
@@ -130,9 +132,9 @@ func (e *consoleEnv) start(drainer bool) {
 }
 
 // waitSnap waits for a snapshot that check accepts.
-func (e *consoleEnv) waitSnap(within time.Duration, what string, check func(inspect.Snapshot) error) inspect.Snapshot {
+func (e *consoleEnv) waitSnap(within time.Duration, what string, check func(console.Snapshot) error) console.Snapshot {
 	e.t.Helper()
-	var got inspect.Snapshot
+	var got console.Snapshot
 	checkfor.Eventually(e.t, within, what, func() error {
 		snap, _ := e.sink.last()
 		if snap.At.IsZero() {
@@ -152,7 +154,7 @@ func roundRobin(p int) int32 { return int32(1 + p%3) }
 func TestConsoleSurvivesTheStore(t *testing.T) {
 	e := newConsoleEnv(t, roundRobin)
 	e.start(true)
-	e.waitSnap(10*time.Second, "a healthy snapshot", func(s inspect.Snapshot) error {
+	e.waitSnap(10*time.Second, "a healthy snapshot", func(s console.Snapshot) error {
 		if !s.Status.StoreOK() || len(s.Rows) != 16 {
 			return fmt.Errorf("status %+v, %d rows", s.Status, len(s.Rows))
 		}
@@ -162,7 +164,7 @@ func TestConsoleSurvivesTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	var said inspect.Status
+	var said console.Status
 	checkfor.Eventually(t, 2*time.Second, "the console says the store does not answer", func() error {
 		_, st := e.sink.last()
 		if st.StoreOK() {
@@ -200,7 +202,7 @@ func TestConsoleSurvivesTheStore(t *testing.T) {
 		_, err := e.c.SendMessages(e.ctx, wire.NamedID(fleet.MetaStream("kafka")), wire.NamedID(fleet.LogTopic), 0, []iggy.Message{{Payload: claim}})
 		return err
 	})
-	resumed := e.waitSnap(20*time.Second, "the console resumes with the new controller", func(s inspect.Snapshot) error {
+	resumed := e.waitSnap(20*time.Second, "the console resumes with the new controller", func(s console.Snapshot) error {
 		if !s.Status.StoreOK() || s.Rows[0].OwnerNode == nil || *s.Rows[0].OwnerNode != 2 {
 			return fmt.Errorf("status %+v, partition 0 owner %v", s.Status, s.Rows[0].OwnerNode)
 		}
@@ -237,7 +239,7 @@ func TestConsoleExplainsHandovers(t *testing.T) {
 	e.send(fleet.DrainsTopic, fleet.EncodeDrainRequest(fleet.DrainRequest{Node: 3, Time: now}))
 	e.announce(fleet.Announcement{Node: 4, Addr: "localhost:9094", Time: now.Add(-time.Minute), Claims: claimed(4)})
 	e.start(false)
-	e.waitSnap(10*time.Second, "the first snapshot", func(s inspect.Snapshot) error { return nil })
+	e.waitSnap(10*time.Second, "the first snapshot", func(s console.Snapshot) error { return nil })
 	put := func(p int, node int32, at time.Time) {
 		e.log.Put(p, record.Record{Type: record.TypeClaim, Claim: 2, Time: at, ClaimInfo: &record.Claim{Number: 2, Node: node, Addr: fmt.Sprintf("localhost:909%d", node)}})
 	}
@@ -246,7 +248,7 @@ func TestConsoleExplainsHandovers(t *testing.T) {
 	put(3, 1, now.Add(time.Second))          // node 4's, crashed
 	put(4, 2, now.Add(time.Second))          // node 1's: alive and serving, the lease moved
 	want := map[int]string{1: claims.ReasonStop, 2: claims.ReasonDrain, 3: claims.ReasonCrash, 4: claims.ReasonLease}
-	snap := e.waitSnap(10*time.Second, "four handovers with their reasons", func(s inspect.Snapshot) error {
+	snap := e.waitSnap(10*time.Second, "four handovers with their reasons", func(s console.Snapshot) error {
 		if len(s.Handovers) != 4 {
 			return fmt.Errorf("%d handovers", len(s.Handovers))
 		}
@@ -287,7 +289,7 @@ func TestConsoleDrainsAndUndoes(t *testing.T) {
 	}
 	announce()
 	e.start(true)
-	e.waitSnap(10*time.Second, "three serving nodes", func(s inspect.Snapshot) error {
+	e.waitSnap(10*time.Second, "three serving nodes", func(s console.Snapshot) error {
 		if len(s.Nodes) != 3 || s.Nodes[1].State != "serving" {
 			return fmt.Errorf("nodes %+v", s.Nodes)
 		}
@@ -311,7 +313,7 @@ func TestConsoleDrainsAndUndoes(t *testing.T) {
 	if err := e.con.Drain(e.ctx, plan); err != nil {
 		t.Fatal(err)
 	}
-	e.waitSnap(10*time.Second, "the drain request in the fleet", func(s inspect.Snapshot) error {
+	e.waitSnap(10*time.Second, "the drain request in the fleet", func(s console.Snapshot) error {
 		if s.Drain == nil || !s.Nodes[1].DrainRequested {
 			return fmt.Errorf("drain %+v, node 2 %+v", s.Drain, s.Nodes[1])
 		}
@@ -324,7 +326,7 @@ func TestConsoleDrainsAndUndoes(t *testing.T) {
 	}
 	owned[2] = map[int]uint64{}
 	announce()
-	snap := e.waitSnap(10*time.Second, "the drain done", func(s inspect.Snapshot) error {
+	snap := e.waitSnap(10*time.Second, "the drain done", func(s console.Snapshot) error {
 		if s.Drain == nil || !s.Drain.Done {
 			return fmt.Errorf("drain %+v", s.Drain)
 		}
@@ -347,7 +349,7 @@ func TestConsoleDrainsAndUndoes(t *testing.T) {
 	if err := e.con.Undo(e.ctx, []int32{2}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitSnap(10*time.Second, "the undo in the fleet", func(s inspect.Snapshot) error {
+	e.waitSnap(10*time.Second, "the undo in the fleet", func(s console.Snapshot) error {
 		if s.Drain == nil || !s.Drain.Undo || s.Nodes[1].DrainRequested {
 			return fmt.Errorf("drain %+v node 2 %+v", s.Drain, s.Nodes[1])
 		}
@@ -365,15 +367,15 @@ func TestConsoleProbesEachAnnouncedGateway(t *testing.T) {
 	e.announce(fleet.Announcement{Node: 3, Addr: "10.0.0.3:9092", Time: now.Add(-time.Hour), Claims: map[int]uint64{2: 1}}) // gone
 	var mu sync.Mutex
 	var asked []string
-	e.configure = func(c *inspect.Console) {
-		c.Dial = func(nodes []fleet.Node) inspect.Gateways {
-			return inspect.DialGateways(nil, nodes, []string{"localhost:9092"})
+	e.configure = func(c *console.Console) {
+		c.Dial = func(nodes []fleet.Node) dial.Gateways {
+			return dial.DialGateways(nil, nodes, []string{"localhost:9092"})
 		}
-		c.Probe = func(_ context.Context, gws inspect.Gateways) []inspect.Reach {
+		c.Probe = func(_ context.Context, gws dial.Gateways) []dial.Reach {
 			mu.Lock()
 			asked = append(asked, gws.String())
 			mu.Unlock()
-			out := make([]inspect.Reach, len(gws.List))
+			out := make([]dial.Reach, len(gws.List))
 			for i, g := range gws.List {
 				out[i].Gateway = g
 				if g.Node == 2 {
@@ -403,7 +405,7 @@ func TestConsoleProbesEachAnnouncedGateway(t *testing.T) {
 // skewedDrainer writes each request and at once its undo, as a second operator whose clock is an
 // hour behind would: the console never reads the drain alone, and the undo's time is before it.
 type skewedDrainer struct {
-	inspect.IggyDrainer
+	drainplan.IggyDrainer
 	e *consoleEnv
 }
 
@@ -428,9 +430,9 @@ func TestConsoleDrainUndoneFromASkewedClock(t *testing.T) {
 		}
 		e.announce(fleet.Announcement{Node: n, Addr: fmt.Sprintf("localhost:909%d", n), Time: time.Now(), Claims: cl})
 	}
-	e.configure = func(c *inspect.Console) { c.Drainer = skewedDrainer{inspect.IggyDrainer{Log: c.Log, Writer: e.c}, e} }
+	e.configure = func(c *console.Console) { c.Drainer = skewedDrainer{drainplan.IggyDrainer{Log: c.Log, Writer: e.c}, e} }
 	e.start(false)
-	e.waitSnap(10*time.Second, "three serving nodes", func(s inspect.Snapshot) error {
+	e.waitSnap(10*time.Second, "three serving nodes", func(s console.Snapshot) error {
 		if len(s.Nodes) != 3 || s.Nodes[1].State != "serving" {
 			return fmt.Errorf("nodes %+v", s.Nodes)
 		}
@@ -443,7 +445,7 @@ func TestConsoleDrainUndoneFromASkewedClock(t *testing.T) {
 	if err := e.con.Drain(e.ctx, plan); err != nil {
 		t.Fatal(err)
 	}
-	snap := e.waitSnap(10*time.Second, "the drain undone", func(s inspect.Snapshot) error {
+	snap := e.waitSnap(10*time.Second, "the drain undone", func(s console.Snapshot) error {
 		if s.Drain == nil || !s.Drain.Undone {
 			return fmt.Errorf("drain %+v", s.Drain)
 		}

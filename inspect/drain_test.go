@@ -9,8 +9,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
@@ -85,7 +85,7 @@ func TestPlanDrain(t *testing.T) {
 	// Three nodes as the lease spreads them: draining node 2 moves exactly node 2's
 	// partitions, each to where the lease of members 0 and 2 puts it.
 	f := fleetOf(t, 3, nil)
-	plan, err := inspect.PlanDrain(f, []int32{2}, planAt)
+	plan, err := drainplan.Plan(f, []int32{2}, planAt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestPlanDrain(t *testing.T) {
 	}
 
 	// Two nodes planned together leave the third with everything.
-	plan, err = inspect.PlanDrain(f, []int32{1, 3}, planAt)
+	plan, err = drainplan.Plan(f, []int32{1, 3}, planAt)
 	if err != nil || len(plan.Steps) != 16-len(want) || fmt.Sprint(plan.ServingAfter) != "[2]" {
 		t.Fatalf("plan %s serving %v: %v", steps(plan), plan.ServingAfter, err)
 	}
@@ -127,7 +127,7 @@ func TestPlanDrain(t *testing.T) {
 			owners[p], moved = 3, p
 		}
 	}
-	plan, err = inspect.PlanDrain(fleetOf(t, 3, owners), []int32{2}, planAt)
+	plan, err = drainplan.Plan(fleetOf(t, 3, owners), []int32{2}, planAt)
 	if err != nil || !strings.Contains(steps(plan), fmt.Sprintf("%d:3>1!", moved)) {
 		t.Fatalf("plan %s: %v, want partition %d as a collateral move", steps(plan), err, moved)
 	}
@@ -145,31 +145,31 @@ func TestPlanDrainRefusals(t *testing.T) {
 		{[]int32{1}, "node 1 is already drained; undo it with 'iggy-kafka drain node 1 --undo'"},
 		{[]int32{7}, "node 7 is not a gateway of this fleet (known: 1, 2, 3)"},
 	} {
-		_, err := inspect.PlanDrain(f, c.nodes, planAt)
+		_, err := drainplan.Plan(f, c.nodes, planAt)
 		if err == nil || err.Error() != c.want {
 			t.Errorf("drain %v: %v, want %q", c.nodes, err, c.want)
 		}
 	}
 	g := fleetOf(t, 3, nil)
-	if _, err := inspect.PlanDrain(g, []int32{1, 2, 3}, planAt); err == nil || !strings.Contains(err.Error(), "3 gateways serve now: nodes 1, 2, 3") {
+	if _, err := drainplan.Plan(g, []int32{1, 2, 3}, planAt); err == nil || !strings.Contains(err.Error(), "3 gateways serve now: nodes 1, 2, 3") {
 		t.Errorf("draining all three: %v", err)
 	}
-	if err := inspect.CheckUndo(g, []int32{2}, planAt); err == nil || err.Error() != "node 2 is not drained: there is nothing to undo" {
+	if err := drainplan.CheckUndo(g, []int32{2}, planAt); err == nil || err.Error() != "node 2 is not drained: there is nothing to undo" {
 		t.Errorf("undo of a node never drained: %v", err)
 	}
-	if err := inspect.CheckUndo(f, []int32{3}, planAt); err != nil {
+	if err := drainplan.CheckUndo(f, []int32{3}, planAt); err != nil {
 		t.Errorf("undo of a drained node: %v", err)
 	}
 	// A node that stopped announcing is gone: nothing to drain.
 	g.View.Announce(fleet.Announcement{Node: 2, Addr: "h:2", Time: planAt.Add(-time.Minute), Claims: map[int]uint64{}})
-	if _, err := inspect.PlanDrain(g, []int32{2}, planAt); err == nil || !strings.HasPrefix(err.Error(), "node 2 is gone") {
+	if _, err := drainplan.Plan(g, []int32{2}, planAt); err == nil || !strings.HasPrefix(err.Error(), "node 2 is gone") {
 		t.Errorf("drain of a gone node: %v", err)
 	}
 }
 
 func TestDrainProgress(t *testing.T) {
 	f := fleetOf(t, 2, map[int]int32{0: 1, 1: 2, 2: 2})
-	plan, err := inspect.PlanDrain(f, []int32{2}, planAt)
+	plan, err := drainplan.Plan(f, []int32{2}, planAt)
 	if err != nil || len(plan.Steps) != 2 {
 		t.Fatalf("plan %+v %v", plan, err)
 	}

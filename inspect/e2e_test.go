@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
@@ -30,7 +31,7 @@ func TestReplayKnownState(t *testing.T) {
 		commit(1, g, "orders", 1, 999, e.at(13)), // 7: void, fenced
 		record.Record{Type: record.TypeGroupDeleted, Claim: 2, Time: e.at(14), GroupDeleted: &record.GroupDeleted{Group: gone}}, // 8
 	)
-	res, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{FromStart: true})
+	res, err := replay.Run(e.ctx, e.log, p, replay.Options{FromStart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +56,14 @@ func TestReplayKnownState(t *testing.T) {
 	}
 
 	// Time travel: up to offset 3 the old owner's state stands, and the deleted group exists.
-	old, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{Until: inspect.Position{Offset: 3, HasOffset: true}})
+	old, err := replay.Run(e.ctx, e.log, p, replay.Options{Until: logread.Position{Offset: 3, HasOffset: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(old.Groups) != 2 || old.Claim.Node != 1 || old.Groups[1].Offsets[0].Offset != 40 {
 		t.Fatalf("until 3: claim %+v groups %+v", old.Claim, old.Groups)
 	}
-	byTime, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{Until: inspect.Position{Time: e.at(11)}})
+	byTime, err := replay.Run(e.ctx, e.log, p, replay.Options{Until: logread.Position{Time: e.at(11)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestReplayKnownState(t *testing.T) {
 	cp := st.Snapshot(8)
 	cpOff := e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(20), Checkpoint: &cp})
 	e.Put(p, commit(2, g, "orders", 1, 8, e.at(21)))
-	fromCP, err := inspect.RunReplay(e.ctx, e.log, p, inspect.ReplayOptions{})
+	fromCP, err := replay.Run(e.ctx, e.log, p, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	rows = nil
-	q = inspect.Query{Partitions: []int{4}, From: inspect.Position{Offset: 1, HasOffset: true}, To: inspect.Position{Time: e.at(3)}}
+	q = inspect.Query{Partitions: []int{4}, From: logread.Position{Offset: 1, HasOffset: true}, To: logread.Position{Time: e.at(3)}}
 	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -399,15 +400,15 @@ func TestParseFrom(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		in      string
-		from    inspect.Position
+		from    logread.Position
 		fromEnd bool
 	}{
-		{"", inspect.Position{}, false},
-		{"beginning", inspect.Position{HasOffset: true}, false},
-		{"start", inspect.Position{HasOffset: true}, false},
-		{"end", inspect.Position{}, true},
-		{"7", inspect.Position{Offset: 7, HasOffset: true}, false},
-		{"10m", inspect.Position{Time: now.Add(-10 * time.Minute)}, false},
+		{"", logread.Position{}, false},
+		{"beginning", logread.Position{HasOffset: true}, false},
+		{"start", logread.Position{HasOffset: true}, false},
+		{"end", logread.Position{}, true},
+		{"7", logread.Position{Offset: 7, HasOffset: true}, false},
+		{"10m", logread.Position{Time: now.Add(-10 * time.Minute)}, false},
 	} {
 		from, fromEnd, err := inspect.ParseFrom(c.in, now)
 		if err != nil || from != c.from || fromEnd != c.fromEnd {

@@ -14,9 +14,10 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
@@ -131,11 +132,11 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 		return nil
 	})
 
-	res, err := inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{})
+	res, err := replay.Run(ctx, log, p, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	diffs, err := inspect.DiffLive(ctx, adm, res)
+	diffs, err := livegroups.DiffLive(ctx, adm, res.Partition, res.Groups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,11 +147,11 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	// The fleet moves on; a replay that stops before the new commits differs, offset by offset.
 	old := *res.Through
 	commit(9)
-	stale, err := inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{Until: inspect.Position{Offset: old, HasOffset: true}})
+	stale, err := replay.Run(ctx, log, p, replay.Options{Until: logread.Position{Offset: old, HasOffset: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	diffs, err = inspect.DiffLive(ctx, adm, stale)
+	diffs, err = livegroups.DiffLive(ctx, adm, stale.Partition, stale.Groups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +211,13 @@ func TestLiveFleetConsumerGroup(t *testing.T) {
 	})
 
 	p := record.Partition(g)
-	var res *inspect.Replay
+	var res *replay.Result
 	checkfor.Eventually(t, 10*time.Second, "the log agrees with the gateways", func() error {
 		var err error
-		if res, err = inspect.RunReplay(ctx, log, p, inspect.ReplayOptions{FromStart: true}); err != nil {
+		if res, err = replay.Run(ctx, log, p, replay.Options{FromStart: true}); err != nil {
 			return err
 		}
-		diffs, err := inspect.DiffLive(ctx, adm, res)
+		diffs, err := livegroups.DiffLive(ctx, adm, res.Partition, res.Groups)
 		if err != nil {
 			return err
 		}

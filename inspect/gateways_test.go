@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 )
 
@@ -29,25 +29,25 @@ func TestDialGateways(t *testing.T) {
 		name  string
 		given []string
 		nodes []fleet.Node
-		want  inspect.Gateways
+		want  dial.Gateways
 	}{
 		{"given wins over announcements", []string{"a:1", "b:2"}, nodes,
-			inspect.Gateways{List: []inspect.Gateway{{Addr: "a:1"}, {Addr: "b:2"}}}},
+			dial.Gateways{List: []dial.Gateway{{Addr: "a:1"}, {Addr: "b:2"}}}},
 		{"announced: every node not gone, once per address, by node", nil, nodes,
-			inspect.Gateways{Announced: true, List: []inspect.Gateway{{Node: 1, Addr: "10.0.0.1:9092"}, {Node: 3, Addr: "10.0.0.3:9092"}, {Node: 4, Addr: "10.0.0.4:9092"}}}},
+			dial.Gateways{Announced: true, List: []dial.Gateway{{Node: 1, Addr: "10.0.0.1:9092"}, {Node: 3, Addr: "10.0.0.3:9092"}, {Node: 4, Addr: "10.0.0.4:9092"}}}},
 		{"all gone: the default", nil, []fleet.Node{{ID: 2, State: fleet.Gone, Addr: "10.0.0.2:9092"}},
-			inspect.Gateways{List: []inspect.Gateway{{Addr: "localhost:9092"}}}},
+			dial.Gateways{List: []dial.Gateway{{Addr: "localhost:9092"}}}},
 		{"no announcement: the default", nil, nil,
-			inspect.Gateways{List: []inspect.Gateway{{Addr: "localhost:9092"}}}},
+			dial.Gateways{List: []dial.Gateway{{Addr: "localhost:9092"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := inspect.DialGateways(tc.given, tc.nodes, fallback)
+			got := dial.DialGateways(tc.given, tc.nodes, fallback)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
 	}
-	g := inspect.DialGateways(nil, nodes, fallback)
+	g := dial.DialGateways(nil, nodes, fallback)
 	if s := g.String(); s != "node 1 at 10.0.0.1:9092, node 3 at 10.0.0.3:9092, node 4 at 10.0.0.4:9092" {
 		t.Fatalf("String %q", s)
 	}
@@ -58,12 +58,12 @@ func TestDialGateways(t *testing.T) {
 func TestProberAsksEachAddressAlone(t *testing.T) {
 	_, _, gws := liveFleet(t)
 	closed := freeport.Addr(t)
-	list := inspect.Gateways{Announced: true, List: []inspect.Gateway{
+	list := dial.Gateways{Announced: true, List: []dial.Gateway{
 		{Node: 1, Addr: gws[0].Addr().String()}, {Node: 7, Addr: closed}, {Node: 2, Addr: gws[1].Addr().String()},
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p, err := inspect.NewProber([]kgo.Opt{kgo.RequestTimeoutOverhead(2 * time.Second)})
+	p, err := dial.NewProber([]kgo.Opt{kgo.RequestTimeoutOverhead(2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestProberAsksEachAddressAlone(t *testing.T) {
 		if !errors.As(reach[1].Err, &op) || reach[1].Node != 7 {
 			t.Fatalf("round %d: the closed port: %+v", round, reach[1])
 		}
-		down := inspect.Unreachable(reach)
+		down := dial.Unreachable(reach)
 		if len(down) != 1 || down[0].Sentence() != "no answer from node 7 at "+closed+": "+reach[1].Err.Error() {
 			t.Fatalf("round %d: unreachable %+v", round, down)
 		}

@@ -17,7 +17,7 @@ type Query struct {
 	Partitions []int
 	// Group keeps only the records about one consumer group.
 	Group    string
-	From, To Position
+	From, To logread.Position
 	// FromEnd shows only the records appended after Inspect starts (kcat's -o end).
 	FromEnd bool
 	// Follow keeps reading as records arrive, until the context ends. A follow without a From
@@ -28,16 +28,16 @@ type Query struct {
 // ParseFrom reads where `inspect --from` starts: a Position (see ParsePosition), "beginning" or
 // "start" for the first record, or "end" for only the records appended from now on; the words
 // are kcat's and rpk's.
-func ParseFrom(s string, now time.Time) (from Position, fromEnd bool, err error) {
+func ParseFrom(s string, now time.Time) (from logread.Position, fromEnd bool, err error) {
 	switch s {
 	case "beginning", "start":
-		return Position{HasOffset: true}, false, nil
+		return logread.Position{HasOffset: true}, false, nil
 	case "end":
-		return Position{}, true, nil
+		return logread.Position{}, true, nil
 	}
-	from, err = ParsePosition(s, now)
+	from, err = logread.ParsePosition(s, now)
 	if err != nil {
-		return Position{}, false, fmt.Errorf("%q is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end", s)
+		return logread.Position{}, false, fmt.Errorf("%q is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end", s)
 	}
 	return from, false, nil
 }
@@ -87,14 +87,14 @@ func Inspect(ctx context.Context, l *logread.Log, q Query, emit func(RecordRow) 
 			return nil
 		}
 		t := e.Record.Time
-		if q.To.after(e.Offset, t) {
+		if q.To.After(e.Offset, t) {
 			done[e.Partition] = true
 			if !q.Follow {
 				return logread.ErrStop
 			}
 			return nil
 		}
-		if q.From.before(e.Offset, t) {
+		if q.From.Before(e.Offset, t) {
 			return nil
 		}
 		if q.Group != "" && (e.Err != nil || stateview.RecordGroup(&e.Record) != q.Group) {

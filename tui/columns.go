@@ -11,8 +11,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
@@ -255,21 +255,21 @@ var groupColumns = []column[stateview.GroupView]{
 	{title: "OFFSETS", width: 7, cell: func(g stateview.GroupView) string { return strconv.Itoa(len(g.Offsets)) }},
 }
 
-var memberColumns = []column[inspect.GroupMember]{
-	{title: "CLIENT-ID", width: 16, cell: func(m inspect.GroupMember) string { return m.ClientID }},
-	{title: "HOST", width: 16, cell: func(m inspect.GroupMember) string { return m.ClientHost }},
-	{title: "ASSIGNMENT", width: 20, flex: true, cell: func(m inspect.GroupMember) string { return m.Assignment }},
-	{title: "MEMBER-ID", width: 12, prio: 1, cell: func(m inspect.GroupMember) string { return m.MemberID }},
+var memberColumns = []column[livegroups.GroupMember]{
+	{title: "CLIENT-ID", width: 16, cell: func(m livegroups.GroupMember) string { return m.ClientID }},
+	{title: "HOST", width: 16, cell: func(m livegroups.GroupMember) string { return m.ClientHost }},
+	{title: "ASSIGNMENT", width: 20, flex: true, cell: func(m livegroups.GroupMember) string { return m.Assignment }},
+	{title: "MEMBER-ID", width: 12, prio: 1, cell: func(m livegroups.GroupMember) string { return m.MemberID }},
 }
 
-var lagColumns = []column[inspect.GroupLag]{
-	{title: "TOPIC", width: 14, flex: true, cell: func(l inspect.GroupLag) string { return l.Topic }},
-	{title: "PART", width: 4, cell: func(l inspect.GroupLag) string { return strconv.Itoa(int(l.Partition)) }},
-	{title: "COMMITTED", width: 9, cell: func(l inspect.GroupLag) string { return int64Text(l.Committed) }},
-	{title: "END", width: 9, cell: func(l inspect.GroupLag) string { return int64Text(l.LogEnd) }},
-	{title: "LAG", width: 7, cell: func(l inspect.GroupLag) string { return int64Text(l.Lag) }},
-	{title: "LAG-TIME", width: 8, cell: func(l inspect.GroupLag) string { return ago(l.LagSeconds) }},
-	{title: "CLIENT-ID", width: 14, prio: 1, cell: func(l inspect.GroupLag) string { return l.ClientID }},
+var lagColumns = []column[livegroups.GroupLag]{
+	{title: "TOPIC", width: 14, flex: true, cell: func(l livegroups.GroupLag) string { return l.Topic }},
+	{title: "PART", width: 4, cell: func(l livegroups.GroupLag) string { return strconv.Itoa(int(l.Partition)) }},
+	{title: "COMMITTED", width: 9, cell: func(l livegroups.GroupLag) string { return int64Text(l.Committed) }},
+	{title: "END", width: 9, cell: func(l livegroups.GroupLag) string { return int64Text(l.LogEnd) }},
+	{title: "LAG", width: 7, cell: func(l livegroups.GroupLag) string { return int64Text(l.Lag) }},
+	{title: "LAG-TIME", width: 8, cell: func(l livegroups.GroupLag) string { return ago(l.LagSeconds) }},
+	{title: "CLIENT-ID", width: 14, prio: 1, cell: func(l livegroups.GroupLag) string { return l.ClientID }},
 }
 
 var seekColumns = []column[groupadmin.Step]{

@@ -16,13 +16,14 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/console"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 )
 
-// Actions is what the console's keys ask of the fleet; *inspect.Console has it. Every call runs
+// Actions is what the console's keys ask of the fleet; *console.Console has it. Every call runs
 // in a command of its own, never in Update.
 type Actions interface {
 	PlanDrain(ctx context.Context, nodes []int32) (drainwatch.Plan, error)
@@ -30,7 +31,7 @@ type Actions interface {
 	CheckUndo(ctx context.Context, nodes []int32) error
 	Undo(ctx context.Context, nodes []int32) error
 	Groups(ctx context.Context, partition int) ([]stateview.GroupView, error)
-	Group(ctx context.Context, group string) (inspect.GroupDetail, error)
+	Group(ctx context.Context, group string) (livegroups.GroupDetail, error)
 	// PlanSeek plans a seek of group's committed offsets to a target as `group seek` takes it
 	// (groupadmin.ParseTarget's name and value), with notes on what it leaves out; Seek commits a
 	// plan the operator confirmed; Undoable names the group's seek an undo would undo ("" for
@@ -47,10 +48,10 @@ type Actions interface {
 }
 
 // SnapshotMsg is a snapshot of the fleet from the console engine.
-type SnapshotMsg inspect.Snapshot
+type SnapshotMsg console.Snapshot
 
 // StatusMsg is the engine's beat: the state of its sources now.
-type StatusMsg inspect.Status
+type StatusMsg console.Status
 
 // Results of the actions.
 type (
@@ -73,7 +74,7 @@ type (
 	}
 	groupMsg struct {
 		group  string
-		detail inspect.GroupDetail
+		detail livegroups.GroupDetail
 		err    error
 	}
 	seekPlanMsg struct {
@@ -140,8 +141,8 @@ type Console struct {
 	act      Actions
 	readOnly bool
 
-	snap     inspect.Snapshot
-	status   inspect.Status
+	snap     console.Snapshot
+	status   console.Status
 	loaded   bool
 	marks    map[markKey]time.Time
 	seenHand map[[2]uint64]bool
@@ -166,7 +167,7 @@ type Console struct {
 	groupsPart  int
 	groups      []stateview.GroupView
 	groupCursor int
-	group       *inspect.GroupDetail
+	group       *livegroups.GroupDetail
 	groupName   string
 	groupScroll int
 
@@ -201,7 +202,7 @@ func (m Console) Close() {
 
 // NewConsole starts the view on a first snapshot. act performs the actions; readOnly hides
 // drain and undo.
-func NewConsole(first inspect.Snapshot, act Actions, readOnly bool) Console {
+func NewConsole(first console.Snapshot, act Actions, readOnly bool) Console {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "node 2, p7, draining, crash..."
@@ -231,7 +232,7 @@ func (m Console) now() time.Time {
 	return m.snap.At
 }
 
-func (m Console) apply(s inspect.Snapshot) Console {
+func (m Console) apply(s console.Snapshot) Console {
 	marks := make(map[markKey]time.Time, len(m.marks))
 	for k, at := range m.marks {
 		if s.At.Sub(at) < markFor {
@@ -272,9 +273,9 @@ func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
 		m.help.Width = msg.Width
 		return m, nil
 	case SnapshotMsg:
-		return m.apply(inspect.Snapshot(msg)).beatTopics()
+		return m.apply(console.Snapshot(msg)).beatTopics()
 	case StatusMsg:
-		m.status = inspect.Status(msg)
+		m.status = console.Status(msg)
 		return m.beatTopics()
 	case topicsMsg:
 		return m.gotTopics(msg), nil

@@ -19,8 +19,9 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/console"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tui"
@@ -37,8 +38,8 @@ func tp(t time.Time) *time.Time { return &t }
 
 // fleetAt is three nodes over 16 partitions at base+1m: partition 5 unowned, partition 9 in
 // disagreement with the lease, node 3 draining.
-func fleetAt(at time.Time) inspect.Snapshot {
-	s := inspect.Snapshot{At: at, Status: inspect.Status{At: at, Store: "127.0.0.1:8090", StoreAnswered: at, Gateways: "localhost:9092", StaleAfter: time.Second}}
+func fleetAt(at time.Time) console.Snapshot {
+	s := console.Snapshot{At: at, Status: console.Status{At: at, Store: "127.0.0.1:8090", StoreAnswered: at, Gateways: "localhost:9092", StaleAfter: time.Second}}
 	parts := map[int32][]int{}
 	for p := range 16 {
 		r := claims.PartitionRow{Partition: p, Controller: p == 0, LogEndOffset: uint64(100 + 7*p), Groups: p % 4, Flags: []string{}, SinceCheckpoint: p}
@@ -88,7 +89,7 @@ var now0 = base.Add(time.Minute)
 
 // later is the next snapshot: partition 10's log end grew (only that), partition 4 moved from
 // node 2 to node 1.
-func later() inspect.Snapshot {
+func later() console.Snapshot {
 	s := fleetAt(now0.Add(time.Second))
 	s.Rows[10].LogEndOffset = 242
 	s.Rows[4].OwnerNode, s.Rows[4].Claim = i32(1), 17
@@ -122,16 +123,16 @@ func groups() []stateview.GroupView {
 	}
 }
 
-func detail() inspect.GroupDetail {
-	lag := func(p int32, commit, end int64, secs float64) inspect.GroupLag {
+func detail() livegroups.GroupDetail {
+	lag := func(p int32, commit, end int64, secs float64) livegroups.GroupLag {
 		l := end - commit
-		return inspect.GroupLag{Topic: "orders", Partition: p, Committed: &commit, LogEnd: &end, Lag: &l, LagSeconds: &secs, MemberID: "m-1", ClientID: "worker-a"}
+		return livegroups.GroupLag{Topic: "orders", Partition: p, Committed: &commit, LogEnd: &end, Lag: &l, LagSeconds: &secs, MemberID: "m-1", ClientID: "worker-a"}
 	}
-	return inspect.GroupDetail{
+	return livegroups.GroupDetail{
 		GroupCoordinator: claims.GroupCoordinator{Group: "orders", Partition: 7, OwnerNode: i32(2), OwnerAddr: "localhost:9092", Claim: 8, InLog: true, FindCoordinatorNode: i32(2), FindCoordinatorAddr: "localhost:9092", Agrees: true},
 		State:            "Stable", ProtocolType: "consumer", Protocol: "range", Generation: i32(3),
-		Members: []inspect.GroupMember{{MemberID: "m-1", ClientID: "worker-a", ClientHost: "/10.0.0.1", Assignment: "orders[0,1]"}, {MemberID: "m-2", ClientID: "worker-b", ClientHost: "/10.0.0.2", Assignment: "orders[2]"}},
-		Lag:     []inspect.GroupLag{lag(0, 140, 156, 3.2), lag(1, 242, 242, 0), lag(2, 90, 130, 61)},
+		Members: []livegroups.GroupMember{{MemberID: "m-1", ClientID: "worker-a", ClientHost: "/10.0.0.1", Assignment: "orders[0,1]"}, {MemberID: "m-2", ClientID: "worker-b", ClientHost: "/10.0.0.2", Assignment: "orders[2]"}},
+		Lag:     []livegroups.GroupLag{lag(0, 140, 156, 3.2), lag(1, 242, 242, 0), lag(2, 90, 130, 61)},
 	}
 }
 
@@ -193,7 +194,7 @@ func (f *fakeActions) Groups(_ context.Context, p int) ([]stateview.GroupView, e
 	return groups(), nil
 }
 
-func (f *fakeActions) Group(_ context.Context, g string) (inspect.GroupDetail, error) {
+func (f *fakeActions) Group(_ context.Context, g string) (livegroups.GroupDetail, error) {
 	f.call("group " + g)
 	return detail(), f.groupErr
 }
@@ -292,7 +293,7 @@ func newConsole(act tui.Actions) tui.Console { return tui.NewConsole(fleetAt(now
 func TestConsoleViewGolden(t *testing.T) {
 	drain := later()
 	p := plan()
-	drain.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: p, Events: []drainwatch.Event{
+	drain.Drain = &console.DrainStatus{Nodes: []int32{2}, Plan: p, Events: []drainwatch.Event{
 		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2},
 		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseClaimed, Node: 1, Claim: 9},
 		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseServed, Node: 1, Claim: 9},
@@ -492,7 +493,7 @@ func TestConsoleDrainFlowTeatest(t *testing.T) {
 	tm.Send(keyMsg("y"))
 	waitFor(t, tm, "drain of node 2 requested")
 	s := later()
-	s.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: plan(), Events: []drainwatch.Event{{Time: s.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2}}}
+	s.Drain = &console.DrainStatus{Nodes: []int32{2}, Plan: plan(), Events: []drainwatch.Event{{Time: s.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2}}}
 	tm.Send(tui.SnapshotMsg(s))
 	waitFor(t, tm, "partition 1: released by node 2")
 	s.Drain.Events = append(s.Drain.Events, drainwatch.Event{Time: s.At, Partition: 1, Phase: drainwatch.PhaseServed, Node: 1, Claim: 9})

@@ -20,8 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
@@ -261,8 +261,8 @@ func TestConsoleEndToEnd(t *testing.T) {
 	checkfor.Eventually(t, 20*time.Second, "claims --group with the group's lag", func() error {
 		code, out, stderr := runCLI(t, cliEnv, "claims", "--group", group, "-o", "json")
 		var doc struct {
-			Kind string                `json:"kind"`
-			Data []inspect.GroupDetail `json:"data"`
+			Kind string                   `json:"kind"`
+			Data []livegroups.GroupDetail `json:"data"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK || doc.Kind != "claims.group" || len(doc.Data) != 1 {
 			return fmt.Errorf("exit %d %v %s %s", code, err, out, stderr)

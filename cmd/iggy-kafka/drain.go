@@ -15,8 +15,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -72,7 +72,7 @@ to the meta stream.`,
 				return a.fail(err)
 			}
 			defer closeLog()
-			d := inspect.IggyDrainer{Log: log, Writer: c}
+			d := drainplan.IggyDrainer{Log: log, Writer: c}
 			return a.fail(runDrain(ctx, drainRun{
 				log: log, drainer: d, nodes: nodes, f: a.format(),
 				dryRun: dryRun, yes: yes, undo: undo, wait: wait,
@@ -99,7 +99,7 @@ to the meta stream.`,
 
 type drainRun struct {
 	log     *logread.Log
-	drainer inspect.Drainer
+	drainer drainplan.Drainer
 	nodes   []int32
 	f       output.Format
 
@@ -120,7 +120,7 @@ func runDrain(ctx context.Context, r drainRun) error {
 	if r.undo {
 		return runUndo(ctx, r, model)
 	}
-	plan, err := inspect.PlanDrain(model, r.nodes, time.Now())
+	plan, err := drainplan.Plan(model, r.nodes, time.Now())
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (r drainRun) watch(ctx context.Context, model *claims.Model, w *drainwatch.
 
 // runUndo asks drained nodes back; with --wait it follows until each is serving again.
 func runUndo(ctx context.Context, r drainRun, model *claims.Model) error {
-	if err := inspect.CheckUndo(model, r.nodes, time.Now()); err != nil {
+	if err := drainplan.CheckUndo(model, r.nodes, time.Now()); err != nil {
 		return err
 	}
 	w := drainwatch.Undo(r.nodes)

@@ -14,8 +14,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
@@ -177,7 +177,7 @@ func TestDrainEndToEnd(t *testing.T) {
 // after the undo. The follower never sees the first request alone, and the second one's time is
 // before the first's: only log order says it came later.
 type skewedDrainer struct {
-	inspect.IggyDrainer
+	drainplan.IggyDrainer
 	c *iggy.Client
 }
 
@@ -219,7 +219,7 @@ func TestDrainWaitSkewedClock(t *testing.T) {
 	log := logread.NewLog(c, "kafka", nil)
 	run := func(undo bool) error {
 		var out, errw bytes.Buffer
-		return runDrain(ctx, drainRun{log: log, drainer: skewedDrainer{inspect.IggyDrainer{Log: log, Writer: c}, c}, nodes: []int32{2},
+		return runDrain(ctx, drainRun{log: log, drainer: skewedDrainer{drainplan.IggyDrainer{Log: log, Writer: c}, c}, nodes: []int32{2},
 			f: output.Text, yes: true, wait: true, follow: true, undo: undo, timeout: 5 * time.Second, out: &out, errw: &errw})
 	}
 	start := time.Now()
@@ -228,7 +228,7 @@ func TestDrainWaitSkewedClock(t *testing.T) {
 	}
 	t.Logf("the undo seen after %v", time.Since(start))
 	// The skewed undo of the drain above stands: drain node 2 for the undo to have something to do.
-	if _, err := (inspect.IggyDrainer{Log: log, Writer: c}).RequestDrain(ctx, 2, false); err != nil {
+	if _, err := (drainplan.IggyDrainer{Log: log, Writer: c}).RequestDrain(ctx, 2, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(true); err == nil || err.Error() != "node 2 drained again meanwhile" {

@@ -57,7 +57,7 @@ Without --iggy the commands connect to 127.0.0.1:8090, where serve's embedded st
 			if q.From, q.FromEnd, err = inspect.ParseFrom(from, now()); err != nil {
 				return a.fail(usageError(fmt.Errorf("--from: %w", err)))
 			}
-			if q.To, err = inspect.ParsePosition(to, now()); err != nil {
+			if q.To, err = logread.ParsePosition(to, now()); err != nil {
 				return a.fail(usageError(fmt.Errorf("--to: %w", err)))
 			}
 			for _, p := range partitions {

@@ -22,7 +22,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/config"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -139,38 +140,38 @@ func (a *app) iggyError(err error) error {
 // nor an announcement names one: where `serve` listens by default.
 const defaultKafka = "localhost:9092"
 
-// dial is inspect.DialGateways with the command's settings: --kafka-bootstrap (its environment
+// dial is dial.DialGateways with the command's settings: --kafka-bootstrap (its environment
 // variable or config key) when set, else the addresses the nodes announce, else defaultKafka.
-func (a *app) dial(nodes []fleet.Node) inspect.Gateways {
-	return inspect.DialGateways(a.values.List("kafka-bootstrap"), nodes, []string{defaultKafka})
+func (a *app) dial(nodes []fleet.Node) dial.Gateways {
+	return dial.DialGateways(a.values.List("kafka-bootstrap"), nodes, []string{defaultKafka})
 }
 
 // gateways are the gateways a command that has not loaded the fleet dials: it reads the
 // announcements (from log, or a connection of its own when log is nil) only when
 // --kafka-bootstrap is not set.
-func (a *app) gateways(ctx context.Context, log *logread.Log) (inspect.Gateways, error) {
+func (a *app) gateways(ctx context.Context, log *logread.Log) (dial.Gateways, error) {
 	if len(a.values.List("kafka-bootstrap")) > 0 {
 		return a.dial(nil), nil
 	}
 	if log == nil {
 		l, closeLog, err := a.openLog(ctx)
 		if err != nil {
-			return inspect.Gateways{}, err
+			return dial.Gateways{}, err
 		}
 		defer closeLog()
 		log = l
 	}
 	v, err := log.FleetView(ctx)
 	if err != nil {
-		return inspect.Gateways{}, a.iggyError(err)
+		return dial.Gateways{}, a.iggyError(err)
 	}
 	return a.dial(v.Nodes(now())), nil
 }
 
 // kafkaError says, for an error of reaching the gateways, what each address answered when asked
 // alone, and how to point the command elsewhere.
-func (a *app) kafkaError(ctx context.Context, gws inspect.Gateways, err error) error {
-	if err == nil || !errors.Is(err, inspect.ErrNoGateway) {
+func (a *app) kafkaError(ctx context.Context, gws dial.Gateways, err error) error {
+	if err == nil || !errors.Is(err, livegroups.ErrNoGateway) {
 		return err
 	}
 	hint := fmt.Sprintf("is '%s serve' running there? --kafka-bootstrap (%s) sets the addresses", programName, a.envOf("kafka-bootstrap"))
@@ -183,11 +184,11 @@ func (a *app) kafkaError(ctx context.Context, gws inspect.Gateways, err error) e
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.values.Duration("request-timeout"))
 	defer cancel()
-	reach, perr := inspect.ProbeGateways(pctx, gws, opts)
+	reach, perr := dial.ProbeGateways(pctx, gws, opts)
 	if perr != nil {
 		return fmt.Errorf("%w\n%s", err, hint)
 	}
-	return fmt.Errorf("%w\n%s", &inspect.GatewaysError{Err: err, Gateways: gws, Reach: reach}, hint)
+	return fmt.Errorf("%w\n%s", &dial.GatewaysError{Err: err, Gateways: gws, Reach: reach}, hint)
 }
 
 func (a *app) envOf(name string) string {
@@ -218,7 +219,7 @@ func (a *app) openLog(ctx context.Context) (*logread.Log, func(), error) {
 }
 
 // kafkaOpts are the kgo options of the gateways: their addresses, TLS, SASL, timeouts.
-func (a *app) kafkaOpts(gws inspect.Gateways) ([]kgo.Opt, error) {
+func (a *app) kafkaOpts(gws dial.Gateways) ([]kgo.Opt, error) {
 	v := a.values
 	opts := []kgo.Opt{kgo.SeedBrokers(gws.Addrs()...), kgo.RequestTimeoutOverhead(v.Duration("request-timeout")), kgo.RetryTimeout(v.Duration("request-timeout"))}
 	if v.Bool("kafka-tls") {
@@ -239,7 +240,7 @@ func (a *app) kafkaOpts(gws inspect.Gateways) ([]kgo.Opt, error) {
 }
 
 // kafkaAdmin is a kadm client on the gateways.
-func (a *app) kafkaAdmin(gws inspect.Gateways) (*kadm.Client, func(), error) {
+func (a *app) kafkaAdmin(gws dial.Gateways) (*kadm.Client, func(), error) {
 	opts, err := a.kafkaOpts(gws)
 	if err != nil {
 		return nil, nil, err
@@ -252,16 +253,16 @@ func (a *app) kafkaAdmin(gws inspect.Gateways) (*kadm.Client, func(), error) {
 }
 
 // kafkaLive is what DescribeGroup asks of the gateways.
-func (a *app) kafkaLive(gws inspect.Gateways) (inspect.KafkaLive, func(), error) {
+func (a *app) kafkaLive(gws dial.Gateways) (livegroups.KafkaLive, func(), error) {
 	opts, err := a.kafkaOpts(gws)
 	if err != nil {
-		return inspect.KafkaLive{}, nil, err
+		return livegroups.KafkaLive{}, nil, err
 	}
 	adm, closer, err := a.kafkaAdmin(gws)
 	if err != nil {
-		return inspect.KafkaLive{}, nil, err
+		return livegroups.KafkaLive{}, nil, err
 	}
-	return inspect.KafkaLive{Admin: adm, Opts: opts}, closer, nil
+	return livegroups.KafkaLive{Admin: adm, Opts: opts}, closer, nil
 }
 
 // contradictions refuses, with exit status 2, any two flags of a pair set together.

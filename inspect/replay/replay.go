@@ -1,27 +1,25 @@
-package inspect
+package replay
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
-	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
-// ReplayOptions says how far back `replay` starts and where it stops.
-type ReplayOptions struct {
+// Options says how far back `replay` starts and where it stops.
+type Options struct {
 	// FromStart folds from offset 0 instead of the last valid checkpoint.
 	FromStart bool
 	// Until stops after the last record at or before it (time travel); unset means the end.
-	Until Position
+	Until logread.Position
 }
 
-// Replay is the state of one partition rebuilt from the log. JSON field names are an interface.
-type Replay struct {
+// Result is the state of one partition rebuilt from the log. JSON field names are an interface.
+type Result struct {
 	Partition int `json:"partition"`
 	// From is the offset the fold started at (a checkpoint, or 0).
 	From uint64 `json:"from_offset"`
@@ -40,42 +38,11 @@ type Replay struct {
 	state *record.State
 }
 
-// LiveSummary is the verdict of comparing a replay with the gateways (replay --diff-live). JSON
-// field names are an interface.
-type LiveSummary struct {
-	Partition int `json:"partition"`
-	// Agree is whether the gateways answer for every group what the log says.
-	Agree bool `json:"agree"`
-	// Groups counts the groups of the replay.
-	Groups      int `json:"groups"`
-	Differences int `json:"differences"`
-	// GroupsDiffering counts the groups with a difference, those only the gateways know included.
-	GroupsDiffering int `json:"groups_differing"`
-}
-
-// NewLiveSummary concludes DiffLive's differences for a replay.
-func NewLiveSummary(r *Replay, diffs []Difference) LiveSummary {
-	differing := map[string]bool{}
-	for _, d := range diffs {
-		differing[d.Group] = true
-	}
-	return LiveSummary{Partition: r.Partition, Agree: len(diffs) == 0, Groups: len(r.Groups), Differences: len(diffs), GroupsDiffering: len(differing)}
-}
-
-// String is the verdict's sentence: "partition 7: the log and the gateways agree (2 groups)", or
-// how many differences there are in how many groups.
-func (s LiveSummary) String() string {
-	if s.Agree {
-		return fmt.Sprintf("partition %d: the log and the gateways agree (%s)", s.Partition, output.Plural(s.Groups, "group"))
-	}
-	return fmt.Sprintf("partition %d: %s in %s between the log and the gateways", s.Partition, output.Plural(s.Differences, "difference"), output.Plural(s.GroupsDiffering, "group"))
-}
-
 // State is the fold the replay ended with.
-func (r *Replay) State() *record.State { return r.state }
+func (r *Result) State() *record.State { return r.state }
 
-// RunReplay rebuilds one partition's state.
-func RunReplay(ctx context.Context, l *logread.Log, partition int, opts ReplayOptions) (*Replay, error) {
+// Run rebuilds one partition's state.
+func Run(ctx context.Context, l *logread.Log, partition int, opts Options) (*Result, error) {
 	if err := logread.CheckPartition(partition); err != nil {
 		return nil, err
 	}
@@ -88,7 +55,7 @@ func RunReplay(ctx context.Context, l *logread.Log, partition int, opts ReplayOp
 	if opts.Until.HasOffset {
 		end = min(end, opts.Until.Offset+1)
 	}
-	res := &Replay{Partition: partition, state: record.NewState()}
+	res := &Result{Partition: partition, state: record.NewState()}
 	if !opts.FromStart && !opts.Until.Set() {
 		at, ok, err := l.LastCheckpoint(ctx, partition, end)
 		if err != nil {
@@ -119,7 +86,7 @@ func RunReplay(ctx context.Context, l *logread.Log, partition int, opts ReplayOp
 	return res, nil
 }
 
-func (r *Replay) fill(elapsed time.Duration) {
+func (r *Result) fill(elapsed time.Duration) {
 	st := r.state
 	c := st.Counts()
 	r.Records, r.Void = c.Applied+r.Void, c.Void+r.Void

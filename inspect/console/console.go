@@ -1,4 +1,4 @@
-package inspect
+package console
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
@@ -48,7 +51,7 @@ type Status struct {
 	// Gateways names the gateways asked (DialGateways); Unreachable are those of them that did
 	// not answer the last probe, each with why (none when all did, or no probe ran).
 	Gateways    string
-	Unreachable []Reach
+	Unreachable []dial.Reach
 	// StaleAfter is how long the store may be silent before the console says so.
 	StaleAfter time.Duration
 }
@@ -166,16 +169,16 @@ const (
 type Console struct {
 	Log *logread.Log
 	// Drainer writes drain requests; nil makes the console read-only.
-	Drainer Drainer
+	Drainer drainplan.Drainer
 	// Store names the store's addresses in the banner.
 	Store string
 	// Dial, when set with Probe, picks the gateways to ask from the nodes the log knows (the
 	// command's DialGateways), and Probe asks each of them every second (within 1.5 s); the
 	// banner names every one that does not answer.
-	Dial  func(nodes []fleet.Node) Gateways
-	Probe func(ctx context.Context, gws Gateways) []Reach
+	Dial  func(nodes []fleet.Node) dial.Gateways
+	Probe func(ctx context.Context, gws dial.Gateways) []dial.Reach
 	// Live answers the group page (DescribeGroup); nil leaves it out.
-	Live GroupLive
+	Live livegroups.GroupLive
 	// StaleAfter, default DefaultStaleAfter.
 	StaleAfter time.Duration
 
@@ -188,8 +191,8 @@ type Console struct {
 	retry     int
 	nextRetry time.Time
 	nodes     []fleet.Node
-	gateways  Gateways
-	reach     []Reach
+	gateways  dial.Gateways
+	reach     []dial.Reach
 }
 
 // session is Run's state: only its goroutine touches it.
@@ -469,7 +472,7 @@ func (c *Console) status(now time.Time) Status {
 	if c.storeErr != nil {
 		s.StoreError = c.storeErr.Error()
 	}
-	s.Unreachable = Unreachable(c.reach)
+	s.Unreachable = dial.Unreachable(c.reach)
 	return s
 }
 
@@ -499,12 +502,12 @@ func (c *Console) do(ctx context.Context, fn func(*session) error) error {
 // usable refuses to act on a stale model.
 func (c *Console) usable(now time.Time) error {
 	if st := c.status(now); !st.StoreOK() {
-		return refuse("the store at %s does not answer, so the view is stale: nothing is planned on it until it answers again", c.Store)
+		return drainplan.Refuse("the store at %s does not answer, so the view is stale: nothing is planned on it until it answers again", c.Store)
 	}
 	return nil
 }
 
-// PlanDrain is inspect.PlanDrain on the console's model.
+// PlanDrain is drainplan.Plan on the console's model.
 func (c *Console) PlanDrain(ctx context.Context, nodes []int32) (drainwatch.Plan, error) {
 	var plan drainwatch.Plan
 	err := c.do(ctx, func(s *session) error {
@@ -513,7 +516,7 @@ func (c *Console) PlanDrain(ctx context.Context, nodes []int32) (drainwatch.Plan
 			return err
 		}
 		var err error
-		plan, err = PlanDrain(s.m, nodes, now)
+		plan, err = drainplan.Plan(s.m, nodes, now)
 		return err
 	})
 	return plan, err
@@ -531,12 +534,12 @@ func (c *Console) Drain(ctx context.Context, shown drainwatch.Plan) error {
 		if err := c.usable(now); err != nil {
 			return err
 		}
-		plan, err := PlanDrain(s.m, shown.Nodes, now)
+		plan, err := drainplan.Plan(s.m, shown.Nodes, now)
 		if err != nil {
 			return err
 		}
 		if !sameMoves(plan, shown) {
-			return refuse("the fleet changed since the plan was shown: press d again for the new plan")
+			return drainplan.Refuse("the fleet changed since the plan was shown: press d again for the new plan")
 		}
 		s.drain = &drainTrack{DrainStatus: DrainStatus{Nodes: plan.Nodes, Plan: plan}, watch: drainwatch.Drain(plan)}
 		track = s.drain
@@ -555,7 +558,7 @@ func (c *Console) CheckUndo(ctx context.Context, nodes []int32) error {
 		if err := c.usable(now); err != nil {
 			return err
 		}
-		return CheckUndo(s.m, nodes, now)
+		return drainplan.CheckUndo(s.m, nodes, now)
 	})
 }
 
@@ -570,7 +573,7 @@ func (c *Console) Undo(ctx context.Context, nodes []int32) error {
 		if err := c.usable(now); err != nil {
 			return err
 		}
-		if err := CheckUndo(s.m, nodes, now); err != nil {
+		if err := drainplan.CheckUndo(s.m, nodes, now); err != nil {
 			return err
 		}
 		w := drainwatch.Undo(nodes)
@@ -632,7 +635,7 @@ func (c *Console) Groups(ctx context.Context, p int) ([]stateview.GroupView, err
 
 // GroupLog is the model's side of DescribeGroup: where the log puts the group, given
 // FindCoordinator's answer, and the group as the log holds it.
-func (c *Console) GroupLog(ctx context.Context) GroupLog {
+func (c *Console) GroupLog(ctx context.Context) livegroups.GroupLog {
 	return func(group string, node int32, addr string, fcErr error) (claims.GroupCoordinator, *stateview.GroupView, error) {
 		var gc claims.GroupCoordinator
 		var gv *stateview.GroupView
@@ -645,9 +648,9 @@ func (c *Console) GroupLog(ctx context.Context) GroupLog {
 }
 
 // Group is DescribeGroup on the console's model and Live.
-func (c *Console) Group(ctx context.Context, group string) (GroupDetail, error) {
+func (c *Console) Group(ctx context.Context, group string) (livegroups.GroupDetail, error) {
 	if c.Live == nil {
-		return GroupDetail{}, errors.New("the console has no connection to the gateways")
+		return livegroups.GroupDetail{}, errors.New("the console has no connection to the gateways")
 	}
-	return DescribeGroup(ctx, c.Live, c.GroupLog(ctx), group, c.Log.Clock().Now())
+	return livegroups.DescribeGroup(ctx, c.Live, c.GroupLog(ctx), group, c.Log.Clock().Now())
 }

@@ -1,4 +1,4 @@
-package inspect
+package drainplan
 
 import (
 	"context"
@@ -52,38 +52,39 @@ func (d IggyDrainer) RequestDrain(ctx context.Context, node int32, undo bool) (u
 	return off, nil
 }
 
-// DrainRefused is a drain or an undo that the safety rules refuse; its message is one sentence
+// Refused is a drain or an undo that the safety rules refuse; its message is one sentence
 // that says why and what to do.
-type DrainRefused struct{ Reason string }
+type Refused struct{ Reason string }
 
-func (e *DrainRefused) Error() string { return e.Reason }
+func (e *Refused) Error() string { return e.Reason }
 
-func refuse(format string, args ...any) error {
-	return &DrainRefused{Reason: fmt.Sprintf(format, args...)}
+// Refuse is a Refused with a formatted reason.
+func Refuse(format string, args ...any) error {
+	return &Refused{Reason: fmt.Sprintf(format, args...)}
 }
 
-// PlanDrain plans draining nodes together. It refuses, whatever the caller's flags, a drain
+// Plan plans draining nodes together. It refuses, whatever the caller's flags, a drain
 // that would leave no serving gateway, and a drain of a node that is unknown, gone or already
 // drained. Moves come from fleet.Lease over the lease group's live members without the drained
 // nodes' members, so collateral moves (a few, as the bounded lease evens the shares, or a
 // handover under way) are listed too.
-func PlanDrain(m *claims.Model, nodes []int32, now time.Time) (drainwatch.Plan, error) {
+func Plan(m *claims.Model, nodes []int32, now time.Time) (drainwatch.Plan, error) {
 	v := m.View
 	if err := checkKnown(m, nodes, now); err != nil {
 		return drainwatch.Plan{}, err
 	}
 	for _, n := range nodes {
 		if r, ok := v.DrainRequest(n); ok && !r.Undo {
-			return drainwatch.Plan{}, refuse("node %d is already drained%s; undo it with '%s drain node %d --undo'", n, since(r.Time), program, n)
+			return drainwatch.Plan{}, Refuse("node %d is already drained%s; undo it with '%s drain node %d --undo'", n, since(r.Time), program, n)
 		}
 		if v.State(n, now) == fleet.Gone {
-			return drainwatch.Plan{}, refuse("node %d is gone (no announcement within %v, or it left the lease group): its partitions move when its lease ends; there is nothing to drain", n, v.Live)
+			return drainwatch.Plan{}, Refuse("node %d is gone (no announcement within %v, or it left the lease group): its partitions move when its lease ends; there is nothing to drain", n, v.Live)
 		}
 	}
 	serving := v.Serving(now)
 	after := slices.DeleteFunc(slices.Clone(serving), func(n int32) bool { return slices.Contains(nodes, n) })
 	if len(after) == 0 {
-		return drainwatch.Plan{}, refuse("refusing to drain %s: no gateway would be left serving the coordinator log (%s)", drainwatch.Who(nodes), servingNow(serving))
+		return drainwatch.Plan{}, Refuse("refusing to drain %s: no gateway would be left serving the coordinator log (%s)", drainwatch.Who(nodes), servingNow(serving))
 	}
 	plan := drainwatch.Plan{Nodes: slices.Clone(nodes), ServingAfter: after, Steps: []drainwatch.Step{}}
 	slices.Sort(plan.Nodes)
@@ -129,7 +130,7 @@ func CheckUndo(m *claims.Model, nodes []int32, now time.Time) error {
 	}
 	for _, n := range nodes {
 		if !m.View.DrainStands(n) {
-			return refuse("node %d is not drained: there is nothing to undo", n)
+			return Refuse("node %d is not drained: there is nothing to undo", n)
 		}
 	}
 	return nil
@@ -143,9 +144,9 @@ func checkKnown(m *claims.Model, nodes []int32, now time.Time) error {
 	for _, n := range nodes {
 		if !slices.Contains(known, n) {
 			if len(known) == 0 {
-				return refuse("node %d is not a gateway of this fleet: no gateway has announced itself or claimed a partition", n)
+				return Refuse("node %d is not a gateway of this fleet: no gateway has announced itself or claimed a partition", n)
 			}
-			return refuse("node %d is not a gateway of this fleet (known: %s)", n, drainwatch.JoinNodes(known))
+			return Refuse("node %d is not a gateway of this fleet (known: %s)", n, drainwatch.JoinNodes(known))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package inspect
+package livegroups
 
 import (
 	"context"
@@ -43,12 +43,12 @@ type LiveGroups interface {
 	FetchOffsets(ctx context.Context, group string) (kadm.OffsetResponses, error)
 }
 
-// DiffLive compares a replay with what the gateways answer for the partition's groups
-// (DescribeGroups, ConsumerGroupDescribe for KIP-848 consumer groups, and OffsetFetch go to each
-// group's coordinator), and lists every difference.
-func DiffLive(ctx context.Context, adm LiveGroups, r *Replay) ([]Difference, error) {
+// DiffLive compares the groups the log holds in a partition with what the gateways answer for
+// the partition's groups (DescribeGroups, ConsumerGroupDescribe for KIP-848 consumer groups, and
+// OffsetFetch go to each group's coordinator), and lists every difference.
+func DiffLive(ctx context.Context, adm LiveGroups, partition int, groups []stateview.GroupView) ([]Difference, error) {
 	names := map[string]bool{}
-	for _, g := range r.Groups {
+	for _, g := range groups {
 		names[g.Group] = true
 	}
 	listed, err := adm.ListGroups(ctx)
@@ -59,12 +59,12 @@ func DiffLive(ctx context.Context, adm LiveGroups, r *Replay) ([]Difference, err
 		return nil, fmt.Errorf("list groups: %w", err)
 	}
 	for name := range listed {
-		if record.Partition(name) == r.Partition {
+		if record.Partition(name) == partition {
 			names[name] = true
 		}
 	}
 	byName := map[string]stateview.GroupView{}
-	for _, g := range r.Groups {
+	for _, g := range groups {
 		byName[g.Group] = g
 	}
 	var classic, consumer []string
@@ -98,7 +98,7 @@ func DiffLive(ctx context.Context, adm LiveGroups, r *Replay) ([]Difference, err
 		if err := offs.Error(); err != nil {
 			return nil, fmt.Errorf("fetch offsets of group %q: %w", name, err)
 		}
-		inLog := names[name] && hasGroup(r, name)
+		inLog := names[name] && hasGroup(groups, name)
 		if d, ok := cdescribed[name]; ok {
 			if d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
 				return nil, fmt.Errorf("describe consumer group %q: %w", name, d.Err)
@@ -185,8 +185,8 @@ func setText(s kadm.TopicsSet) string {
 	return strings.Join(parts, " ")
 }
 
-func hasGroup(r *Replay, name string) bool {
-	return slices.ContainsFunc(r.Groups, func(g stateview.GroupView) bool { return g.Group == name })
+func hasGroup(groups []stateview.GroupView, name string) bool {
+	return slices.ContainsFunc(groups, func(g stateview.GroupView) bool { return g.Group == name })
 }
 
 // compareGroup lists the differences of one group; inLog is false for a group only the fleet

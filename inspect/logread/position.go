@@ -1,4 +1,4 @@
-package inspect
+package logread
 
 import (
 	"fmt"
@@ -35,16 +35,16 @@ func ParsePosition(s string, now time.Time) (Position, error) {
 	return Position{}, fmt.Errorf("%q is neither an offset, an RFC 3339 time nor a duration ago (10m)", s)
 }
 
-// before reports whether the entry comes before p as a start (so is left out).
-func (p Position) before(off uint64, t time.Time) bool {
+// Before reports whether the entry comes before p as a start (so is left out).
+func (p Position) Before(off uint64, t time.Time) bool {
 	if p.HasOffset {
 		return off < p.Offset
 	}
 	return !p.Time.IsZero() && t.Before(p.Time)
 }
 
-// after reports whether the entry comes after p as an inclusive end.
-func (p Position) after(off uint64, t time.Time) bool {
+// After reports whether the entry comes after p as an inclusive end.
+func (p Position) After(off uint64, t time.Time) bool {
 	if p.HasOffset {
 		return off > p.Offset
 	}
