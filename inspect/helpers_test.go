@@ -2,7 +2,6 @@ package inspect_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,10 +27,8 @@ func newLogEnv(t testing.TB) *logEnv {
 func (e *logEnv) at(sec int) time.Time { return e.At(sec) }
 
 var (
-	claim      = testlog.Claim
-	commit     = testlog.Commit
-	assignment = testlog.Assignment
-	groupSnap  = testlog.GroupSnap
-	groupIn    = testlog.GroupIn
-	itoa       = strconv.Itoa
+	claim     = testlog.Claim
+	commit    = testlog.Commit
+	groupSnap = testlog.GroupSnap
+	groupIn   = testlog.GroupIn
 )

@@ -133,7 +133,7 @@ func TestServeFleetEndToEnd(t *testing.T) {
 			return fmt.Errorf("claims: %v: %s", err, stderr.String())
 		}
 		var doc struct {
-			Kind string       `json:"kind"`
+			Kind string        `json:"kind"`
 			Data claims.Tables `json:"data"`
 		}
 		if err := json.Unmarshal(out, &doc); err != nil {

@@ -63,8 +63,8 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 
 	code, out, _ = runCLI(t, env, "claims", "-o", "json")
 	var doc struct {
-		Version int          `json:"version"`
-		Kind    string       `json:"kind"`
+		Version int           `json:"version"`
+		Kind    string        `json:"kind"`
 		Data    claims.Tables `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {

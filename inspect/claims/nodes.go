@@ -94,7 +94,7 @@ func (f *Model) Nodes(now time.Time) []NodeRow {
 // Tables are what `claims` prints: the node table above the partition table. JSON field names
 // are an interface.
 type Tables struct {
-	Nodes      []NodeRow  `json:"nodes"`
+	Nodes      []NodeRow      `json:"nodes"`
 	Partitions []PartitionRow `json:"partitions"`
 }
 

@@ -3,12 +3,14 @@ package testlog
 import (
 	"context"
 	"net"
+	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
@@ -75,6 +77,48 @@ func GroupIn(p int, prefix string) string {
 		g := prefix + "-" + strconv.Itoa(i)
 		if record.Partition(g) == p {
 			return g
+		}
+	}
+}
+
+// Announcement is node's announcement at second sec after the Env's base time (2026-12-01
+// 09:00:00 UTC), listing partitions under claim 1.
+func Announcement(node int32, addr string, sec int, parts ...int) fleet.Announcement {
+	a := fleet.Announcement{Node: node, Addr: addr, Time: time.Date(2026, 12, 1, 9, 0, sec, 0, time.UTC), Claims: map[int]uint64{}}
+	for _, p := range parts {
+		a.Claims[p] = 1
+	}
+	return a
+}
+
+// BenchRecords is the size of a benchmark's log: IGGY_INSPECT_BENCH_RECORDS, default 100,000
+// (docs/performance.md's figures use 1,000,000).
+func BenchRecords(b *testing.B) int {
+	if s := os.Getenv("IGGY_INSPECT_BENCH_RECORDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	return 100_000
+}
+
+// Fill fills partition 0 with a claim then n-1 offset commits of varied groups, topics,
+// partitions and offsets (not one record repeated), in batches of 1,000 messages.
+func (e *Env) Fill(tb testing.TB, n int) {
+	e.Put(0, Claim(1, 1, e.At(0)))
+	msgs := make([]iggy.Message, 0, 1000)
+	for i := 1; i < n; i++ {
+		r := Commit(1, "group-"+strconv.Itoa(i%997), "topic-"+strconv.Itoa(i%13), int32(i%64), int64(i*7+i%31), e.Base.Add(time.Duration(i)*time.Millisecond))
+		p, err := record.Encode(r)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		msgs = append(msgs, iggy.Message{Payload: p})
+		if len(msgs) == cap(msgs) || i == n-1 {
+			e.PutRaw(0, msgs...)
+			msgs = msgs[:0]
 		}
 	}
 }

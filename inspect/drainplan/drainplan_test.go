@@ -1,4 +1,4 @@
-package inspect_test
+package drainplan_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 )
 
 var planAt = time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC)
@@ -178,7 +179,7 @@ func TestDrainProgress(t *testing.T) {
 		t.Fatalf("before anything: %+v", ev)
 	}
 	// Node 2 stops announcing partition 1; node 1 claims it but does not announce it yet.
-	f.View.Announce(ann(2, "h:2", 56, 2))
+	f.View.Announce(testlog.Announcement(2, "h:2", 56, 2))
 	claimBy(f, 1, 1, 2)
 	ev := d.Observe(f.Watched(), planAt)
 	if len(ev) != 2 || ev[0].Sentence() != "partition 1: released by node 2" || ev[1].Sentence() != "partition 1: claimed by node 1 (claim 2)" || d.Done() {
@@ -186,7 +187,7 @@ func TestDrainProgress(t *testing.T) {
 	}
 	// Node 1 announces 1; partition 2 goes straight to served by node 1.
 	claimBy(f, 2, 1, 2)
-	a := ann(1, "h:1", 57, 0)
+	a := testlog.Announcement(1, "h:1", 57, 0)
 	a.Claims[1], a.Claims[2] = 2, 2
 	f.View.Announce(a)
 	ev = d.Observe(f.Watched(), planAt)

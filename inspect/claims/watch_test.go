@@ -1,15 +1,11 @@
-package inspect_test
+package claims_test
 
 import (
-	"errors"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
-	"github.com/iggy-kafka/iggy-kafka/inspect/console"
-	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
 )
 
 // Changes are found by typed field: the log end alone changing is a change (it went unseen when
@@ -59,38 +55,5 @@ func TestClassifyHandover(t *testing.T) {
 		if got := claims.ClassifyHandover(v, claims.Handover{Partition: 5, From: c.from, To: 7}, now); got != c.want {
 			t.Errorf("from %v: %q, want %q", c.from, got, c.want)
 		}
-	}
-}
-
-// The store is said to be away once it was silent past StaleAfter, or at once when a request
-// failed; the banner says since when the rows are and when the next retry comes.
-func TestStatusStaleness(t *testing.T) {
-	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	s := console.Status{At: at.Add(900 * time.Millisecond), Store: "127.0.0.1:8090", StoreAnswered: at, StaleAfter: time.Second}
-	if !s.StoreOK() || len(s.Problems()) != 0 {
-		t.Fatalf("silent 900ms: %+v %q", s, s.Problems())
-	}
-	s.At = at.Add(1100 * time.Millisecond)
-	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 1s; the rows are as of 09:00:00" {
-		t.Fatalf("silent 1.1s: %q", s.Problems())
-	}
-	s.At, s.StoreError, s.Retry, s.NextRetry = at.Add(200*time.Millisecond), "connection refused", 2, at.Add(700*time.Millisecond)
-	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 200ms (retry 2 in 500ms): connection refused; the rows are as of 09:00:00" {
-		t.Fatalf("failed request: %q", s.Problems())
-	}
-	// One sentence per gateway that does not answer, naming its node; those that answer are
-	// not mentioned.
-	s = console.Status{At: at, StoreAnswered: at, StaleAfter: time.Second, Gateways: "node 1 at 10.0.0.1:9092, node 2 at 10.0.0.2:9092, node 3 at 10.0.0.3:9092",
-		Unreachable: []dial.Reach{
-			{Gateway: dial.Gateway{Node: 1, Addr: "10.0.0.1:9092"}, Err: errors.New("dial tcp: refused")},
-			{Gateway: dial.Gateway{Node: 3, Addr: "10.0.0.3:9092"}, Err: errors.New("i/o timeout")},
-		}}
-	want := []string{"no answer from node 1 at 10.0.0.1:9092: dial tcp: refused", "no answer from node 3 at 10.0.0.3:9092: i/o timeout"}
-	if !s.StoreOK() || s.Healthy() || !slices.Equal(s.Problems(), want) {
-		t.Fatalf("gateways away: %q", s.Problems())
-	}
-	s.Unreachable = []dial.Reach{{Gateway: dial.Gateway{Addr: "localhost:9092"}, Err: errors.New("dial tcp: refused")}}
-	if p := s.Problems(); len(p) != 1 || p[0] != "no answer from localhost:9092: dial tcp: refused" {
-		t.Fatalf("given address away: %q", p)
 	}
 }

@@ -1,4 +1,4 @@
-package inspect_test
+package livegroups_test
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 )
 
 // liveFleet is a store and three gateways with the coordinator log, as `serve --iggy` runs them.
@@ -71,7 +72,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	// Every partition's owner is what FindCoordinator names for a group of that partition.
 	names := make([]string, 0, len(rows))
 	for _, r := range rows {
-		names = append(names, groupIn(r.Partition, "probe"))
+		names = append(names, testlog.GroupIn(r.Partition, "probe"))
 	}
 	checkfor.Eventually(t, 10*time.Second, "FindCoordinator agrees with the log", func() error {
 		f, err := claims.LoadModel(ctx, log)

@@ -1,4 +1,4 @@
-package inspect_test
+package claims_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package inspect_test
+package dial_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
 )
 
 func TestDialGateways(t *testing.T) {
@@ -56,7 +57,7 @@ func TestDialGateways(t *testing.T) {
 // The prober asks each address alone: a listener that answers and a closed port are told apart,
 // in the order asked, even though a client seeded with both would reach the fleet.
 func TestProberAsksEachAddressAlone(t *testing.T) {
-	_, _, gws := liveFleet(t)
+	_, gws := testfleet.Start(t, 2, nil)
 	closed := freeport.Addr(t)
 	list := dial.Gateways{Announced: true, List: []dial.Gateway{
 		{Node: 1, Addr: gws[0].Addr().String()}, {Node: 7, Addr: closed}, {Node: 2, Addr: gws[1].Addr().String()},
