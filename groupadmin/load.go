@@ -223,7 +223,7 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 }
 
 // CommitsAt returns the offsets group had committed at t, as the coordinator log's history
-// holds them: its log partition folded (inspect.RunReplay, the gateways' fold) from the start
+// holds them: its log partition folded (replay.Run, the gateways' fold) from the start
 // through the last record written at or before t (the writers' clocks).
 func CommitsAt(ctx context.Context, log *logread.Log, group string, t time.Time) (map[string]map[int32]int64, error) {
 	r, err := replay.Run(ctx, log, record.Partition(group), replay.Options{Until: logread.Position{Time: t}})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,18 +111,9 @@ func (a *app) iggyAddrs() []string {
 func (a *app) iggyConfig() (iggy.Config, error) {
 	v := a.values
 	cfg := iggy.Config{Addrs: a.iggyAddrs(), Username: v.String("operator-iggy-username"), Password: v.String("operator-iggy-password"), PoolSize: 2, RequestTimeout: v.Duration("request-timeout")}
-	if v.Bool("operator-iggy-tls") {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("operator-iggy-tls-server-name")}
-		if ca := v.String("operator-iggy-tls-ca"); ca != "" {
-			pool, err := caPool(ca)
-			if err != nil {
-				return cfg, v.Invalid("operator-iggy-tls-ca", "%v", err)
-			}
-			tc.RootCAs = pool
-		}
-		cfg.TLS = tc
-	}
-	return cfg, nil
+	tc, err := clientTLS(v, "operator-iggy-tls")
+	cfg.TLS = tc
+	return cfg, err
 }
 
 // iggyError says, for an error of reaching the store, where the command looked and how to
@@ -222,15 +212,11 @@ func (a *app) openLog(ctx context.Context) (*logread.Log, func(), error) {
 func (a *app) kafkaOpts(gws dial.Gateways) ([]kgo.Opt, error) {
 	v := a.values
 	opts := []kgo.Opt{kgo.SeedBrokers(gws.Addrs()...), kgo.RequestTimeoutOverhead(v.Duration("request-timeout")), kgo.RetryTimeout(v.Duration("request-timeout"))}
-	if v.Bool("kafka-tls") {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("kafka-tls-server-name")}
-		if ca := v.String("kafka-tls-ca"); ca != "" {
-			pool, err := caPool(ca)
-			if err != nil {
-				return nil, v.Invalid("kafka-tls-ca", "%v", err)
-			}
-			tc.RootCAs = pool
-		}
+	tc, err := clientTLS(v, "kafka-tls")
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
 	if u := v.String("kafka-sasl-username"); u != "" {

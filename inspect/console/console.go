@@ -551,7 +551,7 @@ func (c *Console) Drain(ctx context.Context, shown drainwatch.Plan) error {
 	return c.request(ctx, track, false)
 }
 
-// CheckUndo is inspect.CheckUndo on the console's model.
+// CheckUndo is drainplan.CheckUndo on the console's model.
 func (c *Console) CheckUndo(ctx context.Context, nodes []int32) error {
 	return c.do(ctx, func(s *session) error {
 		now := c.Log.Clock().Now()
