@@ -122,7 +122,7 @@ func runDrain(ctx context.Context, r drainRun) error {
 	}
 	plan, err := drainplan.Plan(model, r.nodes, time.Now())
 	if err != nil {
-		return err
+		return undoHint(err)
 	}
 	if r.f == output.Text || r.dryRun {
 		if err := output.List(r.out, r.f, "drain.plan", plan.Steps); err != nil {
@@ -253,4 +253,14 @@ func runUndo(ctx context.Context, r drainRun, model *claims.Model) error {
 		}
 	}
 	return nil
+}
+
+// undoHint adds to a drain refused because a node is already drained the command that undoes
+// that drain.
+func undoHint(err error) error {
+	var r *drainplan.Refused
+	if !errors.As(err, &r) || len(r.Drained) == 0 {
+		return err
+	}
+	return &drainplan.Refused{Reason: fmt.Sprintf("%s; undo it with '%s drain node %s --undo'", r.Reason, programName, drainwatch.JoinNodes(r.Drained)), Drained: r.Drained}
 }

@@ -235,3 +235,21 @@ func TestDrainWaitSkewedClock(t *testing.T) {
 		t.Fatalf("undo drained again from a clock behind: %v", err)
 	}
 }
+
+// A drain refused because a node is already drained says, in the command's terms, how to undo
+// that drain; other refusals and errors pass as they are.
+func TestUndoHint(t *testing.T) {
+	drained := &drainplan.Refused{Reason: "node 2 is already drained (since 2026-12-01T09:00:00Z)", Drained: []int32{2}}
+	want := "node 2 is already drained (since 2026-12-01T09:00:00Z); undo it with 'iggy-kafka drain node 2 --undo'"
+	if got := undoHint(drained); got.Error() != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	var r *drainplan.Refused
+	if !errors.As(undoHint(drained), &r) || len(r.Drained) != 1 {
+		t.Errorf("the hinted error is no longer a refusal naming node 2")
+	}
+	other := &drainplan.Refused{Reason: "node 7 is not a gateway of this fleet (known: 1, 2, 3)"}
+	if got := undoHint(other); got != error(other) {
+		t.Errorf("a refusal of another kind changed: %v", got)
+	}
+}

@@ -15,9 +15,6 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
-// program is the binary's name, in the sentences that tell operators what to run.
-const program = "iggy-kafka"
-
 // Drainer is what `drain node N` needs to change the fleet.
 type Drainer interface {
 	// RequestDrain asks node to release its coordinator partitions and to leave Metadata
@@ -52,9 +49,13 @@ func (d IggyDrainer) RequestDrain(ctx context.Context, node int32, undo bool) (u
 	return off, nil
 }
 
-// Refused is a drain or an undo that the safety rules refuse; its message is one sentence
-// that says why and what to do.
-type Refused struct{ Reason string }
+// Refused is a drain or an undo that the safety rules refuse; Reason is one sentence that says
+// why. A drain refused because a node is already drained names it in Drained, so that the
+// renderer can say how to undo that drain in its own terms (a command line, a key).
+type Refused struct {
+	Reason  string
+	Drained []int32
+}
 
 func (e *Refused) Error() string { return e.Reason }
 
@@ -75,7 +76,7 @@ func Plan(m *claims.Model, nodes []int32, now time.Time) (drainwatch.Plan, error
 	}
 	for _, n := range nodes {
 		if r, ok := v.DrainRequest(n); ok && !r.Undo {
-			return drainwatch.Plan{}, Refuse("node %d is already drained%s; undo it with '%s drain node %d --undo'", n, since(r.Time), program, n)
+			return drainwatch.Plan{}, &Refused{Reason: fmt.Sprintf("node %d is already drained%s", n, since(r.Time)), Drained: []int32{n}}
 		}
 		if v.State(n, now) == fleet.Gone {
 			return drainwatch.Plan{}, Refuse("node %d is gone (no announcement within %v, or it left the lease group): its partitions move when its lease ends; there is nothing to drain", n, v.Live)

@@ -1,7 +1,9 @@
 package drainplan_test
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,13 +145,17 @@ func TestPlanDrainRefusals(t *testing.T) {
 		want  string
 	}{
 		{[]int32{2}, "refusing to drain node 2: no gateway would be left serving the coordinator log (1 gateway serves now: node 2)"},
-		{[]int32{1}, "node 1 is already drained; undo it with 'iggy-kafka drain node 1 --undo'"},
+		{[]int32{1}, "node 1 is already drained"},
 		{[]int32{7}, "node 7 is not a gateway of this fleet (known: 1, 2, 3)"},
 	} {
 		_, err := drainplan.Plan(f, c.nodes, planAt)
 		if err == nil || err.Error() != c.want {
 			t.Errorf("drain %v: %v, want %q", c.nodes, err, c.want)
 		}
+	}
+	var refused *drainplan.Refused
+	if _, err := drainplan.Plan(f, []int32{1}, planAt); !errors.As(err, &refused) || !slices.Equal(refused.Drained, []int32{1}) {
+		t.Errorf("drain of drained node 1: %v, want a refusal naming node 1 as drained", err)
 	}
 	g := fleetOf(t, 3, nil)
 	if _, err := drainplan.Plan(g, []int32{1, 2, 3}, planAt); err == nil || !strings.Contains(err.Error(), "3 gateways serve now: nodes 1, 2, 3") {
