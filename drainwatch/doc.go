@@ -4,8 +4,8 @@
 // (Move). `drain --wait`, `drain --undo --wait` and the console follow a drain through the same
 // Watch, so they cannot disagree on when it ended or how.
 //
-// The two types to know are Plan, what draining some nodes moves (package inspect makes it from
-// the log, PlanDrain), and Watch, which a caller feeds the fleet as its reader folds it (Fleet:
+// The two types to know are Plan, what draining some nodes moves (package drainplan makes it
+// from the log, Plan), and Watch, which a caller feeds the fleet as its reader folds it (Fleet:
 // fleet.View and each log partition's newest claim) after every read, and asks Done, Undone and
 // Moves.
 //

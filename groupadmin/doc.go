@@ -1,5 +1,5 @@
 // Package groupadmin is the library of `iggy-kafka group`, beyond describing one group (which is
-// inspect.DescribeGroup, the same answer as the console's group page): it lists the fleet's
+// livegroups.DescribeGroup, the same answer as the console's group page): it lists the fleet's
 // groups, and it moves a group's committed offsets.
 //
 // The two types to know are Target, where a seek moves each partition (the log start, the end,
@@ -11,8 +11,8 @@
 // OffsetCommit through the group's coordinator, so the new offsets land in the coordinator log
 // like every commit, and a member that joins meanwhile makes the gateway refuse it whole.
 //
-// Two targets come from the coordinator log's history, read from Iggy through inspect.Log and
-// folded by the gateways' own fold (inspect.RunReplay): CommitAt, the offsets committed at a
+// Two targets come from the coordinator log's history, read from Iggy through logread.Log and
+// folded by the gateways' own fold (replay.Run): CommitAt, the offsets committed at a
 // time, and Undo, the offsets the newest seek replaced, which LastSeek finds by the metadata
 // every seek's commits carry (SeekMark, UndoMark). Seeker puts it together for `group seek` and
 // the console: ParseTarget reads a target as both take it, Plan resolves and loads it, Seek

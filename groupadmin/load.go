@@ -13,7 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 )
 
 // Topics is a seek's choice of partitions: a topic with all its partitions (Partitions nil), or
@@ -76,7 +79,7 @@ func (e *MembersError) Error() string {
 }
 
 // noGateway marks a failure to reach the gateways (not an error code one answered) with
-// inspect.ErrNoGateway, so that the command says what each address answers.
+// livegroups.ErrNoGateway, so that the command says what each address answers.
 func noGateway(what string, err error) error {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
@@ -85,7 +88,7 @@ func noGateway(what string, err error) error {
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return fmt.Errorf("%w: %s: %w", inspect.ErrNoGateway, what, err)
+	return fmt.Errorf("%w: %s: %w", livegroups.ErrNoGateway, what, err)
 }
 
 // Load asks the gateways for what a seek of group to target needs (the group's state and
@@ -220,10 +223,10 @@ func Load(ctx context.Context, adm *kadm.Client, group string, target Target, on
 }
 
 // CommitsAt returns the offsets group had committed at t, as the coordinator log's history
-// holds them: its log partition folded (inspect.RunReplay, the gateways' fold) from the start
+// holds them: its log partition folded (replay.Run, the gateways' fold) from the start
 // through the last record written at or before t (the writers' clocks).
-func CommitsAt(ctx context.Context, log *inspect.Log, group string, t time.Time) (map[string]map[int32]int64, error) {
-	r, err := inspect.RunReplay(ctx, log, inspect.GroupPartition(group), inspect.ReplayOptions{Until: inspect.Position{Time: t}})
+func CommitsAt(ctx context.Context, log *logread.Log, group string, t time.Time) (map[string]map[int32]int64, error) {
+	r, err := replay.Run(ctx, log, record.Partition(group), replay.Options{Until: logread.Position{Time: t}})
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // TargetNames are the ways to say a target, as `group seek` takes them (each a flag) and the
@@ -44,7 +44,7 @@ func ParseTarget(name, value string, now time.Time) (Target, error) {
 		}
 		return Target{Kind: Shift, Shift: n}, nil
 	case "to-time", "to-commit-at":
-		pos, err := inspect.ParsePosition(value, now)
+		pos, err := logread.ParsePosition(value, now)
 		if err != nil || pos.HasOffset || !pos.Set() {
 			return Target{}, fmt.Errorf("%s %q is neither an RFC 3339 time nor a duration ago (90m)", name, value)
 		}
@@ -68,7 +68,7 @@ func ParseTarget(name, value string, now time.Time) (Target, error) {
 // (for CommitAt and Undo) through Log. `group seek` and the console both use it.
 type Seeker struct {
 	Admin *kadm.Client
-	Log   *inspect.Log
+	Log   *logread.Log
 	// Now is the clock of the seeks' ids.
 	Now func() time.Time
 }

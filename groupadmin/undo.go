@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 )
 
 // How a seek is recorded, so that --undo finds it: every partition's commit of a seek carries
@@ -34,7 +35,7 @@ func metadata(p Plan, now time.Time) string {
 // LastSeek finds in the coordinator log the newest seek of group not undone yet and returns the
 // target that puts back the offsets it replaced (Kind Undo), and the partitions it moved that
 // had no commit before it: a commit cannot give those their "none" back, so they are left.
-func LastSeek(ctx context.Context, log *inspect.Log, group string) (Target, []string, error) {
+func LastSeek(ctx context.Context, log *logread.Log, group string) (Target, []string, error) {
 	id, s, err := lastSeek(ctx, log, group)
 	if err != nil {
 		return Target{}, nil, err
@@ -44,7 +45,7 @@ func LastSeek(ctx context.Context, log *inspect.Log, group string) (Target, []st
 	}
 	before := map[string]map[int32]int64{}
 	if s.first > 0 {
-		r, err := inspect.RunReplay(ctx, log, inspect.GroupPartition(group), inspect.ReplayOptions{Until: inspect.Position{Offset: s.first - 1, HasOffset: true}})
+		r, err := replay.Run(ctx, log, record.Partition(group), replay.Options{Until: logread.Position{Offset: s.first - 1, HasOffset: true}})
 		if err != nil {
 			return Target{}, nil, err
 		}
@@ -79,7 +80,7 @@ func LastSeek(ctx context.Context, log *inspect.Log, group string) (Target, []st
 }
 
 // Undoable is the id of group's newest seek not undone yet, "" when there is none.
-func Undoable(ctx context.Context, log *inspect.Log, group string) (string, error) {
+func Undoable(ctx context.Context, log *logread.Log, group string) (string, error) {
 	id, _, err := lastSeek(ctx, log, group)
 	return id, err
 }
@@ -93,8 +94,8 @@ type seek struct {
 
 // lastSeek reads group's log partition (valid records only, by the gateways' validity rule)
 // for its newest seek not undone; "" when there is none.
-func lastSeek(ctx context.Context, log *inspect.Log, group string) (string, *seek, error) {
-	p := inspect.GroupPartition(group)
+func lastSeek(ctx context.Context, log *logread.Log, group string) (string, *seek, error) {
+	p := record.Partition(group)
 	ends, err := log.Ends(ctx)
 	if err != nil {
 		return "", nil, err
@@ -103,7 +104,7 @@ func lastSeek(ctx context.Context, log *inspect.Log, group string) (string, *see
 	var order []string
 	undone := map[string]bool{}
 	var v record.Validity
-	err = log.Read(ctx, p, 0, ends[p], func(e *inspect.Entry) error {
+	err = log.Read(ctx, p, 0, ends[p], func(e *logread.Entry) error {
 		if e.Err != nil || !v.Apply(&e.Record) || e.Record.Type != record.TypeOffsetCommit {
 			return nil
 		}

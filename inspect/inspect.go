@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
 // Query says which records `inspect` shows.
@@ -15,7 +17,7 @@ type Query struct {
 	Partitions []int
 	// Group keeps only the records about one consumer group.
 	Group    string
-	From, To Position
+	From, To logread.Position
 	// FromEnd shows only the records appended after Inspect starts (kcat's -o end).
 	FromEnd bool
 	// Follow keeps reading as records arrive, until the context ends. A follow without a From
@@ -26,16 +28,16 @@ type Query struct {
 // ParseFrom reads where `inspect --from` starts: a Position (see ParsePosition), "beginning" or
 // "start" for the first record, or "end" for only the records appended from now on; the words
 // are kcat's and rpk's.
-func ParseFrom(s string, now time.Time) (from Position, fromEnd bool, err error) {
+func ParseFrom(s string, now time.Time) (from logread.Position, fromEnd bool, err error) {
 	switch s {
 	case "beginning", "start":
-		return Position{HasOffset: true}, false, nil
+		return logread.Position{HasOffset: true}, false, nil
 	case "end":
-		return Position{}, true, nil
+		return logread.Position{}, true, nil
 	}
-	from, err = ParsePosition(s, now)
+	from, err = logread.ParsePosition(s, now)
 	if err != nil {
-		return Position{}, false, fmt.Errorf("%q is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end", s)
+		return logread.Position{}, false, fmt.Errorf("%q is neither an offset, an RFC 3339 time, a duration ago (10m), beginning nor end", s)
 	}
 	return from, false, nil
 }
@@ -43,32 +45,15 @@ func ParseFrom(s string, now time.Time) (from Position, fromEnd bool, err error)
 // fromEnd reports whether the query starts at the end of the log.
 func (q Query) fromEnd() bool { return q.FromEnd || q.Follow && !q.From.Set() }
 
-// AllPartitions lists the 16 log partitions.
-func AllPartitions() []int {
-	out := make([]int, record.Partitions)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// CheckPartition refuses a partition number outside the log.
-func CheckPartition(p int) error {
-	if p < 0 || p >= record.Partitions {
-		return fmt.Errorf("partition %d is not a coordinator log partition (0..%d)", p, record.Partitions-1)
-	}
-	return nil
-}
-
 func (q Query) partitions() ([]int, error) {
 	if q.Group != "" {
 		return []int{record.Partition(q.Group)}, nil
 	}
 	if len(q.Partitions) == 0 {
-		return AllPartitions(), nil
+		return logread.AllPartitions(), nil
 	}
 	for _, p := range q.Partitions {
-		if err := CheckPartition(p); err != nil {
+		if err := logread.CheckPartition(p); err != nil {
 			return nil, err
 		}
 	}
@@ -81,7 +66,7 @@ func (q Query) partitions() ([]int, error) {
 // start (by record.Validity, the rule record.State folds with), so a record outside the range
 // still counts for the ones inside: a follow from the end reads the log once before it shows
 // anything.
-func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, caughtUp func()) error {
+func Inspect(ctx context.Context, l *logread.Log, q Query, emit func(RecordRow) error, caughtUp func()) error {
 	parts, err := q.partitions()
 	if err != nil {
 		return err
@@ -93,7 +78,7 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 	states := make([]record.Validity, record.Partitions)
 	done := make([]bool, record.Partitions)
 	tail := q.fromEnd()
-	handle := func(e *Entry) error {
+	handle := func(e *logread.Entry) error {
 		valid := false
 		if e.Err == nil {
 			valid = states[e.Partition].Apply(&e.Record)
@@ -102,23 +87,23 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 			return nil
 		}
 		t := e.Record.Time
-		if q.To.after(e.Offset, t) {
+		if q.To.After(e.Offset, t) {
 			done[e.Partition] = true
 			if !q.Follow {
-				return ErrStop
+				return logread.ErrStop
 			}
 			return nil
 		}
-		if q.From.before(e.Offset, t) {
+		if q.From.Before(e.Offset, t) {
 			return nil
 		}
-		if q.Group != "" && (e.Err != nil || RecordGroup(&e.Record) != q.Group) {
+		if q.Group != "" && (e.Err != nil || stateview.RecordGroup(&e.Record) != q.Group) {
 			return nil
 		}
 		return emit(NewRecordRow(e, valid))
 	}
 	for _, p := range parts {
-		err := l.ReadBatches(ctx, p, 0, ends[p], func(batch []Entry) error {
+		err := l.ReadBatches(ctx, p, 0, ends[p], func(batch []logread.Entry) error {
 			for i := range batch {
 				if err := handle(&batch[i]); err != nil {
 					return err
@@ -126,7 +111,7 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, ErrStop) {
+		if err != nil && !errors.Is(err, logread.ErrStop) {
 			return err
 		}
 	}
@@ -143,6 +128,3 @@ func Inspect(ctx context.Context, l *Log, q Query, emit func(RecordRow) error, c
 		return nil
 	})
 }
-
-// GroupPartition is the log partition of a consumer group.
-func GroupPartition(group string) int { return record.Partition(group) }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // RecordRow is one record as `inspect` shows it. JSON field names are an interface.
@@ -60,78 +62,22 @@ func (r RecordRow) AppendJSON(b []byte) []byte {
 	b = append(b, `,"valid":`...)
 	b = strconv.AppendBool(b, r.Valid)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, r.Type)
+	b = output.AppendJSONString(b, r.Type)
 	if r.Group != "" {
 		b = append(b, `,"group":`...)
-		b = appendJSONString(b, r.Group)
+		b = output.AppendJSONString(b, r.Group)
 	}
 	b = append(b, `,"fields":`...)
 	b = r.Fields.AppendJSON(b)
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, r.Error)
+		b = output.AppendJSONString(b, r.Error)
 	}
 	return append(b, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// jsonSafe marks the ASCII bytes a JSON string holds as they are (encoding/json's HTML-safe set).
-var jsonSafe = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendJSONString quotes s as JSON, escaping what JSON requires and <, >, & as encoding/json
-// does.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if jsonSafe[c] {
-			continue
-		}
-		if c >= 0x80 {
-			// Multi-byte UTF-8 passes through; encoding/json would also escape U+2028/9 and
-			// replace invalid bytes, which strconv.Quote-style handling covers below.
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == 0xFFFD && size == 1 || r == 0x2028 || r == 0x2029 {
-				b = append(b, s[start:i]...)
-				if r == 0xFFFD {
-					b = append(b, `\ufffd`...)
-				} else {
-					b = append(b, `\u202`...)
-					b = append(b, hexDigits[r&0xF])
-				}
-				start = i + size
-			}
-			i += size - 1
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
 // NewRecordRow builds the row of one entry; valid is what the fold said of it.
-func NewRecordRow(e *Entry, valid bool) RecordRow {
+func NewRecordRow(e *logread.Entry, valid bool) RecordRow {
 	row := RecordRow{Partition: e.Partition, Offset: e.Offset}
 	if e.Err != nil {
 		row.Type, row.Error = "undecodable", e.Err.Error()
@@ -140,26 +86,9 @@ func NewRecordRow(e *Entry, valid bool) RecordRow {
 	}
 	r := &e.Record
 	row.Time, row.Claim, row.Valid, row.Type = r.Time, r.Claim, valid, r.Type.String()
-	row.Group = RecordGroup(r)
+	row.Group = stateview.RecordGroup(r)
 	row.Fields.rec = *r
 	return row
-}
-
-// RecordGroup is the consumer group a record is about, "" for claims and checkpoints.
-func RecordGroup(r *record.Record) string {
-	switch {
-	case r.Group != nil:
-		return r.Group.Name
-	case r.OffsetCommit != nil:
-		return r.OffsetCommit.Group
-	case r.GroupDeleted != nil:
-		return r.GroupDeleted.Group
-	case r.OffsetDeleted != nil:
-		return r.OffsetDeleted.Group
-	case r.ConsumerGroup != nil:
-		return r.ConsumerGroup.Name
-	}
-	return ""
 }
 
 // RecordFields are one record's own fields, those its type carries beyond the header (the
@@ -290,11 +219,11 @@ func (f RecordFields) AppendText(dst []byte) []byte {
 
 // consumerGroupFields are a consumer-group record's fields in JSON.
 type consumerGroupFields struct {
-	Epoch           int32                `json:"epoch"`
-	AssignmentEpoch int32                `json:"assignment_epoch"`
-	Topics          []topicFields        `json:"topics"`
-	Members         []ConsumerMemberView `json:"members"`
-	Removed         []string             `json:"removed"`
+	Epoch           int32                          `json:"epoch"`
+	AssignmentEpoch int32                          `json:"assignment_epoch"`
+	Topics          []topicFields                  `json:"topics"`
+	Members         []stateview.ConsumerMemberView `json:"members"`
+	Removed         []string                       `json:"removed"`
 }
 
 type topicFields struct {
@@ -306,25 +235,25 @@ type topicFields struct {
 // groupFields are a group record's fields in JSON; group records come once a generation, so
 // encoding/json writes them.
 type groupFields struct {
-	Generation   int32        `json:"generation"`
-	State        string       `json:"state"`
-	ProtocolType string       `json:"protocol_type"`
-	Protocol     string       `json:"protocol"`
-	Leader       string       `json:"leader"`
-	Members      []MemberView `json:"members"`
+	Generation   int32                  `json:"generation"`
+	State        string                 `json:"state"`
+	ProtocolType string                 `json:"protocol_type"`
+	Protocol     string                 `json:"protocol"`
+	Leader       string                 `json:"leader"`
+	Members      []stateview.MemberView `json:"members"`
 }
 
 // AppendJSON appends the fields as a JSON object, as encoding/json would write it.
 func (f RecordFields) AppendJSON(b []byte) []byte {
 	if f.err != "" {
 		b = append(b, `{"error":`...)
-		b = appendJSONString(b, f.err)
+		b = output.AppendJSONString(b, f.err)
 		return append(b, '}')
 	}
 	r := &f.rec
 	switch {
 	case r.Type == record.TypeOffsetCommit && r.OffsetCommit != nil:
-		return offsetView(r.OffsetCommit).AppendJSON(b)
+		return stateview.NewOffsetView(r.OffsetCommit).AppendJSON(b)
 	case r.Type == record.TypeClaim && r.ClaimInfo != nil:
 		c := r.ClaimInfo
 		b = append(b, `{"number":`...)
@@ -332,11 +261,11 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 		b = append(b, `,"node":`...)
 		b = strconv.AppendInt(b, int64(c.Node), 10)
 		b = append(b, `,"addr":`...)
-		b = appendJSONString(b, c.Addr)
+		b = output.AppendJSONString(b, c.Addr)
 		return append(b, '}')
 	case r.Type == record.TypeGroup && r.Group != nil:
 		g := r.Group
-		j, err := json.Marshal(groupFields{Generation: g.Generation, State: g.State, ProtocolType: g.ProtocolType, Protocol: g.Protocol, Leader: g.Leader, Members: memberViews(g)})
+		j, err := json.Marshal(groupFields{Generation: g.Generation, State: g.State, ProtocolType: g.ProtocolType, Protocol: g.Protocol, Leader: g.Leader, Members: stateview.MemberViews(g)})
 		if err != nil {
 			// Nothing in groupFields can fail to encode; an empty object keeps the row valid JSON.
 			return append(b, "{}"...)
@@ -344,7 +273,7 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 		return append(b, j...)
 	case r.Type == record.TypeOffsetDeleted && r.OffsetDeleted != nil:
 		b = append(b, `{"topic":`...)
-		b = appendJSONString(b, r.OffsetDeleted.Topic)
+		b = output.AppendJSONString(b, r.OffsetDeleted.Topic)
 		b = append(b, `,"partition":`...)
 		b = strconv.AppendInt(b, int64(r.OffsetDeleted.Partition), 10)
 		return append(b, '}')
@@ -376,7 +305,7 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 		}
 		return append(b, '}')
 	case r.Type == record.TypeTransaction && r.Transaction != nil:
-		j, err := json.Marshal(NewTransactionView(*r.Transaction))
+		j, err := json.Marshal(stateview.NewTransactionView(*r.Transaction))
 		if err != nil {
 			return append(b, "{}"...)
 		}
@@ -384,9 +313,9 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 	case r.Type == record.TypeConsumerGroup && r.ConsumerGroup != nil:
 		c := r.ConsumerGroup
 		f := consumerGroupFields{Epoch: c.Epoch, AssignmentEpoch: c.AssignmentEpoch, Topics: []topicFields{},
-			Members: ConsumerGroupView(*c).Members, Removed: c.Removed}
+			Members: stateview.ConsumerGroupView(*c).Members, Removed: c.Removed}
 		for _, t := range c.Topics {
-			f.Topics = append(f.Topics, topicFields{Name: t.Name, ID: uuidText(t.ID), Partitions: t.Partitions})
+			f.Topics = append(f.Topics, topicFields{Name: t.Name, ID: stateview.UUIDText(t.ID), Partitions: t.Partitions})
 		}
 		if f.Removed == nil {
 			f.Removed = []string{}
@@ -445,42 +374,4 @@ func needsQuote(v string) bool {
 		}
 	}
 	return false
-}
-
-// TransactionView is a transaction record's fields in JSON and YAML.
-type TransactionView struct {
-	TransactionalID string         `json:"transactional_id"`
-	ProducerID      int64          `json:"producer_id"`
-	Epoch           int16          `json:"epoch"`
-	State           string         `json:"state"`
-	TimeoutMs       int64          `json:"timeout_ms"`
-	Partitions      []TxnTopicView `json:"partitions"`
-	Groups          []string       `json:"groups"`
-	Started         string         `json:"started"`
-	Updated         string         `json:"updated"`
-}
-
-// TxnTopicView is one topic's partitions in a transaction.
-type TxnTopicView struct {
-	Topic      string  `json:"topic"`
-	Partitions []int32 `json:"partitions"`
-}
-
-// NewTransactionView is the view of one transaction's state.
-func NewTransactionView(x record.Transaction) TransactionView {
-	v := TransactionView{TransactionalID: x.ID, ProducerID: x.ProducerID, Epoch: x.Epoch, State: x.State.String(),
-		TimeoutMs: x.Timeout.Milliseconds(), Partitions: []TxnTopicView{}, Groups: x.Groups}
-	for _, tp := range x.Partitions {
-		v.Partitions = append(v.Partitions, TxnTopicView{Topic: tp.Topic, Partitions: tp.Partitions})
-	}
-	if v.Groups == nil {
-		v.Groups = []string{}
-	}
-	if !x.Started.IsZero() {
-		v.Started = x.Started.UTC().Format(time.RFC3339Nano)
-	}
-	if !x.Updated.IsZero() {
-		v.Updated = x.Updated.UTC().Format(time.RFC3339Nano)
-	}
-	return v
 }

@@ -3,63 +3,13 @@ package inspect_test
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
-
-func TestClaimRowFlags(t *testing.T) {
-	cases := []struct {
-		name      string
-		owner     int32 // 0: unclaimed
-		addr      string
-		members   []uint32
-		announced map[int32]fleet.Announcement
-		want      []string
-		cells     map[int]string // column index -> text
-	}{
-		{"unowned", 0, "", nil, nil, []string{inspect.FlagUnowned}, map[int]string{1: ""}},
-		{"agrees", 1, "h:1", []uint32{7}, map[int32]fleet.Announcement{1: member(ann(1, "h:1", 55, 0), 7)}, []string{}, map[int]string{1: "1*", 11: "5s", 12: "1"}},
-		{"assignment differs", 1, "h:1", []uint32{8}, map[int32]fleet.Announcement{1: ann(1, "h:1", 55, 0), 2: member(ann(2, "h:2", 55, 1, 2), 8)}, []string{inspect.FlagAssignmentDiffers}, map[int]string{12: "2"}},
-		{"not announced", 3, "h:3", nil, map[int32]fleet.Announcement{1: ann(1, "h:1", 55, 0)}, []string{inspect.FlagNotAnnounced, inspect.FlagOwnersDiffer}, map[int]string{11: ""}},
-		{"announced by another", 1, "h:1", nil, map[int32]fleet.Announcement{1: ann(1, "h:1", 55), 2: ann(2, "h:2", 55, 0)}, []string{inspect.FlagOwnersDiffer}, nil},
-		{"address differs", 1, "h:1", nil, map[int32]fleet.Announcement{1: ann(1, "h:9", 55, 0)}, []string{inspect.FlagAddrDiffers}, nil},
-		{"stale and leaving", 1, "h:1", nil, map[int32]fleet.Announcement{1: leaving(ann(1, "h:1", 30, 0))}, []string{inspect.FlagStale, inspect.FlagLeaving}, map[int]string{11: "30s"}},
-		{"unassigned", 1, "h:1", []uint32{}, nil, []string{inspect.FlagUnassigned}, map[int]string{12: ""}},
-		// A member no live gateway announces (one Iggy kept after a restart) holds no lease.
-		{"unknown member", 1, "h:1", []uint32{9}, nil, []string{inspect.FlagUnassigned}, map[int]string{12: ""}},
-	}
-	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := inspect.NewModel()
-			if c.owner != 0 {
-				e := inspect.Entry{Partition: 0, Record: record.Record{Type: record.TypeClaim, Claim: 1, Time: at, ClaimInfo: &record.Claim{Number: 1, Node: c.owner, Addr: c.addr}}}
-				f.Parts[0].Apply(&e)
-				e = inspect.Entry{Partition: 0, Offset: 1, Record: commit(1, "g", "t", 0, 1, at.Add(time.Second))}
-				f.Parts[0].Apply(&e)
-			}
-			f.Members = c.members
-			for _, a := range c.announced {
-				f.View.Announce(a)
-			}
-			row := f.Rows(at.Add(time.Minute))[0]
-			if !slices.Equal(row.Flags, c.want) {
-				t.Fatalf("flags %v, want %v", row.Flags, c.want)
-			}
-			cells := row.Cells()
-			for i, want := range c.cells {
-				if cells[i] != want {
-					t.Errorf("column %s = %q, want %q", row.Columns()[i], cells[i], want)
-				}
-			}
-		})
-	}
-}
 
 // Every record type's row: its fields as an object (keys by hand, not from the code under
 // test), its text unchanged, and AppendJSON writing what encoding/json writes.
@@ -72,36 +22,36 @@ func TestRecordRowFields(t *testing.T) {
 	meta.OffsetCommit.Metadata, meta.OffsetCommit.Expire = "by worker-a", expire
 	cases := []struct {
 		name       string
-		entry      inspect.Entry
+		entry      logread.Entry
 		text, json string
 	}{
-		{"claim", inspect.Entry{Record: claim(4, 2, at)},
+		{"claim", logread.Entry{Record: claim(4, 2, at)},
 			`number=4 node=2 addr=localhost:9093`,
 			`{"number":4,"node":2,"addr":"localhost:9093"}`},
-		{"group", inspect.Entry{Record: g},
+		{"group", logread.Entry{Record: g},
 			`generation=3 state=Stable protocol_type=consumer protocol=range leader=m-1 members=2`,
 			`{"generation":3,"state":"Stable","protocol_type":"consumer","protocol":"range","leader":"m-1","members":[` +
 				`{"member_id":"m-1","client_id":"worker-a","client_host":"/10.0.0.1","session_timeout_ms":45000,"rebalance_timeout_ms":60000,"assignment":"orders[0,1]"},` +
 				`{"member_id":"m-2","instance_id":"static-b","client_id":"worker-b","client_host":"/10.0.0.2","session_timeout_ms":45000,"rebalance_timeout_ms":60000,"assignment":"orders[2]"}]}`},
-		{"offset commit", inspect.Entry{Record: commit(4, "g", "t", 2, 40, at)},
+		{"offset commit", logread.Entry{Record: commit(4, "g", "t", 2, 40, at)},
 			`topic=t partition=2 offset=40 leader_epoch=-1`,
 			`{"topic":"t","partition":2,"offset":40,"leader_epoch":-1,"metadata":"","expire":null}`},
-		{"offset commit with metadata", inspect.Entry{Record: meta},
+		{"offset commit with metadata", logread.Entry{Record: meta},
 			`topic="t\"\n\x01é\u2028" partition=2 offset=40 leader_epoch=-1 metadata="by worker-a" expire=2026-12-08T09:00:00Z`,
 			`{"topic":"t\"\n\u0001é\u2028","partition":2,"offset":40,"leader_epoch":-1,"metadata":"by worker-a","expire":"2026-12-08T09:00:00Z"}`},
-		{"group deleted", inspect.Entry{Record: record.Record{Type: record.TypeGroupDeleted, Claim: 4, Time: at, GroupDeleted: &record.GroupDeleted{Group: "g"}}},
+		{"group deleted", logread.Entry{Record: record.Record{Type: record.TypeGroupDeleted, Claim: 4, Time: at, GroupDeleted: &record.GroupDeleted{Group: "g"}}},
 			``, `{}`},
-		{"offset deleted", inspect.Entry{Record: record.Record{Type: record.TypeOffsetDeleted, Claim: 4, Time: at, OffsetDeleted: &record.OffsetDeleted{Group: "g", Topic: "t", Partition: 7}}},
+		{"offset deleted", logread.Entry{Record: record.Record{Type: record.TypeOffsetDeleted, Claim: 4, Time: at, OffsetDeleted: &record.OffsetDeleted{Group: "g", Topic: "t", Partition: 7}}},
 			`topic=t partition=7`, `{"topic":"t","partition":7}`},
-		{"checkpoint", inspect.Entry{Record: record.Record{Type: record.TypeCheckpoint, Claim: 4, Time: at, Checkpoint: &cp}},
+		{"checkpoint", logread.Entry{Record: record.Record{Type: record.TypeCheckpoint, Claim: 4, Time: at, Checkpoint: &cp}},
 			`through=8 groups=1 offsets=2`, `{"through":8,"groups":1,"offsets":2,"consumer_groups":0,"transactions":0}`},
-		{"transaction", inspect.Entry{Record: record.Record{Type: record.TypeTransaction, Claim: 4, Time: at, Transaction: &record.Transaction{
+		{"transaction", logread.Entry{Record: record.Record{Type: record.TypeTransaction, Claim: 4, Time: at, Transaction: &record.Transaction{
 			ID: "etl-1", ProducerID: 4001, Epoch: 3, Timeout: 10 * time.Second, State: record.TxnPrepareCommit,
 			Partitions: []record.TxnTopic{{Topic: "out", Partitions: []int32{0, 2}}}, Groups: []string{"etl"}, Started: at, Updated: at}}},
 			`transactional_id=etl-1 producer_id=4001 epoch=3 state=PrepareCommit timeout_ms=10000 partitions=2 groups=1`,
 			`{"transactional_id":"etl-1","producer_id":4001,"epoch":3,"state":"PrepareCommit","timeout_ms":10000,` +
 				`"partitions":[{"topic":"out","partitions":[0,2]}],"groups":["etl"],"started":"2026-12-01T09:00:00.123456789Z","updated":"2026-12-01T09:00:00.123456789Z"}`},
-		{"undecodable", inspect.Entry{Err: errors.New("record: bad\tbyte \xff")},
+		{"undecodable", logread.Entry{Err: errors.New("record: bad\tbyte \xff")},
 			`error="record: bad\tbyte \xff"`, `{"error":"record: bad\tbyte \ufffd"}`},
 	}
 	for _, c := range cases {
@@ -132,19 +82,3 @@ func TestRecordRowFields(t *testing.T) {
 		})
 	}
 }
-
-// ann is node's announcement at second sec of the test minute, listing partitions under claim 1.
-func ann(node int32, addr string, sec int, parts ...int) fleet.Announcement {
-	a := fleet.Announcement{Node: node, Addr: addr, Time: time.Date(2026, 12, 1, 9, 0, sec, 0, time.UTC), Claims: map[int]uint64{}}
-	for _, p := range parts {
-		a.Claims[p] = 1
-	}
-	return a
-}
-
-func member(a fleet.Announcement, m uint32) fleet.Announcement {
-	a.Member, a.HasMember = m, true
-	return a
-}
-
-func leaving(a fleet.Announcement) fleet.Announcement { a.Leaving = true; return a }

@@ -25,7 +25,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 )
 
 // Encodings of shown bytes.
@@ -149,7 +150,7 @@ type Options struct {
 	Partitions []int32
 	// From is where each partition starts (inspect.ParseFrom); FromEnd starts at the end. With
 	// neither, a follower starts at the end (as tail -f does) and a reader at the log start.
-	From    inspect.Position
+	From    logread.Position
 	FromEnd bool
 	// Follow keeps reading as records arrive, until ctx ends or Count records were read;
 	// otherwise Run stops at the ends seen when it started.
@@ -171,7 +172,7 @@ var ErrUnknownTopic = errors.New("unknown topic or partition")
 func Run(ctx context.Context, adm *kadm.Client, opts []kgo.Opt, o Options, fn func(Record) error, caughtUp func() error) error {
 	ends, err := adm.ListEndOffsets(ctx, o.Topic)
 	if err != nil {
-		return fmt.Errorf("%w: list the end offsets of %s: %w", inspect.ErrNoGateway, o.Topic, err)
+		return fmt.Errorf("%w: list the end offsets of %s: %w", livegroups.ErrNoGateway, o.Topic, err)
 	}
 	ps := ends[o.Topic]
 	if bad, ok := ps[-1]; ok && bad.Err != nil || len(ps) == 0 {
@@ -183,12 +184,12 @@ func Run(ctx context.Context, adm *kadm.Client, opts []kgo.Opt, o Options, fn fu
 	}
 	starts, err := adm.ListStartOffsets(ctx, o.Topic)
 	if err != nil {
-		return fmt.Errorf("%w: list the start offsets of %s: %w", inspect.ErrNoGateway, o.Topic, err)
+		return fmt.Errorf("%w: list the start offsets of %s: %w", livegroups.ErrNoGateway, o.Topic, err)
 	}
 	var at kadm.ListedOffsets
 	if !o.From.HasOffset && !o.From.Time.IsZero() {
 		if at, err = adm.ListOffsetsAfterMilli(ctx, o.From.Time.UnixMilli(), o.Topic); err != nil {
-			return fmt.Errorf("%w: list the offsets of %s at %s: %w", inspect.ErrNoGateway, o.Topic, o.From.Time.UTC().Format(time.RFC3339), err)
+			return fmt.Errorf("%w: list the offsets of %s at %s: %w", livegroups.ErrNoGateway, o.Topic, o.From.Time.UTC().Format(time.RFC3339), err)
 		}
 	}
 	from := map[int32]int64{}

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
 	"github.com/iggy-kafka/iggy-kafka/topics"
@@ -47,8 +47,8 @@ func TestSamplerOnAFleet(t *testing.T) {
 	}
 	defer ic.Close()
 	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	commits := []inspect.GroupOffset{{Group: "g", Topic: "events", Partition: 0, Offset: 4}}
-	s := &topics.Sampler{Iggy: ic, Stream: "kafka", Clock: clk, Commits: func(context.Context) ([]inspect.GroupOffset, error) { return commits, nil }}
+	commits := []claims.GroupOffset{{Group: "g", Topic: "events", Partition: 0, Offset: 4}}
+	s := &topics.Sampler{Iggy: ic, Stream: "kafka", Clock: clk, Commits: func(context.Context) ([]claims.GroupOffset, error) { return commits, nil }}
 	first, err := s.Sample(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestSamplerOnAFleet(t *testing.T) {
 		t.Fatalf("partition 0 %+v, partition 1 %+v", p0, first.Topics[0].Partitions[1])
 	}
 	produce(6)
-	commits = []inspect.GroupOffset{{Group: "g", Topic: "events", Partition: 0, Offset: 10}}
+	commits = []claims.GroupOffset{{Group: "g", Topic: "events", Partition: 0, Offset: 10}}
 	clk.Advance(2 * time.Second)
 	second, err := s.Sample(ctx)
 	if err != nil {

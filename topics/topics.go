@@ -12,7 +12,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
@@ -30,7 +30,7 @@ type Partition struct {
 type Reading struct {
 	At         time.Time
 	Partitions []Partition
-	Commits    []inspect.GroupOffset
+	Commits    []claims.GroupOffset
 }
 
 // Row is one partition as the pane shows it. A rate is nil until a second reading, and where
@@ -105,7 +105,7 @@ func Measure(prev *Reading, r Reading) Snapshot {
 			committed[k][c.Group] = c.Offset
 		}
 	}
-	commits := map[tp][]inspect.GroupOffset{}
+	commits := map[tp][]claims.GroupOffset{}
 	for _, c := range r.Commits {
 		k := tp{c.Topic, c.Partition}
 		commits[k] = append(commits[k], c)
@@ -204,7 +204,7 @@ type Store interface {
 type Sampler struct {
 	Iggy    Store
 	Stream  string
-	Commits func(ctx context.Context) ([]inspect.GroupOffset, error)
+	Commits func(ctx context.Context) ([]claims.GroupOffset, error)
 	Clock   clock.Clock
 	meter   Meter
 }

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 )
 
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-func commit(g, topic string, p int32, off int64) inspect.GroupOffset {
-	return inspect.GroupOffset{Group: g, Topic: topic, Partition: p, Offset: off}
+func commit(g, topic string, p int32, off int64) claims.GroupOffset {
+	return claims.GroupOffset{Group: g, Topic: topic, Partition: p, Offset: off}
 }
 
 // Rates come from two readings 2 s apart: records in from the end offsets, bytes in from the
@@ -21,7 +21,7 @@ func TestMeasureRates(t *testing.T) {
 	var m topics.Meter
 	first := m.Add(topics.Reading{At: t0,
 		Partitions: []topics.Partition{{Topic: "orders", Partition: 1, End: 50, Bytes: 5000, Records: 50}, {Topic: "orders", Partition: 0, End: 100, Bytes: 10_000, Records: 100}},
-		Commits:    []inspect.GroupOffset{commit("billing", "orders", 0, 90), commit("audit", "orders", 0, 40)}})
+		Commits:    []claims.GroupOffset{commit("billing", "orders", 0, 90), commit("audit", "orders", 0, 40)}})
 	if len(first.Topics) != 1 || first.Over != 0 {
 		t.Fatalf("first snapshot %+v", first)
 	}
@@ -35,7 +35,7 @@ func TestMeasureRates(t *testing.T) {
 			{Topic: "orders", Partition: 1, End: 60, Bytes: 1000, Records: 10},
 			{Topic: "audit", Partition: 0, End: 3},
 		},
-		Commits: []inspect.GroupOffset{commit("billing", "orders", 0, 130), commit("audit", "orders", 0, 60), commit("new", "orders", 1, 5)}})
+		Commits: []claims.GroupOffset{commit("billing", "orders", 0, 130), commit("audit", "orders", 0, 60), commit("new", "orders", 1, 5)}})
 	if s.Over != 2*time.Second {
 		t.Fatalf("over %v", s.Over)
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 )
 
 // column is one column of a pane: its title, the width it needs, its priority (lower stays
@@ -134,7 +136,7 @@ func ago(s *float64) string {
 	if s == nil {
 		return ""
 	}
-	return inspect.Seconds(*s)
+	return claims.Seconds(*s)
 }
 
 func clock(t *time.Time) string {
@@ -144,10 +146,10 @@ func clock(t *time.Time) string {
 	return t.UTC().Format("15:04:05")
 }
 
-var partColumns = []column[inspect.ClaimRow]{
-	{title: "PART", width: 4, prio: 0, cell: func(r inspect.ClaimRow) string { return strconv.Itoa(r.Partition) },
-		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Partition, b.Partition) }},
-	{title: "OWNER", width: 5, prio: 0, field: inspect.FieldOwner, cell: func(r inspect.ClaimRow) string {
+var partColumns = []column[claims.PartitionRow]{
+	{title: "PART", width: 4, prio: 0, cell: func(r claims.PartitionRow) string { return strconv.Itoa(r.Partition) },
+		cmp: func(a, b claims.PartitionRow) int { return cmp.Compare(a.Partition, b.Partition) }},
+	{title: "OWNER", width: 5, prio: 0, field: claims.FieldOwner, cell: func(r claims.PartitionRow) string {
 		if r.OwnerNode == nil {
 			return "NONE"
 		}
@@ -156,52 +158,52 @@ var partColumns = []column[inspect.ClaimRow]{
 			s += "*"
 		}
 		return s
-	}, cmp: func(a, b inspect.ClaimRow) int { return ptrCmp(a.OwnerNode, b.OwnerNode) }},
-	{title: "ADDRESS", width: 15, prio: 3, cell: func(r inspect.ClaimRow) string { return r.OwnerAddr }},
-	{title: "CLAIM", width: 5, prio: 0, field: inspect.FieldClaim, cell: func(r inspect.ClaimRow) string {
+	}, cmp: func(a, b claims.PartitionRow) int { return ptrCmp(a.OwnerNode, b.OwnerNode) }},
+	{title: "ADDRESS", width: 15, prio: 3, cell: func(r claims.PartitionRow) string { return r.OwnerAddr }},
+	{title: "CLAIM", width: 5, prio: 0, field: claims.FieldClaim, cell: func(r claims.PartitionRow) string {
 		if r.OwnerNode == nil {
 			return ""
 		}
 		return strconv.FormatUint(r.Claim, 10)
-	}, cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Claim, b.Claim) }},
-	{title: "SINCE", width: 8, prio: 4, cell: func(r inspect.ClaimRow) string { return clock(r.ClaimedAt) }},
-	{title: "HELD", width: 8, prio: 1, cell: func(r inspect.ClaimRow) string { return ago(r.HeldSeconds) },
-		cmp: func(a, b inspect.ClaimRow) int { return ptrCmp(a.HeldSeconds, b.HeldSeconds) }},
-	{title: "GROUPS", width: 6, prio: 0, field: inspect.FieldGroups, cell: func(r inspect.ClaimRow) string { return strconv.Itoa(r.Groups) },
-		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.Groups, b.Groups) }},
-	{title: "END", width: 7, prio: 0, field: inspect.FieldLogEnd, cell: func(r inspect.ClaimRow) string { return strconv.FormatUint(r.LogEndOffset, 10) },
-		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(a.LogEndOffset, b.LogEndOffset) }},
-	{title: "OWNER-LAG", width: 9, prio: 2, cell: func(r inspect.ClaimRow) string { return ago(r.OwnerLagSeconds) },
-		cmp: func(a, b inspect.ClaimRow) int { return ptrCmp(a.OwnerLagSeconds, b.OwnerLagSeconds) }},
-	{title: "CHECKPOINT", width: 10, prio: 5, field: inspect.FieldCheckpoint, cell: func(r inspect.ClaimRow) string {
+	}, cmp: func(a, b claims.PartitionRow) int { return cmp.Compare(a.Claim, b.Claim) }},
+	{title: "SINCE", width: 8, prio: 4, cell: func(r claims.PartitionRow) string { return clock(r.ClaimedAt) }},
+	{title: "HELD", width: 8, prio: 1, cell: func(r claims.PartitionRow) string { return ago(r.HeldSeconds) },
+		cmp: func(a, b claims.PartitionRow) int { return ptrCmp(a.HeldSeconds, b.HeldSeconds) }},
+	{title: "GROUPS", width: 6, prio: 0, field: claims.FieldGroups, cell: func(r claims.PartitionRow) string { return strconv.Itoa(r.Groups) },
+		cmp: func(a, b claims.PartitionRow) int { return cmp.Compare(a.Groups, b.Groups) }},
+	{title: "END", width: 7, prio: 0, field: claims.FieldLogEnd, cell: func(r claims.PartitionRow) string { return strconv.FormatUint(r.LogEndOffset, 10) },
+		cmp: func(a, b claims.PartitionRow) int { return cmp.Compare(a.LogEndOffset, b.LogEndOffset) }},
+	{title: "OWNER-LAG", width: 9, prio: 2, cell: func(r claims.PartitionRow) string { return ago(r.OwnerLagSeconds) },
+		cmp: func(a, b claims.PartitionRow) int { return ptrCmp(a.OwnerLagSeconds, b.OwnerLagSeconds) }},
+	{title: "CHECKPOINT", width: 10, prio: 5, field: claims.FieldCheckpoint, cell: func(r claims.PartitionRow) string {
 		if r.CheckpointOffset == nil {
 			return ""
 		}
 		return strconv.FormatUint(*r.CheckpointOffset, 10)
 	}},
-	{title: "ASSIGNED", width: 8, prio: 3, field: inspect.FieldAssigned, cell: inspect.AssignedText},
-	{title: "FLAGS", width: 20, prio: 0, flex: true, more: 14, morePrio: 3, field: inspect.FieldFlags, cell: func(r inspect.ClaimRow) string { return strings.Join(r.Flags, ",") },
-		cmp: func(a, b inspect.ClaimRow) int { return cmp.Compare(len(a.Flags), len(b.Flags)) }},
+	{title: "ASSIGNED", width: 8, prio: 3, field: claims.FieldAssigned, cell: claims.AssignedText},
+	{title: "FLAGS", width: 20, prio: 0, flex: true, more: 14, morePrio: 3, field: claims.FieldFlags, cell: func(r claims.PartitionRow) string { return strings.Join(r.Flags, ",") },
+		cmp: func(a, b claims.PartitionRow) int { return cmp.Compare(len(a.Flags), len(b.Flags)) }},
 }
 
-var nodeColumns = []column[inspect.NodeRow]{
-	{title: "NODE", width: 5, prio: 0, field: inspect.NodeFieldController, cell: func(r inspect.NodeRow) string {
+var nodeColumns = []column[claims.NodeRow]{
+	{title: "NODE", width: 5, prio: 0, field: claims.NodeFieldController, cell: func(r claims.NodeRow) string {
 		s := strconv.Itoa(int(r.Node))
 		if r.Controller {
 			s += "*"
 		}
 		return s
-	}, cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(a.Node, b.Node) }},
-	{title: "STATE", width: 8, prio: 0, field: inspect.NodeFieldState, cell: func(r inspect.NodeRow) string { return r.State },
-		cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(a.State, b.State) }},
-	{title: "ADDRESS", width: 15, prio: 1, field: inspect.NodeFieldAddr, cell: func(r inspect.NodeRow) string { return r.Addr }},
-	{title: "PARTS", width: 5, prio: 0, field: inspect.NodeFieldPartitions, cell: func(r inspect.NodeRow) string { return strconv.Itoa(len(r.Partitions)) },
-		cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(len(a.Partitions), len(b.Partitions)) }},
-	{title: "GROUPS", width: 6, prio: 0, field: inspect.NodeFieldGroups, cell: func(r inspect.NodeRow) string { return strconv.Itoa(r.Groups) },
-		cmp: func(a, b inspect.NodeRow) int { return cmp.Compare(a.Groups, b.Groups) }},
-	{title: "ANNOUNCED", width: 9, prio: 1, cell: func(r inspect.NodeRow) string { return ago(r.AnnouncedAgoSeconds) },
-		cmp: func(a, b inspect.NodeRow) int { return ptrCmp(a.AnnouncedAgoSeconds, b.AnnouncedAgoSeconds) }},
-	{title: "DRAINED", width: 8, prio: 2, field: inspect.NodeFieldDrain, cell: func(r inspect.NodeRow) string {
+	}, cmp: func(a, b claims.NodeRow) int { return cmp.Compare(a.Node, b.Node) }},
+	{title: "STATE", width: 8, prio: 0, field: claims.NodeFieldState, cell: func(r claims.NodeRow) string { return r.State },
+		cmp: func(a, b claims.NodeRow) int { return cmp.Compare(a.State, b.State) }},
+	{title: "ADDRESS", width: 15, prio: 1, field: claims.NodeFieldAddr, cell: func(r claims.NodeRow) string { return r.Addr }},
+	{title: "PARTS", width: 5, prio: 0, field: claims.NodeFieldPartitions, cell: func(r claims.NodeRow) string { return strconv.Itoa(len(r.Partitions)) },
+		cmp: func(a, b claims.NodeRow) int { return cmp.Compare(len(a.Partitions), len(b.Partitions)) }},
+	{title: "GROUPS", width: 6, prio: 0, field: claims.NodeFieldGroups, cell: func(r claims.NodeRow) string { return strconv.Itoa(r.Groups) },
+		cmp: func(a, b claims.NodeRow) int { return cmp.Compare(a.Groups, b.Groups) }},
+	{title: "ANNOUNCED", width: 9, prio: 1, cell: func(r claims.NodeRow) string { return ago(r.AnnouncedAgoSeconds) },
+		cmp: func(a, b claims.NodeRow) int { return ptrCmp(a.AnnouncedAgoSeconds, b.AnnouncedAgoSeconds) }},
+	{title: "DRAINED", width: 8, prio: 2, field: claims.NodeFieldDrain, cell: func(r claims.NodeRow) string {
 		if r.DrainedSince != nil {
 			return clock(r.DrainedSince)
 		}
@@ -210,8 +212,8 @@ var nodeColumns = []column[inspect.NodeRow]{
 		}
 		return ""
 	}},
-	{title: "VERSION", width: 10, prio: 2, field: inspect.NodeFieldVersion, cell: func(r inspect.NodeRow) string { return r.Version }},
-	{title: "PARTITIONS", width: 10, prio: 3, flex: true, field: inspect.NodeFieldPartitions, cell: func(r inspect.NodeRow) string {
+	{title: "VERSION", width: 10, prio: 2, field: claims.NodeFieldVersion, cell: func(r claims.NodeRow) string { return r.Version }},
+	{title: "PARTITIONS", width: 10, prio: 3, flex: true, field: claims.NodeFieldPartitions, cell: func(r claims.NodeRow) string {
 		s := make([]string, len(r.Partitions))
 		for i, p := range r.Partitions {
 			s[i] = strconv.Itoa(p)
@@ -220,54 +222,54 @@ var nodeColumns = []column[inspect.NodeRow]{
 	}},
 }
 
-var handoverColumns = []column[inspect.HandoverRow]{
-	{title: "TIME", width: 12, prio: 0, cell: func(h inspect.HandoverRow) string { return h.At.UTC().Format("15:04:05.000") },
-		cmp: func(a, b inspect.HandoverRow) int { return a.At.Compare(b.At) }},
-	{title: "PART", width: 4, prio: 0, cell: func(h inspect.HandoverRow) string { return strconv.Itoa(h.Partition) },
-		cmp: func(a, b inspect.HandoverRow) int { return cmp.Compare(a.Partition, b.Partition) }},
-	{title: "FROM", width: 4, prio: 0, cell: func(h inspect.HandoverRow) string { return ptrInt32(h.From) },
-		cmp: func(a, b inspect.HandoverRow) int { return ptrCmp(a.From, b.From) }},
-	{title: "TO", width: 4, prio: 0, cell: func(h inspect.HandoverRow) string { return strconv.Itoa(int(h.To)) },
-		cmp: func(a, b inspect.HandoverRow) int { return cmp.Compare(a.To, b.To) }},
-	{title: "CLAIM", width: 5, prio: 1, cell: func(h inspect.HandoverRow) string { return strconv.FormatUint(h.Claim, 10) }},
-	{title: "REASON", width: 6, prio: 0, cell: func(h inspect.HandoverRow) string { return h.Reason },
-		cmp: func(a, b inspect.HandoverRow) int { return cmp.Compare(a.Reason, b.Reason) }},
-	{title: "UNSERVED", width: 8, prio: 0, cell: func(h inspect.HandoverRow) string { return ago(h.UnservedSeconds) },
-		cmp: func(a, b inspect.HandoverRow) int { return ptrCmp(a.UnservedSeconds, b.UnservedSeconds) }},
-	{title: "PREV-HELD", width: 9, prio: 2, cell: func(h inspect.HandoverRow) string { return ago(h.HeldSeconds) }},
-	{title: "TO-ADDRESS", width: 15, prio: 3, flex: true, cell: func(h inspect.HandoverRow) string { return h.Addr }},
+var handoverColumns = []column[claims.HandoverRow]{
+	{title: "TIME", width: 12, prio: 0, cell: func(h claims.HandoverRow) string { return h.At.UTC().Format("15:04:05.000") },
+		cmp: func(a, b claims.HandoverRow) int { return a.At.Compare(b.At) }},
+	{title: "PART", width: 4, prio: 0, cell: func(h claims.HandoverRow) string { return strconv.Itoa(h.Partition) },
+		cmp: func(a, b claims.HandoverRow) int { return cmp.Compare(a.Partition, b.Partition) }},
+	{title: "FROM", width: 4, prio: 0, cell: func(h claims.HandoverRow) string { return ptrInt32(h.From) },
+		cmp: func(a, b claims.HandoverRow) int { return ptrCmp(a.From, b.From) }},
+	{title: "TO", width: 4, prio: 0, cell: func(h claims.HandoverRow) string { return strconv.Itoa(int(h.To)) },
+		cmp: func(a, b claims.HandoverRow) int { return cmp.Compare(a.To, b.To) }},
+	{title: "CLAIM", width: 5, prio: 1, cell: func(h claims.HandoverRow) string { return strconv.FormatUint(h.Claim, 10) }},
+	{title: "REASON", width: 6, prio: 0, cell: func(h claims.HandoverRow) string { return h.Reason },
+		cmp: func(a, b claims.HandoverRow) int { return cmp.Compare(a.Reason, b.Reason) }},
+	{title: "UNSERVED", width: 8, prio: 0, cell: func(h claims.HandoverRow) string { return ago(h.UnservedSeconds) },
+		cmp: func(a, b claims.HandoverRow) int { return ptrCmp(a.UnservedSeconds, b.UnservedSeconds) }},
+	{title: "PREV-HELD", width: 9, prio: 2, cell: func(h claims.HandoverRow) string { return ago(h.HeldSeconds) }},
+	{title: "TO-ADDRESS", width: 15, prio: 3, flex: true, cell: func(h claims.HandoverRow) string { return h.Addr }},
 }
 
 // The tables of the drill-down and the plan: every column always shown, the last one cut.
-var groupColumns = []column[inspect.GroupView]{
-	{title: "GROUP", width: 16, flex: true, cell: func(g inspect.GroupView) string { return g.Group }},
-	{title: "STATE", width: 11, cell: func(g inspect.GroupView) string { return g.State }},
-	{title: "GEN", width: 5, cell: func(g inspect.GroupView) string { return strconv.Itoa(int(g.Generation)) }},
-	{title: "PROTOCOL", width: 20, more: 8, morePrio: 1, cell: func(g inspect.GroupView) string {
+var groupColumns = []column[stateview.GroupView]{
+	{title: "GROUP", width: 16, flex: true, cell: func(g stateview.GroupView) string { return g.Group }},
+	{title: "STATE", width: 11, cell: func(g stateview.GroupView) string { return g.State }},
+	{title: "GEN", width: 5, cell: func(g stateview.GroupView) string { return strconv.Itoa(int(g.Generation)) }},
+	{title: "PROTOCOL", width: 20, more: 8, morePrio: 1, cell: func(g stateview.GroupView) string {
 		if g.ProtocolType == "" {
 			return g.Protocol
 		}
 		return g.ProtocolType + "/" + g.Protocol
 	}},
-	{title: "MEMBERS", width: 7, cell: func(g inspect.GroupView) string { return strconv.Itoa(len(g.Members)) }},
-	{title: "OFFSETS", width: 7, cell: func(g inspect.GroupView) string { return strconv.Itoa(len(g.Offsets)) }},
+	{title: "MEMBERS", width: 7, cell: func(g stateview.GroupView) string { return strconv.Itoa(len(g.Members)) }},
+	{title: "OFFSETS", width: 7, cell: func(g stateview.GroupView) string { return strconv.Itoa(len(g.Offsets)) }},
 }
 
-var memberColumns = []column[inspect.GroupMember]{
-	{title: "CLIENT-ID", width: 16, cell: func(m inspect.GroupMember) string { return m.ClientID }},
-	{title: "HOST", width: 16, cell: func(m inspect.GroupMember) string { return m.ClientHost }},
-	{title: "ASSIGNMENT", width: 20, flex: true, cell: func(m inspect.GroupMember) string { return m.Assignment }},
-	{title: "MEMBER-ID", width: 12, prio: 1, cell: func(m inspect.GroupMember) string { return m.MemberID }},
+var memberColumns = []column[livegroups.GroupMember]{
+	{title: "CLIENT-ID", width: 16, cell: func(m livegroups.GroupMember) string { return m.ClientID }},
+	{title: "HOST", width: 16, cell: func(m livegroups.GroupMember) string { return m.ClientHost }},
+	{title: "ASSIGNMENT", width: 20, flex: true, cell: func(m livegroups.GroupMember) string { return m.Assignment }},
+	{title: "MEMBER-ID", width: 12, prio: 1, cell: func(m livegroups.GroupMember) string { return m.MemberID }},
 }
 
-var lagColumns = []column[inspect.GroupLag]{
-	{title: "TOPIC", width: 14, flex: true, cell: func(l inspect.GroupLag) string { return l.Topic }},
-	{title: "PART", width: 4, cell: func(l inspect.GroupLag) string { return strconv.Itoa(int(l.Partition)) }},
-	{title: "COMMITTED", width: 9, cell: func(l inspect.GroupLag) string { return int64Text(l.Committed) }},
-	{title: "END", width: 9, cell: func(l inspect.GroupLag) string { return int64Text(l.LogEnd) }},
-	{title: "LAG", width: 7, cell: func(l inspect.GroupLag) string { return int64Text(l.Lag) }},
-	{title: "LAG-TIME", width: 8, cell: func(l inspect.GroupLag) string { return ago(l.LagSeconds) }},
-	{title: "CLIENT-ID", width: 14, prio: 1, cell: func(l inspect.GroupLag) string { return l.ClientID }},
+var lagColumns = []column[livegroups.GroupLag]{
+	{title: "TOPIC", width: 14, flex: true, cell: func(l livegroups.GroupLag) string { return l.Topic }},
+	{title: "PART", width: 4, cell: func(l livegroups.GroupLag) string { return strconv.Itoa(int(l.Partition)) }},
+	{title: "COMMITTED", width: 9, cell: func(l livegroups.GroupLag) string { return int64Text(l.Committed) }},
+	{title: "END", width: 9, cell: func(l livegroups.GroupLag) string { return int64Text(l.LogEnd) }},
+	{title: "LAG", width: 7, cell: func(l livegroups.GroupLag) string { return int64Text(l.Lag) }},
+	{title: "LAG-TIME", width: 8, cell: func(l livegroups.GroupLag) string { return ago(l.LagSeconds) }},
+	{title: "CLIENT-ID", width: 14, prio: 1, cell: func(l livegroups.GroupLag) string { return l.ClientID }},
 }
 
 var seekColumns = []column[groupadmin.Step]{

@@ -16,19 +16,22 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/console"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 )
 
-// Actions is what the console's keys ask of the fleet; *inspect.Console has it. Every call runs
+// Actions is what the console's keys ask of the fleet; *console.Console has it. Every call runs
 // in a command of its own, never in Update.
 type Actions interface {
 	PlanDrain(ctx context.Context, nodes []int32) (drainwatch.Plan, error)
 	Drain(ctx context.Context, plan drainwatch.Plan) error
 	CheckUndo(ctx context.Context, nodes []int32) error
 	Undo(ctx context.Context, nodes []int32) error
-	Groups(ctx context.Context, partition int) ([]inspect.GroupView, error)
-	Group(ctx context.Context, group string) (inspect.GroupDetail, error)
+	Groups(ctx context.Context, partition int) ([]stateview.GroupView, error)
+	Group(ctx context.Context, group string) (livegroups.GroupDetail, error)
 	// PlanSeek plans a seek of group's committed offsets to a target as `group seek` takes it
 	// (groupadmin.ParseTarget's name and value), with notes on what it leaves out; Seek commits a
 	// plan the operator confirmed; Undoable names the group's seek an undo would undo ("" for
@@ -45,10 +48,10 @@ type Actions interface {
 }
 
 // SnapshotMsg is a snapshot of the fleet from the console engine.
-type SnapshotMsg inspect.Snapshot
+type SnapshotMsg console.Snapshot
 
 // StatusMsg is the engine's beat: the state of its sources now.
-type StatusMsg inspect.Status
+type StatusMsg console.Status
 
 // Results of the actions.
 type (
@@ -66,12 +69,12 @@ type (
 	}
 	groupsMsg struct {
 		partition int
-		groups    []inspect.GroupView
+		groups    []stateview.GroupView
 		err       error
 	}
 	groupMsg struct {
 		group  string
-		detail inspect.GroupDetail
+		detail livegroups.GroupDetail
 		err    error
 	}
 	seekPlanMsg struct {
@@ -138,8 +141,8 @@ type Console struct {
 	act      Actions
 	readOnly bool
 
-	snap     inspect.Snapshot
-	status   inspect.Status
+	snap     console.Snapshot
+	status   console.Status
 	loaded   bool
 	marks    map[markKey]time.Time
 	seenHand map[[2]uint64]bool
@@ -162,9 +165,9 @@ type Console struct {
 
 	// Drill-down.
 	groupsPart  int
-	groups      []inspect.GroupView
+	groups      []stateview.GroupView
 	groupCursor int
-	group       *inspect.GroupDetail
+	group       *livegroups.GroupDetail
 	groupName   string
 	groupScroll int
 
@@ -199,7 +202,7 @@ func (m Console) Close() {
 
 // NewConsole starts the view on a first snapshot. act performs the actions; readOnly hides
 // drain and undo.
-func NewConsole(first inspect.Snapshot, act Actions, readOnly bool) Console {
+func NewConsole(first console.Snapshot, act Actions, readOnly bool) Console {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "node 2, p7, draining, crash..."
@@ -229,7 +232,7 @@ func (m Console) now() time.Time {
 	return m.snap.At
 }
 
-func (m Console) apply(s inspect.Snapshot) Console {
+func (m Console) apply(s console.Snapshot) Console {
 	marks := make(map[markKey]time.Time, len(m.marks))
 	for k, at := range m.marks {
 		if s.At.Sub(at) < markFor {
@@ -246,7 +249,7 @@ func (m Console) apply(s inspect.Snapshot) Console {
 		k := [2]uint64{uint64(h.Partition), h.Claim}
 		if m.loaded && !m.seenHand[k] {
 			marks[markKey{handPane, h.Partition, strconv.FormatUint(h.Claim, 10)}] = s.At
-			marks[markKey{partsPane, h.Partition, inspect.FieldOwner}] = s.At
+			marks[markKey{partsPane, h.Partition, claims.FieldOwner}] = s.At
 		}
 		m.seenHand[k] = true
 	}
@@ -270,9 +273,9 @@ func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
 		m.help.Width = msg.Width
 		return m, nil
 	case SnapshotMsg:
-		return m.apply(inspect.Snapshot(msg)).beatTopics()
+		return m.apply(console.Snapshot(msg)).beatTopics()
 	case StatusMsg:
-		m.status = inspect.Status(msg)
+		m.status = console.Status(msg)
 		return m.beatTopics()
 	case topicsMsg:
 		return m.gotTopics(msg), nil
@@ -661,7 +664,7 @@ func (m Console) match(text string) bool {
 }
 
 // partText and nodeText are what the filter searches: typed fields spelled out.
-func partText(r inspect.ClaimRow) string {
+func partText(r claims.PartitionRow) string {
 	s := "p" + strconv.Itoa(r.Partition) + " partition " + strconv.Itoa(r.Partition)
 	if r.OwnerNode != nil {
 		s += " node " + strconv.Itoa(int(*r.OwnerNode)) + " owner " + strconv.Itoa(int(*r.OwnerNode)) + " " + r.OwnerAddr
@@ -669,11 +672,11 @@ func partText(r inspect.ClaimRow) string {
 	return s + " " + strings.Join(r.Flags, " ")
 }
 
-func nodeText(r inspect.NodeRow) string {
+func nodeText(r claims.NodeRow) string {
 	return "node " + strconv.Itoa(int(r.Node)) + " " + r.State + " " + r.Addr + " " + r.Version
 }
 
-func handText(h inspect.HandoverRow) string {
+func handText(h claims.HandoverRow) string {
 	s := "p" + strconv.Itoa(h.Partition) + " partition " + strconv.Itoa(h.Partition) + " node " + strconv.Itoa(int(h.To)) + " " + h.Reason
 	if h.From != nil {
 		s += " node " + strconv.Itoa(int(*h.From))
@@ -697,8 +700,8 @@ func sortRows[T any](rows []T, cols []column[T], s sortSpec) []T {
 }
 
 // Parts are the partition rows shown: filtered, then sorted.
-func (m Console) Parts() []inspect.ClaimRow {
-	var out []inspect.ClaimRow
+func (m Console) Parts() []claims.PartitionRow {
+	var out []claims.PartitionRow
 	for _, r := range m.snap.Rows {
 		if m.match(partText(r)) {
 			out = append(out, r)
@@ -708,8 +711,8 @@ func (m Console) Parts() []inspect.ClaimRow {
 }
 
 // Nodes are the node rows shown.
-func (m Console) Nodes() []inspect.NodeRow {
-	var out []inspect.NodeRow
+func (m Console) Nodes() []claims.NodeRow {
+	var out []claims.NodeRow
 	for _, r := range m.snap.Nodes {
 		// A filter on a node's partitions ("node 2") keeps that node; one on a partition keeps
 		// every node.
@@ -730,8 +733,8 @@ func (m Console) anyNodeMatches() bool {
 }
 
 // Handovers are the handover rows shown.
-func (m Console) Handovers() []inspect.HandoverRow {
-	var out []inspect.HandoverRow
+func (m Console) Handovers() []claims.HandoverRow {
+	var out []claims.HandoverRow
 	for _, h := range m.snap.Handovers {
 		if m.match(handText(h)) {
 			out = append(out, h)
@@ -753,18 +756,18 @@ func (m Console) rowCount(p pane) int {
 	return len(m.Handovers())
 }
 
-func (m Console) selectedNode() (inspect.NodeRow, bool) {
+func (m Console) selectedNode() (claims.NodeRow, bool) {
 	ns := m.Nodes()
 	if len(ns) == 0 {
-		return inspect.NodeRow{}, false
+		return claims.NodeRow{}, false
 	}
 	return ns[min(m.cursor[nodesPane], len(ns)-1)], true
 }
 
-func (m Console) selectedPartition() (inspect.ClaimRow, bool) {
+func (m Console) selectedPartition() (claims.PartitionRow, bool) {
 	ps := m.Parts()
 	if len(ps) == 0 {
-		return inspect.ClaimRow{}, false
+		return claims.PartitionRow{}, false
 	}
 	return ps[min(m.cursor[partsPane], len(ps)-1)], true
 }

@@ -19,7 +19,10 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/console"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tui"
 )
@@ -35,13 +38,13 @@ func tp(t time.Time) *time.Time { return &t }
 
 // fleetAt is three nodes over 16 partitions at base+1m: partition 5 unowned, partition 9 in
 // disagreement with the lease, node 3 draining.
-func fleetAt(at time.Time) inspect.Snapshot {
-	s := inspect.Snapshot{At: at, Status: inspect.Status{At: at, Store: "127.0.0.1:8090", StoreAnswered: at, Gateways: "localhost:9092", StaleAfter: time.Second}}
+func fleetAt(at time.Time) console.Snapshot {
+	s := console.Snapshot{At: at, Status: console.Status{At: at, Store: "127.0.0.1:8090", StoreAnswered: at, Gateways: "localhost:9092", StaleAfter: time.Second}}
 	parts := map[int32][]int{}
 	for p := range 16 {
-		r := inspect.ClaimRow{Partition: p, Controller: p == 0, LogEndOffset: uint64(100 + 7*p), Groups: p % 4, Flags: []string{}, SinceCheckpoint: p}
+		r := claims.PartitionRow{Partition: p, Controller: p == 0, LogEndOffset: uint64(100 + 7*p), Groups: p % 4, Flags: []string{}, SinceCheckpoint: p}
 		if p == 5 {
-			r.Flags = []string{inspect.FlagUnowned}
+			r.Flags = []string{claims.FlagUnowned}
 		} else {
 			node := int32(1 + p%3)
 			claimed := base.Add(time.Duration(p) * time.Second)
@@ -54,16 +57,16 @@ func fleetAt(at time.Time) inspect.Snapshot {
 			}
 			parts[node] = append(parts[node], p)
 			if node == 3 {
-				r.Flags = append(r.Flags, inspect.FlagDraining)
+				r.Flags = append(r.Flags, claims.FlagDraining)
 			}
 		}
 		if p == 9 || p == 11 {
-			r.Flags = append(r.Flags, inspect.FlagAssignmentDiffers)
+			r.Flags = append(r.Flags, claims.FlagAssignmentDiffers)
 		}
 		s.Rows = append(s.Rows, r)
 	}
 	for n := int32(1); n <= 3; n++ {
-		row := inspect.NodeRow{Node: n, State: "serving", Addr: fmt.Sprintf("localhost:909%d", n), Partitions: parts[n], Groups: int(n) * 2,
+		row := claims.NodeRow{Node: n, State: "serving", Addr: fmt.Sprintf("localhost:909%d", n), Partitions: parts[n], Groups: int(n) * 2,
 			LastAnnounced: tp(at.Add(-300 * time.Millisecond)), AnnouncedAgoSeconds: f64(0.3), Version: "v1.4.0", Controller: n == 1, LeaseMember: u32p(uint32(n - 1))}
 		if n == 3 {
 			row.State, row.DrainRequested, row.DrainedSince = "draining", true, tp(base.Add(50*time.Second))
@@ -71,10 +74,10 @@ func fleetAt(at time.Time) inspect.Snapshot {
 		s.Nodes = append(s.Nodes, row)
 	}
 	held, unserved := 48.0, 0.012
-	s.Handovers = []inspect.HandoverRow{
-		{Handover: inspect.Handover{Partition: 2, Claim: 3, From: i32(3), To: 2, Addr: "localhost:9092", At: base.Add(50 * time.Second), HeldSeconds: &held}, Reason: inspect.ReasonDrain, UnservedSeconds: &unserved},
-		{Handover: inspect.Handover{Partition: 7, Claim: 8, From: i32(1), To: 2, Addr: "localhost:9092", At: base.Add(20 * time.Second), HeldSeconds: f64(13)}, Reason: inspect.ReasonCrash, UnservedSeconds: f64(2.41)},
-		{Handover: inspect.Handover{Partition: 0, Claim: 1, To: 1, Addr: "localhost:9091", At: base}, Reason: inspect.ReasonFirst},
+	s.Handovers = []claims.HandoverRow{
+		{Handover: claims.Handover{Partition: 2, Claim: 3, From: i32(3), To: 2, Addr: "localhost:9092", At: base.Add(50 * time.Second), HeldSeconds: &held}, Reason: claims.ReasonDrain, UnservedSeconds: &unserved},
+		{Handover: claims.Handover{Partition: 7, Claim: 8, From: i32(1), To: 2, Addr: "localhost:9092", At: base.Add(20 * time.Second), HeldSeconds: f64(13)}, Reason: claims.ReasonCrash, UnservedSeconds: f64(2.41)},
+		{Handover: claims.Handover{Partition: 0, Claim: 1, To: 1, Addr: "localhost:9091", At: base}, Reason: claims.ReasonFirst},
 	}
 	return s
 }
@@ -86,16 +89,16 @@ var now0 = base.Add(time.Minute)
 
 // later is the next snapshot: partition 10's log end grew (only that), partition 4 moved from
 // node 2 to node 1.
-func later() inspect.Snapshot {
+func later() console.Snapshot {
 	s := fleetAt(now0.Add(time.Second))
 	s.Rows[10].LogEndOffset = 242
 	s.Rows[4].OwnerNode, s.Rows[4].Claim = i32(1), 17
-	s.Changes = []inspect.Change{
-		{Time: s.At, Partition: 10, Field: inspect.FieldLogEnd, Old: "170", New: "242"},
-		{Time: s.At, Partition: 4, Field: inspect.FieldOwner, Old: "2", New: "1"},
-		{Time: s.At, Partition: 4, Field: inspect.FieldClaim, Old: "5", New: "17"},
+	s.Changes = []claims.Change{
+		{Time: s.At, Partition: 10, Field: claims.FieldLogEnd, Old: "170", New: "242"},
+		{Time: s.At, Partition: 4, Field: claims.FieldOwner, Old: "2", New: "1"},
+		{Time: s.At, Partition: 4, Field: claims.FieldClaim, Old: "5", New: "17"},
 	}
-	s.Handovers = append([]inspect.HandoverRow{{Handover: inspect.Handover{Partition: 4, Claim: 17, From: i32(2), To: 1, Addr: "localhost:9091", At: s.At, HeldSeconds: f64(57)}, Reason: inspect.ReasonLease, UnservedSeconds: f64(0.2)}}, s.Handovers...)
+	s.Handovers = append([]claims.HandoverRow{{Handover: claims.Handover{Partition: 4, Claim: 17, From: i32(2), To: 1, Addr: "localhost:9091", At: s.At, HeldSeconds: f64(57)}, Reason: claims.ReasonLease, UnservedSeconds: f64(0.2)}}, s.Handovers...)
 	return s
 }
 
@@ -113,23 +116,23 @@ func plan() drainwatch.Plan {
 	}}
 }
 
-func groups() []inspect.GroupView {
-	return []inspect.GroupView{
-		{Group: "orders", State: "Stable", Generation: 3, ProtocolType: "consumer", Protocol: "range", Members: make([]inspect.MemberView, 2), Offsets: make([]inspect.OffsetView, 3)},
-		{Group: "billing", State: "Empty", Generation: 1, ProtocolType: "consumer", Protocol: "", Members: []inspect.MemberView{}, Offsets: make([]inspect.OffsetView, 1)},
+func groups() []stateview.GroupView {
+	return []stateview.GroupView{
+		{Group: "orders", State: "Stable", Generation: 3, ProtocolType: "consumer", Protocol: "range", Members: make([]stateview.MemberView, 2), Offsets: make([]stateview.OffsetView, 3)},
+		{Group: "billing", State: "Empty", Generation: 1, ProtocolType: "consumer", Protocol: "", Members: []stateview.MemberView{}, Offsets: make([]stateview.OffsetView, 1)},
 	}
 }
 
-func detail() inspect.GroupDetail {
-	lag := func(p int32, commit, end int64, secs float64) inspect.GroupLag {
+func detail() livegroups.GroupDetail {
+	lag := func(p int32, commit, end int64, secs float64) livegroups.GroupLag {
 		l := end - commit
-		return inspect.GroupLag{Topic: "orders", Partition: p, Committed: &commit, LogEnd: &end, Lag: &l, LagSeconds: &secs, MemberID: "m-1", ClientID: "worker-a"}
+		return livegroups.GroupLag{Topic: "orders", Partition: p, Committed: &commit, LogEnd: &end, Lag: &l, LagSeconds: &secs, MemberID: "m-1", ClientID: "worker-a"}
 	}
-	return inspect.GroupDetail{
-		GroupCoordinator: inspect.GroupCoordinator{Group: "orders", Partition: 7, OwnerNode: i32(2), OwnerAddr: "localhost:9092", Claim: 8, InLog: true, FindCoordinatorNode: i32(2), FindCoordinatorAddr: "localhost:9092", Agrees: true},
+	return livegroups.GroupDetail{
+		GroupCoordinator: claims.GroupCoordinator{Group: "orders", Partition: 7, OwnerNode: i32(2), OwnerAddr: "localhost:9092", Claim: 8, InLog: true, FindCoordinatorNode: i32(2), FindCoordinatorAddr: "localhost:9092", Agrees: true},
 		State:            "Stable", ProtocolType: "consumer", Protocol: "range", Generation: i32(3),
-		Members: []inspect.GroupMember{{MemberID: "m-1", ClientID: "worker-a", ClientHost: "/10.0.0.1", Assignment: "orders[0,1]"}, {MemberID: "m-2", ClientID: "worker-b", ClientHost: "/10.0.0.2", Assignment: "orders[2]"}},
-		Lag:     []inspect.GroupLag{lag(0, 140, 156, 3.2), lag(1, 242, 242, 0), lag(2, 90, 130, 61)},
+		Members: []livegroups.GroupMember{{MemberID: "m-1", ClientID: "worker-a", ClientHost: "/10.0.0.1", Assignment: "orders[0,1]"}, {MemberID: "m-2", ClientID: "worker-b", ClientHost: "/10.0.0.2", Assignment: "orders[2]"}},
+		Lag:     []livegroups.GroupLag{lag(0, 140, 156, 3.2), lag(1, 242, 242, 0), lag(2, 90, 130, 61)},
 	}
 }
 
@@ -186,12 +189,12 @@ func (f *fakeActions) Undo(_ context.Context, nodes []int32) error {
 	return nil
 }
 
-func (f *fakeActions) Groups(_ context.Context, p int) ([]inspect.GroupView, error) {
+func (f *fakeActions) Groups(_ context.Context, p int) ([]stateview.GroupView, error) {
 	f.call(fmt.Sprintf("groups %d", p))
 	return groups(), nil
 }
 
-func (f *fakeActions) Group(_ context.Context, g string) (inspect.GroupDetail, error) {
+func (f *fakeActions) Group(_ context.Context, g string) (livegroups.GroupDetail, error) {
 	f.call("group " + g)
 	return detail(), f.groupErr
 }
@@ -290,7 +293,7 @@ func newConsole(act tui.Actions) tui.Console { return tui.NewConsole(fleetAt(now
 func TestConsoleViewGolden(t *testing.T) {
 	drain := later()
 	p := plan()
-	drain.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: p, Events: []drainwatch.Event{
+	drain.Drain = &console.DrainStatus{Nodes: []int32{2}, Plan: p, Events: []drainwatch.Event{
 		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2},
 		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseClaimed, Node: 1, Claim: 9},
 		{Time: drain.At, Partition: 1, Phase: drainwatch.PhaseServed, Node: 1, Claim: 9},
@@ -490,7 +493,7 @@ func TestConsoleDrainFlowTeatest(t *testing.T) {
 	tm.Send(keyMsg("y"))
 	waitFor(t, tm, "drain of node 2 requested")
 	s := later()
-	s.Drain = &inspect.DrainStatus{Nodes: []int32{2}, Plan: plan(), Events: []drainwatch.Event{{Time: s.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2}}}
+	s.Drain = &console.DrainStatus{Nodes: []int32{2}, Plan: plan(), Events: []drainwatch.Event{{Time: s.At, Partition: 1, Phase: drainwatch.PhaseReleased, Node: 2}}}
 	tm.Send(tui.SnapshotMsg(s))
 	waitFor(t, tm, "partition 1: released by node 2")
 	s.Drain.Events = append(s.Drain.Events, drainwatch.Event{Time: s.At, Partition: 1, Phase: drainwatch.PhaseServed, Node: 1, Claim: 9})

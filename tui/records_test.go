@@ -13,7 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tail"
@@ -29,7 +29,7 @@ func topicsSnap() topics.Snapshot {
 		{Topic: "orders", Partition: 1, End: 80, Bytes: 16_000, Records: 80},
 		{Topic: "orders", Partition: 2, End: 10, Bytes: 2000, Records: 10},
 		{Topic: "audit", Partition: 0, End: 5_000_000, Bytes: 3 << 30, Records: 5_000_000},
-	}, Commits: []inspect.GroupOffset{
+	}, Commits: []claims.GroupOffset{
 		{Group: "billing", Topic: "orders", Partition: 0, Offset: 90}, {Group: "billing", Topic: "orders", Partition: 1, Offset: 80},
 		{Group: "shipping", Topic: "orders", Partition: 0, Offset: 50},
 	}}
@@ -38,7 +38,7 @@ func topicsSnap() topics.Snapshot {
 		{Topic: "orders", Partition: 1, End: 81, Bytes: 16_200, Records: 81},
 		{Topic: "orders", Partition: 2, End: 10, Bytes: 2000, Records: 10},
 		{Topic: "audit", Partition: 0, End: 5_030_000, Bytes: 3<<30 + 9<<20, Records: 5_030_000},
-	}, Commits: []inspect.GroupOffset{
+	}, Commits: []claims.GroupOffset{
 		{Group: "billing", Topic: "orders", Partition: 0, Offset: 138}, {Group: "billing", Topic: "orders", Partition: 1, Offset: 81},
 		{Group: "shipping", Topic: "orders", Partition: 0, Offset: 52},
 	}}

@@ -13,6 +13,12 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/console"
+	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/tail"
 	"github.com/iggy-kafka/iggy-kafka/topics"
@@ -95,7 +101,7 @@ prints one line per change instead (NDJSON with -o json).`,
 				return a.fail(usageError(errors.New("--read-only goes with --watch: only the console drains")))
 			}
 			if fl.Changed("history") {
-				if err := inspect.CheckPartition(history); err != nil {
+				if err := logread.CheckPartition(history); err != nil {
 					return a.fail(usageError(err))
 				}
 			}
@@ -104,7 +110,7 @@ prints one line per change instead (NDJSON with -o json).`,
 				return a.fail(err)
 			}
 			defer closeLog()
-			model, err := inspect.LoadModel(ctx, log)
+			model, err := claims.LoadModel(ctx, log)
 			if err != nil {
 				return a.fail(a.iggyError(err))
 			}
@@ -125,24 +131,24 @@ prints one line per change instead (NDJSON with -o json).`,
 					return a.fail(err)
 				}
 				defer closeLive()
-				prober, err := inspect.NewProber(live.Opts)
+				prober, err := dial.NewProber(live.Opts)
 				if err != nil {
 					return a.fail(err)
 				}
 				defer prober.Close()
-				con := &inspect.Console{Log: log, Store: strings.Join(a.iggyAddrs(), ","), Live: live, Dial: a.dial, Probe: prober.Probe}
+				con := &console.Console{Log: log, Store: strings.Join(a.iggyAddrs(), ","), Live: live, Dial: a.dial, Probe: prober.Probe}
 				if !readOnly {
-					con.Drainer = inspect.IggyDrainer{Log: log, Writer: c}
+					con.Drainer = drainplan.IggyDrainer{Log: log, Writer: c}
 				}
 				act := consoleActions{Console: con, seeker: groupadmin.Seeker{Admin: live.Admin, Log: log, Now: now}, live: live,
 					topics: &topics.Sampler{Iggy: c, Stream: a.values.String("operator-stream"), Commits: con.GroupOffsets}}
 				return a.fail(watchView(ctx, con, act, model, readOnly))
 			case watch:
-				s := output.NewStream[inspect.Change](w, f, "claims.change", true)
+				s := output.NewStream[claims.Change](w, f, "claims.change", true)
 				if watchLoaded != nil {
 					watchLoaded()
 				}
-				err := inspect.Watch(ctx, log, model, func(u inspect.Update) error {
+				err := claims.Watch(ctx, log, model, func(u claims.Update) error {
 					for _, c := range u.Changes {
 						if err := s.Add(c); err != nil {
 							return err
@@ -161,7 +167,7 @@ prints one line per change instead (NDJSON with -o json).`,
 			if txns {
 				return a.fail(output.List(w, f, "claims.transactions", model.Transactions(now(), true)))
 			}
-			return a.fail(output.Print(w, f, "claims", fleetDoc(model.Fleet(now()))))
+			return a.fail(output.Print(w, f, "claims", fleetDoc(model.Tables(now()))))
 		},
 	}
 	operatorCmd(cmd, noArgs)
@@ -179,10 +185,10 @@ prints one line per change instead (NDJSON with -o json).`,
 
 // watchView runs the console until the operator quits or ctx ends; the engine feeds it
 // snapshots as the records arrive and a status beat four times a second.
-func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model *inspect.Model, readOnly bool) error {
+func watchView(ctx context.Context, con *console.Console, act tui.Actions, model *claims.Model, readOnly bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	first := inspect.Snapshot{At: now(), Nodes: model.Nodes(now()), Rows: model.Rows(now()), Status: con.Status()}
+	first := console.Snapshot{At: now(), Nodes: model.Nodes(now()), Rows: model.Rows(now()), Status: con.Status()}
 	p := tea.NewProgram(tui.NewConsole(first, act, readOnly), tea.WithAltScreen(), tea.WithContext(ctx))
 	errc := make(chan error, 1)
 	go func() { errc <- con.Run(ctx, model, programSink{p}) }()
@@ -204,9 +210,9 @@ func watchView(ctx context.Context, con *inspect.Console, act tui.Actions, model
 // consoleActions are the console's actions: the engine's (drains, groups) and the seeks of a
 // group's offsets, which go through the gateways and read the coordinator log's history.
 type consoleActions struct {
-	*inspect.Console
+	*console.Console
 	seeker groupadmin.Seeker
-	live   inspect.KafkaLive
+	live   livegroups.KafkaLive
 	topics *topics.Sampler
 }
 
@@ -245,8 +251,8 @@ func (c consoleActions) Undoable(ctx context.Context, group string) (string, err
 // programSink hands the engine's messages to the program.
 type programSink struct{ p *tea.Program }
 
-func (s programSink) Snapshot(snap inspect.Snapshot) { s.p.Send(tui.SnapshotMsg(snap)) }
-func (s programSink) Status(st inspect.Status)       { s.p.Send(tui.StatusMsg(st)) }
+func (s programSink) Snapshot(snap console.Snapshot) { s.p.Send(tui.SnapshotMsg(snap)) }
+func (s programSink) Status(st console.Status)       { s.p.Send(tui.StatusMsg(st)) }
 
 // watchLoaded, when set by a test, is called once claims --watch has read the fleet and starts
 // following the log, so the test writes the record it expects as a change only after that.
@@ -254,7 +260,7 @@ var watchLoaded func()
 
 // fleetDoc is `claims`: the node table, a blank line, then the partition table; JSON and YAML
 // hold both under "nodes" and "partitions".
-type fleetDoc inspect.Fleet
+type fleetDoc claims.Tables
 
 func (d fleetDoc) Text(w io.Writer) error {
 	if err := output.List(w, output.Text, "", d.Nodes); err != nil {
@@ -268,11 +274,11 @@ func (d fleetDoc) Text(w io.Writer) error {
 
 // groupDoc is `claims --group G`: the coordinator row, the group's state, its members, its lag;
 // JSON and YAML hold one object per group under "data", the coordinator fields first.
-type groupDoc []inspect.GroupDetail
+type groupDoc []livegroups.GroupDetail
 
 func (d groupDoc) Text(w io.Writer) error {
 	for _, g := range d {
-		if err := output.List(w, output.Text, "", []inspect.GroupCoordinator{g.GroupCoordinator}); err != nil {
+		if err := output.List(w, output.Text, "", []claims.GroupCoordinator{g.GroupCoordinator}); err != nil {
 			return err
 		}
 		gen := output.None

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iggy-kafka/iggy-kafka/config"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 )
 
 func newCompletionCmd() *cobra.Command {
@@ -145,7 +145,7 @@ func (a *app) completeNodes(cmd *cobra.Command, args []string, _ string) ([]stri
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	defer closeLog()
-	m := inspect.NewModel()
+	m := claims.NewModel()
 	if err := m.Refresh(ctx, log); err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
@@ -172,13 +174,13 @@ func TestConsoleEndToEnd(t *testing.T) {
 	// No --kafka-bootstrap: claims --group and the console find the gateways at the addresses
 	// they announce in the log.
 	cliEnv := []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_OPERATOR_IGGY=" + storeAddr}
-	fleetNow := func() (inspect.Fleet, error) {
+	fleetNow := func() (claims.Tables, error) {
 		code, out, stderr := runCLI(t, cliEnv, "claims", "-o", "json")
 		var doc struct {
-			Data inspect.Fleet `json:"data"`
+			Data claims.Tables `json:"data"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
-			return inspect.Fleet{}, fmt.Errorf("claims: exit %d %v %s", code, err, stderr)
+			return claims.Tables{}, fmt.Errorf("claims: exit %d %v %s", code, err, stderr)
 		}
 		return doc.Data, nil
 	}
@@ -259,8 +261,8 @@ func TestConsoleEndToEnd(t *testing.T) {
 	checkfor.Eventually(t, 20*time.Second, "claims --group with the group's lag", func() error {
 		code, out, stderr := runCLI(t, cliEnv, "claims", "--group", group, "-o", "json")
 		var doc struct {
-			Kind string                `json:"kind"`
-			Data []inspect.GroupDetail `json:"data"`
+			Kind string                   `json:"kind"`
+			Data []livegroups.GroupDetail `json:"data"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK || doc.Kind != "claims.group" || len(doc.Data) != 1 {
 			return fmt.Errorf("exit %d %v %s %s", code, err, out, stderr)
@@ -367,7 +369,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 		}
 		return err
 	})
-	gp := strconv.Itoa(inspect.GroupPartition(group))
+	gp := strconv.Itoa(record.Partition(group))
 	pane.keys("Tab", "/", "p"+gp, "Enter", "Enter")
 	pane.waitScreen(10*time.Second, "[GROUPS of partition "+gp+"]")
 	pane.keys("Enter")

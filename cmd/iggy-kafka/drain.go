@@ -15,7 +15,9 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/drainwatch"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -70,7 +72,7 @@ to the meta stream.`,
 				return a.fail(err)
 			}
 			defer closeLog()
-			d := inspect.IggyDrainer{Log: log, Writer: c}
+			d := drainplan.IggyDrainer{Log: log, Writer: c}
 			return a.fail(runDrain(ctx, drainRun{
 				log: log, drainer: d, nodes: nodes, f: a.format(),
 				dryRun: dryRun, yes: yes, undo: undo, wait: wait,
@@ -96,8 +98,8 @@ to the meta stream.`,
 }
 
 type drainRun struct {
-	log     *inspect.Log
-	drainer inspect.Drainer
+	log     *logread.Log
+	drainer drainplan.Drainer
 	nodes   []int32
 	f       output.Format
 
@@ -111,16 +113,16 @@ type drainRun struct {
 func (r drainRun) who() string { return drainwatch.Who(r.nodes) }
 
 func runDrain(ctx context.Context, r drainRun) error {
-	model, err := inspect.LoadModel(ctx, r.log)
+	model, err := claims.LoadModel(ctx, r.log)
 	if err != nil {
 		return err
 	}
 	if r.undo {
 		return runUndo(ctx, r, model)
 	}
-	plan, err := inspect.PlanDrain(model, r.nodes, time.Now())
+	plan, err := drainplan.Plan(model, r.nodes, time.Now())
 	if err != nil {
-		return err
+		return undoHint(err)
 	}
 	if r.f == output.Text || r.dryRun {
 		if err := output.List(r.out, r.f, "drain.plan", plan.Steps); err != nil {
@@ -201,7 +203,7 @@ func (r drainRun) request(ctx context.Context, w *drainwatch.Watch, undo bool) e
 
 // watch feeds w the model as it follows the log, within --timeout, until w is done or undone;
 // each round's events go to show.
-func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch.Watch, show func([]drainwatch.Event) error) error {
+func (r drainRun) watch(ctx context.Context, model *claims.Model, w *drainwatch.Watch, show func([]drainwatch.Event) error) error {
 	fctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	step := func() error {
@@ -209,23 +211,23 @@ func (r drainRun) watch(ctx context.Context, model *inspect.Model, w *drainwatch
 			return err
 		}
 		if w.Done() || w.Undone() {
-			return inspect.ErrStop
+			return logread.ErrStop
 		}
 		return nil
 	}
 	err := step()
 	if err == nil {
-		err = inspect.FollowModel(fctx, r.log, model, func([]inspect.Handover) error { return step() })
+		err = claims.FollowModel(fctx, r.log, model, func([]claims.Handover) error { return step() })
 	}
-	if errors.Is(err, inspect.ErrStop) {
+	if errors.Is(err, logread.ErrStop) {
 		return nil
 	}
 	return err
 }
 
 // runUndo asks drained nodes back; with --wait it follows until each is serving again.
-func runUndo(ctx context.Context, r drainRun, model *inspect.Model) error {
-	if err := inspect.CheckUndo(model, r.nodes, time.Now()); err != nil {
+func runUndo(ctx context.Context, r drainRun, model *claims.Model) error {
+	if err := drainplan.CheckUndo(model, r.nodes, time.Now()); err != nil {
 		return err
 	}
 	w := drainwatch.Undo(r.nodes)
@@ -251,4 +253,14 @@ func runUndo(ctx context.Context, r drainRun, model *inspect.Model) error {
 		}
 	}
 	return nil
+}
+
+// undoHint adds to a drain refused because a node is already drained the command that undoes
+// that drain.
+func undoHint(err error) error {
+	var r *drainplan.Refused
+	if !errors.As(err, &r) || len(r.Drained) == 0 {
+		return err
+	}
+	return &drainplan.Refused{Reason: fmt.Sprintf("%s; undo it with '%s drain node %s --undo'", r.Reason, programName, drainwatch.JoinNodes(r.Drained)), Drained: r.Drained}
 }

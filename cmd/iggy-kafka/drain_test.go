@@ -14,7 +14,9 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
@@ -25,8 +27,8 @@ func announcement(node int32, addr string, at time.Time, claims map[int]uint64) 
 }
 
 // drainRequest is node's latest drain request as the fleet model reads it.
-func drainRequest(ctx context.Context, log *inspect.Log, node int32) (fleet.DrainRequest, bool, error) {
-	m, err := inspect.LoadModel(ctx, log)
+func drainRequest(ctx context.Context, log *logread.Log, node int32) (fleet.DrainRequest, bool, error) {
+	m, err := claims.LoadModel(ctx, log)
 	if err != nil {
 		return fleet.DrainRequest{}, false, err
 	}
@@ -89,7 +91,7 @@ func TestDrainEndToEnd(t *testing.T) {
 		code := run(ctx, []string{"drain", "node", "2", "--yes", "--wait", "--timeout", "30s"}, env, &o, &e)
 		res <- result{code, o.String(), e.String()}
 	}()
-	log := inspect.NewLog(c, "kafka", nil)
+	log := logread.NewLog(c, "kafka", nil)
 	checkfor.Eventually(t, 20*time.Second, "the drain request", func() error {
 		r, ok, err := drainRequest(ctx, log, 2)
 		if err != nil {
@@ -123,7 +125,7 @@ func TestDrainEndToEnd(t *testing.T) {
 
 	code, out, _ = runCLI(t, env, "claims", "-o", "json")
 	var claims struct {
-		Data inspect.Fleet `json:"data"`
+		Data claims.Tables `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &claims); err != nil || code != exitOK {
 		t.Fatalf("claims: %d %v", code, err)
@@ -175,7 +177,7 @@ func TestDrainEndToEnd(t *testing.T) {
 // after the undo. The follower never sees the first request alone, and the second one's time is
 // before the first's: only log order says it came later.
 type skewedDrainer struct {
-	inspect.IggyDrainer
+	drainplan.IggyDrainer
 	c *iggy.Client
 }
 
@@ -214,10 +216,10 @@ func TestDrainWaitSkewedClock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	log := inspect.NewLog(c, "kafka", nil)
+	log := logread.NewLog(c, "kafka", nil)
 	run := func(undo bool) error {
 		var out, errw bytes.Buffer
-		return runDrain(ctx, drainRun{log: log, drainer: skewedDrainer{inspect.IggyDrainer{Log: log, Writer: c}, c}, nodes: []int32{2},
+		return runDrain(ctx, drainRun{log: log, drainer: skewedDrainer{drainplan.IggyDrainer{Log: log, Writer: c}, c}, nodes: []int32{2},
 			f: output.Text, yes: true, wait: true, follow: true, undo: undo, timeout: 5 * time.Second, out: &out, errw: &errw})
 	}
 	start := time.Now()
@@ -226,10 +228,28 @@ func TestDrainWaitSkewedClock(t *testing.T) {
 	}
 	t.Logf("the undo seen after %v", time.Since(start))
 	// The skewed undo of the drain above stands: drain node 2 for the undo to have something to do.
-	if _, err := (inspect.IggyDrainer{Log: log, Writer: c}).RequestDrain(ctx, 2, false); err != nil {
+	if _, err := (drainplan.IggyDrainer{Log: log, Writer: c}).RequestDrain(ctx, 2, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(true); err == nil || err.Error() != "node 2 drained again meanwhile" {
 		t.Fatalf("undo drained again from a clock behind: %v", err)
+	}
+}
+
+// A drain refused because a node is already drained says, in the command's terms, how to undo
+// that drain; other refusals and errors pass as they are.
+func TestUndoHint(t *testing.T) {
+	drained := &drainplan.Refused{Reason: "node 2 is already drained (since 2026-12-01T09:00:00Z)", Drained: []int32{2}}
+	want := "node 2 is already drained (since 2026-12-01T09:00:00Z); undo it with 'iggy-kafka drain node 2 --undo'"
+	if got := undoHint(drained); got.Error() != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	var r *drainplan.Refused
+	if !errors.As(undoHint(drained), &r) || len(r.Drained) != 1 {
+		t.Errorf("the hinted error is no longer a refusal naming node 2")
+	}
+	other := &drainplan.Refused{Reason: "node 7 is not a gateway of this fleet (known: 1, 2, 3)"}
+	if got := undoHint(other); got != error(other) {
+		t.Errorf("a refusal of another kind changed: %v", got)
 	}
 }

@@ -19,7 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/testbin"
@@ -117,23 +118,23 @@ func TestServeFleetEndToEnd(t *testing.T) {
 	groups := map[int]string{}
 	for i := 0; len(groups) < 16; i++ {
 		g := "fleet-group-" + strconv.Itoa(i)
-		if _, ok := groups[inspect.GroupPartition(g)]; !ok {
-			groups[inspect.GroupPartition(g)] = g
+		if _, ok := groups[record.Partition(g)]; !ok {
+			groups[record.Partition(g)] = g
 		}
 	}
-	var rows []inspect.ClaimRow
+	var rows []claims.PartitionRow
 	checkfor.Eventually(t, 30*time.Second, "claims and FindCoordinator agree on 16 owned partitions over more than one node", func() error {
-		claims := exec.CommandContext(ctx, bin, "claims", "-o", "json", "--iggy", storeAddr, "--kafka-bootstrap", strings.Join(kafkaAddrs, ","))
-		claims.Env = env
+		claimsCmd := exec.CommandContext(ctx, bin, "claims", "-o", "json", "--iggy", storeAddr, "--kafka-bootstrap", strings.Join(kafkaAddrs, ","))
+		claimsCmd.Env = env
 		var stderr bytes.Buffer
-		claims.Stderr = &stderr
-		out, err := claims.Output()
+		claimsCmd.Stderr = &stderr
+		out, err := claimsCmd.Output()
 		if err != nil {
 			return fmt.Errorf("claims: %v: %s", err, stderr.String())
 		}
 		var doc struct {
 			Kind string        `json:"kind"`
-			Data inspect.Fleet `json:"data"`
+			Data claims.Tables `json:"data"`
 		}
 		if err := json.Unmarshal(out, &doc); err != nil {
 			return fmt.Errorf("claims -o json: %v\n%s", err, out)
@@ -162,7 +163,7 @@ func TestServeFleetEndToEnd(t *testing.T) {
 			if r.Err != nil {
 				return fmt.Errorf("FindCoordinator %s: %w", r.Name, r.Err)
 			}
-			p := inspect.GroupPartition(r.Name)
+			p := record.Partition(r.Name)
 			if owner := *rows[p].OwnerNode; r.NodeID != owner {
 				return fmt.Errorf("group %s (partition %d): FindCoordinator names node %d, claims node %d", r.Name, p, r.NodeID, owner)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
@@ -72,7 +73,7 @@ func TestFollowersPrintNDJSON(t *testing.T) {
 	put(6, record.Record{Type: record.TypeClaim, Claim: 2, Time: time.Now(), ClaimInfo: &record.Claim{Number: 2, Node: 2, Addr: "localhost:9092"}})
 	checkfor.Eventually(t, 10*time.Second, "the change lines", func() error {
 		for _, line := range strings.Split(strings.TrimSpace(watchOut.String()), "\n") {
-			var c inspect.Change
+			var c claims.Change
 			if json.Unmarshal([]byte(line), &c) == nil && c.Partition == 6 && c.Field == "owner" && c.Old == "1" && c.New == "2" {
 				return nil
 			}

@@ -8,7 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -79,7 +82,7 @@ its coordinator knows exits 1.`,
 				return a.fail(err)
 			}
 			defer closeLog()
-			model, err := inspect.LoadModel(ctx, log)
+			model, err := claims.LoadModel(ctx, log)
 			if err != nil {
 				return a.fail(a.iggyError(err))
 			}
@@ -104,25 +107,25 @@ func groupArg(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// describeGroup is `claims --group G` and `group describe G`: inspect.DescribeGroup on the loaded
+// describeGroup is `claims --group G` and `group describe G`: livegroups.DescribeGroup on the loaded
 // model, asking the gateways DialGateways picks.
-func (a *app) describeGroup(ctx context.Context, model *inspect.Model, group string) (inspect.GroupDetail, error) {
+func (a *app) describeGroup(ctx context.Context, model *claims.Model, group string) (livegroups.GroupDetail, error) {
 	gws := a.dial(model.View.Nodes(now()))
 	live, closeLive, err := a.kafkaLive(gws)
 	if err != nil {
-		return inspect.GroupDetail{}, err
+		return livegroups.GroupDetail{}, err
 	}
 	defer closeLive()
-	d, err := inspect.DescribeGroup(ctx, live, model.GroupLog(), group, now())
+	d, err := livegroups.DescribeGroup(ctx, live, livegroups.ModelLog(model), group, now())
 	if err != nil {
-		return inspect.GroupDetail{}, a.kafkaError(ctx, gws, err)
+		return livegroups.GroupDetail{}, a.kafkaError(ctx, gws, err)
 	}
 	return d, nil
 }
 
 // groupAdmin is a kadm client on the gateways, for the commands that need no coordinator log
 // beyond the announcements (read from log, or a connection of its own when log is nil).
-func (a *app) groupAdmin(ctx context.Context, log *inspect.Log) (inspect.Gateways, *kadm.Client, func(), error) {
+func (a *app) groupAdmin(ctx context.Context, log *logread.Log) (dial.Gateways, *kadm.Client, func(), error) {
 	gws, err := a.gateways(ctx, log)
 	if err != nil {
 		return gws, nil, nil, err

@@ -15,7 +15,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
@@ -149,8 +149,8 @@ func TestGroupSeekEndToEnd(t *testing.T) {
 	}
 	code, out, stderr := runCLI(t, env, "group", "describe", "g", "-o", "json")
 	var desc struct {
-		Kind string                `json:"kind"`
-		Data []inspect.GroupDetail `json:"data"`
+		Kind string                   `json:"kind"`
+		Data []livegroups.GroupDetail `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &desc); code != exitOK || err != nil || desc.Kind != "group.describe" || len(desc.Data) != 1 || !desc.Data[0].InLog || len(desc.Data[0].Lag) != 2 {
 		t.Fatalf("describe: exit %d %v\n%s\n%s", code, err, out, stderr)

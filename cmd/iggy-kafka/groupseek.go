@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -70,7 +70,7 @@ the commit whole. An unknown group, topic or partition is refused; nothing is wr
 			if err != nil {
 				return a.fail(usageError(fmt.Errorf("--topic: %w", err)))
 			}
-			var log *inspect.Log
+			var log *logread.Log
 			if target.Kind == groupadmin.CommitAt || target.Kind == groupadmin.Undo {
 				l, closeLog, err := a.openLog(ctx)
 				if err != nil {

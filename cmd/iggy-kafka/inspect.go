@@ -6,7 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -54,11 +57,11 @@ Without --iggy the commands connect to 127.0.0.1:8090, where serve's embedded st
 			if q.From, q.FromEnd, err = inspect.ParseFrom(from, now()); err != nil {
 				return a.fail(usageError(fmt.Errorf("--from: %w", err)))
 			}
-			if q.To, err = inspect.ParsePosition(to, now()); err != nil {
+			if q.To, err = logread.ParsePosition(to, now()); err != nil {
 				return a.fail(usageError(fmt.Errorf("--to: %w", err)))
 			}
 			for _, p := range partitions {
-				if err := inspect.CheckPartition(p); err != nil {
+				if err := logread.CheckPartition(p); err != nil {
 					return a.fail(usageError(err))
 				}
 			}
@@ -73,10 +76,10 @@ Without --iggy the commands connect to 127.0.0.1:8090, where serve's embedded st
 			w := cmd.OutOrStdout()
 			if doVerify {
 				if group != "" {
-					partitions = []int{inspect.GroupPartition(group)}
+					partitions = []int{record.Partition(group)}
 				}
-				s := output.NewStream[inspect.Finding](w, f, "inspect.findings", false)
-				sum, err := inspect.Verify(cmd.Context(), log, partitions, s.Add)
+				s := output.NewStream[verify.Finding](w, f, "inspect.findings", false)
+				sum, err := verify.Verify(cmd.Context(), log, partitions, s.Add)
 				if err != nil {
 					_ = s.Close()
 					return a.fail(err)

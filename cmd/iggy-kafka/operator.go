@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +21,9 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/config"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -110,18 +111,9 @@ func (a *app) iggyAddrs() []string {
 func (a *app) iggyConfig() (iggy.Config, error) {
 	v := a.values
 	cfg := iggy.Config{Addrs: a.iggyAddrs(), Username: v.String("operator-iggy-username"), Password: v.String("operator-iggy-password"), PoolSize: 2, RequestTimeout: v.Duration("request-timeout")}
-	if v.Bool("operator-iggy-tls") {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("operator-iggy-tls-server-name")}
-		if ca := v.String("operator-iggy-tls-ca"); ca != "" {
-			pool, err := caPool(ca)
-			if err != nil {
-				return cfg, v.Invalid("operator-iggy-tls-ca", "%v", err)
-			}
-			tc.RootCAs = pool
-		}
-		cfg.TLS = tc
-	}
-	return cfg, nil
+	tc, err := clientTLS(v, "operator-iggy-tls")
+	cfg.TLS = tc
+	return cfg, err
 }
 
 // iggyError says, for an error of reaching the store, where the command looked and how to
@@ -138,38 +130,38 @@ func (a *app) iggyError(err error) error {
 // nor an announcement names one: where `serve` listens by default.
 const defaultKafka = "localhost:9092"
 
-// dial is inspect.DialGateways with the command's settings: --kafka-bootstrap (its environment
+// dial is dial.DialGateways with the command's settings: --kafka-bootstrap (its environment
 // variable or config key) when set, else the addresses the nodes announce, else defaultKafka.
-func (a *app) dial(nodes []fleet.Node) inspect.Gateways {
-	return inspect.DialGateways(a.values.List("kafka-bootstrap"), nodes, []string{defaultKafka})
+func (a *app) dial(nodes []fleet.Node) dial.Gateways {
+	return dial.DialGateways(a.values.List("kafka-bootstrap"), nodes, []string{defaultKafka})
 }
 
 // gateways are the gateways a command that has not loaded the fleet dials: it reads the
 // announcements (from log, or a connection of its own when log is nil) only when
 // --kafka-bootstrap is not set.
-func (a *app) gateways(ctx context.Context, log *inspect.Log) (inspect.Gateways, error) {
+func (a *app) gateways(ctx context.Context, log *logread.Log) (dial.Gateways, error) {
 	if len(a.values.List("kafka-bootstrap")) > 0 {
 		return a.dial(nil), nil
 	}
 	if log == nil {
 		l, closeLog, err := a.openLog(ctx)
 		if err != nil {
-			return inspect.Gateways{}, err
+			return dial.Gateways{}, err
 		}
 		defer closeLog()
 		log = l
 	}
 	v, err := log.FleetView(ctx)
 	if err != nil {
-		return inspect.Gateways{}, a.iggyError(err)
+		return dial.Gateways{}, a.iggyError(err)
 	}
 	return a.dial(v.Nodes(now())), nil
 }
 
 // kafkaError says, for an error of reaching the gateways, what each address answered when asked
 // alone, and how to point the command elsewhere.
-func (a *app) kafkaError(ctx context.Context, gws inspect.Gateways, err error) error {
-	if err == nil || !errors.Is(err, inspect.ErrNoGateway) {
+func (a *app) kafkaError(ctx context.Context, gws dial.Gateways, err error) error {
+	if err == nil || !errors.Is(err, livegroups.ErrNoGateway) {
 		return err
 	}
 	hint := fmt.Sprintf("is '%s serve' running there? --kafka-bootstrap (%s) sets the addresses", programName, a.envOf("kafka-bootstrap"))
@@ -182,11 +174,11 @@ func (a *app) kafkaError(ctx context.Context, gws inspect.Gateways, err error) e
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.values.Duration("request-timeout"))
 	defer cancel()
-	reach, perr := inspect.ProbeGateways(pctx, gws, opts)
+	reach, perr := dial.ProbeGateways(pctx, gws, opts)
 	if perr != nil {
 		return fmt.Errorf("%w\n%s", err, hint)
 	}
-	return fmt.Errorf("%w\n%s", &inspect.GatewaysError{Err: err, Gateways: gws, Reach: reach}, hint)
+	return fmt.Errorf("%w\n%s", &dial.GatewaysError{Err: err, Gateways: gws, Reach: reach}, hint)
 }
 
 func (a *app) envOf(name string) string {
@@ -196,7 +188,7 @@ func (a *app) envOf(name string) string {
 
 // openLogClient connects to Iggy and returns the coordinator log reader, the client (for
 // commands that write) and a closer.
-func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, func(), error) {
+func (a *app) openLogClient(ctx context.Context) (*logread.Log, *iggy.Client, func(), error) {
 	cfg, err := a.iggyConfig()
 	if err != nil {
 		return nil, nil, nil, err
@@ -207,28 +199,24 @@ func (a *app) openLogClient(ctx context.Context) (*inspect.Log, *iggy.Client, fu
 	if err != nil {
 		return nil, nil, nil, a.iggyError(fmt.Errorf("connect to Iggy at %s: %w", strings.Join(cfg.Addrs, ","), err))
 	}
-	return inspect.NewLog(c, a.values.String("operator-stream"), nil), c, func() { _ = c.Close() }, nil
+	return logread.NewLog(c, a.values.String("operator-stream"), nil), c, func() { _ = c.Close() }, nil
 }
 
 // openLog connects to Iggy and returns the coordinator log reader with a closer.
-func (a *app) openLog(ctx context.Context) (*inspect.Log, func(), error) {
+func (a *app) openLog(ctx context.Context) (*logread.Log, func(), error) {
 	log, _, closer, err := a.openLogClient(ctx)
 	return log, closer, err
 }
 
 // kafkaOpts are the kgo options of the gateways: their addresses, TLS, SASL, timeouts.
-func (a *app) kafkaOpts(gws inspect.Gateways) ([]kgo.Opt, error) {
+func (a *app) kafkaOpts(gws dial.Gateways) ([]kgo.Opt, error) {
 	v := a.values
 	opts := []kgo.Opt{kgo.SeedBrokers(gws.Addrs()...), kgo.RequestTimeoutOverhead(v.Duration("request-timeout")), kgo.RetryTimeout(v.Duration("request-timeout"))}
-	if v.Bool("kafka-tls") {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("kafka-tls-server-name")}
-		if ca := v.String("kafka-tls-ca"); ca != "" {
-			pool, err := caPool(ca)
-			if err != nil {
-				return nil, v.Invalid("kafka-tls-ca", "%v", err)
-			}
-			tc.RootCAs = pool
-		}
+	tc, err := clientTLS(v, "kafka-tls")
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
 	if u := v.String("kafka-sasl-username"); u != "" {
@@ -238,7 +226,7 @@ func (a *app) kafkaOpts(gws inspect.Gateways) ([]kgo.Opt, error) {
 }
 
 // kafkaAdmin is a kadm client on the gateways.
-func (a *app) kafkaAdmin(gws inspect.Gateways) (*kadm.Client, func(), error) {
+func (a *app) kafkaAdmin(gws dial.Gateways) (*kadm.Client, func(), error) {
 	opts, err := a.kafkaOpts(gws)
 	if err != nil {
 		return nil, nil, err
@@ -251,16 +239,16 @@ func (a *app) kafkaAdmin(gws inspect.Gateways) (*kadm.Client, func(), error) {
 }
 
 // kafkaLive is what DescribeGroup asks of the gateways.
-func (a *app) kafkaLive(gws inspect.Gateways) (inspect.KafkaLive, func(), error) {
+func (a *app) kafkaLive(gws dial.Gateways) (livegroups.KafkaLive, func(), error) {
 	opts, err := a.kafkaOpts(gws)
 	if err != nil {
-		return inspect.KafkaLive{}, nil, err
+		return livegroups.KafkaLive{}, nil, err
 	}
 	adm, closer, err := a.kafkaAdmin(gws)
 	if err != nil {
-		return inspect.KafkaLive{}, nil, err
+		return livegroups.KafkaLive{}, nil, err
 	}
-	return inspect.KafkaLive{Admin: adm, Opts: opts}, closer, nil
+	return livegroups.KafkaLive{Admin: adm, Opts: opts}, closer, nil
 }
 
 // contradictions refuses, with exit status 2, any two flags of a pair set together.

@@ -10,7 +10,8 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
@@ -64,7 +65,7 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 	var doc struct {
 		Version int           `json:"version"`
 		Kind    string        `json:"kind"`
-		Data    inspect.Fleet `json:"data"`
+		Data    claims.Tables `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
 		t.Fatalf("claims -o json: exit %d %v\n%s", code, err, out)
@@ -92,9 +93,9 @@ func TestOperatorCommandsEndToEnd(t *testing.T) {
 		t.Fatalf("verify with a void record: exit %d out %s", code, out)
 	}
 	var findings struct {
-		Data []inspect.Finding `json:"data"`
+		Data []verify.Finding `json:"data"`
 	}
-	if err := json.Unmarshal([]byte(out), &findings); err != nil || len(findings.Data) != 1 || findings.Data[0].Kind != inspect.FindingVoidFenced || findings.Data[0].Offset != 3 {
+	if err := json.Unmarshal([]byte(out), &findings); err != nil || len(findings.Data) != 1 || findings.Data[0].Kind != verify.FindingVoidFenced || findings.Data[0].Offset != 3 {
 		t.Fatalf("findings %s: %v", out, err)
 	}
 	var e struct {

@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
@@ -37,11 +39,11 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 			if err != nil {
 				return a.fail(usageError(fmt.Errorf("partition %q is not a number", args[1])))
 			}
-			if err := inspect.CheckPartition(p); err != nil {
+			if err := logread.CheckPartition(p); err != nil {
 				return a.fail(usageError(err))
 			}
-			opts := inspect.ReplayOptions{FromStart: fromStart}
-			if opts.Until, err = inspect.ParsePosition(until, now()); err != nil {
+			opts := replay.Options{FromStart: fromStart}
+			if opts.Until, err = logread.ParsePosition(until, now()); err != nil {
 				return a.fail(usageError(fmt.Errorf("--until: %w", err)))
 			}
 			log, closeLog, err := a.openLog(cmd.Context())
@@ -49,7 +51,7 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 				return a.fail(err)
 			}
 			defer closeLog()
-			res, err := inspect.RunReplay(cmd.Context(), log, p, opts)
+			res, err := replay.Run(cmd.Context(), log, p, opts)
 			if err != nil {
 				return a.fail(err)
 			}
@@ -66,11 +68,10 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 				return a.fail(err)
 			}
 			defer closeAdm()
-			diffs, err := inspect.DiffLive(cmd.Context(), adm, res)
+			diffs, sum, err := livegroups.CompareReplay(cmd.Context(), adm, res)
 			if err != nil {
 				return a.fail(a.kafkaError(cmd.Context(), gws, err))
 			}
-			sum := inspect.NewLiveSummary(res, diffs)
 			if err := output.ListSummary(w, a.format(), "replay.differences", diffs, sum); err != nil {
 				return a.fail(err)
 			}
@@ -94,15 +95,15 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 }
 
 // replayDoc lays a replay out as text: a summary, then groups, members and offsets.
-type replayDoc struct{ *inspect.Replay }
+type replayDoc struct{ *replay.Result }
 
-func (d replayDoc) MarshalJSON() ([]byte, error) { return jsonOf(d.Replay) }
+func (d replayDoc) MarshalJSON() ([]byte, error) { return jsonOf(d.Result) }
 
 // Text prints the summary, then the groups, members and offsets as three tables, and a fourth of
 // the consumer groups' members when the partition has KIP-848 consumer groups (for those, the
 // groups table shows the group epoch as GENERATION and the assignor as PROTOCOL).
 func (d replayDoc) Text(w io.Writer) error {
-	r := d.Replay
+	r := d.Result
 	through := "-"
 	if r.Through != nil {
 		through = strconv.FormatUint(*r.Through, 10)

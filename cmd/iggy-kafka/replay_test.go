@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 )
 
@@ -70,8 +70,8 @@ func TestReplayDiffLiveVerdict(t *testing.T) {
 			continue
 		}
 		var doc struct {
-			Data    []inspect.Difference `json:"data"`
-			Summary inspect.LiveSummary  `json:"summary"`
+			Data    []livegroups.Difference `json:"data"`
+			Summary livegroups.Summary      `json:"summary"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Data) != 2 || doc.Summary.Agree || doc.Summary.Differences != 2 || doc.Summary.GroupsDiffering != 2 {
 			t.Fatalf("diff-live -o json: %v\n%s", err, out)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -166,14 +165,8 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 			return cfg, v.Invalid("iggy", "%q is not host:port", addr)
 		}
 	}
-	if v.Bool("iggy-tls") {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: v.String("iggy-tls-server-name")}
-		if ca := v.String("iggy-tls-ca"); ca != "" {
-			if tc.RootCAs, err = caPool(ca); err != nil {
-				return cfg, v.Invalid("iggy-tls-ca", "%v", err)
-			}
-		}
-		cfg.IggyTLS = tc
+	if cfg.IggyTLS, err = clientTLS(v, "iggy-tls"); err != nil {
+		return cfg, err
 	}
 	if len(cfg.IggyAddrs) == 0 {
 		if cfg.Embedded, err = a.storeConfig(v.String("store-listen"), false); err != nil {

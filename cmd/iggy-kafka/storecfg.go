@@ -1,12 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
-	"os"
-
-	"github.com/iggy-kafka/iggy-kafka/config"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
@@ -51,35 +45,4 @@ func (a *app) storeConfig(listen string, withTLS bool) (store.Config, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// listenerTLS loads --tls-cert and --tls-key; it returns nil when neither is set.
-func listenerTLS(v *config.Values) (*tls.Config, error) {
-	cert, key := v.String("tls-cert"), v.String("tls-key")
-	switch {
-	case cert == "" && key == "":
-		return nil, nil
-	case cert == "":
-		return nil, v.Invalid("tls-key", "--tls-cert is needed too")
-	case key == "":
-		return nil, v.Invalid("tls-cert", "--tls-key is needed too")
-	}
-	pair, err := tls.LoadX509KeyPair(cert, key)
-	if err != nil {
-		return nil, v.Invalid("tls-cert", "%v", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
-}
-
-// caPool reads a PEM file of CA certificates.
-func caPool(file string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", file)
-	}
-	return pool, nil
 }

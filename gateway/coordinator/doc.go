@@ -331,7 +331,7 @@
 // its claim is read back, without the HandoverBound wait; the groups move with their members,
 // generations and offsets, and nothing rebalances. Metadata names no drained gateway as a
 // partition leader (kafka.Fleet's Draining) unless every listed gateway is drained. Refusing a
-// drain that would leave no serving gateway is the operator library's rule (inspect.PlanDrain,
+// drain that would leave no serving gateway is the operator library's rule (drainplan.Plan,
 // no flag overrides it); a gateway acts on every request it reads, so a drain written by other
 // means can still take the last one out, and FindCoordinator then answers
 // COORDINATOR_NOT_AVAILABLE until an undo.

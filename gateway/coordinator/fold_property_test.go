@@ -13,6 +13,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
@@ -69,7 +71,7 @@ func foldsAgree(t *testing.T, seed uint64) {
 		t.Fatal(err)
 	}
 	// The operator's side.
-	m, err := inspect.LoadModel(ctx, inspect.NewLog(cl, "kafka", nil))
+	m, err := claims.LoadModel(ctx, logread.NewLog(cl, "kafka", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func foldsAgree(t *testing.T, seed uint64) {
 
 	// Valid records and the newest claim: the coordinator's replay against inspect's reader.
 	valid := map[int][]bool{}
-	err = inspect.Inspect(ctx, inspect.NewLog(cl, "kafka", nil), inspect.Query{}, func(r inspect.RecordRow) error {
+	err = inspect.Inspect(ctx, logread.NewLog(cl, "kafka", nil), inspect.Query{}, func(r inspect.RecordRow) error {
 		valid[r.Partition] = append(valid[r.Partition], r.Valid)
 		return nil
 	}, nil)

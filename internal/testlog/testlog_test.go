@@ -7,7 +7,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/inspect"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
@@ -30,8 +30,8 @@ func TestPutReadsBack(t *testing.T) {
 	if off != 1 {
 		t.Fatalf("Put after one message returned offset %d, want 1", off)
 	}
-	var got []inspect.Entry
-	err = inspect.NewLog(c, "kafka", nil).Read(ctx, 3, 0, off+1, func(e *inspect.Entry) error {
+	var got []logread.Entry
+	err = logread.NewLog(c, "kafka", nil).Read(ctx, 3, 0, off+1, func(e *logread.Entry) error {
 		e.Payload = append([]byte(nil), e.Payload...)
 		got = append(got, *e)
 		return nil

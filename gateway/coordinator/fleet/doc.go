@@ -5,7 +5,7 @@
 // turns OwnersTopic and DrainsTopic into nodes, owners and the drained set. The records of
 // LogTopic, their header, the validity rule and the per-partition fold are package record's.
 //
-// Gateways (package coordinator) and operator tools (package inspect) import both packages and
+// Gateways (package coordinator) and operator tools (the packages under inspect) import both packages and
 // keep no reader, name or rule of their own, so `claims` and `drain` can never see another fleet
 // than the gateways act on.
 //

@@ -3,7 +3,7 @@
 // (Each, and Replay, the fold of a partition into record.State on top of it), the last valid
 // checkpoint of a partition by record's validity rule (LastCheckpoint), and the feeds of
 // coordinator_owners and coordinator_drains with their offsets (Feed). The gateways' coordinator
-// and every operator command (package inspect) read the log through it; the bytes of each
+// and every operator command (package logread) read the log through it; the bytes of each
 // message are package record's and package fleet's.
 //
 // The gap rule: a partition is read in consecutive offsets from where the reader starts. A
