@@ -296,7 +296,7 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 		return append(b, '}')
 	case r.Type == record.TypeTopic && r.Topic != nil:
 		b = append(b, `{"topic":`...)
-		b = appendJSONString(b, r.Topic.Name)
+		b = output.AppendJSONString(b, r.Topic.Name)
 		if !r.Topic.Gone() {
 			b = append(b, `,"topic_id":`...)
 			b = strconv.AppendUint(b, uint64(r.Topic.ID), 10)
