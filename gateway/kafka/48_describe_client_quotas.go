@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"github.com/iggy-kafka/iggy-kafka/gateway/quota"
+
 	"sort"
 	"strconv"
 
@@ -57,7 +59,7 @@ func (c *conn) handleDescribeClientQuotas(req *request) (kmsg.Response, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		entity, ok := decodeQuotaEntity(k)
+		entity, ok := quota.DecodeEntity(k)
 		if !ok || !quotaMatches(dreq.Components, dreq.Strict, entity) {
 			continue
 		}
@@ -87,7 +89,7 @@ func (c *conn) handleDescribeClientQuotas(req *request) (kmsg.Response, error) {
 }
 
 // quotaMatches reports whether entity passes the filter's components.
-func quotaMatches(comps []kmsg.DescribeClientQuotasRequestComponent, strict bool, entity []QuotaComponent) bool {
+func quotaMatches(comps []kmsg.DescribeClientQuotasRequestComponent, strict bool, entity []quota.Component) bool {
 	byType := map[string]*string{}
 	has := map[string]bool{}
 	for _, c := range entity {

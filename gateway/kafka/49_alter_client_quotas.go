@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"github.com/iggy-kafka/iggy-kafka/gateway/quota"
+
 	"maps"
 	"strconv"
 
@@ -35,12 +37,12 @@ func (c *conn) handleAlterClientQuotas(req *request) (kmsg.Response, error) {
 	}
 	for _, entry := range areq.Entries {
 		r := kmsg.NewAlterClientQuotasResponseEntry()
-		var entity []QuotaComponent
+		var entity []quota.Component
 		for _, ee := range entry.Entity {
 			re := kmsg.NewAlterClientQuotasResponseEntryEntity()
 			re.Type, re.Name = ee.Type, ee.Name
 			r.Entity = append(r.Entity, re)
-			entity = append(entity, QuotaComponent{Type: ee.Type, Name: ee.Name})
+			entity = append(entity, quota.Component{Type: ee.Type, Name: ee.Name})
 		}
 		err := allErr
 		if authCode != 0 {
@@ -59,7 +61,7 @@ func (c *conn) handleAlterClientQuotas(req *request) (kmsg.Response, error) {
 }
 
 // alterQuotaEntry checks one entry whole, then applies it to the entity's current quotas.
-func (c *conn) alterQuotaEntry(req *request, all map[string]map[string]string, entity []QuotaComponent, ops []kmsg.AlterClientQuotasRequestEntryOp, validateOnly bool) error {
+func (c *conn) alterQuotaEntry(req *request, all map[string]map[string]string, entity []quota.Component, ops []kmsg.AlterClientQuotasRequestEntryOp, validateOnly bool) error {
 	if err := checkEntity(entity); err != nil {
 		return err
 	}
@@ -69,13 +71,13 @@ func (c *conn) alterQuotaEntry(req *request, all map[string]map[string]string, e
 			return Refuse(kerr.InvalidRequest, "quota key %q named twice", op.Key)
 		}
 		named[op.Key] = true
-		if _, ok := quotaKeys[op.Key]; !ok || !op.Remove {
+		if !quota.Known(op.Key) || !op.Remove {
 			if err := checkQuotaValue(op.Key, op.Value); err != nil {
 				return err
 			}
 		}
 	}
-	key := EncodeQuotaEntity(entity)
+	key := quota.EncodeEntity(entity)
 	next := maps.Clone(all[key])
 	if next == nil {
 		next = map[string]string{}
