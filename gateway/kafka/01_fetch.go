@@ -80,7 +80,9 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 	})
 	total := c.readParts(req, freq.Version, parts, maxBytes, 0)
 	for !failed(parts) && total < int64(freq.MinBytes) && total < maxBytes && clk.Now().Before(deadline) {
+		waitStart := clk.Now()
 		woke := c.waitAny(req.ctx, req.storage, waitPoints(parts), deadline)
+		req.waited += clk.Now().Sub(waitStart)
 		// Read again: after a wake for the data that came, after the deadline (or on shutdown)
 		// so that the watermarks are fresh.
 		total = c.readParts(req, freq.Version, parts, maxBytes, total)

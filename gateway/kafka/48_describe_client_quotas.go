@@ -19,9 +19,7 @@ import (
 //   - Needs DESCRIBE_CONFIGS on the cluster (Iggy's read-servers): CLUSTER_AUTHORIZATION_FAILED.
 //   - A component of a type other than user and client-id, a type named twice, an exact match
 //     without a name, or an unknown match type is INVALID_REQUEST.
-//
-// Not implemented:
-// * Quotas are kept and described, not enforced (no throttling yet).
+//   - Enforced as throttle.go says.
 func init() { regKey(describeClientQuotasKey, 0, 1) }
 
 func (c *conn) handleDescribeClientQuotas(req *request) (kmsg.Response, error) {

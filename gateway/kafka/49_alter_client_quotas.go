@@ -13,17 +13,20 @@ import (
 // AlterClientQuotas: v0-1
 //
 // Behavior:
+//
 //   - Sets and removes client quotas per entity (user, client-id, or both; a null name is the
 //     type's default), kept in Iggy (Config.ClientQuotas) so every gateway of a fleet reads the
 //     same. One result per entry, in order; an entry is applied whole or not at all.
+//
 //   - Refused with INVALID_REQUEST and a message, changing nothing of the entry: an entity type
 //     other than user and client-id, a type named twice, an empty name, an unknown key, a key
 //     named twice, a value of zero or below (a quota is removed, not set to zero), a byte rate
 //     that is not a whole number.
+//
 //   - Needs ALTER_CONFIGS on the cluster (Iggy's manage-servers): CLUSTER_AUTHORIZATION_FAILED.
 //
-// Not implemented:
-// * Quotas are kept and described, not enforced (no throttling yet).
+//   - Enforced by every gateway of the fleet (throttle.go, gateway/quota): this one reads
+//     the quotas again at once, the others within their refresh interval.
 func init() { regKey(alterClientQuotasKey, 0, 1) }
 
 func (c *conn) handleAlterClientQuotas(req *request) (kmsg.Response, error) {
@@ -94,6 +97,9 @@ func (c *conn) alterQuotaEntry(req *request, all map[string]map[string]string, e
 	}
 	if err := c.s.clientQuotasOf().SetClientQuotas(req.ctx, key, next); err != nil {
 		return err
+	}
+	if q := c.s.cfg.Quotas; q != nil {
+		q.Refresh()
 	}
 	if all != nil {
 		all[key] = next
