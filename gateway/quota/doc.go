@@ -35,7 +35,7 @@
 // windows (so a new client is not throttled for its first bytes). A value is recorded first
 // and then checked: over the limit, the throttle is the time that brings the rate back to
 // the limit if nothing more came, (rate-limit)/limit * covered time, as Kafka's
-// QuotaUtils.throttleTime. The request_percentage throttle is capped at one WindowSize, as
+// QuotaUtils.throttleTime (rounded up to the millisecond where Kafka rounds to the nearest). The request_percentage throttle is capped at one WindowSize, as
 // Kafka caps it.
 //
 // Every gateway measures only what it serves, as every Kafka broker does: a client spread over

@@ -168,6 +168,18 @@ func (m *Manager) Resolve(key, user, clientID string) (Resolved, bool) {
 	return m.table.Resolve(key, user, clientID)
 }
 
+// MaxInWindow is the most of key that one request may bring without being throttled for it
+// alone, the limit over Windows-1 samples: Kafka caps a Fetch's bytes at it, so that a
+// client under a small consumer_byte_rate is not answered empty forever. ok is false when no
+// quota applies.
+func (m *Manager) MaxInWindow(key, user, clientID string) (max float64, ok bool) {
+	q, ok := m.Resolve(key, user, clientID)
+	if !ok {
+		return 0, false
+	}
+	return q.Limit * float64(m.cfg.Windows-1) * m.cfg.WindowSize.Seconds(), true
+}
+
 // Record adds v to the rate of key that user and clientID share, and returns how long they
 // are throttled for it: zero when no quota applies or the rate is within it. Kafka records
 // first and then checks, so a value that goes over is counted.

@@ -1,6 +1,9 @@
 package quota
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // rate is Kafka's Rate over a SampledStat: the sum of up to n samples of window each, over
 // the time they cover (doc.go). Times are nanoseconds on the Manager's clock.
@@ -51,12 +54,15 @@ func (r *rate) measure(now int64, window time.Duration, n int) (perSecond float6
 }
 
 // throttle is how long the rate at now stays over limit if nothing more is recorded, rounded
-// to the millisecond; zero within the limit.
+// up to the millisecond (Kafka rounds to the nearest: a client that waits out a throttle
+// rounded down finds the rate still a hair over and is throttled again, a round trip lost);
+// zero within the limit.
 func (r *rate) throttle(limit float64, now int64, window time.Duration, n int) time.Duration {
 	v, over := r.measure(now, window, n)
 	if v <= limit {
 		return 0
 	}
-	ms := (v - limit) / limit * float64(over.Milliseconds())
-	return time.Duration(ms+0.5) * time.Millisecond
+	// (v-limit)/limit * over, written so that whole numbers stay whole in floating point.
+	ms := v*over.Seconds()/limit*1000 - float64(over.Milliseconds())
+	return time.Duration(math.Ceil(ms-1e-9)) * time.Millisecond
 }
