@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"context"
-	"math/rand"
+	"crypto/rand"
 	"io"
 	"net/http"
 	"strings"
