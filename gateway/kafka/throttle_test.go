@@ -87,3 +87,34 @@ func expectSilent(t *testing.T, rc *rawConn) {
 		t.Fatalf("an answer arrived while the connection was throttled (%d bytes, %v)", n, err)
 	}
 }
+
+// request_percentage counts the handler's time on the server's clock, for any request with a
+// throttle field (Metadata here): 2 s of handling against 10% over 10 s windows is 20%, and
+// the throttle is capped at one window (1 s), as Kafka caps the request quota's. ApiVersions is
+// exempt.
+func TestRequestPercentageThrottles(t *testing.T) {
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	q := quota.New(quota.Config{Clock: fc})
+	q.Set(quota.Table{quota.RequestPercentage: {quota.Entity{ClientID: quota.Name{Kind: quota.Default}}: 10}})
+	ts := startServer(t, func(c *Config) { c.Clock, c.Quotas = fc, q })
+	slow := func(key int16) {
+		ts.s.ControlKey(key, func(r *Controlled) (kmsg.Response, error, bool) {
+			fc.Advance(2 * time.Second) // the handler's time, on the server's clock
+			return nil, nil, false
+		})
+	}
+	rc := dialRaw(t, ts.addr)
+	slow(apiVersionsKey)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 3
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "t", "1"
+	if resp := rc.roundTrip(t, av).(*kmsg.ApiVersionsResponse); resp.ThrottleMillis != 0 {
+		t.Fatalf("ApiVersions throttled %d ms", resp.ThrottleMillis)
+	}
+	slow(metadataKey)
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 9
+	if resp := rc.roundTrip(t, md).(*kmsg.MetadataResponse); resp.ThrottleMillis != 1000 {
+		t.Fatalf("Metadata after 2 s of handling under a 10%% request quota: throttle %d ms, want the 1000 ms cap", resp.ThrottleMillis)
+	}
+}
