@@ -44,8 +44,10 @@ const (
 type Manager struct {
 	cfg Config
 
+	// table is read without a lock, so that a request pays no lock when no quota applies.
+	table atomic.Pointer[Table]
+
 	mu      sync.Mutex
-	table   Table
 	sensors map[sensorID]*sensor
 
 	nudge chan struct{}
@@ -81,14 +83,15 @@ func New(cfg Config) *Manager {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{
+	m := &Manager{
 		cfg:     cfg,
-		table:   Table{},
 		sensors: map[sensorID]*sensor{},
 		nudge:   make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	m.table.Store(&Table{})
+	return m
 }
 
 // Start reads the quotas now and starts the goroutine that reads them every Refresh, until
@@ -156,16 +159,12 @@ func (m *Manager) Close() {
 
 // Set replaces the quotas enforced.
 func (m *Manager) Set(t Table) {
-	m.mu.Lock()
-	m.table = t
-	m.mu.Unlock()
+	m.table.Store(&t)
 }
 
 // Resolve is the quota of key that applies to user and clientID now.
 func (m *Manager) Resolve(key, user, clientID string) (Resolved, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.table.Resolve(key, user, clientID)
+	return m.table.Load().Resolve(key, user, clientID)
 }
 
 // MaxInWindow is the most of key that one request may bring without being throttled for it
@@ -184,13 +183,13 @@ func (m *Manager) MaxInWindow(key, user, clientID string) (max float64, ok bool)
 // are throttled for it: zero when no quota applies or the rate is within it. Kafka records
 // first and then checks, so a value that goes over is counted.
 func (m *Manager) Record(key, user, clientID string, v float64) time.Duration {
-	now := m.cfg.Clock.Now().UnixNano()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q, ok := m.table.Resolve(key, user, clientID)
+	q, ok := m.Resolve(key, user, clientID)
 	if !ok {
 		return 0
 	}
+	now := m.cfg.Clock.Now().UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	id := sensorID{key: key, tags: q.Tags}
 	s := m.sensors[id]
 	if s == nil {
@@ -209,13 +208,13 @@ func (m *Manager) Record(key, user, clientID string, v float64) time.Duration {
 // Unrecord takes back v recorded at now (a throttled fetch answers no records, so its bytes
 // do not count), as Kafka records the negative.
 func (m *Manager) Unrecord(key, user, clientID string, v float64) {
-	now := m.cfg.Clock.Now().UnixNano()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q, ok := m.table.Resolve(key, user, clientID)
+	q, ok := m.Resolve(key, user, clientID)
 	if !ok {
 		return
 	}
+	now := m.cfg.Clock.Now().UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if s := m.sensors[sensorID{key: key, tags: q.Tags}]; s != nil {
 		s.r.record(-v, now, m.cfg.WindowSize, m.cfg.Windows)
 	}
