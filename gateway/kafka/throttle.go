@@ -152,7 +152,8 @@ func (c *conn) waitMuted() bool {
 }
 
 // holdAnswer waits sl.delay before the writer sends sl; false when the connection closes
-// meanwhile.
+// meanwhile. A server that begins to shut down sends held answers at once, as it answers long
+// polls.
 func (c *conn) holdAnswer(sl *slot) bool {
 	if sl.delay <= 0 {
 		return true
@@ -161,6 +162,8 @@ func (c *conn) holdAnswer(sl *slot) bool {
 	defer t.Stop()
 	select {
 	case <-t.C():
+		return true
+	case <-c.s.draining:
 		return true
 	case <-c.ctx.Done():
 		return false
