@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/gateway/quota"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
@@ -96,6 +97,12 @@ type Config struct {
 	// told, ConsumerSessionTimeout how long a silent one stays a member; defaults Kafka's 5 s
 	// and 45 s.
 	ConsumerHeartbeatInterval, ConsumerSessionTimeout time.Duration
+	// Client quotas (package quota): rates are measured over QuotaWindows samples of
+	// QuotaWindowSize (Kafka's quota.window.num and quota.window.size.seconds; default 11 and
+	// 1 s), and the fleet's quotas are read again every QuotaRefresh (default 1 s), the bound
+	// within which a change made through another gateway is enforced here.
+	QuotaWindowSize, QuotaRefresh time.Duration
+	QuotaWindows                  int
 }
 
 // LeasePoll is how often a gateway reads its coordinator lease from Iggy (and so speaks on the
@@ -137,6 +144,7 @@ type Gateway struct {
 	coord     *coordinator.Coordinator
 	users     *userClients
 	watch     *userWatch
+	quotas    *quota.Manager
 	metrics   *metrics
 	httpSrv   *http.Server
 	httpLn    net.Listener
@@ -297,8 +305,17 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	}); err != nil {
 		return fmt.Errorf("gateway: starting the group coordinator: %w", err)
 	}
+	g.quotas = quota.New(quota.Config{
+		Source:     g.bridge,
+		Refresh:    cfg.QuotaRefresh,
+		WindowSize: cfg.QuotaWindowSize,
+		Windows:    cfg.QuotaWindows,
+		Logger:     cfg.Logger.With("component", "quotas"),
+	})
+	g.quotas.Start()
 	kcfg := kafka.Config{
 		CheckReachable:   true,
+		Quotas:           g.quotas,
 		NodeID:           cfg.NodeID,
 		AdvertisedHost:   host,
 		AdvertisedPort:   port,
@@ -456,6 +473,9 @@ func (g *Gateway) close() error {
 	}
 	if g.watch != nil {
 		g.watch.close()
+	}
+	if g.quotas != nil {
+		g.quotas.Close()
 	}
 	if g.users != nil {
 		g.users.close()

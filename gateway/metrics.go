@@ -29,6 +29,7 @@ type metrics struct {
 	connections prometheus.Gauge
 	accepted    prometheus.Counter
 	fetchCapped prometheus.Counter
+	clients     *clientMetrics
 
 	bridge *bridge.Metrics
 	groups *group.Metrics
@@ -45,10 +46,11 @@ func (m *metrics) limitsOf(g *Gateway) {
 
 func newMetrics() *metrics {
 	m := &metrics{
-		reg:    prometheus.NewRegistry(),
-		bridge: new(bridge.Metrics),
-		groups: new(group.Metrics),
-		coord:  new(coordinator.Metrics),
+		reg:     prometheus.NewRegistry(),
+		clients: newClientMetrics(),
+		bridge:  new(bridge.Metrics),
+		groups:  new(group.Metrics),
+		coord:   new(coordinator.Metrics),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "iggy_kafka_requests_total",
 			Help: "Kafka requests answered, by API and by the first error code of the answer (0 = none).",
@@ -150,6 +152,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, pinnedChunks, releaseFaults, endAnswers, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.clients.collectors()...)
 	return m
 }
 
@@ -167,6 +170,16 @@ func (m *metrics) Request(key, code int16, in, out int) {
 func (m *metrics) RecordsProduced(n int) { m.produced.Add(float64(n)) }
 func (m *metrics) RecordsFetched(n int)  { m.fetched.Add(float64(n)) }
 func (m *metrics) FetchWaitCapped()      { m.fetchCapped.Inc() }
+func (m *metrics) ClientTraffic(user, clientID string, key int16, in, out int) {
+	if key == kmsg.Produce.Int16() { // Produce: the request's bytes; Fetch: the answer's
+		m.clients.traffic(user, clientID, true, in)
+	} else {
+		m.clients.traffic(user, clientID, false, out)
+	}
+}
+func (m *metrics) ClientThrottled(user, clientID string, d time.Duration) {
+	m.clients.throttledFor(user, clientID, d)
+}
 
 // handler serves /metrics, /healthz (the process answers) and /readyz (the Kafka listener is
 // up and Iggy answers a ping).

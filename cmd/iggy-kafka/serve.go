@@ -135,6 +135,17 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 	if cfg.ConsumerSessionTimeout <= cfg.ConsumerHeartbeatInterval {
 		return cfg, v.Invalid("consumer-session-timeout", "must be above --consumer-heartbeat-interval (%s)", cfg.ConsumerHeartbeatInterval)
 	}
+	if cfg.QuotaWindowSize = v.Duration("quota-window-size"); cfg.QuotaWindowSize < time.Millisecond || cfg.QuotaWindowSize > time.Hour {
+		return cfg, v.Invalid("quota-window-size", "must be between 1ms and 1h")
+	}
+	if n := v.Int("quota-window-num"); n < 2 || n > 1000 {
+		return cfg, v.Invalid("quota-window-num", "must be in 2..1000")
+	} else {
+		cfg.QuotaWindows = int(n)
+	}
+	if cfg.QuotaRefresh = v.Duration("quota-refresh"); cfg.QuotaRefresh < 10*time.Millisecond || cfg.QuotaRefresh > time.Hour {
+		return cfg, v.Invalid("quota-refresh", "must be between 10ms and 1h")
+	}
 	cfg.HeartbeatInterval = v.Duration("heartbeat-interval")
 	if err := gateway.CheckHeartbeat(cfg.HeartbeatInterval); err != nil {
 		return cfg, v.Invalid("heartbeat-interval", "%v", err)

@@ -50,6 +50,9 @@ var settings = config.NewRegistry(
 	config.Setting{Name: "coordinator-log", Kind: config.Bool, Default: "true", Usage: "keep consumer groups on the coordinator log in Iggy, so any gateway takes another's groups over (off: the lowest node id coordinates, offsets are Iggy consumer offsets)", Commands: []string{"serve"}},
 	config.Setting{Name: "consumer-heartbeat-interval", Kind: config.Duration, Default: "5s", Usage: "heartbeat interval KIP-848 consumer-group members are told (Kafka's group.consumer.heartbeat.interval.ms)", Commands: []string{"serve"}},
 	config.Setting{Name: "consumer-session-timeout", Kind: config.Duration, Default: "45s", Usage: "a KIP-848 consumer-group member silent this long is fenced (Kafka's group.consumer.session.timeout.ms)", Commands: []string{"serve"}},
+	config.Setting{Name: "quota-window-size", Kind: config.Duration, Default: "1s", Usage: "client quota rates are measured in samples this long (Kafka's quota.window.size.seconds)", Commands: []string{"serve"}},
+	config.Setting{Name: "quota-window-num", Kind: config.Int, Default: "11", Usage: "client quota rates are measured over this many samples (Kafka's quota.window.num)", Commands: []string{"serve"}},
+	config.Setting{Name: "quota-refresh", Kind: config.Duration, Default: "1s", Usage: "how often a gateway reads the fleet's client quotas again: a change through another gateway is enforced within it", Commands: []string{"serve"}},
 	config.Setting{Name: "drain-timeout", Kind: config.Duration, Default: "30s", Usage: "on SIGTERM, how long Kafka connections may finish their requests after the gateway handed its groups on", Commands: []string{"serve"}},
 	config.Setting{Name: "store-listen", Kind: config.HostPort, Default: "127.0.0.1:8090", Usage: "address of the embedded store, for native Iggy clients (serve without --iggy)", Commands: []string{"serve"}},
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/gateway/quota"
 )
 
 // storedConfig reports whether a Kafka topic config is one the config log keeps as it is
@@ -82,7 +83,7 @@ const (
 // scopedCheck is the check of each kind's entries: what does not pass is skipped when read.
 var scopedCheck = map[scopedKind]func(name, value string) error{
 	brokerKind: kafka.CheckBrokerConfig,
-	quotaKind:  kafka.CheckQuota,
+	quotaKind:  quota.CheckText,
 }
 
 // scopedName is the name under which the config log keeps a scope's settings of a kind: it

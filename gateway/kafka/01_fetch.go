@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/quota"
 )
 
 // Fetch: v0-12
@@ -31,6 +33,12 @@ import (
 //     Storage's wait returns, within 100 ms for the bridge); FetchWaitsCapped counts the long
 //     polls that watched fewer than they could.
 //   - Fetch v0-3 get magic 0/1 message sets (the Storage converts); v4+ get magic-2 batches.
+//   - Under a consumer_byte_rate quota, the request MaxBytes is capped at half of what the
+//     quota allows over quota.window.num-1 windows. Kafka caps it at the whole, but Kafka cuts
+//     an answer at MaxBytes in the middle of a batch (the client drops the part), where the
+//     gateway answers whole batches and so up to one batch more: at the whole cap, that batch
+//     would make every answer of a new client go over the quota, be throttled and answer no
+//     records, again and again. An answer over the quota holds no records (throttle.go).
 //   - Any gateway serves any partition; there are no preferred read replicas.
 //   - READ_COMMITTED (v4+): each read is cut at the partition's last stable offset (the first
 //     offset of its oldest open transaction, Storage.Stable), which is the LastStableOffset
@@ -61,6 +69,12 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 	if freq.Version >= 3 && freq.MaxBytes > 0 {
 		maxBytes = int64(freq.MaxBytes)
 	}
+	if q := c.s.cfg.Quotas; q != nil {
+		user, cid := quotaNames(req)
+		if most, ok := q.MaxInWindow(quota.ConsumerByteRate, user, cid); ok {
+			maxBytes = max(min(maxBytes, int64(most/2)), 1)
+		}
+	}
 	clk := c.s.clock
 	wait := min(time.Duration(max(freq.MaxWaitMillis, 0))*time.Millisecond, maxFetchWait)
 	deadline := clk.Now().Add(wait)
@@ -80,7 +94,9 @@ func (c *conn) handleFetch(req *request) (kmsg.Response, error) {
 	})
 	total := c.readParts(req, freq.Version, parts, maxBytes, 0)
 	for !failed(parts) && total < int64(freq.MinBytes) && total < maxBytes && clk.Now().Before(deadline) {
+		waitStart := clk.Now()
 		woke := c.waitAny(req.ctx, req.storage, waitPoints(parts), deadline)
+		req.waited += clk.Now().Sub(waitStart)
 		// Read again: after a wake for the data that came, after the deadline (or on shutdown)
 		// so that the watermarks are fresh.
 		total = c.readParts(req, freq.Version, parts, maxBytes, total)

@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"github.com/iggy-kafka/iggy-kafka/gateway/quota"
+
 	"sort"
 	"strconv"
 
@@ -17,9 +19,7 @@ import (
 //   - Needs DESCRIBE_CONFIGS on the cluster (Iggy's read-servers): CLUSTER_AUTHORIZATION_FAILED.
 //   - A component of a type other than user and client-id, a type named twice, an exact match
 //     without a name, or an unknown match type is INVALID_REQUEST.
-//
-// Not implemented:
-// * Quotas are kept and described, not enforced (no throttling yet).
+//   - Enforced as throttle.go says.
 func init() { regKey(describeClientQuotasKey, 0, 1) }
 
 func (c *conn) handleDescribeClientQuotas(req *request) (kmsg.Response, error) {
@@ -57,7 +57,7 @@ func (c *conn) handleDescribeClientQuotas(req *request) (kmsg.Response, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		entity, ok := decodeQuotaEntity(k)
+		entity, ok := quota.DecodeEntity(k)
 		if !ok || !quotaMatches(dreq.Components, dreq.Strict, entity) {
 			continue
 		}
@@ -87,7 +87,7 @@ func (c *conn) handleDescribeClientQuotas(req *request) (kmsg.Response, error) {
 }
 
 // quotaMatches reports whether entity passes the filter's components.
-func quotaMatches(comps []kmsg.DescribeClientQuotasRequestComponent, strict bool, entity []QuotaComponent) bool {
+func quotaMatches(comps []kmsg.DescribeClientQuotasRequestComponent, strict bool, entity []quota.Component) bool {
 	byType := map[string]*string{}
 	has := map[string]bool{}
 	for _, c := range entity {

@@ -58,6 +58,10 @@ type conn struct {
 	// groupTail closes when the last group request dispatched so far has been handled; only the
 	// reader goroutine touches it.
 	groupTail chan struct{}
+	// mutedUntil is when the connection may read its next request again, in Unix
+	// nanoseconds on the server's clock (throttle.go).
+	mutedUntil atomic.Int64
+
 	// member: the last member request of this connection was answered here as its group's
 	// coordinator (members.go). Guarded by Server.mu.
 	member bool
@@ -81,6 +85,9 @@ type slot struct {
 	// Room for the pieces of a fetch of a few partitions, so that it allocates none.
 	cutsA [4]int
 	bufsA [4][]byte
+	// delay holds the answer back this long before it is written: a throttled client that
+	// does not throttle itself (throttle.go).
+	delay time.Duration
 }
 
 // request is one decoded request with what the handler needs to answer it.
@@ -105,6 +112,9 @@ type request struct {
 	done  chan struct{}
 	// release runs once the response is encoded: fetched buffers go back to their pools.
 	release []func()
+	// waited is how long the handler waited for data (a Fetch long poll), left out of the
+	// request's time for its quota.
+	waited time.Duration
 }
 
 type orderTicket struct{ before, after chan struct{} }
@@ -176,8 +186,16 @@ func (c *conn) logAttrs() []any {
 // server shuts down.
 func (c *conn) readLoop() {
 	for {
+		if !c.waitMuted() {
+			return
+		}
 		f, err := c.readFrame()
 		if err != nil {
+			return
+		}
+		// A throttle that began while the reader waited for this frame holds it too.
+		if !c.waitMuted() {
+			f.Release()
 			return
 		}
 		body := f.Body
@@ -307,6 +325,7 @@ func (c *conn) process(req *request, sl *slot) {
 		}
 		req.release = nil
 	}()
+	start := c.s.clock.Now()
 	resp, err := c.run(req)
 	if err != nil {
 		c.s.log.Warn("kafka request failed; closing connection",
@@ -314,8 +333,8 @@ func (c *conn) process(req *request, sl *slot) {
 		sl.closeAfter = true
 		return
 	}
+	c.enforceQuotas(req, resp, sl, c.s.clock.Now().Sub(start)-req.waited)
 	if resp != nil {
-		sl.frame = c.encodeSlot(req, resp, sl)
 		c.noteMember(req)
 	}
 	// A SaslAuthenticate that did not authenticate, and did not start a SCRAM exchange, closes
@@ -325,6 +344,10 @@ func (c *conn) process(req *request, sl *slot) {
 	}
 	if o := c.s.cfg.Observer; o != nil {
 		o.Request(req.key, req.errCode, req.size+4, sl.size())
+		if req.key == produceKey || req.key == fetchKey {
+			user, cid := quotaNames(req)
+			o.ClientTraffic(user, cid, req.key, req.size+4, sl.size())
+		}
 	}
 }
 
@@ -442,6 +465,13 @@ func (c *conn) writeLoop() {
 				}
 			}
 			<-sl.done
+		}
+		if !dead && sl.delay > 0 {
+			if err := bw.Flush(); err != nil {
+				dead = true
+			} else if !c.holdAnswer(sl) {
+				dead = true
+			}
 		}
 		if dead {
 			sl.releaseBufs()

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/quota"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
@@ -92,6 +93,9 @@ type Config struct {
 	// CheckReachable makes Metadata leave out the fleet's gateways that refuse a connection
 	// (reach.go); the gateway sets it, tests of made-up fleets do not.
 	CheckReachable bool
+	// Quotas, when set, enforces the client quotas (throttle.go); the Server neither starts
+	// nor closes it. AlterClientQuotas asks it to read the quotas again at once.
+	Quotas *quota.Manager
 	// Observer, when set, is told about connections and requests (metrics).
 	Observer Observer
 	// Clock times the fetch long poll (MaxWaitMillis); default the wall clock.
@@ -108,6 +112,11 @@ type Observer interface {
 	Request(key int16, errorCode int16, bytesIn, bytesOut int)
 	RecordsProduced(n int)
 	RecordsFetched(n int)
+	// ClientTraffic is called for every Produce and Fetch answered with the bytes of its
+	// request and answer, by the quota user and client id (throttle.go).
+	ClientTraffic(user, clientID string, key int16, bytesIn, bytesOut int)
+	// ClientThrottled is called for every request a client quota throttled.
+	ClientThrottled(user, clientID string, d time.Duration)
 	// FetchWaitCapped is called for a fetch long poll that watches only 16 of its partitions
 	// (maxFetchWaiters).
 	FetchWaitCapped()

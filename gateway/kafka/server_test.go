@@ -933,9 +933,11 @@ func (o *countingObserver) Request(key, code int16, in, out int) {
 	o.bytesIn += in
 	o.bytesOut += out
 }
-func (o *countingObserver) RecordsProduced(n int) { o.mu.Lock(); o.produced += n; o.mu.Unlock() }
-func (o *countingObserver) RecordsFetched(n int)  { o.mu.Lock(); o.fetched += n; o.mu.Unlock() }
-func (o *countingObserver) FetchWaitCapped()      { o.mu.Lock(); o.waitsCapped++; o.mu.Unlock() }
+func (o *countingObserver) RecordsProduced(n int)                         { o.mu.Lock(); o.produced += n; o.mu.Unlock() }
+func (o *countingObserver) RecordsFetched(n int)                          { o.mu.Lock(); o.fetched += n; o.mu.Unlock() }
+func (o *countingObserver) FetchWaitCapped()                              { o.mu.Lock(); o.waitsCapped++; o.mu.Unlock() }
+func (o *countingObserver) ClientTraffic(string, string, int16, int, int) {}
+func (o *countingObserver) ClientThrottled(string, string, time.Duration) {}
 
 // rawConn speaks the Kafka framing by hand, for what a client library would not send.
 type rawConn struct {
