@@ -86,9 +86,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * server, with which a Streams check drains a gateway ({@link StreamsChecks}).
  * {@code --connect-classpath CP} is the classpath of Kafka Connect's workers, which the Connect
  * checks ({@link ConnectChecks}) start. {@code --only PARTS} runs only the named parts of the
- * checks: clients, tools, connect, transactions, streams, failover. {@code --transactions true}
+ * checks: clients, tools, connect, transactions, streams, eos, failover. {@code --transactions true}
  * says the gateways serve transactions ({@code serve --transactions}): the transactional checks
- * ({@link TxnChecks}) run, and Streams runs with exactly_once_v2 too; without it a transactional
+ * ({@link TxnChecks}) and Streams with exactly_once_v2 ({@link EosChecks}) run; without it a transactional
  * producer and listTransactions are checked to be refused at once.
  */
 public final class JavaInterop {
@@ -227,6 +227,9 @@ public final class JavaInterop {
             }
             // Before failover, which stops two of the three gateways.
             part("streams", () -> new StreamsChecks(this).run(admin));
+            if (transactions) {
+                part("eos", () -> new EosChecks(this).run(admin));
+            }
             if (fleet()) {
                 part("failover", () -> failover(admin));
             }
@@ -234,7 +237,7 @@ public final class JavaInterop {
     }
 
     /**
-     * Runs the checks of {@code name} unless --only (clients, tools, connect, transactions, streams, failover;
+     * Runs the checks of {@code name} unless --only (clients, tools, connect, transactions, streams, eos, failover;
      * comma-separated) leaves it out, and prints how long they took.
      */
     private void part(String name, Check c) throws Exception {

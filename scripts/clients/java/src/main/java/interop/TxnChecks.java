@@ -16,6 +16,7 @@ import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -335,14 +336,13 @@ final class TxnChecks {
 
                 p.commitTransaction();
 
-                r = t.tool(null, TOOL, "--bootstrap-server", t.bootstrap, "describe", "--transactional-id", id);
-                JavaInterop.ok(r);
-                desc = row(JavaInterop.table(r.out(), "CoordinatorId"), "TransactionalId", id, r);
-                expectEqual("CompleteCommit", desc.get("TransactionState"), "describe after the commit: TransactionState\n" + r.out());
-                r = t.tool(null, TOOL, "--bootstrap-server", t.bootstrap, "describe-producers", "--topic", topic, "--partition", "1");
-                JavaInterop.ok(r);
-                prod = row(JavaInterop.table(r.out(), "ProducerId"), "ProducerId", pid, r);
-                expectEqual("None", prod.get("CurrentTransactionStartOffset"), "describe-producers after the commit\n" + r.out());
+                // After the commit, through the Admin client the tool uses.
+                d = admin.describeTransactions(List.of(id)).description(id).get(30, TimeUnit.SECONDS);
+                expectEqual("COMPLETE_COMMIT", d.state().name(), "state after the commit");
+                TopicPartition tp1 = new TopicPartition(topic, 1);
+                List<ProducerState> ps = admin.describeProducers(List.of(tp1)).partitionResult(tp1).get(30, TimeUnit.SECONDS).activeProducers();
+                expect(ps.size() == 1 && ps.get(0).producerId() == d.producerId() && ps.get(0).currentTransactionStartOffset().isEmpty(),
+                        "producers of %s after the commit: %s", tp1, ps);
             }
         });
     }
