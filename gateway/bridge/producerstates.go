@@ -22,7 +22,7 @@ import (
 //   - The open transaction's first offset comes from the partition's transaction index (the
 //     one READ_COMMITTED reads, txnindex.go), which reads from the log start: a producer whose
 //     transaction is open but whose batches are all older than the tail read is described from
-//     the batch at that first offset.
+//     its batches in the scanWindow messages from that first offset.
 //   - The coordinator epoch is not kept: -1, which kafka-transactions prints as such.
 func (b *Bridge) producerStates(ctx context.Context, as iggyAPI, topic string, partition int32) ([]kafka.ProducerState, error) {
 	st, err := b.partOf(ctx, as, topic, partition)
@@ -60,9 +60,14 @@ func (b *Bridge) producerStates(ctx context.Context, as iggyAPI, topic string, p
 	}
 	for pid, first := range open {
 		if states[pid] == nil {
-			// Older than the tail read: its first batch says who it is.
-			if err := b.scanProducers(ctx, as, topic, partition, first, first+1, states); err != nil {
+			// Older than the tail read: its batches from its transaction's first on (one
+			// window of them) say who it is.
+			from := map[int64]*kafka.ProducerState{}
+			if err := b.scanProducers(ctx, as, topic, partition, first, min(first+scanWindow, hw), from); err != nil {
 				return nil, err
+			}
+			if ps := from[pid]; ps != nil {
+				states[pid] = ps
 			}
 		}
 	}
