@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// DescribeProducers' producers of a partition whose tail (the last scanMaxMessages messages)
-// holds none of them: an open transaction is still listed, from its first batch (epoch, last
-// sequence, largest timestamp, first offset); an idempotent producer last seen longer than
-// ProducerIDExpiration ago is not, as Kafka expires it; one seen in the tail is.
+// DescribeProducers' producers of a partition: an open transaction older than the tail (the
+// last scanMaxMessages messages) is still listed, from its batches (epoch, last sequence,
+// largest timestamp, first offset); an idempotent producer in the tail whose newest batch is
+// older than ProducerIDExpiration is not, as Kafka expires it; a recent one is.
 func TestProducerStatesBeyondTheTail(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
@@ -31,9 +31,10 @@ func TestProducerStatesBeyondTheTail(t *testing.T) {
 		}
 		return res.BaseOffset
 	}
-	produce(kafkaBatch(t, codecNone, recs("idem-old", 2, old), 6, 0, 0))
 	first := produce(withAttrs(kafkaBatch(t, codecNone, recs("txn", 3, old), 5, 2, 10), attrTransactional))
 	produce(kafkaBatch(t, codecNone, recs("plain", scanMaxMessages, time.Now().UnixMilli()), -1, -1, -1))
+	// In the tail, but with timestamps older than ProducerIDExpiration.
+	produce(kafkaBatch(t, codecNone, recs("idem-old", 2, old), 6, 0, 0))
 	now := time.Now().UnixMilli()
 	produce(kafkaBatch(t, codecNone, recs("idem-new", 4, now), 7, 1, 20))
 
