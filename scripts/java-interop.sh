@@ -197,7 +197,10 @@ if wait_port gateway "$single_pid" "$port" "$work/gateway.log" &&
 	else
 		fail "create the Iggy users java-prov and java-acl (scripts/iggyuser)" "$(cat "$work/iggyuser.log")"
 	fi
-	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port" "${prov[@]}" --transactions true
+	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port" "${prov[@]}" --transactions true \
+		--only clients,tools,connect,streams
+	# The transactional checks and Streams' exactly_once_v2, a run of their own (its own 300 s).
+	run_checks transactions --bootstrap "127.0.0.1:$port" --brokers 1 --transactions true --only transactions,eos
 fi
 show_errors 0 "$work/gateway.log" "$work/sasl.log"
 for pid in "${pids[@]}"; do stop_pid "$pid"; done
