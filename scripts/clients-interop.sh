@@ -12,6 +12,9 @@
 # run prints the request versions its client sent. Then, against a second gateway started with
 # --sasl, every client produces and consumes with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (the
 # SCRAM credentials set by sarama through AlterUserScramCredentials; each client's sasl program).
+# The first gateway serves transactions (--transactions): sarama's transactional producer (at
+# 2.8) commits, aborts and sends a group's offset in a transaction, and its read_committed
+# consumer reads only the committed records (scripts/clients/sarama/txn.go).
 #
 # Every check prints PASS or FAIL; the last line is "clients-interop: N passed, M failed" and the
 # exit status is 1 when a check failed. The gateways are stopped on exit.
@@ -190,7 +193,7 @@ start_gateway() {
 		exit 1
 	fi
 }
-start_gateway groups
+start_gateway groups --transactions
 
 # --- the clients ----------------------------------------------------------------------------
 # client NAME COMMAND...: runs a client program (at most 120 s), shows its lines, and counts
@@ -222,6 +225,7 @@ if [[ $have_sarama -eq 1 ]]; then
 	for v in 0.10.2.0 2.1.0 2.8.0 4.3.1; do
 		client "sarama-$v" "$work/sarama" -broker "$broker" -version "$v" -topic "sarama-${v//./_}"
 	done
+	client sarama-txn "$work/sarama" -broker "$broker" -version 2.8.0 -topic sarama-txn -txn
 fi
 if [[ $have_kafkajs -eq 1 ]]; then
 	client kafkajs node "$work/kafkajs/index.js" "$broker" kafkajs

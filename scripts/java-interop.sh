@@ -26,6 +26,15 @@
 #   - Kafka Streams: a word count (state store, changelog, repartition topic, at_least_once)
 #     whose newest count per word is exact, in the fleet also across a drain of its group's
 #     coordinator (`iggy-kafka drain node N --yes --wait`, then --undo).
+#   - transactions, against the one gateway, started with --transactions (the fleet's gateways
+#     and the --sasl one are not, and the checks there see a transactional producer refused):
+#     the transactional producer (commit, abort, read_committed and read_uncommitted consumers,
+#     sendOffsetsToTransaction with the consumer's group metadata in a classic and a KIP-848
+#     group, fencing by a second instance, the abort of a transaction left open past its
+#     timeout, with how long after its deadline printed), kafka-transactions (list, describe,
+#     describe-producers, find-hanging) over an open transaction, and the word count with
+#     exactly_once_v2 in a JVM of its own, whose counts read with read_committed are exactly
+#     1..n per word, also after a SIGKILL mid-run and a restart.
 # Every check prints PASS or FAIL (nothing is skipped); the last line is "java-interop: N passed,
 # M failed" and the exit status is 1 when a check failed. The gateways are stopped on exit.
 #
@@ -168,7 +177,7 @@ port="$(free_port)"
 sasl_port="$(free_port)"
 while [[ "$sasl_port" == "$port" ]]; do sasl_port="$(free_port)"; done
 iggy_flags single || exit 1
-"$work/iggy-kafka" serve --bind "127.0.0.1:$port" "${iggy_flags[@]}" --log-level warn >"$work/gateway.log" 2>&1 &
+"$work/iggy-kafka" serve --bind "127.0.0.1:$port" "${iggy_flags[@]}" --transactions --log-level warn >"$work/gateway.log" 2>&1 &
 pids+=($!)
 single_pid=$!
 iggy_flags sasl || exit 1
@@ -188,7 +197,10 @@ if wait_port gateway "$single_pid" "$port" "$work/gateway.log" &&
 	else
 		fail "create the Iggy users java-prov and java-acl (scripts/iggyuser)" "$(cat "$work/iggyuser.log")"
 	fi
-	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port" "${prov[@]}"
+	run_checks single --bootstrap "127.0.0.1:$port" --brokers 1 --sasl-bootstrap "127.0.0.1:$sasl_port" "${prov[@]}" --transactions true \
+		--only clients,tools,connect,streams
+	# The transactional checks and Streams' exactly_once_v2, a run of their own (its own 300 s).
+	run_checks transactions --bootstrap "127.0.0.1:$port" --brokers 1 --transactions true --only transactions,eos
 fi
 show_errors 0 "$work/gateway.log" "$work/sasl.log"
 for pid in "${pids[@]}"; do stop_pid "$pid"; done

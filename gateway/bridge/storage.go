@@ -105,6 +105,10 @@ func (s boundStorage) DeleteRecords(ctx context.Context, topic string, partition
 	return s.b.deleteRecords(ctx, s.as, topic, partition, offset)
 }
 
+func (s boundStorage) Producers(ctx context.Context, topic string, partition int32) ([]kafka.ProducerState, error) {
+	return s.b.producerStates(ctx, s.as, topic, partition)
+}
+
 func (s boundStorage) Stable(ctx context.Context, topic string, partition int32, from, hw int64) (int64, []kafka.AbortedTxn, error) {
 	return s.b.stable(ctx, s.as, topic, partition, from, hw)
 }

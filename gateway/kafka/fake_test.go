@@ -28,6 +28,8 @@ type memStorage struct {
 	fetched func(topic string, partition int32, offset int64, maxBytes int32)
 	// refused, when set, refuses the ACLs it returns true for (Authorize); nil allows all.
 	refused func(acl authz.ACL) bool
+	// producers, when set, answers Producers; nil: no producers.
+	producers func(topic string, partition int32) ([]ProducerState, error)
 }
 
 func (m *memStorage) Authorize(_ context.Context, acl authz.ACL) (bool, error) {

@@ -27,6 +27,7 @@ func FuzzServeRequest(f *testing.F) {
 		kmsg.NewPtrSASLAuthenticateRequest(),
 		kmsg.NewPtrDescribeConfigsRequest(),
 		deleteRecordsSeed(),
+		describeProducersSeed(),
 		alterConfigsSeed(),
 		incrementalAlterConfigsSeed(),
 	} {
@@ -79,6 +80,18 @@ func deleteRecordsSeed() kmsg.Request {
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// describeProducersSeed describes a topic's partitions, one past its count, and
+// __consumer_offsets'.
+func describeProducersSeed() kmsg.Request {
+	req := kmsg.NewPtrDescribeProducersRequest()
+	for _, name := range []string{"t", "__consumer_offsets"} {
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = name, []int32{0, 1, 99}
+		req.Topics = append(req.Topics, rt)
+	}
 	return req
 }
 

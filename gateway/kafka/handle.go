@@ -50,6 +50,7 @@ const (
 	describeUserSCRAMKey           int16 = 50
 	alterUserSCRAMKey              int16 = 51
 	describeClusterKey             int16 = 60
+	describeProducersKey           int16 = 61
 	describeTransactionsKey        int16 = 65
 	listTransactionsKey            int16 = 66
 	consumerGroupHeartbeatKey      int16 = 68
@@ -162,6 +163,8 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleAlterUserSCRAMCredentials(req)
 	case describeClusterKey:
 		return c.handleDescribeCluster(req)
+	case describeProducersKey:
+		return c.handleDescribeProducers(req)
 	case describeTransactionsKey:
 		return c.handleDescribeTransactions(req)
 	case listTransactionsKey:

@@ -56,6 +56,22 @@ type Storage interface {
 	// stable offset (the first offset of the oldest transaction still open, else hw) and the
 	// aborted transactions that end at or after from and begin before the last stable offset.
 	Stable(ctx context.Context, topic string, partition int32, from, hw int64) (lso int64, aborted []AbortedTxn, err error)
+	// Producers describes the idempotent and transactional producers of a partition
+	// (DescribeProducers), ordered by producer id.
+	Producers(ctx context.Context, topic string, partition int32) ([]ProducerState, error)
+}
+
+// ProducerState is one producer of a partition as DescribeProducers answers it.
+type ProducerState struct {
+	ProducerID int64
+	Epoch      int16
+	// LastSequence is the last sequence of the producer's newest batch; -1 when its epoch was
+	// bumped since (by a transaction marker).
+	LastSequence int32
+	// LastTimestamp is the largest timestamp of the producer's newest batch or marker, in ms.
+	LastTimestamp int64
+	// TxnStartOffset is the first offset of the producer's open transaction; -1 when none is.
+	TxnStartOffset int64
 }
 
 // AbortedTxn is one aborted transaction of a partition as Fetch lists it: its producer and the

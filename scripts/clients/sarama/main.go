@@ -7,7 +7,8 @@
 //
 // With -sasl it checks SASL instead, against a gateway started with --sasl (sasl.go): the
 // SCRAM credentials set with UpsertUserScramCredentials, and a record produced and consumed
-// with each of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+// with each of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512. With -txn it checks the transactional
+// producer, against a gateway started with --transactions (txn.go).
 //
 // Every check prints a PASS or FAIL line for scripts/clients-interop.sh; the exit status is 1
 // when one failed. The last line names the request versions the client sent, observed on its
@@ -38,6 +39,7 @@ func main() {
 	n := flag.Int("n", 300, "records read by the two-member group")
 	m := flag.Int("m", 60, "records produced after the group's commit")
 	saslMode := flag.Bool("sasl", false, "check SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) against a gateway started with --sasl instead of groups")
+	txnMode := flag.Bool("txn", false, "check the transactional producer (commit, abort, offsets, read_committed) against a gateway started with --transactions instead of groups")
 	flag.Parse()
 
 	v, err := sarama.ParseKafkaVersion(*version)
@@ -46,9 +48,12 @@ func main() {
 		os.Exit(1)
 	}
 	r := &run{broker: *broker, version: v, topic: *topic, group: *topic + "-g", n: *n, m: *m, tap: newTap()}
-	if *saslMode {
+	switch {
+	case *saslMode:
 		r.saslRun()
-	} else {
+	case *txnMode:
+		r.txnRun()
+	default:
 		r.main()
 	}
 	fmt.Printf("      sarama %s sent: %s\n", v, r.tap.summary())

@@ -86,7 +86,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * server, with which a Streams check drains a gateway ({@link StreamsChecks}).
  * {@code --connect-classpath CP} is the classpath of Kafka Connect's workers, which the Connect
  * checks ({@link ConnectChecks}) start. {@code --only PARTS} runs only the named parts of the
- * checks: clients, tools, connect, streams, failover.
+ * checks: clients, tools, connect, transactions, streams, eos, failover. {@code --transactions true}
+ * says the gateways serve transactions ({@code serve --transactions}): the transactional checks
+ * ({@link TxnChecks}) and Streams with exactly_once_v2 ({@link EosChecks}) run; without it a transactional
+ * producer and listTransactions are checked to be refused at once.
  */
 public final class JavaInterop {
     static final Duration WAIT = Duration.ofSeconds(30);
@@ -104,6 +107,8 @@ public final class JavaInterop {
     final String iggy;
     final String connectClasspath;
     private final Set<String> only;
+    /** Whether the gateways serve transactions (serve --transactions). */
+    final boolean transactions;
     private int passed;
     private int failed;
 
@@ -120,6 +125,7 @@ public final class JavaInterop {
         iggy = args.get("iggy");
         connectClasspath = args.get("connect-classpath");
         only = args.containsKey("only") ? Set.of(args.get("only").split(",")) : null;
+        transactions = Boolean.parseBoolean(args.getOrDefault("transactions", "false"));
         if (args.containsKey("node-pids")) {
             for (String np : args.get("node-pids").split(",")) {
                 String[] kv = np.split(":");
@@ -216,8 +222,14 @@ public final class JavaInterop {
                     new ConnectChecks(this).run(admin);
                 }
             });
+            if (transactions) {
+                part("transactions", () -> new TxnChecks(this).run(admin));
+            }
             // Before failover, which stops two of the three gateways.
             part("streams", () -> new StreamsChecks(this).run(admin));
+            if (transactions) {
+                part("eos", () -> new EosChecks(this).run(admin));
+            }
             if (fleet()) {
                 part("failover", () -> failover(admin));
             }
@@ -225,7 +237,7 @@ public final class JavaInterop {
     }
 
     /**
-     * Runs the checks of {@code name} unless --only (clients, tools, connect, streams, failover;
+     * Runs the checks of {@code name} unless --only (clients, tools, connect, transactions, streams, eos, failover;
      * comma-separated) leaves it out, and prints how long they took.
      */
     private void part(String name, Check c) throws Exception {
@@ -799,7 +811,8 @@ public final class JavaInterop {
     /**
      * Requests the gateway does not serve are not in its ApiVersions answer, so the client
      * refuses them itself at once with UnsupportedVersionException, as against a Kafka broker
-     * without them; transactions are not offered (FindCoordinator for a transactional id).
+     * without them; without --transactions, transactions are not offered (FindCoordinator for
+     * a transactional id) and listTransactions is not advertised.
      */
     private void unsupported(Admin admin) {
         Map<String, KafkaFutureSupplier> calls = new LinkedHashMap<>();
@@ -807,7 +820,9 @@ public final class JavaInterop {
         calls.put("describeLogDirs", () -> admin.describeLogDirs(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).stream()
                 .map(Node::id).collect(Collectors.toList())).allDescriptions());
         calls.put("describeMetadataQuorum", () -> admin.describeMetadataQuorum().quorumInfo());
-        calls.put("listTransactions", () -> admin.listTransactions().all());
+        if (!transactions) {
+            calls.put("listTransactions", () -> admin.listTransactions().all());
+        }
         for (var call : calls.entrySet()) {
             check("admin: " + call.getKey() + " is refused at once with UnsupportedVersionException (not offered)", () -> {
                 long t0 = System.nanoTime();
@@ -821,6 +836,9 @@ public final class JavaInterop {
                 long ms = (System.nanoTime() - t0) / 1_000_000;
                 expect(ms < 5000, "took %d ms", ms);
             });
+        }
+        if (transactions) {
+            return;
         }
         check("a transactional producer's initTransactions fails at once with TransactionalIdAuthorizationException (transactions are not offered)", () -> {
             Properties p = producerProps("none");
@@ -846,7 +864,7 @@ public final class JavaInterop {
 
     // --- the command-line tools -------------------------------------------------------------
 
-    private record Run(int status, String out, String err) {
+    record Run(int status, String out, String err) {
         String both() {
             return "exit status " + status + "\nstdout:\n" + out + "\nstderr:\n" + tail(err);
         }
@@ -858,7 +876,7 @@ public final class JavaInterop {
     }
 
     /** Runs a tool's main class as kafka-*.sh does: a JVM of its own over the tools' jars. */
-    private Run tool(String stdin, String mainClass, String... args) throws Exception {
+    Run tool(String stdin, String mainClass, String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
@@ -894,7 +912,7 @@ public final class JavaInterop {
         }
     }
 
-    private static void ok(Run r) {
+    static void ok(Run r) {
         expect(r.status() == 0, "%s", r.both());
     }
 
@@ -902,7 +920,7 @@ public final class JavaInterop {
      * The rows of a table the tools print (kafka-consumer-groups): the header line that starts
      * with {@code first}, and each following non-empty line as column name to value.
      */
-    private static List<Map<String, String>> table(String out, String first) {
+    static List<Map<String, String>> table(String out, String first) {
         List<Map<String, String>> rows = new ArrayList<>();
         String[] header = null;
         for (String line : out.split("\n")) {

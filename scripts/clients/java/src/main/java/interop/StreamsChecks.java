@@ -58,7 +58,7 @@ final class StreamsChecks {
     private static final String CHANGELOG = APP + "-counts-changelog";
     private static final String REPARTITION = APP + "-words-repartition";
     private static final int LINES = 1500; // per half
-    private static final List<String> VOCABULARY = List.of(
+    static final List<String> VOCABULARY = List.of(
             "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett",
             "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
             "uniform", "victor", "whiskey", "xray", "yankee", "zulu");
@@ -144,13 +144,18 @@ final class StreamsChecks {
     }
 
     private static org.apache.kafka.streams.Topology topology() {
+        return topology(INPUT, OUTPUT);
+    }
+
+    /** The word count from input to output: a state store behind a repartition topic. */
+    static org.apache.kafka.streams.Topology topology(String input, String output) {
         StreamsBuilder b = new StreamsBuilder();
-        b.stream(INPUT, Consumed.with(Serdes.String(), Serdes.String()))
+        b.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
                 .flatMap((k, line) -> Arrays.stream(line.split(" ")).map(w -> KeyValue.pair(w, w)).collect(Collectors.toList()))
                 .groupByKey(Grouped.<String, String>as("words").withKeySerde(Serdes.String()).withValueSerde(Serdes.String()))
                 .count(Materialized.as("counts"))
                 .toStream()
-                .to(OUTPUT, Produced.with(Serdes.String(), Serdes.Long()));
+                .to(output, Produced.with(Serdes.String(), Serdes.Long()));
         return b.build();
     }
 
@@ -179,9 +184,8 @@ final class StreamsChecks {
             List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
             for (int i = from; i < to; i++) {
                 StringBuilder line = new StringBuilder();
-                for (int j = 0; j < 5; j++) {
-                    String w = VOCABULARY.get((i * 7 + j * j * 3 + i / 13) % VOCABULARY.size());
-                    line.append(j == 0 ? "" : " ").append(w);
+                for (String w : line(i)) {
+                    line.append(line.length() == 0 ? "" : " ").append(w);
                     synchronized (truth) {
                         truth.merge(w, 1L, Long::sum);
                     }
@@ -196,6 +200,15 @@ final class StreamsChecks {
                 f.get(30, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /** The five words of line i. */
+    static List<String> line(int i) {
+        List<String> out = new ArrayList<>();
+        for (int j = 0; j < 5; j++) {
+            out.add(VOCABULARY.get((i * 7 + j * j * 3 + i / 13) % VOCABULARY.size()));
+        }
+        return out;
     }
 
     /** Reads the output topic from its start until the newest count of each word is its true count. */
