@@ -57,8 +57,10 @@ type State struct {
 	claimAddr   string
 	claimOffset uint64
 
-	groups     map[string]*groupState
-	txns       map[string]Transaction // by transactional id; Dead ones are dropped
+	groups map[string]*groupState
+	txns   map[string]Transaction // by transactional id; Dead ones are dropped
+	// txnOffs are the pending txn-offsets, by group and producer id.
+	txnOffs    map[txnOffsetsKey]TxnOffsets
 	nOffsets   int
 	deadGroups map[string]uint64       // group -> log offset of its deletion
 	deadOffs   map[offsetMarker]uint64 // offset -> log offset of its deletion
@@ -80,6 +82,7 @@ func NewState() *State {
 	return &State{
 		groups:     make(map[string]*groupState),
 		txns:       make(map[string]Transaction),
+		txnOffs:    make(map[txnOffsetsKey]TxnOffsets),
 		deadGroups: make(map[string]uint64),
 		deadOffs:   make(map[offsetMarker]uint64),
 	}
@@ -153,6 +156,14 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 		} else {
 			s.txns[t.ID] = t
 		}
+	case TypeTxnOffsets:
+		o := *r.TxnOffsets
+		k := txnOffsetsKey{o.Group, o.ProducerID}
+		if o.End == TxnOffsetsPending {
+			s.txnOffs[k] = o
+		} else {
+			delete(s.txnOffs, k)
+		}
 	case TypeCheckpoint:
 		s.applyCheckpoint(offset, r, first)
 		return true
@@ -182,6 +193,10 @@ func (s *State) applyCheckpoint(offset uint64, r Record, first bool) {
 		s.txns = make(map[string]Transaction, len(c.Transactions))
 		for _, t := range c.Transactions {
 			s.txns[t.ID] = t
+		}
+		s.txnOffs = make(map[txnOffsetsKey]TxnOffsets, len(c.TxnOffsets))
+		for _, o := range c.TxnOffsets {
+			s.txnOffs[txnOffsetsKey{o.Group, o.ProducerID}] = o
 		}
 		for _, o := range c.Offsets {
 			gs := s.entry(o.Group)
@@ -249,7 +264,29 @@ func (s *State) Snapshot(through uint64) Checkpoint {
 		cp.Offsets = nil
 	}
 	cp.Transactions = s.Transactions()
+	cp.TxnOffsets = s.TxnOffsets()
 	return cp
+}
+
+// txnOffsetsKey names one producer's pending offsets in one group.
+type txnOffsetsKey struct {
+	group      string
+	producerID int64
+}
+
+// TxnOffsets returns every pending txn-offsets (what transactions committed to the
+// partition's groups and have not ended), sorted by group and producer id; nil when there is
+// none.
+func (s *State) TxnOffsets() []TxnOffsets {
+	if len(s.txnOffs) == 0 {
+		return nil
+	}
+	out := make([]TxnOffsets, 0, len(s.txnOffs))
+	for _, o := range s.txnOffs {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b TxnOffsets) int { return compareTxnOffsets(&a, &b) })
+	return out
 }
 
 // Transaction returns the state of a transactional id, if the partition holds it.

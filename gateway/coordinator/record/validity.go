@@ -53,6 +53,8 @@ func (v *Validity) Apply(r *Record) bool {
 		ok = r.ConsumerGroup != nil
 	case TypeTransaction:
 		ok = r.Transaction != nil
+	case TypeTxnOffsets:
+		ok = r.TxnOffsets != nil
 	}
 	return ok
 }
