@@ -138,6 +138,7 @@ type Gateway struct {
 	users     *userClients
 	watch     *userWatch
 	metrics   *metrics
+	peers     *peers
 	httpSrv   *http.Server
 	httpLn    net.Listener
 
@@ -268,6 +269,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	g.peers = &peers{user: user, password: pass, sasl: cfg.SASL, tls: cfg.TLS != nil, tlsRoots: cfg.TLS}
+	markers := txnMarkers{b: g.bridge, c: g.admin}
 	if g.coord, err = coordinator.Start(ctx, coordinator.Config{
 		Client:            g.admin,
 		Stream:            cfg.Stream,
@@ -282,8 +285,10 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		LeasePoll:         LeasePoll,
 		Metrics:           g.metrics.coord,
 		Transactions:      cfg.Transactions,
+		Mark:              markers.Mark,
+		Peer:              g.peers.send,
 		Txn: txn.Config{
-			Markers: txnMarkers{b: g.bridge, c: g.admin},
+			Markers: markers,
 			ProducerID: func(ctx context.Context) (int64, error) {
 				id, _, err := g.bridge.As(g.admin).InitProducerID(ctx)
 				return id, err
@@ -453,6 +458,9 @@ func (g *Gateway) close() error {
 	var errs []error
 	if g.coord != nil {
 		errs = append(errs, g.coord.Close())
+	}
+	if g.peers != nil {
+		g.peers.close()
 	}
 	if g.watch != nil {
 		g.watch.close()

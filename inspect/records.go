@@ -158,6 +158,8 @@ func RecordGroup(r *record.Record) string {
 		return r.OffsetDeleted.Group
 	case r.ConsumerGroup != nil:
 		return r.ConsumerGroup.Name
+	case r.TxnOffsets != nil:
+		return r.TxnOffsets.Group
 	}
 	return ""
 }
@@ -180,6 +182,8 @@ func RecordGroup(r *record.Record) string {
 //	transaction     transactional_id, producer_id, epoch, state (Kafka's name), timeout_ms,
 //	                partitions [{topic, partitions}], groups, started and updated (RFC 3339,
 //	                "" when unset); as text the count of partitions and groups
+//	txn-offsets     transactional_id, producer_id, epoch, end (pending, commit, abort),
+//	                offsets (how many it holds)
 //	undecodable     error
 type RecordFields struct {
 	rec record.Record
@@ -263,6 +267,14 @@ func (f RecordFields) AppendText(dst []byte) []byte {
 			}
 			l.int("partitions", int64(n))
 			l.int("groups", int64(len(x.Groups)))
+		}
+	case record.TypeTxnOffsets:
+		if o := r.TxnOffsets; o != nil {
+			l.str("transactional_id", o.TransactionalID)
+			l.int("producer_id", o.ProducerID)
+			l.int("epoch", int64(o.Epoch))
+			l.str("end", o.End.String())
+			l.int("offsets", int64(len(o.Offsets)))
 		}
 	case record.TypeConsumerGroup:
 		if c := r.ConsumerGroup; c != nil {
@@ -354,6 +366,19 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 			return append(b, "{}"...)
 		}
 		return append(b, j...)
+	case r.Type == record.TypeTxnOffsets && r.TxnOffsets != nil:
+		o := r.TxnOffsets
+		b = append(b, `{"transactional_id":`...)
+		b = appendJSONString(b, o.TransactionalID)
+		b = append(b, `,"producer_id":`...)
+		b = strconv.AppendInt(b, o.ProducerID, 10)
+		b = append(b, `,"epoch":`...)
+		b = strconv.AppendInt(b, int64(o.Epoch), 10)
+		b = append(b, `,"end":`...)
+		b = appendJSONString(b, o.End.String())
+		b = append(b, `,"offsets":`...)
+		b = strconv.AppendInt(b, int64(len(o.Offsets)), 10)
+		return append(b, '}')
 	case r.Type == record.TypeConsumerGroup && r.ConsumerGroup != nil:
 		c := r.ConsumerGroup
 		f := consumerGroupFields{Epoch: c.Epoch, AssignmentEpoch: c.AssignmentEpoch, Topics: []topicFields{},
