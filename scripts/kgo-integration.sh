@@ -10,9 +10,9 @@
 #                                                      tests get all three as seeds
 # Both run the data-path tests and the consumer-group tests (TestGroupSimple, TestGroupETL,
 # TestIssue523, TestIssue1034, TestUnknownGroupOffsetFetchPinned). The gateways serve with
-# --transactions; one gateway also runs TestTxnEtl (read-process-write with
-# GroupTransactSession), which the fleet does not yet pass: a TxnOffsetCommit there needs the
-# group and the transactional id coordinated by the same gateway (docs/transactions.md). TestGroupETL's KIP-848
+# --transactions, and both modes run TestTxnEtl (read-process-write with GroupTransactSession);
+# in the fleet its groups and transactional ids are coordinated by different gateways, which
+# end a transaction's offsets with WriteTxnMarkers (docs/transactions.md). TestGroupETL's KIP-848
 # subtests (range/848, sticky/848, sticky/848/static) run because ApiVersions lists
 # ConsumerGroupHeartbeat v1; the script fails if any of them skips.
 #   KGO_TESTS overrides the test selection (a go test -run pattern).
@@ -30,11 +30,7 @@ fi
 data_tests='TestPing|TestAddRemovePartitions|TestConsumeMaxDecompressBatchBytes|TestConsumeRegex|TestConsumeTopicRetrieval|TestConsumeTopicRetrieval_Many|TestDirectPartitionPurge|TestHookPollStart|TestIssue325|TestIssue337|TestIssue434|TestIssue648|TestIssue810|TestIssue865|TestIssueFetchLargerThanBrokerMaxReadBytes|TestPauseIssue489|TestPauseIssueOct2023|TestPooling|TestClient_Produce|TestClient_ProduceLargeMessages|TestIssue769|TestIssue831|TestIssueProduceBrokerTooOldFailsRecords|TestIssueProduceSyncManualPartitionNegativeDoesNotPanic'
 group_tests='TestGroupSimple|TestGroupETL|TestIssue523|TestIssue1034|TestUnknownGroupOffsetFetchPinned'
 txn_tests='TestTxnEtl'
-if [[ $fleet -eq 1 ]]; then
-	tests="${KGO_TESTS:-^($data_tests|$group_tests)\$}"
-else
-	tests="${KGO_TESTS:-^($data_tests|$group_tests|$txn_tests)\$}"
-fi
+tests="${KGO_TESTS:-^($data_tests|$group_tests|$txn_tests)\$}"
 
 work="$(mktemp -d)"
 pids=()
