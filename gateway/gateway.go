@@ -79,10 +79,9 @@ type Config struct {
 	// Transactions serves Kafka's transactions: the coordinator APIs (InitProducerId with a
 	// transactional id, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn,
 	// DescribeTransactions, ListTransactions) from the coordinator log (package txn),
-	// transactional batches, their markers and READ_COMMITTED reads; it needs CoordinatorLog.
-	// Off by default while transactional batches are not checked against the partitions added
-	// and a fleet's TxnOffsetCommit needs the group and the transactional id on one gateway
-	// (docs/transactions.md).
+	// transactional batches, their markers and READ_COMMITTED reads, and WriteTxnMarkers, which
+	// gateways send each other to end a transaction's group offsets; it needs CoordinatorLog.
+	// Off by default (docs/transactions.md says what is not done yet).
 	Transactions bool
 	// HeartbeatInterval is Iggy's heartbeat interval H (the embedded store's own when IggyAddrs
 	// is empty): Iggy ends the session of a group member silent for 1.2 H, and the gateway's

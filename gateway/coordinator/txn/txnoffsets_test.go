@@ -123,7 +123,11 @@ func TestRouterTxnOffsetCommit(t *testing.T) {
 		{"group not served here", oneManager{m: f.m}, req(3, pid, epoch, part(0, 6, "")), kerr.NotCoordinator},
 		{"transaction coordinator unreachable", unreachable, req(3, pid, epoch, part(0, 6, "")), kerr.CoordinatorNotAvailable},
 		{"fenced epoch at another gateway", elsewhere, req(3, pid, epoch+1, part(0, 6, "")), kerr.ProducerFenced},
-		{"group not added", both, func() *kmsg.TxnOffsetCommitRequest { r := req(3, pid, epoch, part(0, 6, "")); r.Group = "not-added"; return r }(), kerr.InvalidTxnState},
+		{"group not added", both, func() *kmsg.TxnOffsetCommitRequest {
+			r := req(3, pid, epoch, part(0, 6, ""))
+			r.Group = "not-added"
+			return r
+		}(), kerr.InvalidTxnState},
 		{"fenced epoch, v3", both, req(3, pid, epoch+1, part(0, 6, "")), kerr.ProducerFenced},
 		{"fenced epoch, v2", both, req(2, pid, epoch+1, part(0, 6, "")), kerr.InvalidProducerEpoch},
 		{"another producer id", both, req(3, pid+1, epoch, part(0, 6, "")), kerr.InvalidProducerIDMapping},
