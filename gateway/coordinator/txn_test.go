@@ -307,6 +307,10 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 		pb = p
 	}
 	grp, id := groupIn(pa, "fleet-group"), groupIn(pb, "fleet-txn")
+	waitServing(t, "each gateway knowing who serves the other's partition", func() error {
+		oa, ob := a.Owners()[pb], b.Owners()[pa]
+		return checkfor.True(oa.Node == 2 && ob.Node == 1, "a sees %d on %d, b sees %d on %d", oa.Node, pb, ob.Node, pa)
+	})
 	ctx := ctxT(t)
 	tm, code := (directory{b}).Txns(id)
 	if tm == nil {
@@ -408,4 +412,43 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 	if off, code := fetch(true); code != 0 || off != 41 {
 		t.Fatalf("after the abort: offset %d code %d, want 41", off, code)
 	}
+	// The group's gateway leaves with offsets pending: b restores them from the group's log
+	// partition, answers RequireStable from them, and the commit's marker (now b's own) commits
+	// them there.
+	if err := tm.AddGroup(id, pid, epoch, grp); err != nil {
+		t.Fatal(err)
+	}
+	if code := commitOffset(77); code != 0 {
+		t.Fatalf("TxnOffsetCommit: code %d", code)
+	}
+	if err := a.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitServing(t, "b serving the group's log partition", func() error {
+		return checkfor.True(serving(b)[pa], "b serves %v", serving(b))
+	})
+	fetchAt := func(c *Coordinator) (int64, int16) {
+		t.Helper()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group, req.RequireStable = 7, grp, true
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "in", []int32{2}
+		req.Topics = append(req.Topics, rt)
+		resp, err := c.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		return p.Offset, p.ErrorCode
+	}
+	if off, code := fetchAt(b); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("RequireStable at the group's next gateway: offset %d code %d", off, code)
+	}
+	if err := tm.EndTxn(id, pid, epoch, true); err != nil {
+		t.Fatal(err)
+	}
+	checkfor.Eventually(t, 10*time.Second, "the commit at the group's next gateway", func() error {
+		off, code := fetchAt(b)
+		return checkfor.True(code == 0 && off == 77, "offset %d code %d", off, code)
+	})
 }
