@@ -89,6 +89,12 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 	var produced atomic.Int64
 	stopInput := make(chan struct{})
 	inputDone := make(chan struct{})
+	var stopInputOnce sync.Once
+	endInput := func() {
+		stopInputOnce.Do(func() { close(stopInput) })
+		<-inputDone
+	}
+	defer endInput() // before the client closes, on any way out
 	go func() {
 		defer close(inputDone)
 		for i := 0; ; i++ {
@@ -98,7 +104,7 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 			default:
 			}
 			if err := in.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("in-%06d", i))).FirstErr(); err != nil {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || errors.Is(err, kgo.ErrClientClosed) {
 					return
 				}
 				t.Logf("input record %d: %v", i, err)
@@ -113,6 +119,12 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 	var etlErrs sync.Map
 	etlStop := make(chan struct{})
 	etlDone := make(chan struct{})
+	var stopETLOnce sync.Once
+	endETL := func() {
+		stopETLOnce.Do(func() { close(etlStop) })
+		<-etlDone
+	}
+	defer endETL()
 	go func() {
 		defer close(etlDone)
 		sess, err := kgo.NewGroupTransactSession(append(txnOpts(f, "etl"),
@@ -216,14 +228,12 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 	progress("the ETL after the SIGKILL")
 	f.restart(killed)
 
-	close(stopInput)
-	<-inputDone
+	endInput()
 	want := produced.Load()
 	checkfor.Eventually(t, 90*time.Second, "the ETL through every input record", func() error {
 		return checkfor.True(committed.Load() >= want, "%d of %d committed", committed.Load(), want)
 	})
-	close(etlStop)
-	<-etlDone
+	endETL()
 	etlErrs.Range(func(k, _ any) bool {
 		t.Logf("ETL error (retried): %v", k)
 		return true
