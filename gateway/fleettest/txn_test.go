@@ -95,6 +95,8 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 		<-inputDone
 	}
 	defer endInput() // before the client closes, on any way out
+	inCtx, inCancel := context.WithCancel(ctx)
+	defer inCancel() // first on a failure: a produce in flight ends at once
 	go func() {
 		defer close(inputDone)
 		for i := 0; ; i++ {
@@ -103,8 +105,8 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 				return
 			default:
 			}
-			if err := in.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("in-%06d", i))).FirstErr(); err != nil {
-				if ctx.Err() != nil || errors.Is(err, kgo.ErrClientClosed) {
+			if err := in.ProduceSync(inCtx, kgo.StringRecord(fmt.Sprintf("in-%06d", i))).FirstErr(); err != nil {
+				if inCtx.Err() != nil || errors.Is(err, kgo.ErrClientClosed) {
 					return
 				}
 				t.Logf("input record %d: %v", i, err)
@@ -125,6 +127,8 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 		<-etlDone
 	}
 	defer endETL()
+	etlCtx, etlCancel := context.WithCancel(ctx)
+	defer etlCancel() // first on a failure: a transaction in flight ends at once
 	go func() {
 		defer close(etlDone)
 		sess, err := kgo.NewGroupTransactSession(append(txnOpts(f, "etl"),
@@ -143,7 +147,7 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 				return
 			default:
 			}
-			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+			pctx, pcancel := context.WithTimeout(etlCtx, 2*time.Second)
 			fs := sess.PollFetches(pctx)
 			pcancel()
 			if err := sess.Begin(); err != nil {
@@ -153,13 +157,13 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 			n := 0
 			fs.EachRecord(func(r *kgo.Record) {
 				n++
-				sess.Produce(ctx, kgo.StringRecord(string(r.Value)), func(_ *kgo.Record, err error) {
+				sess.Produce(etlCtx, kgo.StringRecord(string(r.Value)), func(_ *kgo.Record, err error) {
 					if err != nil {
 						etlErrs.Store("produce "+err.Error(), err)
 					}
 				})
 			})
-			ok, err := sess.End(ctx, kgo.TryCommit)
+			ok, err := sess.End(etlCtx, kgo.TryCommit)
 			if err != nil {
 				etlErrs.Store("end "+err.Error(), err)
 				continue
