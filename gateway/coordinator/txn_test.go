@@ -90,7 +90,7 @@ func TestTransactionsHandedOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	gm, _ := (directory{a}).Manager(grp)
-	if err := gm.StageTxnOffsets(committed, pid, epoch, grp, []record.TxnOffset{{Group: grp, Topic: "in", Partition: 0, Offset: 17, LeaderEpoch: -1}}); err != nil {
+	if err := gm.StageTxnOffsets(committed, pid, epoch, grp, []record.TxnOffset{{Group: grp, Topic: "in", Partition: 0, Offset: 17, LeaderEpoch: -1}}, gm.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tm(a, committed).EndTxn(committed, pid, epoch, true); err != nil {

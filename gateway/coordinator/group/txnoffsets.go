@@ -148,7 +148,17 @@ type txnOffsets struct {
 	mu      sync.Mutex
 	pending map[string]map[int64]*record.TxnOffsets
 	held    map[txnKey]int
+	// ends counts the markers each producer id got here (EndTxnOffsets), the guard of a
+	// TxnOffsetCommit checked at the transaction's coordinator (TxnGuard): a stage whose
+	// transaction a marker ended after the check is refused, as KIP-890 guards an append
+	// with its verification. Kept for the last maxGuards producers; a producer dropped reads
+	// as 0, so at worst a stage racing the drop is refused and retried.
+	ends  map[int64]uint64
+	order []int64 // producer ids of ends, oldest first
 }
+
+// maxGuards bounds the producers whose marker counts a manager keeps.
+const maxGuards = 4096
 
 type txnKey struct {
 	group string
@@ -156,7 +166,7 @@ type txnKey struct {
 }
 
 func newTxnOffsets() txnOffsets {
-	return txnOffsets{pending: map[string]map[int64]*record.TxnOffsets{}, held: map[txnKey]int{}}
+	return txnOffsets{pending: map[string]map[int64]*record.TxnOffsets{}, held: map[txnKey]int{}, ends: map[int64]uint64{}}
 }
 
 // set makes o the pending offsets of its producer in its group (nil o: none), keeping the index.
@@ -184,6 +194,26 @@ func (x *txnOffsets) set(group string, pid int64, o *record.TxnOffsets) {
 	for _, off := range o.Offsets {
 		x.held[txnKey{group, tp{off.Topic, off.Partition}}]++
 	}
+}
+
+// ended counts a marker of producerID. Called with Manager.mu held.
+func (x *txnOffsets) ended(producerID int64) {
+	if _, ok := x.ends[producerID]; !ok {
+		x.order = append(x.order, producerID)
+		if len(x.order) > maxGuards {
+			delete(x.ends, x.order[0])
+			x.order = x.order[1:]
+		}
+	}
+	x.ends[producerID]++
+}
+
+// TxnGuard is the guard a TxnOffsetCommit of producerID takes before its transaction is checked
+// at the transaction's coordinator, and hands to StageTxnOffsets.
+func (m *Manager) TxnGuard(producerID int64) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.txn.ends[producerID]
 }
 
 // RestoreTxnOffsets loads the pending txn-offsets the log holds (record.State.TxnOffsets) before
@@ -231,7 +261,10 @@ func (m *Manager) Unstable(group, topic string, partition int32) bool {
 // partition replaces the staged one; staging what is staged appends nothing. Offsets staged at an
 // older epoch of the producer are replaced whole (the coordinator ended that transaction before
 // it gave the producer its new epoch); an epoch older than the staged one is PRODUCER_FENCED.
-func (m *Manager) StageTxnOffsets(transactionalID string, producerID int64, epoch int16, group string, offsets []record.TxnOffset) error {
+// guard is TxnGuard's answer from before the transaction was checked: when a marker of the
+// producer came here since, the transaction that was checked has ended, and the offsets are
+// refused with INVALID_TXN_STATE instead of staying pending with no marker to come.
+func (m *Manager) StageTxnOffsets(transactionalID string, producerID int64, epoch int16, group string, offsets []record.TxnOffset, guard uint64) error {
 	if len(offsets) == 0 {
 		return nil
 	}
@@ -241,6 +274,10 @@ func (m *Manager) StageTxnOffsets(transactionalID string, producerID int64, epoc
 	if m.closed {
 		m.mu.Unlock()
 		return kerr.NotCoordinator
+	}
+	if m.txn.ends[producerID] != guard {
+		m.mu.Unlock()
+		return kerr.InvalidTxnState
 	}
 	next := record.TxnOffsets{Group: group, TransactionalID: transactionalID, ProducerID: producerID, Epoch: epoch}
 	if old := m.txn.pending[group][producerID]; old != nil {
@@ -318,6 +355,8 @@ func (m *Manager) EndTxnOffsets(producerID int64, epoch int16, commit bool) erro
 			groups = append(groups, name)
 		}
 	}
+	// From here on a TxnOffsetCommit checked before this marker is refused (TxnGuard).
+	m.txn.ended(producerID)
 	m.mu.Unlock()
 	slices.Sort(groups)
 	for _, name := range groups {

@@ -124,13 +124,13 @@ func TestTxnOffsetsStagedAndEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := len(e.j.records())
-	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 1, 7), txo("orders", 0, 3)}); err != nil {
+	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 1, 7), txo("orders", 0, 3)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 0, 3)}); err != nil {
+	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 0, 3)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 0, 9)}); err != nil {
+	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 0, 9)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
 	recs := e.j.records()[base:]
@@ -178,7 +178,7 @@ func TestTxnOffsetsStagedAndEnded(t *testing.T) {
 		t.Fatalf("commit marker again: %v, %d records appended", err, len(e.j.records())-n)
 	}
 	// An abort drops what was staged.
-	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 0, 20)}); err != nil {
+	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 0, 20)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.m.EndTxnOffsets(pid, epoch, false); err != nil {
@@ -199,14 +199,14 @@ func TestTxnOffsetsStagedAndEnded(t *testing.T) {
 func TestTxnOffsetsEpochs(t *testing.T) {
 	e := newEnv(t, nil)
 	const pid = 7
-	if err := e.m.StageTxnOffsets("tx", pid, 5, "g", []record.TxnOffset{txo("orders", 0, 3)}); err != nil {
+	if err := e.m.StageTxnOffsets("tx", pid, 5, "g", []record.TxnOffset{txo("orders", 0, 3)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.m.StageTxnOffsets("tx", pid, 5, "h", []record.TxnOffset{txo("orders", 0, 4)}); err != nil {
+	if err := e.m.StageTxnOffsets("tx", pid, 5, "h", []record.TxnOffset{txo("orders", 0, 4)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
 	n := len(e.j.records())
-	if err := e.m.StageTxnOffsets("tx", pid, 4, "g", []record.TxnOffset{txo("orders", 1, 3)}); !errors.Is(err, kerr.ProducerFenced) {
+	if err := e.m.StageTxnOffsets("tx", pid, 4, "g", []record.TxnOffset{txo("orders", 1, 3)}, e.m.TxnGuard(pid)); !errors.Is(err, kerr.ProducerFenced) {
 		t.Fatalf("stage at an older epoch: %v", err)
 	}
 	if err := e.m.EndTxnOffsets(pid, 4, true); !errors.Is(err, kerr.InvalidProducerEpoch) {
@@ -218,7 +218,7 @@ func TestTxnOffsetsEpochs(t *testing.T) {
 	e.j.mu.Lock()
 	e.j.fail = errors.New("store down")
 	e.j.mu.Unlock()
-	if err := e.m.StageTxnOffsets("tx", pid, 6, "g", []record.TxnOffset{txo("orders", 2, 1)}); err == nil {
+	if err := e.m.StageTxnOffsets("tx", pid, 6, "g", []record.TxnOffset{txo("orders", 2, 1)}, e.m.TxnGuard(pid)); err == nil {
 		t.Fatal("a stage whose append failed succeeded")
 	}
 	if err := e.m.EndTxnOffsets(pid, 5, true); err == nil {
@@ -230,7 +230,7 @@ func TestTxnOffsetsEpochs(t *testing.T) {
 	if e.m.Unstable("g", "orders", 2) || !e.m.Unstable("g", "orders", 0) || !e.m.Unstable("h", "orders", 0) {
 		t.Fatal("a failed append changed the pending offsets")
 	}
-	if err := e.m.StageTxnOffsets("tx", pid, 6, "g", []record.TxnOffset{txo("orders", 1, 8)}); err != nil {
+	if err := e.m.StageTxnOffsets("tx", pid, 6, "g", []record.TxnOffset{txo("orders", 1, 8)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
 	if e.m.Unstable("g", "orders", 0) || !e.m.Unstable("g", "orders", 1) {
@@ -263,5 +263,35 @@ func TestTxnOffsetsRestored(t *testing.T) {
 	}
 	if p := fetchOffsets(t, e, true)[2]; p.ErrorCode != 0 || p.Offset != 11 {
 		t.Fatalf("after the marker: %+v", p)
+	}
+}
+
+// A TxnOffsetCommit checked at the transaction's coordinator before that transaction's marker
+// reached the group, and staged after it, is refused (INVALID_TXN_STATE) and leaves nothing
+// pending: otherwise RequireStable would answer UNSTABLE_OFFSET_COMMIT with no marker to come.
+// A marker of another producer does not disturb the guard.
+func TestTxnOffsetsGuard(t *testing.T) {
+	e := newEnv(t, nil)
+	const pid = 11
+	guard := e.m.TxnGuard(pid)
+	if err := e.m.EndTxnOffsets(pid+1, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.StageTxnOffsets("tx", pid, 0, "g", []record.TxnOffset{txo("orders", 0, 1)}, guard); err != nil {
+		t.Fatalf("stage after another producer's marker: %v", err)
+	}
+	guard = e.m.TxnGuard(pid)
+	if err := e.m.EndTxnOffsets(pid, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	n := len(e.j.records())
+	if err := e.m.StageTxnOffsets("tx", pid, 0, "g", []record.TxnOffset{txo("orders", 0, 2)}, guard); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("stage checked before its transaction's marker: %v, want INVALID_TXN_STATE", err)
+	}
+	if len(e.j.records()) != n || e.m.Unstable("g", "orders", 0) {
+		t.Fatal("a stage refused by its guard left something")
+	}
+	if err := e.m.StageTxnOffsets("tx", pid, 0, "g", []record.TxnOffset{txo("orders", 0, 3)}, e.m.TxnGuard(pid)); err != nil {
+		t.Fatalf("stage of the next transaction: %v", err)
 	}
 }

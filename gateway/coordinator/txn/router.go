@@ -286,6 +286,7 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 	// producer's open transaction (AddOffsetsToTxn added it); then the offsets are kept here,
 	// in the group's log partition, until its marker ends them.
 	lp := int32(record.Partition(req.Group))
+	guard := gm.TxnGuard(req.ProducerID)
 	vcodes, err := r.Verify(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []record.TxnTopic{{Topic: GroupsTopic, Partitions: []int32{lp}}})
 	if err != nil {
 		// The transaction coordinator is moving or unreachable: the client asks again.
@@ -297,7 +298,7 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 		}
 		return all(code), nil
 	}
-	return all(codeFor(gm.StageTxnOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, offsets), req.Version, 3)), nil
+	return all(codeFor(gm.StageTxnOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, offsets, guard), req.Version, 3)), nil
 }
 
 // Verify asks the transaction coordinator of the id, here or at the gateway that serves its

@@ -212,7 +212,7 @@ func TestRouterWriteTxnMarkers(t *testing.T) {
 	f := newFixture(t)
 	gm := group.NewManager(group.Config{Clock: f.clk})
 	t.Cleanup(gm.Close)
-	if err := gm.StageTxnOffsets("etl", 40, 2, "g", []record.TxnOffset{{Topic: "in", Partition: 0, Offset: 12, LeaderEpoch: -1}}); err != nil {
+	if err := gm.StageTxnOffsets("etl", 40, 2, "g", []record.TxnOffset{{Topic: "in", Partition: 0, Offset: 12, LeaderEpoch: -1}}, gm.TxnGuard(40)); err != nil {
 		t.Fatal(err)
 	}
 	lp := int32(record.Partition("g"))
