@@ -177,7 +177,8 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 		t.Helper()
 		from := committed.Load()
 		checkfor.Eventually(t, 60*time.Second, what, func() error {
-			return checkfor.True(committed.Load() >= from+200, "%d records committed since", committed.Load()-from)
+			return checkfor.True(committed.Load() >= from+200, "%d records committed since; the ETL's errors: %s",
+				committed.Load()-from, etlErrors(&etlErrs))
 		})
 	}
 	txnCoordinator := func() *gw {
@@ -324,4 +325,14 @@ func readTopic(t *testing.T, ctx context.Context, f *fleet, topic string, iso kg
 		})
 	}
 	return out
+}
+
+// etlErrors lists the distinct errors the ETL met so far.
+func etlErrors(m *sync.Map) string {
+	var out []string
+	m.Range(func(k, _ any) bool {
+		out = append(out, fmt.Sprint(k))
+		return true
+	})
+	return firstFew(out)
 }
