@@ -330,11 +330,17 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 		rp.Partition, rp.Offset, rp.LeaderEpoch = 2, offset, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Topics[0].Partitions[0].ErrorCode
+		// Retried while a partition moves, as a client retries.
+		var code int16
+		checkfor.Eventually(t, 10*time.Second, "a TxnOffsetCommit answered", func() error {
+			resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code = resp.Topics[0].Partitions[0].ErrorCode
+			return checkfor.True(code != kerr.CoordinatorNotAvailable.Code && code != kerr.CoordinatorLoadInProgress.Code, "code %d", code)
+		})
+		return code
 	}
 	fetch := func(stable bool) (int64, int16) {
 		t.Helper()

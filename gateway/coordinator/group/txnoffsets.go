@@ -331,9 +331,10 @@ func (m *Manager) StageTxnOffsets(transactionalID string, producerID int64, epoc
 // the marker of a transaction on the groups' log partition (WriteTxnMarkers): on commit the
 // offsets are committed (the OffsetCommit records of a group and its txn-offsets end record, one
 // batch, read back before they count), on abort they are dropped (the end record alone); offsets
-// staged at an older epoch than a commit marker's are dropped too. A
-// producer with nothing pending here ends nothing and appends nothing, so a marker written again
-// (a retry, or the next transaction coordinator after a handover) is harmless. A marker at an
+// staged at an older epoch than a commit marker's are dropped too. A producer with nothing
+// pending here ends nothing: one end record naming no group is appended and read back, so the
+// answer comes from the partition's current coordinator only, and a marker written again (a
+// retry, or the next transaction coordinator after a handover) is harmless. A marker at an
 // epoch older than the offsets staged is INVALID_PRODUCER_EPOCH, and nothing is ended. The
 // groups are ended one at a time: an error leaves the ones not yet ended pending, and the
 // marker's retry ends them.
@@ -358,6 +359,25 @@ func (m *Manager) EndTxnOffsets(producerID int64, epoch int16, commit bool) erro
 	// From here on a TxnOffsetCommit checked before this marker is refused (TxnGuard).
 	m.txn.ended(producerID)
 	m.mu.Unlock()
+	if len(groups) == 0 {
+		// Nothing pending here, as this manager knows it. It may have lost the partition to
+		// a gateway that has offsets of the producer pending: only the log's read-back tells,
+		// so the marker appends an end record naming no group, which the next owner's claim
+		// fences, and the transaction's coordinator then asks that one.
+		end := record.TxnOffsets{ProducerID: producerID, Epoch: epoch, End: record.TxnOffsetsAbort}
+		if commit {
+			end.End = record.TxnOffsetsCommit
+		}
+		now := make(chan struct{})
+		close(now)
+		err := m.append(now, []record.Record{{Type: record.TypeTxnOffsets, TxnOffsets: &end}})
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if code := m.journalCode(err); code != 0 {
+			return kerr.ErrorForCode(code)
+		}
+		return nil
+	}
 	slices.Sort(groups)
 	for _, name := range groups {
 		if err := m.endTxnGroup(name, producerID, epoch, commit); err != nil {

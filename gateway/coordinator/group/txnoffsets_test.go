@@ -2,6 +2,7 @@ package group
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -155,11 +156,16 @@ func TestTxnOffsetsStagedAndEnded(t *testing.T) {
 			t.Errorf("all offsets, partition %d: code %d while staged", p.Partition, p.ErrorCode)
 		}
 	}
-	// A marker of another producer ends nothing and appends nothing.
+	// A marker of another producer ends nothing: one end record naming no group, read back so
+	// that only the partition's coordinator answers it.
 	n := len(e.j.records())
-	if err := e.m.EndTxnOffsets(pid+1, 0, true); err != nil || len(e.j.records()) != n {
+	if err := e.m.EndTxnOffsets(pid+1, 0, true); err != nil || len(e.j.records()) != n+1 || e.j.records()[n].TxnOffsets.Group != "" {
 		t.Fatalf("marker of a producer with nothing pending: %v, %d records appended", err, len(e.j.records())-n)
 	}
+	if !e.m.Unstable("g", "orders", 0) {
+		t.Fatal("another producer's marker ended the offsets")
+	}
+	n = len(e.j.records())
 	if err := e.m.EndTxnOffsets(pid, epoch, true); err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +178,14 @@ func TestTxnOffsetsStagedAndEnded(t *testing.T) {
 	if got[0].ErrorCode != 0 || got[0].Offset != 9 || got[1].ErrorCode != 0 || got[1].Offset != 7 {
 		t.Fatalf("after the commit: %+v", got)
 	}
-	// The marker again (a retry, the next coordinator after a handover) changes nothing.
+	// The marker again (a retry, the next coordinator after a handover) changes nothing but
+	// its one end record naming no group.
 	n = len(e.j.records())
-	if err := e.m.EndTxnOffsets(pid, epoch, true); err != nil || len(e.j.records()) != n {
+	if err := e.m.EndTxnOffsets(pid, epoch, true); err != nil || len(e.j.records()) != n+1 || e.j.records()[n].TxnOffsets.Group != "" {
 		t.Fatalf("commit marker again: %v, %d records appended", err, len(e.j.records())-n)
+	}
+	if p := fetchOffsets(t, e, true)[0]; p.ErrorCode != 0 || p.Offset != 9 {
+		t.Fatalf("after the marker again: %+v", p)
 	}
 	// An abort drops what was staged.
 	if err := e.m.StageTxnOffsets("tx", pid, epoch, "g", []record.TxnOffset{txo("orders", 0, 20)}, e.m.TxnGuard(pid)); err != nil {
@@ -293,5 +303,17 @@ func TestTxnOffsetsGuard(t *testing.T) {
 	}
 	if err := e.m.StageTxnOffsets("tx", pid, 0, "g", []record.TxnOffset{txo("orders", 0, 3)}, e.m.TxnGuard(pid)); err != nil {
 		t.Fatalf("stage of the next transaction: %v", err)
+	}
+}
+
+// A marker that finds nothing pending still goes through the log, so a manager that lost its
+// partition answers it NOT_COORDINATOR rather than a success the next owner never saw.
+func TestTxnOffsetsMarkerOfALostPartition(t *testing.T) {
+	e := newEnv(t, nil)
+	e.j.mu.Lock()
+	e.j.fail = fmt.Errorf("a newer claim precedes the record: %w", ErrNotCoordinator)
+	e.j.mu.Unlock()
+	if err := e.m.EndTxnOffsets(5, 0, true); !errors.Is(err, kerr.NotCoordinator) {
+		t.Fatalf("marker at a manager whose partition moved: %v, want NOT_COORDINATOR", err)
 	}
 }

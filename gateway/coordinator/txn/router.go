@@ -293,8 +293,13 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 		return all(kerr.CoordinatorNotAvailable.Code), nil
 	}
 	if code := vcodes[GroupsTopic][lp]; code != 0 {
-		if code == kerr.ProducerFenced.Code && req.Version < 3 {
+		switch {
+		case code == kerr.ProducerFenced.Code && req.Version < 3:
 			code = kerr.InvalidProducerEpoch.Code
+		case code == kerr.NotCoordinator.Code || code == kerr.CoordinatorLoadInProgress.Code:
+			// The transaction's coordinator is moving; this gateway still coordinates the
+			// group, so the client must not look for another: it asks again.
+			code = kerr.CoordinatorNotAvailable.Code
 		}
 		return all(code), nil
 	}
