@@ -110,7 +110,9 @@
 //	                  every offset one transactional producer committed to the group
 //	                  (TxnOffsetCommit) so far, replacing the producer's earlier record of the
 //	                  group; with end 1 or 2 the marker that ended them (a commit is appended
-//	                  after the offset-commit records of those offsets, in one batch).
+//	                  after the offset-commit records of those offsets, in one batch), or,
+//	                  naming no group (""), a marker that found nothing of the producer
+//	                  pending, appended so that only the partition's current owner answers it.
 //
 //	group   string name, varint generation, string protocol type, string protocol (chosen
 //	        assignor, "" while none), string leader member id, string state (Kafka's name),
