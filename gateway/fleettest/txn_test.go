@@ -129,29 +129,45 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 	defer endETL()
 	etlCtx, etlCancel := context.WithCancel(ctx)
 	defer etlCancel() // first on a failure: a transaction in flight ends at once
+	var sessions atomic.Int32
 	go func() {
 		defer close(etlDone)
-		sess, err := kgo.NewGroupTransactSession(append(txnOpts(f, "etl"),
-			kgo.TransactionalID(etlTxnID), kgo.TransactionTimeout(20*time.Second),
-			kgo.ConsumerGroup(group), kgo.ConsumeTopics(etlIn), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-			kgo.DefaultProduceTopic(etlOut),
-			kgo.FetchMaxWait(200*time.Millisecond))...)
-		if err != nil {
-			etlErrs.Store("session", err)
-			return
-		}
-		defer sess.Close()
+		var sess *kgo.GroupTransactSession
+		defer func() {
+			if sess != nil {
+				sess.Close()
+			}
+		}()
 		for {
 			select {
 			case <-etlStop:
 				return
 			default:
 			}
+			if sess == nil {
+				// A fenced producer is done for good; an application makes a new one with the
+				// same transactional id, as Kafka's clients document (and Streams does).
+				var err error
+				sess, err = kgo.NewGroupTransactSession(append(txnOpts(f, "etl"),
+					kgo.TransactionalID(etlTxnID), kgo.TransactionTimeout(20*time.Second),
+					kgo.ConsumerGroup(group), kgo.ConsumeTopics(etlIn), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+					kgo.DefaultProduceTopic(etlOut),
+					kgo.FetchMaxWait(200*time.Millisecond))...)
+				if err != nil {
+					etlErrs.Store("session "+err.Error(), err)
+					return
+				}
+				sessions.Add(1)
+			}
 			pctx, pcancel := context.WithTimeout(etlCtx, 2*time.Second)
 			fs := sess.PollFetches(pctx)
 			pcancel()
 			if err := sess.Begin(); err != nil {
 				etlErrs.Store("begin "+err.Error(), err)
+				if errors.Is(err, kerr.ProducerFenced) || strings.Contains(err.Error(), "fatal") {
+					sess.Close()
+					sess = nil
+				}
 				continue
 			}
 			n := 0
@@ -260,6 +276,9 @@ func TestTransactionalETLThroughCoordinatorLoss(t *testing.T) {
 			behind, committed.Load(), want, etlErrors(&etlErrs))
 	})
 	endETL()
+	if n := sessions.Load(); n > 1 {
+		t.Logf("the ETL made %d sessions: a fenced one is replaced, as applications do", n)
+	}
 	etlErrs.Range(func(k, _ any) bool {
 		t.Logf("ETL error (retried): %v", k)
 		return true
