@@ -80,10 +80,9 @@ type Config struct {
 	// Transactions serves Kafka's transactions: the coordinator APIs (InitProducerId with a
 	// transactional id, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn,
 	// DescribeTransactions, ListTransactions) from the coordinator log (package txn),
-	// transactional batches, their markers and READ_COMMITTED reads; it needs CoordinatorLog.
-	// Off by default while transactional batches are not checked against the partitions added
-	// and a fleet's TxnOffsetCommit needs the group and the transactional id on one gateway
-	// (docs/transactions.md).
+	// transactional batches, their markers and READ_COMMITTED reads, and WriteTxnMarkers, which
+	// gateways send each other to end a transaction's group offsets; it needs CoordinatorLog.
+	// Off by default (docs/transactions.md says what is not done yet).
 	Transactions bool
 	// HeartbeatInterval is Iggy's heartbeat interval H (the embedded store's own when IggyAddrs
 	// is empty): Iggy ends the session of a group member silent for 1.2 H, and the gateway's
@@ -146,6 +145,7 @@ type Gateway struct {
 	watch     *userWatch
 	quotas    *quota.Manager
 	metrics   *metrics
+	peers     *peers
 	httpSrv   *http.Server
 	httpLn    net.Listener
 
@@ -276,6 +276,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	g.peers = &peers{user: user, password: pass, sasl: cfg.SASL, tls: cfg.TLS != nil, tlsRoots: cfg.TLS}
+	markers := txnMarkers{b: g.bridge, c: g.admin}
 	if g.coord, err = coordinator.Start(ctx, coordinator.Config{
 		Client:            g.admin,
 		Stream:            cfg.Stream,
@@ -290,8 +292,10 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		LeasePoll:         LeasePoll,
 		Metrics:           g.metrics.coord,
 		Transactions:      cfg.Transactions,
+		Mark:              markers.Mark,
+		Peer:              g.peers.send,
 		Txn: txn.Config{
-			Markers: txnMarkers{b: g.bridge, c: g.admin},
+			Markers: markers,
 			ProducerID: func(ctx context.Context) (int64, error) {
 				id, _, err := g.bridge.As(g.admin).InitProducerID(ctx)
 				return id, err
@@ -470,6 +474,9 @@ func (g *Gateway) close() error {
 	var errs []error
 	if g.coord != nil {
 		errs = append(errs, g.coord.Close())
+	}
+	if g.peers != nil {
+		g.peers.close()
 	}
 	if g.watch != nil {
 		g.watch.close()

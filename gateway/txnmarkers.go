@@ -24,9 +24,11 @@ func (m txnMarkers) End(ctx context.Context, t record.Transaction) error {
 	commit := t.State == record.TxnPrepareCommit
 	for _, tp := range t.Partitions {
 		for _, p := range tp.Partitions {
-			_, err := m.b.WriteMarker(ctx, m.c, tp.Topic, p, t.ProducerID, t.Epoch, commit)
-			if errors.Is(err, kerr.UnknownTopicOrPartition) {
-				// The topic was deleted since it was added: nothing there to end.
+			err := m.Mark(ctx, tp.Topic, p, t.ProducerID, t.Epoch, commit)
+			if errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.InvalidProducerEpoch) {
+				// The topic was deleted since it was added, or the producer wrote there at a
+				// newer epoch since (which it gets only once this end is complete): nothing there
+				// to end.
 				continue
 			}
 			if err != nil {
@@ -35,4 +37,10 @@ func (m txnMarkers) End(ctx context.Context, t record.Transaction) error {
 		}
 	}
 	return nil
+}
+
+// Mark writes one marker on one data partition (WriteTxnMarkers' data partitions as well).
+func (m txnMarkers) Mark(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool) error {
+	_, err := m.b.WriteMarker(ctx, m.c, topic, partition, producerID, epoch, commit)
+	return err
 }

@@ -109,6 +109,8 @@ func NewRecordRow(e *logread.Entry, valid bool) RecordRow {
 //	transaction     transactional_id, producer_id, epoch, state (Kafka's name), timeout_ms,
 //	                partitions [{topic, partitions}], groups, started and updated (RFC 3339,
 //	                "" when unset); as text the count of partitions and groups
+//	txn-offsets     transactional_id, producer_id, epoch, end (pending, commit, abort),
+//	                offsets (how many it holds)
 //	undecodable     error
 type RecordFields struct {
 	rec record.Record
@@ -205,6 +207,14 @@ func (f RecordFields) AppendText(dst []byte) []byte {
 				l.uint("topic_id", uint64(x.ID))
 				l.uint("created_us", x.Created)
 			}
+		}
+	case record.TypeTxnOffsets:
+		if o := r.TxnOffsets; o != nil {
+			l.str("transactional_id", o.TransactionalID)
+			l.int("producer_id", o.ProducerID)
+			l.int("epoch", int64(o.Epoch))
+			l.str("end", o.End.String())
+			l.int("offsets", int64(len(o.Offsets)))
 		}
 	case record.TypeConsumerGroup:
 		if c := r.ConsumerGroup; c != nil {
@@ -310,6 +320,19 @@ func (f RecordFields) AppendJSON(b []byte) []byte {
 			return append(b, "{}"...)
 		}
 		return append(b, j...)
+	case r.Type == record.TypeTxnOffsets && r.TxnOffsets != nil:
+		o := r.TxnOffsets
+		b = append(b, `{"transactional_id":`...)
+		b = output.AppendJSONString(b, o.TransactionalID)
+		b = append(b, `,"producer_id":`...)
+		b = strconv.AppendInt(b, o.ProducerID, 10)
+		b = append(b, `,"epoch":`...)
+		b = strconv.AppendInt(b, int64(o.Epoch), 10)
+		b = append(b, `,"end":`...)
+		b = output.AppendJSONString(b, o.End.String())
+		b = append(b, `,"offsets":`...)
+		b = strconv.AppendInt(b, int64(len(o.Offsets)), 10)
+		return append(b, '}')
 	case r.Type == record.TypeConsumerGroup && r.ConsumerGroup != nil:
 		c := r.ConsumerGroup
 		f := consumerGroupFields{Epoch: c.Epoch, AssignmentEpoch: c.AssignmentEpoch, Topics: []topicFields{},

@@ -299,7 +299,9 @@ func CheckOf(acl ACL, streamID uint32, topics Topics) Check {
 			return ManageUsers
 		case kmsg.ACLOperationDescribe:
 			return ReadUsers
-		case kmsg.ACLOperationAlterConfigs:
+		case kmsg.ACLOperationAlterConfigs, kmsg.ACLOperationClusterAction:
+			// CLUSTER_ACTION is what Kafka's brokers ask of each other (WriteTxnMarkers,
+			// AddPartitionsToTxn v4): a gateway's own Iggy user, or an administrator's.
 			return func(p *wire.Permissions) bool { return p.Global.ManageServers }
 		case kmsg.ACLOperationDescribeConfigs:
 			return ReadServers

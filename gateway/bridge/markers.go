@@ -16,7 +16,8 @@ import (
 // commit or abort control record of that producer). Its payload is the control record's value
 // (version 0, coordinator epoch 0: six zero bytes); its user headers are kafka.txn (2 commit,
 // 3 abort), kafka.pid and kafka.epoch. A native Iggy reader sees it as a six-byte message with
-// those headers. It returns the marker's offset.
+// those headers. It returns the marker's offset. A marker at an epoch older than the one this
+// gateway knows the producer at on the partition is INVALID_PRODUCER_EPOCH, and not written.
 func (b *Bridge) WriteMarker(ctx context.Context, c *iggy.Client, topic string, partition int32, pid int64, epoch int16, commit bool) (int64, error) {
 	as := b.guard(wrap(c))
 	if partition < 0 {
@@ -33,6 +34,11 @@ func (b *Bridge) WriteMarker(ctx context.Context, c *iggy.Client, topic string, 
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if ps := st.producers[pid]; ps != nil && epoch < ps.epoch {
+		// The producer has written here at a newer epoch, as Kafka's producer state refuses
+		// a marker of an older one: nothing is written.
+		return -1, fmt.Errorf("%w: producer %d is at epoch %d on %s/%d, the marker's is %d", kerr.InvalidProducerEpoch, pid, ps.epoch, topic, partition, epoch)
+	}
 	u, err := as.send(ctx, b.cfg.Stream, topic, uint32(partition), batch)
 	if err != nil {
 		st.dropProducers()

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
@@ -79,6 +81,14 @@ type Config struct {
 	// FindCoordinator names a transaction coordinator (key type 1) and Txns serves them.
 	Txn          txn.Config
 	Transactions bool
+	// Mark writes a transaction's marker on one data partition (WriteTxnMarkers' data
+	// partitions); Txn.Markers ends whole transactions on theirs.
+	Mark func(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool) error
+	// Peer sends a Kafka request to another gateway at its announced address (host:port) and
+	// returns its answer: a transaction's markers for the groups another gateway coordinates
+	// (WriteTxnMarkers), and the check of a transactional write against a transaction another
+	// gateway coordinates (AddPartitionsToTxn v4). Nil: only what this gateway serves.
+	Peer func(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error)
 	// Metrics receives the coordinator's counts; nil keeps them in a Metrics of its own. A nil
 	// Groups.Metrics is one shared by the coordinator's group managers.
 	Metrics *Metrics

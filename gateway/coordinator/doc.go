@@ -57,7 +57,7 @@
 // during the outage is left out by the Kafka listener's check that its port accepts connections;
 // one that stalled (SIGSTOP) stays listed until the store is back.
 //
-// # Record format, versions 2 to 5
+// # Record format, versions 2 to 6
 //
 // One record per Iggy message payload. All integers are little-endian. "uvarint" and "varint"
 // are Go's encoding/binary varints (varint is zigzag). A "string" is a uvarint byte length then
@@ -67,20 +67,24 @@
 //
 // Header (18 bytes, every record):
 //
-//	offset 0   u8       version: Encode writes 5 for a topic record or a checkpoint holding
-//	                    topics, 4 for a transaction record or a checkpoint
+//	offset 0   u8       version: Encode writes 6 for a topic record or a checkpoint holding
+//	                    topics, 5 for a txn-offsets record or a checkpoint holding
+//	                    txn-offsets, 4 for a transaction record or a checkpoint
 //	                    holding a transaction with staged offsets, 3 for the other transaction
 //	                    records and checkpoints that hold transactions, 2 for every other
 //	                    record, so a log without transactions stays readable by gateways that
 //	                    know version 2 only. Version 4 is version 3 with the staged offsets
-//	                    of a transaction; version 5 is version 4 with the topic record
-//	                    and a checkpoint's topics.
-//	                    Decode reads 1 to 5, version 1 being version 2 without type 7 and
+//	                    of a transaction (written by an earlier release; a transaction's
+//	                    group offsets now live in txn-offsets records). Version 5 adds type 9
+//	                    and a checkpoint's txn-offsets; version 6 adds type 10 and a
+//	                    checkpoint's topics.
+//	                    Decode reads 1 to 6, version 1 being version 2 without type 7 and
 //	                    without a checkpoint's consumer groups. A reader that finds another
 //	                    version reports it and skips the record (record.ErrVersion).
 //	offset 1   u8       type: 1 claim, 2 group, 3 offset-commit, 4 group-deleted,
 //	                    5 offset-deleted, 6 checkpoint, 7 consumer-group (version 2+),
-//	                    8 transaction (version 3), 10 topic (version 5).
+//	                    8 transaction (version 3), 9 txn-offsets (version 5), 10 topic
+//	                    (version 6).
 //	offset 2   u64      claim: the claim number the writer held (a claim carries its own).
 //	offset 10  i64      time: the writer's wall clock when it appended, Unix ns.
 //
@@ -97,14 +101,22 @@
 //	                  consecutive offsets of one group and topic, so 10 partitions of a group
 //	                  name it once. Version 2 goes on with uvarint consumer group count and that
 //	                  many consumer groups, each whole (removed count 0). Version 3 goes on
-//	                  with uvarint transaction count (at least 1) and that many transactions.
-//	                  Version 5 goes on with uvarint transaction count (0 allowed) and that
-//	                  many transactions, then uvarint topic count and that many topics (each
-//	                  naming an incarnation).
+//	                  with uvarint transaction count (at least 1; version 5 and later: any) and
+//	                  that many transactions. Version 5 goes on with uvarint txn-offsets count
+//	                  (at least 1; version 6: any) and that many txn-offsets (below, end 0
+//	                  only), sorted by group and producer id. Version 6 goes on with uvarint
+//	                  topic count and that many topics (each naming an incarnation).
 //	7 consumer-group  a consumer group (below): a change of one KIP-848 consumer group.
 //	8 transaction     a transaction (below): the whole state of one transactional id after a
 //	                  change (package txn says which changes); the last valid one of an id is
 //	                  its state, and state Dead removes the id.
+//	9 txn-offsets     a txn-offsets (below), in the log partition of its group: with end 0
+//	                  every offset one transactional producer committed to the group
+//	                  (TxnOffsetCommit) so far, replacing the producer's earlier record of the
+//	                  group; with end 1 or 2 the marker that ended them (a commit is appended
+//	                  after the offset-commit records of those offsets, in one batch), or,
+//	                  naming no group (""), a marker that found nothing of the producer
+//	                  pending, appended so that only the partition's current owner answers it.
 //	10 topic          a topic (below): from here on the partition's offsets of the topic belong
 //	                  to that incarnation; id 0 with time 0 says the partition holds none.
 //
@@ -140,6 +152,11 @@
 //	        offset count, per offset (sorted by group, topic, partition; unique) string group,
 //	        string topic, varint partition, varint offset, varint leader epoch (-1 none),
 //	        string metadata.
+//	txn-offsets
+//	        string group, string transactional id, varint producer id, varint producer
+//	        epoch, u8 end (0 pending, 1 commit, 2 abort), uvarint offset count (0 for an end),
+//	        per offset (by topic, partition; unique) string topic, varint partition, varint
+//	        offset, varint leader epoch (-1 none), string metadata.
 //	topic   string name, uvarint Iggy topic id, uvarint the topic's Iggy creation time
 //	        (microseconds): Iggy reuses a deleted topic's id, the time tells them apart.
 //	assignment

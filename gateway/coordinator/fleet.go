@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // announce appends this gateway's announcement to `coordinator_owners`.
@@ -333,7 +336,16 @@ func (d directory) Manager(name string) (*group.Manager, int16) {
 		}
 		return c.nolog, 0
 	}
-	p := record.Partition(name)
+	return d.LogPartition(record.Partition(name))
+}
+
+// LogPartition is the txn.Directory's: the group manager of log partition p when this gateway
+// serves it, else the code a group request would get.
+func (d directory) LogPartition(p int) (*group.Manager, int16) {
+	c := d.c
+	if !c.cfg.Log || p < 0 || p >= record.Partitions {
+		return nil, kerr.NotCoordinator.Code
+	}
 	c.mu.Lock()
 	pt := c.parts[p]
 	c.mu.Unlock()
@@ -357,6 +369,37 @@ func (d directory) Manager(name string) (*group.Manager, int16) {
 		return m, 0
 	}
 	return nil, kerr.NotCoordinator.Code
+}
+
+// Peer is the txn.Directory's: req sent to the gateway that serves log partition p, at the
+// address its newest announcement gives (Config.Peer).
+func (d directory) Peer(ctx context.Context, p int, req kmsg.Request) (kmsg.Response, error) {
+	c := d.c
+	if c.cfg.Peer == nil {
+		return nil, errors.New("coordinator: no way to reach another gateway")
+	}
+	o, ok := c.owner(p)
+	if !ok {
+		return nil, fmt.Errorf("coordinator: no gateway is known to serve log partition %d", p)
+	}
+	if o.Node == c.cfg.NodeID {
+		return nil, fmt.Errorf("coordinator: log partition %d is this gateway's and not served yet", p)
+	}
+	c.mu.Lock()
+	a, ok := c.fv.Announcement(o.Node)
+	c.mu.Unlock()
+	if !ok || a.Addr == "" {
+		return nil, fmt.Errorf("coordinator: node %d, which serves log partition %d, announced no address", o.Node, p)
+	}
+	return c.cfg.Peer(ctx, a.Addr, req)
+}
+
+// Mark is the txn.Directory's: a marker written on a data partition (Config.Mark).
+func (d directory) Mark(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool) error {
+	if d.c.cfg.Mark == nil {
+		return kerr.UnknownServerError
+	}
+	return d.c.cfg.Mark(ctx, topic, partition, producerID, epoch, commit)
 }
 
 // Txns is the txn.Directory: the transaction manager of the id's log partition when this gateway

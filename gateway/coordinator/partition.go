@@ -200,9 +200,6 @@ func (pt *partition) loadErr() error {
 	gcfg.Clock = pt.c.clk
 	gcfg.Journal = journal{pt}
 	gcfg.CommitTopic = pt.c.commitTopic(pt)
-	if pt.c.cfg.Transactions {
-		gcfg.Unstable = pt.c.unstable
-	}
 	gcfg.Logger = pt.c.log.With("partition", pt.id)
 	mgr := group.NewManager(gcfg)
 	var groups []record.Group
@@ -219,6 +216,7 @@ func (pt *partition) loadErr() error {
 	}
 	mgr.RestoreConsumerGroups(cgroups)
 	mgr.Restore(groups, offsets)
+	mgr.RestoreTxnOffsets(pt.st.TxnOffsets())
 	tcfg := pt.c.cfg.Txn
 	tcfg.Clock = pt.c.clk
 	tcfg.Journal = journal{pt}

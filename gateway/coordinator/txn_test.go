@@ -49,7 +49,9 @@ func (e *ends) of(id string) []record.Transaction {
 
 // The gateway that takes a log partition over takes its transactions with it: one left in
 // PrepareCommit by the leaving owner (its markers never got through) is ended by the new owner,
-// which commits the offsets it staged for a group, and whose Complete record follows in the log; one left open is aborted when its timeout passes,
+// which commits the offsets the producer committed to a group (kept by the group's coordinator,
+// here the same log partition), and whose Complete record follows in the log; one left open is
+// aborted when its timeout passes,
 // and its end written by the new owner (a's markers never get through, so even an abort a
 // began before leaving is b's to finish).
 func TestTransactionsHandedOver(t *testing.T) {
@@ -87,7 +89,8 @@ func TestTransactionsHandedOver(t *testing.T) {
 	if err := tm(a, committed).AddGroup(committed, pid, epoch, grp); err != nil {
 		t.Fatal(err)
 	}
-	if err := tm(a, committed).StageOffsets(committed, pid, epoch, []record.TxnOffset{{Group: grp, Topic: "in", Partition: 0, Offset: 17, LeaderEpoch: -1}}); err != nil {
+	gm, _ := (directory{a}).Manager(grp)
+	if err := gm.StageTxnOffsets(committed, pid, epoch, grp, []record.TxnOffset{{Group: grp, Topic: "in", Partition: 0, Offset: 17, LeaderEpoch: -1}}, gm.TxnGuard(pid)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tm(a, committed).EndTxn(committed, pid, epoch, true); err != nil {
@@ -227,5 +230,231 @@ func TestTxnOffsetsHandedOver(t *testing.T) {
 	checkfor.Eventually(t, 10*time.Second, "b answering the committed offset", func() error {
 		off, code := fetch(b, true)
 		return checkfor.True(code == 0 && off == 41, "offset %d code %d", off, code)
+	})
+}
+
+// inProcessPeers is a Config.Peer that answers as the coordinator announcing each address does,
+// in process; while down, every request fails as a refused dial does.
+type inProcessPeers struct {
+	mu    sync.Mutex
+	by    map[string]*Coordinator
+	down  bool
+	calls int
+}
+
+func (p *inProcessPeers) add(c *Coordinator) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.by == nil {
+		p.by = map[string]*Coordinator{}
+	}
+	p.by[c.addr] = c
+}
+
+func (p *inProcessPeers) send(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
+	p.mu.Lock()
+	c, down := p.by[addr], p.down
+	p.calls++
+	p.mu.Unlock()
+	if c == nil || down {
+		return nil, fmt.Errorf("dial %s: connection refused", addr)
+	}
+	switch r := req.(type) {
+	case *kmsg.WriteTxnMarkersRequest:
+		return c.Txns().WriteTxnMarkers(ctx, kafkaIdentity(), r)
+	case *kmsg.AddPartitionsToTxnRequest:
+		return c.Txns().AddPartitionsToTxn(ctx, kafkaIdentity(), r)
+	}
+	return nil, fmt.Errorf("unexpected %T", req)
+}
+
+func (p *inProcessPeers) callCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
+}
+
+// A group coordinated by one gateway and a transactional id by another (a fleet): the group's
+// coordinator checks the TxnOffsetCommit at the transaction's coordinator and keeps the offsets
+// in the group's log partition (RequireStable answers UNSTABLE_OFFSET_COMMIT); the transaction's
+// coordinator, at EndTxn, sends the commit marker to the group's coordinator and appends the
+// Complete record only once that marker is durable: while the group's gateway cannot be reached
+// the transaction stays PrepareCommit and the offsets pending, and once it can the offsets are
+// committed. An abort drops what was staged the same way.
+func TestTxnOffsetsAcrossGateways(t *testing.T) {
+	s := newStore(t)
+	var pids atomic.Int64
+	peers := &inProcessPeers{}
+	withTxns := func(c *Config) {
+		c.Transactions = true
+		c.Txn = txn.Config{ProducerID: func(context.Context) (int64, error) { return pids.Add(1), nil }, RetryBackoff: 20 * time.Millisecond}
+		c.Peer = peers.send
+	}
+	a := start(t, s, 1, withTxns)
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	b := start(t, s, 2, withTxns)
+	peers.add(a)
+	peers.add(b)
+	waitServing(t, "a and b share the log", func() error {
+		sa, sb := serving(a), serving(b)
+		return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == 16 && settled(a) && settled(b), "a %v b %v", sa, sb)
+	})
+	var pa, pb int
+	for p := range serving(a) {
+		pa = p
+	}
+	for p := range serving(b) {
+		pb = p
+	}
+	grp, id := groupIn(pa, "fleet-group"), groupIn(pb, "fleet-txn")
+	waitServing(t, "each gateway knowing who serves the other's partition", func() error {
+		oa, ob := a.Owners()[pb], b.Owners()[pa]
+		return checkfor.True(oa.Node == 2 && ob.Node == 1, "a sees %d on %d, b sees %d on %d", oa.Node, pb, ob.Node, pa)
+	})
+	ctx := ctxT(t)
+	tm, code := (directory{b}).Txns(id)
+	if tm == nil {
+		t.Fatalf("b does not serve %s: code %d", id, code)
+	}
+	pid, epoch, err := tm.InitProducerID(id, time.Minute, txn.NoProducer, txn.NoProducer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitOffset := func(offset int64) int16 {
+		t.Helper()
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = 3, id, grp, pid, epoch, -1
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "in"
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = 2, offset, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		// Retried while a partition moves, as a client retries.
+		var code int16
+		checkfor.Eventually(t, 10*time.Second, "a TxnOffsetCommit answered", func() error {
+			resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code = resp.Topics[0].Partitions[0].ErrorCode
+			return checkfor.True(code != kerr.CoordinatorNotAvailable.Code && code != kerr.CoordinatorLoadInProgress.Code, "code %d", code)
+		})
+		return code
+	}
+	fetch := func(stable bool) (int64, int16) {
+		t.Helper()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group, req.RequireStable = 7, grp, stable
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "in", []int32{2}
+		req.Topics = append(req.Topics, rt)
+		resp, err := a.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		return p.Offset, p.ErrorCode
+	}
+	// Not yet added to the transaction: the coordinator at b says so.
+	if code := commitOffset(40); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("TxnOffsetCommit of a group not added: code %d", code)
+	}
+	if err := tm.AddGroup(id, pid, epoch, grp); err != nil {
+		t.Fatal(err)
+	}
+	if code := commitOffset(41); code != 0 {
+		t.Fatalf("TxnOffsetCommit: code %d", code)
+	}
+	if off, code := fetch(true); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("RequireStable with offsets pending: offset %d code %d", off, code)
+	}
+	if pend := fullReplay(t, s.client(t), a, pa).TxnOffsets(); len(pend) != 1 || pend[0].ProducerID != pid || pend[0].Offsets[0].Offset != 41 {
+		t.Fatalf("the group's log partition holds %+v", pend)
+	}
+	peers.mu.Lock()
+	peers.down = true
+	peers.mu.Unlock()
+	calls := peers.callCount()
+	if err := tm.EndTxn(id, pid, epoch, true); err != nil {
+		t.Fatal(err)
+	}
+	checkfor.Eventually(t, 10*time.Second, "b trying the marker twice", func() error {
+		return checkfor.True(peers.callCount() >= calls+2, "%d calls", peers.callCount()-calls)
+	})
+	if x, _ := tm.Describe(id); x.State != record.TxnPrepareCommit {
+		t.Fatalf("the transaction is %s while its group's marker cannot be written", x.State)
+	}
+	if _, code := fetch(true); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("RequireStable before the marker: code %d", code)
+	}
+	peers.mu.Lock()
+	peers.down = false
+	peers.mu.Unlock()
+	checkfor.Eventually(t, 10*time.Second, "the commit complete", func() error {
+		x, _ := tm.Describe(id)
+		return checkfor.True(x.State == record.TxnCompleteCommit, "%s", x.State)
+	})
+	if off, code := fetch(true); code != 0 || off != 41 {
+		t.Fatalf("after the commit: offset %d code %d, want 41", off, code)
+	}
+	if pend := fullReplay(t, s.client(t), a, pa).TxnOffsets(); len(pend) != 0 {
+		t.Fatalf("pending after the commit: %+v", pend)
+	}
+	// An abort drops what the next transaction committed to the group.
+	if err := tm.AddGroup(id, pid, epoch, grp); err != nil {
+		t.Fatal(err)
+	}
+	if code := commitOffset(99); code != 0 {
+		t.Fatalf("TxnOffsetCommit: code %d", code)
+	}
+	if err := tm.EndTxn(id, pid, epoch, false); err != nil {
+		t.Fatal(err)
+	}
+	checkfor.Eventually(t, 10*time.Second, "the abort complete", func() error {
+		x, _ := tm.Describe(id)
+		return checkfor.True(x.State == record.TxnCompleteAbort, "%s", x.State)
+	})
+	if off, code := fetch(true); code != 0 || off != 41 {
+		t.Fatalf("after the abort: offset %d code %d, want 41", off, code)
+	}
+	// The group's gateway leaves with offsets pending: b restores them from the group's log
+	// partition, answers RequireStable from them, and the commit's marker (now b's own) commits
+	// them there.
+	if err := tm.AddGroup(id, pid, epoch, grp); err != nil {
+		t.Fatal(err)
+	}
+	if code := commitOffset(77); code != 0 {
+		t.Fatalf("TxnOffsetCommit: code %d", code)
+	}
+	if err := a.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitServing(t, "b serving the group's log partition", func() error {
+		return checkfor.True(serving(b)[pa], "b serves %v", serving(b))
+	})
+	fetchAt := func(c *Coordinator) (int64, int16) {
+		t.Helper()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group, req.RequireStable = 7, grp, true
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "in", []int32{2}
+		req.Topics = append(req.Topics, rt)
+		resp, err := c.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		return p.Offset, p.ErrorCode
+	}
+	if off, code := fetchAt(b); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("RequireStable at the group's next gateway: offset %d code %d", off, code)
+	}
+	if err := tm.EndTxn(id, pid, epoch, true); err != nil {
+		t.Fatal(err)
+	}
+	checkfor.Eventually(t, 10*time.Second, "the commit at the group's next gateway", func() error {
+		off, code := fetchAt(b)
+		return checkfor.True(code == 0 && off == 77, "offset %d code %d", off, code)
 	})
 }

@@ -3,17 +3,24 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 )
 
 // offsetMarkers is the txn.Markers of a coordinator: the data partitions' markers of the
-// gateway's own Markers, then, for a commit, the offsets the transaction staged committed to
-// their groups by the group managers serving them here. An abort drops them: they were only ever
-// in the transaction record. A group whose log partition is not served here fails the end, which
-// the transaction manager retries until the partition is (TxnOffsetCommit stages offsets only
-// where both are served, so this lasts only while a partition moves).
+// gateway's own Markers, then the marker of every coordinator log partition holding a group the
+// transaction added (AddOffsetsToTxn), as Kafka's transaction coordinator writes one on each
+// __consumer_offsets partition of its groups: the group coordinator there commits or drops what
+// the producer committed to those groups with TxnOffsetCommit (group.Manager.EndTxnOffsets). A
+// partition served here is ended here; another gateway's is sent a WriteTxnMarkers at the
+// address it announced. Any failure (the partition moving, its gateway unreachable) fails the
+// end, which the transaction manager tries again until every marker is durable and only then
+// appends the Complete record; a marker written twice ends nothing twice.
 type offsetMarkers struct {
 	next txn.Markers
 	c    *Coordinator
@@ -25,9 +32,70 @@ func (m offsetMarkers) End(ctx context.Context, t record.Transaction) error {
 			return err
 		}
 	}
-	if t.State != record.TxnPrepareCommit || len(t.Offsets) == 0 {
-		return nil
+	commit := t.State == record.TxnPrepareCommit
+	var parts []int
+	for _, g := range t.Groups {
+		if p := record.Partition(g); !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
 	}
+	slices.Sort(parts)
+	for _, p := range parts {
+		if err := m.endGroups(ctx, t, p, commit); err != nil {
+			return err
+		}
+	}
+	if commit && len(t.Offsets) > 0 {
+		return m.commitLegacy(t)
+	}
+	return nil
+}
+
+// endGroups writes t's marker on log partition p: here when this gateway serves it, else at the
+// gateway that does.
+func (m offsetMarkers) endGroups(ctx context.Context, t record.Transaction, p int, commit bool) error {
+	d := directory{m.c}
+	if gm, code := d.LogPartition(p); gm != nil {
+		if err := gm.EndTxnOffsets(t.ProducerID, t.Epoch, commit); err != nil {
+			return fmt.Errorf("ending the offsets of transaction %q on log partition %d: %w", t.ID, p, err)
+		}
+		return nil
+	} else if code != kerr.NotCoordinator.Code {
+		return fmt.Errorf("ending the offsets of transaction %q: log partition %d: %w", t.ID, p, kerr.ErrorForCode(code))
+	}
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	mk := kmsg.NewWriteTxnMarkersRequestMarker()
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed = t.ProducerID, t.Epoch, commit
+	rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	rt.Topic, rt.Partitions = txn.GroupsTopic, []int32{int32(p)}
+	mk.Topics = append(mk.Topics, rt)
+	req.Markers = append(req.Markers, mk)
+	raw, err := d.Peer(ctx, p, req)
+	if err != nil {
+		return fmt.Errorf("ending the offsets of transaction %q on log partition %d: %w", t.ID, p, err)
+	}
+	resp, ok := raw.(*kmsg.WriteTxnMarkersResponse)
+	if !ok {
+		return fmt.Errorf("ending the offsets of transaction %q: answer of type %T", t.ID, raw)
+	}
+	for _, rm := range resp.Markers {
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				if rt.Topic == txn.GroupsTopic && rp.Partition == int32(p) {
+					if rp.ErrorCode != 0 {
+						return fmt.Errorf("ending the offsets of transaction %q on log partition %d: %w", t.ID, p, kerr.ErrorForCode(rp.ErrorCode))
+					}
+					return nil
+				}
+			}
+		}
+	}
+	return fmt.Errorf("ending the offsets of transaction %q: log partition %d left out of the answer", t.ID, p)
+}
+
+// commitLegacy commits the offsets an earlier release staged in the transaction record itself,
+// to their groups' managers here (that release staged them only where both were served).
+func (m offsetMarkers) commitLegacy(t record.Transaction) error {
 	for i := 0; i < len(t.Offsets); {
 		j := i
 		for j < len(t.Offsets) && t.Offsets[j].Group == t.Offsets[i].Group {
@@ -44,15 +112,4 @@ func (m offsetMarkers) End(ctx context.Context, t record.Transaction) error {
 		i = j
 	}
 	return nil
-}
-
-// unstable says whether a transaction coordinated here holds staged offsets of the group's
-// partition that it has not ended (OffsetFetch's RequireStable).
-func (c *Coordinator) unstable(group, topic string, partition int32) bool {
-	for _, m := range (directory{c}).AllTxns() {
-		if m.Pending(group, topic, partition) {
-			return true
-		}
-	}
-	return false
 }

@@ -33,14 +33,19 @@ import (
 //   - Partitions of one request are written in parallel; writes to the same partition from one
 //     connection stay in the order the requests arrived, which pipelined idempotent producers need.
 //   - Any gateway accepts any partition: there is no NOT_LEADER_OR_FOLLOWER.
+//   - A partition holding a transactional batch is checked against the producer's open
+//     transaction first, at the gateway coordinating its transactional id (KIP-890 part 1: an
+//     AddPartitionsToTxn v4 verify-only batch when that is another gateway, once per request):
+//     a partition not added to it is INVALID_TXN_STATE, a fenced epoch INVALID_PRODUCER_EPOCH,
+//     another producer id INVALID_PRODUCER_ID_MAPPING, a coordinator moving or unreachable
+//     NOT_ENOUGH_REPLICAS (retried); nothing of such a partition is stored.
 //
 // Not implemented:
 //   - v13 (topic IDs).
 //   - Transactions without a Config.Txns: a produce with a transactional id, or holding a
 //     transactional batch, is TRANSACTIONAL_ID_AUTHORIZATION_FAILED. With one, transactional
 //     batches are stored (the Storage keeps their producer and marks them) and the coordinator
-//     writes their markers; the batches are not yet checked against the partitions added to the
-//     producer's transaction.
+//     writes their markers.
 func init() { regKey(produceKey, 0, 12) }
 
 func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
@@ -68,6 +73,9 @@ func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
 		}
 	}
 
+	if c.s.cfg.Txns != nil {
+		c.verifyTransactional(req.ctx, preq, jobs)
+	}
 	ctx := req.ctx
 	if preq.TimeoutMillis > 0 {
 		var cancel context.CancelFunc
@@ -109,6 +117,62 @@ type produceJob struct {
 	out       *kmsg.ProduceResponseTopicPartition
 	ticket    orderTicket
 	duplicate bool
+	// refuse is the code of a transactional write its transaction does not hold (0: none).
+	refuse int16
+}
+
+// verifyTransactional checks the partitions of preq that hold a transactional batch against the
+// producer's open transaction (KIP-890 part 1, TxnCoordinator.VerifyProduce) and marks those it
+// does not hold to be refused, nothing stored: a batch for a partition the producer did not add
+// (AddPartitionsToTxn) is INVALID_TXN_STATE, as in Kafka, instead of a transaction left open on
+// the partition that no marker ends.
+func (c *conn) verifyTransactional(ctx context.Context, preq *kmsg.ProduceRequest, jobs []produceJob) {
+	parts := map[string][]int32{}
+	var pid int64
+	var epoch int16
+	found := false
+	for _, j := range jobs {
+		if j.duplicate {
+			continue
+		}
+		if p, e, ok := transactionalProducer(j.records); ok {
+			parts[j.tp.topic] = append(parts[j.tp.topic], j.tp.partition)
+			pid, epoch, found = p, e, true
+		}
+	}
+	if !found {
+		return
+	}
+	var txnID string
+	if preq.TransactionID != nil {
+		txnID = *preq.TransactionID
+	}
+	codes := c.s.cfg.Txns.VerifyProduce(ctx, txnID, pid, epoch, parts)
+	for i := range jobs {
+		j := &jobs[i]
+		if code, ok := codes[j.tp.topic][j.tp.partition]; ok && code != 0 {
+			if _, _, txnl := transactionalProducer(j.records); txnl {
+				j.refuse = code
+			}
+		}
+	}
+}
+
+// transactionalProducer is the producer id and epoch of the first transactional magic-2 batch in
+// records; false when it holds none.
+func transactionalProducer(records []byte) (int64, int16, bool) {
+	const headerLen, attrAt, pidAt, epochAt, attrTransactional = 61, 21, 43, 51, 0x10
+	for b := records; len(b) >= headerLen && b[magicAt] == 2; {
+		if binary.BigEndian.Uint16(b[attrAt:])&attrTransactional != 0 {
+			return int64(binary.BigEndian.Uint64(b[pidAt:])), int16(binary.BigEndian.Uint16(b[epochAt:])), true
+		}
+		length := int64(int32(binary.BigEndian.Uint32(b[8:])))
+		if length < headerLen-12 || length+12 > int64(len(b)) {
+			break
+		}
+		b = b[12+length:]
+	}
+	return 0, 0, false
 }
 
 // produceOne writes one partition once the same connection's earlier writes to it are done, and
@@ -130,6 +194,9 @@ func (c *conn) produceOne(ctx context.Context, req *request, preq *kmsg.ProduceR
 	switch {
 	case c.s.cfg.Txns == nil && (preq.TransactionID != nil || hasTransactionalBatch(j.records)):
 		j.out.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return 0
+	case j.refuse != 0:
+		j.out.ErrorCode = j.refuse
 		return 0
 	case reservedTopic(j.tp.topic):
 		j.out.ErrorCode = kerr.InvalidTopicException.Code

@@ -31,6 +31,7 @@ const (
 	addPartitionsToTxnKey          int16 = 24
 	addOffsetsToTxnKey             int16 = 25
 	endTxnKey                      int16 = 26
+	writeTxnMarkersKey             int16 = 27
 	txnOffsetCommitKey             int16 = 28
 	describeACLsKey                int16 = 29
 	createACLsKey                  int16 = 30
@@ -123,6 +124,8 @@ func (c *conn) handle(req *request) (kmsg.Response, error) {
 		return c.handleAddOffsetsToTxn(req)
 	case endTxnKey:
 		return c.handleEndTxn(req)
+	case writeTxnMarkersKey:
+		return c.handleWriteTxnMarkers(req)
 	case txnOffsetCommitKey:
 		return c.handleTxnOffsetCommit(req)
 	case offsetForLeaderEpochKey:

@@ -3,14 +3,43 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/authz"
 )
 
-// fakeTxns answers every transaction request with its own marker values.
-type fakeTxns struct{}
+// fakeTxns answers every transaction request with its own marker values; asked, when set,
+// counts the requests that reach it, and refuse is the code VerifyProduce answers for every
+// partition.
+type fakeTxns struct {
+	asked  *int
+	refuse int16
+}
+
+func (f fakeTxns) WriteTxnMarkers(_ context.Context, _ Identity, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	if f.asked != nil {
+		*f.asked++
+	}
+	return req.ResponseKind().(*kmsg.WriteTxnMarkersResponse), nil
+}
+
+func (f fakeTxns) VerifyProduce(_ context.Context, _ string, _ int64, _ int16, parts map[string][]int32) map[string]map[int32]int16 {
+	if f.asked != nil {
+		*f.asked++
+	}
+	out := map[string]map[int32]int16{}
+	for t, ps := range parts {
+		out[t] = map[int32]int16{}
+		for _, p := range ps {
+			out[t][p] = f.refuse
+		}
+	}
+	return out
+}
 
 func (fakeTxns) InitProducerID(_ context.Context, _ Identity, req *kmsg.InitProducerIDRequest) (*kmsg.InitProducerIDResponse, error) {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
@@ -18,7 +47,10 @@ func (fakeTxns) InitProducerID(_ context.Context, _ Identity, req *kmsg.InitProd
 	return resp, nil
 }
 
-func (fakeTxns) AddPartitionsToTxn(_ context.Context, _ Identity, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
+func (f fakeTxns) AddPartitionsToTxn(_ context.Context, _ Identity, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
+	if f.asked != nil {
+		*f.asked++
+	}
 	return req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse), nil
 }
 
@@ -60,7 +92,7 @@ func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
 			for _, k := range resp.ApiKeys {
 				listed[k.ApiKey] = k.MaxVersion
 			}
-			for k, want := range map[int16]int16{addPartitionsToTxnKey: 3, addOffsetsToTxnKey: 3, endTxnKey: 3, txnOffsetCommitKey: 3, describeTransactionsKey: 0, listTransactionsKey: 1} {
+			for k, want := range map[int16]int16{addPartitionsToTxnKey: 4, addOffsetsToTxnKey: 3, endTxnKey: 3, writeTxnMarkersKey: 1, txnOffsetCommitKey: 3, describeTransactionsKey: 0, listTransactionsKey: 1} {
 				if max, ok := listed[k]; ok != withTxns || ok && max != want {
 					t.Errorf("%s advertised %v up to v%d", kmsg.NameForKey(k), ok, max)
 				}
@@ -88,6 +120,107 @@ func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
 				t.Errorf("EndTxn without a coordinator: code %d", eresp.ErrorCode)
 			}
 		})
+	}
+}
+
+// WriteTxnMarkers and AddPartitionsToTxn v4 are what gateways send each other: CLUSTER_ACTION on
+// the cluster, else CLUSTER_AUTHORIZATION_FAILED for every partition and the coordinator is not
+// asked. AddPartitionsToTxn v3 (a client's) needs no CLUSTER_ACTION.
+func TestTxnClusterActionKeys(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("refused=%v", refuse), func(t *testing.T) {
+			asked := 0
+			ts := startServer(t, func(c *Config) { c.Txns = fakeTxns{asked: &asked} })
+			ts.storage.refused = func(acl authz.ACL) bool {
+				return refuse && acl.Resource == kmsg.ACLResourceTypeCluster && acl.Op == kmsg.ACLOperationClusterAction
+			}
+			conn := dialRaw(t, ts.addr)
+			w := kmsg.NewPtrWriteTxnMarkersRequest()
+			w.Version = 1
+			mk := kmsg.NewWriteTxnMarkersRequestMarker()
+			mk.ProducerID, mk.ProducerEpoch = 5, 0
+			rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			rt.Topic, rt.Partitions = "__consumer_offsets", []int32{3}
+			mk.Topics = append(mk.Topics, rt)
+			w.Markers = append(w.Markers, mk)
+			wresp := conn.roundTrip(t, w).(*kmsg.WriteTxnMarkersResponse)
+			a := kmsg.NewPtrAddPartitionsToTxnRequest()
+			a.Version = 4
+			tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+			tx.TransactionalID, tx.VerifyOnly = "t", true
+			a.Transactions = append(a.Transactions, tx)
+			aresp := conn.roundTrip(t, a).(*kmsg.AddPartitionsToTxnResponse)
+			if !refuse {
+				if asked != 2 {
+					t.Fatalf("the coordinator was asked %d times, want 2", asked)
+				}
+				return
+			}
+			if asked != 0 {
+				t.Fatalf("refused requests reached the coordinator %d times", asked)
+			}
+			if len(wresp.Markers) != 1 || wresp.Markers[0].Topics[0].Partitions[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+				t.Errorf("WriteTxnMarkers refused: %+v", wresp.Markers)
+			}
+			if aresp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+				t.Errorf("AddPartitionsToTxn v4 refused: code %d", aresp.ErrorCode)
+			}
+			a3 := kmsg.NewPtrAddPartitionsToTxnRequest()
+			a3.Version, a3.TransactionalID = 3, "t"
+			conn.roundTrip(t, a3)
+			if asked != 1 {
+				t.Errorf("AddPartitionsToTxn v3 needs CLUSTER_ACTION: asked %d", asked)
+			}
+		})
+	}
+}
+
+// A produce holding a transactional batch is checked against the producer's transaction first
+// (TxnCoordinator.VerifyProduce): a partition refused there gets the code and nothing is stored;
+// a produce without a transactional batch is not checked.
+func TestProduceVerifiedAgainstTransaction(t *testing.T) {
+	asked := 0
+	ts := startServer(t, func(c *Config) { c.Txns = fakeTxns{asked: &asked, refuse: kerr.InvalidTxnState.Code} })
+	if err := ts.storage.CreateTopic(context.Background(), "verified", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	ts.storage.onProduce(func(string, int32, []byte) error { stored++; return nil })
+	conn := dialRaw(t, ts.addr)
+	produce := func(transactional bool) int16 {
+		batch := kmsg.RecordBatch{Magic: 2, ProducerID: 7, ProducerEpoch: 1, FirstSequence: 0, NumRecords: 1, LastOffsetDelta: 0}
+		rec := kmsg.Record{Value: []byte("v")}
+		rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+		batch.Records = rec.AppendTo(nil)
+		if transactional {
+			batch.Attributes = 0x10
+		}
+		raw := batch.AppendTo(nil)
+		batch.Length = int32(len(raw) - 12)
+		raw = batch.AppendTo(nil)
+		batch.CRC = int32(crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+		raw = batch.AppendTo(nil)
+		req := kmsg.NewPtrProduceRequest()
+		req.Version, req.Acks, req.TimeoutMillis = 9, -1, 5000
+		id := "t"
+		req.TransactionID = &id
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "verified"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = raw
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := conn.roundTrip(t, req).(*kmsg.ProduceResponse)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := produce(true); code != kerr.InvalidTxnState.Code || asked != 1 {
+		t.Fatalf("transactional batch refused by the check: code %d, asked %d", code, asked)
+	}
+	if stored != 0 {
+		t.Fatalf("a refused transactional batch reached the storage %d times", stored)
+	}
+	if code := produce(false); code != 0 || asked != 1 || stored != 1 {
+		t.Fatalf("a batch that is not transactional: code %d, asked %d, stored %d", code, asked, stored)
 	}
 }
 

@@ -283,6 +283,8 @@ func RecordGroup(r *record.Record) string {
 		return r.OffsetDeleted.Group
 	case r.ConsumerGroup != nil:
 		return r.ConsumerGroup.Name
+	case r.TxnOffsets != nil:
+		return r.TxnOffsets.Group
 	}
 	return ""
 }

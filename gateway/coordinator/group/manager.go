@@ -48,9 +48,6 @@ type Config struct {
 	// FallbackOffset answers OffsetFetch for a partition the group has no committed offset
 	// for (the offsets an Iggy consumer group of the same name stored); ok false means none.
 	FallbackOffset func(ctx context.Context, id kafka.Identity, group, topic string, partition int32) (offset int64, ok bool, err error)
-	// Unstable, when set, says whether an open transaction holds staged offsets of the group's
-	// partition: an OffsetFetch with RequireStable answers it UNSTABLE_OFFSET_COMMIT.
-	Unstable func(group, topic string, partition int32) bool
 	// CommitTopic, when set, is called by OffsetCommit once for each topic of a commit that
 	// exists, before the commit takes its group's turn in the journal; an error refuses that
 	// topic's partitions with its *kerr.Error code, or else as a failed append would. The
@@ -99,6 +96,10 @@ type Manager struct {
 	topicCache topicCache
 	// pendingOrder holds every group's pending members (pendingRef), oldest first.
 	pendingOrder *list.List
+
+	// txn is what transactions committed to this manager's groups and have not ended
+	// (txnoffsets.go).
+	txn txnOffsets
 }
 
 // NewManager returns a manager with no groups; call Restore before it serves.
@@ -127,7 +128,8 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Metrics == nil {
 		cfg.Metrics = new(Metrics)
 	}
-	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group), pendingOrder: list.New()}
+	m := &Manager{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, groups: make(map[string]*group), pendingOrder: list.New(),
+		txn: newTxnOffsets()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)

@@ -246,7 +246,7 @@ func (m *Manager) commitCode(req *kmsg.OffsetCommitRequest) int16 {
 // FetchOffsets answers one group of an OffsetFetch: topics nil means every committed offset of
 // the group. Partitions without a committed offset are -1, unless Config.FallbackOffset knows
 // one. With requireStable, a partition an open transaction holds staged offsets of
-// (Config.Unstable) is UNSTABLE_OFFSET_COMMIT, and the client asks again. The
+// (Unstable) is UNSTABLE_OFFSET_COMMIT, and the client asks again. The
 // member id and epoch (v9+; nil and -1 before) are checked against a consumer group's members as
 // Kafka checks them (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); a classic group ignores them.
 func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool, memberID *string, memberEpoch int32) kmsg.OffsetFetchResponseGroup {
@@ -275,7 +275,7 @@ func (m *Manager) FetchOffsets(ctx context.Context, id kafka.Identity, group str
 	m.mu.Unlock()
 
 	unstable := func(topic string, p int32) bool {
-		return requireStable && m.cfg.Unstable != nil && m.cfg.Unstable(group, topic, p)
+		return requireStable && m.Unstable(group, topic, p)
 	}
 	part := func(topic string, p int32, oc record.OffsetCommit) kmsg.OffsetFetchResponseGroupTopicPartition {
 		sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()

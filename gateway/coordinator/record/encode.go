@@ -1,33 +1,41 @@
 package record
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
 // Version is the newest format version (the first byte of every record). Version 2 added the
 // consumer-group record and the consumer groups of a checkpoint, version 3 the transaction record
 // and the transactions of a checkpoint, version 4 the offsets a transaction stages for its groups
-// (TxnOffsetCommit), version 5 the topic record and the topics of a checkpoint; Decode reads
-// versions 1 to 5. Encode writes the oldest
+// (TxnOffsetCommit), version 5 the txn-offsets record a group's coordinator keeps them in and the
+// txn-offsets of a checkpoint, version 6 the topic record and the topics of a checkpoint; Decode
+// reads versions 1 to 6. Encode writes the oldest
 // version that holds the record (EncodeVersion), so a log without transactions stays readable by
 // gateways that know only version 2, and a version-2 reader skips what it cannot hold
 // (ErrVersion) instead of misreading it. The layout is documented field by field in the package
 // doc of gateway/coordinator.
-const Version = 5
+const Version = 6
 
-// EncodeVersion is the version Encode writes r in: 5 for a topic record or a checkpoint holding
-// topics, 4 for a transaction record or a checkpoint holding a transaction with staged offsets,
-// 3 for the other transaction records and checkpoints holding transactions, 2 for every other
-// record.
+// EncodeVersion is the version Encode writes r in: 6 for a topic record or a checkpoint holding
+// topics, 5 for a txn-offsets record or a checkpoint
+// holding txn-offsets, 4 for a transaction record or a checkpoint holding a transaction with
+// staged offsets, 3 for the other transaction records and checkpoints holding transactions, 2
+// for every other record.
 func EncodeVersion(r *Record) uint8 {
 	switch {
 	case r.Type == TypeTopic:
-		return 5
+		return 6
 	case r.Type == TypeCheckpoint && r.Checkpoint != nil && len(r.Checkpoint.Topics) > 0:
+		return 6
+	case r.Type == TypeTxnOffsets:
+		return 5
+	case r.Type == TypeCheckpoint && r.Checkpoint != nil && len(r.Checkpoint.TxnOffsets) > 0:
 		return 5
 	case r.Type == TypeTransaction && r.Transaction != nil && len(r.Transaction.Offsets) > 0:
 		return 4
@@ -167,6 +175,19 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 			}
 		}
 		if w.v >= 5 {
+			w.uvarint(uint64(len(c.TxnOffsets)))
+			for i := range c.TxnOffsets {
+				o := &c.TxnOffsets[i]
+				if o.End != TxnOffsetsPending || i > 0 && compareTxnOffsets(&c.TxnOffsets[i-1], o) >= 0 {
+					return nil, errors.New("coordinator record: a checkpoint's txn-offsets not pending, not sorted or repeated")
+				}
+				if err := checkTxnOffsets(o); err != nil {
+					return nil, err
+				}
+				w.txnOffsets(o)
+			}
+		}
+		if w.v >= 6 {
 			w.uvarint(uint64(len(c.Topics)))
 			for i := range c.Topics {
 				if c.Topics[i].Gone() {
@@ -175,6 +196,19 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 				w.topic(&c.Topics[i])
 			}
 		}
+	case TypeTopic:
+		if r.Topic == nil {
+			return nil, errors.New("coordinator record: topic record without Topic")
+		}
+		w.topic(r.Topic)
+	case TypeTxnOffsets:
+		if r.TxnOffsets == nil {
+			return nil, errors.New("coordinator record: txn-offsets record without TxnOffsets")
+		}
+		if err := checkTxnOffsets(r.TxnOffsets); err != nil {
+			return nil, err
+		}
+		w.txnOffsets(r.TxnOffsets)
 	case TypeTransaction:
 		if r.Transaction == nil {
 			return nil, errors.New("coordinator record: transaction record without Transaction")
@@ -188,11 +222,6 @@ func AppendEncode(dst []byte, r Record) ([]byte, error) {
 			return nil, errors.New("coordinator record: consumer-group record without ConsumerGroup")
 		}
 		w.cgroup(r.ConsumerGroup)
-	case TypeTopic:
-		if r.Topic == nil {
-			return nil, errors.New("coordinator record: topic record without Topic")
-		}
-		w.topic(r.Topic)
 	default:
 		return nil, fmt.Errorf("coordinator record: cannot encode type %d", r.Type)
 	}
@@ -219,8 +248,8 @@ func Decode(b []byte) (Record, error) {
 	}
 	r.Type, r.Claim, r.Time = h.Type, h.Claim, h.Time
 	d := reader{b: b, pos: HeaderSize, v: h.Version}
-	if r.Type == TypeConsumerGroup && h.Version < 2 || r.Type == TypeTransaction && h.Version < 3 ||
-		r.Type == TypeTopic && h.Version < 5 {
+	if r.Type == TypeConsumerGroup && h.Version < 2 || r.Type == TypeTransaction && h.Version < 3 || r.Type == TypeTxnOffsets && h.Version < 5 ||
+		r.Type == TypeTopic && h.Version < 6 {
 		return Record{}, &DecodeError{Pos: 1, Field: fmt.Sprintf("type %d in version %d", b[1], h.Version), Err: ErrType}
 	}
 	switch r.Type {
@@ -293,9 +322,10 @@ func Decode(b []byte) (Record, error) {
 			}
 		}
 		if h.Version >= 3 {
-			// A version-3 or -4 checkpoint is one that holds transactions: at least one.
+			// A version-3 or 4 checkpoint is one that holds transactions: at least one. A
+			// version-5 one holds txn-offsets, and may hold no transaction.
 			n := d.count("checkpoint transactions", 8)
-			if n == 0 && h.Version < 5 && d.err == nil {
+			if n == 0 && d.err == nil && h.Version < 5 {
 				d.fail("checkpoint transactions", ErrCorrupt)
 			}
 			for range n {
@@ -308,6 +338,25 @@ func Decode(b []byte) (Record, error) {
 			}
 		}
 		if h.Version >= 5 {
+			// A version-5 checkpoint is one that holds txn-offsets: at least one. A version-6
+			// one holds topics, and may hold no txn-offsets.
+			n := d.count("checkpoint txn-offsets", 6)
+			if n == 0 && d.err == nil && h.Version < 6 {
+				d.fail("checkpoint txn-offsets", ErrCorrupt)
+			}
+			for range n {
+				if d.err != nil {
+					break
+				}
+				var o TxnOffsets
+				d.txnOffsets(&o)
+				if d.err == nil && (o.End != TxnOffsetsPending || len(c.TxnOffsets) > 0 && compareTxnOffsets(&c.TxnOffsets[len(c.TxnOffsets)-1], &o) >= 0) {
+					d.fail("checkpoint txn-offsets order", ErrCorrupt)
+				}
+				c.TxnOffsets = append(c.TxnOffsets, o)
+			}
+		}
+		if h.Version >= 6 {
 			n := d.count("checkpoint topics", 3)
 			for range n {
 				if d.err != nil {
@@ -330,6 +379,10 @@ func Decode(b []byte) (Record, error) {
 		t := new(Transaction)
 		d.txn(t)
 		r.Transaction = t
+	case TypeTxnOffsets:
+		o := new(TxnOffsets)
+		d.txnOffsets(o)
+		r.TxnOffsets = o
 	case TypeTopic:
 		t := new(TopicIncarnation)
 		d.topic(t)
@@ -840,6 +893,84 @@ func (d *reader) txn(t *Transaction) {
 	}
 	if d.err == nil && checkTxn(t) != nil {
 		d.fail("transaction order", ErrCorrupt)
+	}
+}
+
+// compareTxnOffsets orders txn-offsets by group, then producer id (a checkpoint's order).
+func compareTxnOffsets(a, b *TxnOffsets) int {
+	if c := strings.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ProducerID, b.ProducerID)
+}
+
+// checkTxnOffsets refuses txn-offsets Decode would not read back as they are: an unknown end,
+// an end with offsets, offsets of another group, out of order or repeated.
+func checkTxnOffsets(o *TxnOffsets) error {
+	if o.End > TxnOffsetsAbort {
+		return fmt.Errorf("coordinator record: txn-offsets of group %q: unknown end %d", o.Group, o.End)
+	}
+	if o.End != TxnOffsetsPending && len(o.Offsets) > 0 {
+		return fmt.Errorf("coordinator record: txn-offsets of group %q: an end holds no offsets", o.Group)
+	}
+	for i := range o.Offsets {
+		if o.Offsets[i].Group != o.Group {
+			return fmt.Errorf("coordinator record: txn-offsets of group %q hold an offset of group %q", o.Group, o.Offsets[i].Group)
+		}
+		if i > 0 && CompareTxnOffset(&o.Offsets[i-1], &o.Offsets[i]) >= 0 {
+			return fmt.Errorf("coordinator record: txn-offsets of group %q: offsets not sorted or repeated", o.Group)
+		}
+	}
+	return nil
+}
+
+func (w *writer) txnOffsets(o *TxnOffsets) {
+	w.str(o.Group)
+	w.str(o.TransactionalID)
+	w.varint(o.ProducerID)
+	w.varint(int64(o.Epoch))
+	w.b = append(w.b, byte(o.End))
+	w.uvarint(uint64(len(o.Offsets)))
+	for i := range o.Offsets {
+		x := &o.Offsets[i]
+		w.str(x.Topic)
+		w.varint(int64(x.Partition))
+		w.varint(x.Offset)
+		w.varint(int64(x.LeaderEpoch))
+		w.str(x.Metadata)
+	}
+}
+
+func (d *reader) txnOffsets(o *TxnOffsets) {
+	o.Group = d.str("txn-offsets group")
+	o.TransactionalID = d.str("txn-offsets transactional id")
+	o.ProducerID = d.varint("txn-offsets producer id")
+	if e := d.i32("txn-offsets epoch"); e < math.MinInt16 || e > math.MaxInt16 {
+		d.fail("txn-offsets epoch", ErrCorrupt)
+	} else {
+		o.Epoch = int16(e)
+	}
+	if end := d.raw("txn-offsets end", 1); d.err == nil {
+		o.End = TxnOffsetsEnd(end[0])
+	}
+	if n := d.count("txn-offsets offsets", 5); n > 0 {
+		o.Offsets = make([]TxnOffset, n)
+		for i := range o.Offsets {
+			x := &o.Offsets[i]
+			x.Group = o.Group
+			x.Topic = d.str("txn-offsets topic")
+			x.Partition = d.i32("txn-offsets partition")
+			x.Offset = d.varint("txn-offsets offset")
+			x.LeaderEpoch = d.i32("txn-offsets leader epoch")
+			x.Metadata = d.str("txn-offsets metadata")
+			if d.err != nil {
+				o.Offsets = nil
+				return
+			}
+		}
+	}
+	if d.err == nil && checkTxnOffsets(o) != nil {
+		d.fail("txn-offsets", ErrCorrupt)
 	}
 }
 

@@ -93,15 +93,28 @@ func goldens() map[string]Record {
 	cpo := cp
 	cpo.Transactions = []Transaction{txo, {ID: "tx-idle", ProducerID: 7, Epoch: 0, Timeout: time.Minute, State: TxnCompleteAbort, Updated: t0}}
 	g["checkpoint-transaction-offsets"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpo}
+	pend := goldenPendingOffsets()
+	g["txn-offsets"] = Record{Type: TypeTxnOffsets, Claim: 3, Time: t0, TxnOffsets: &pend}
+	g["txn-offsets-commit"] = Record{Type: TypeTxnOffsets, Claim: 3, Time: t0,
+		TxnOffsets: &TxnOffsets{Group: "etl", TransactionalID: "etl-1", ProducerID: 4001, Epoch: 12, End: TxnOffsetsCommit}}
+	cpp := cp
+	cpp.TxnOffsets = []TxnOffsets{pend, {Group: "etl", TransactionalID: "etl-2", ProducerID: 4002, Epoch: 0,
+		Offsets: []TxnOffset{{Group: "etl", Topic: "orders", Partition: 1, Offset: 9, LeaderEpoch: -1}}}}
+	g["checkpoint-txn-offsets"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpp}
 	g["topic"] = Record{Type: TypeTopic, Claim: 3, Time: t0, Topic: &TopicIncarnation{Name: "orders", ID: 7, Created: 1_790_000_000_123_456}}
 	g["topic-gone"] = Record{Type: TypeTopic, Claim: 3, Time: t0, Topic: &TopicIncarnation{Name: "orders"}}
-	cptp := cpo
+	cptp := cpp
 	cptp.Topics = []TopicIncarnation{{Name: "orders", ID: 7, Created: 1_790_000_000_123_456}, {Name: "totals", ID: 1, Created: 5}}
 	g["checkpoint-topics"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cptp}
 	cpn := cp
 	cpn.Topics = []TopicIncarnation{{Name: "orders", ID: 7, Created: 9}}
 	g["checkpoint-topics-no-transactions"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpn}
 	return g
+}
+
+// goldenPendingOffsets is one producer's pending offsets in group etl.
+func goldenPendingOffsets() TxnOffsets {
+	return TxnOffsets{Group: "etl", TransactionalID: "etl-1", ProducerID: 4001, Epoch: 12, Offsets: goldenTxnOffsets()}
 }
 
 func goldenTxnOffsets() []TxnOffset {

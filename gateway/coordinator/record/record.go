@@ -32,9 +32,13 @@ const (
 	// producer id and epoch, the transaction's state, partitions and groups, its timeout.
 	TypeTransaction Type = 8
 	// TypeTopic names the incarnation of a topic that the partition's offsets of that topic
-	// belong to from here on (format version 5); a zero incarnation says the partition holds
+	// belong to from here on (format version 6); a zero incarnation says the partition holds
 	// none (the topic is gone).
 	TypeTopic Type = 10
+	// TypeTxnOffsets is what one transactional producer committed to one group
+	// (TxnOffsetCommit) and its transaction has not yet ended, kept in the group's log partition
+	// by the group's coordinator, or the end of it a marker wrote (format version 5).
+	TypeTxnOffsets Type = 9
 )
 
 func (t Type) String() string {
@@ -57,6 +61,8 @@ func (t Type) String() string {
 		return "transaction"
 	case TypeTopic:
 		return "topic"
+	case TypeTxnOffsets:
+		return "txn-offsets"
 	}
 	return "unknown"
 }
@@ -80,6 +86,7 @@ type Record struct {
 	ConsumerGroup *ConsumerGroup
 	Transaction   *Transaction
 	Topic         *TopicIncarnation
+	TxnOffsets    *TxnOffsets
 }
 
 // Claim says that Node took the partition over; Number is above every claim before it in the
@@ -156,8 +163,11 @@ type Checkpoint struct {
 	ConsumerGroups []ConsumerGroup
 	// Transactions are the transactional ids the partition holds, by id (format version 3).
 	Transactions []Transaction
-	// Topics are the incarnations the partition's offsets belong to, by name (format version 5).
+	// Topics are the incarnations the partition's offsets belong to, by name (format version 6).
 	Topics []TopicIncarnation
+	// TxnOffsets are the groups' offsets that transactions have not ended (End
+	// TxnOffsetsPending), by group and producer id (format version 5).
+	TxnOffsets []TxnOffsets
 }
 
 // TopicIncarnation tells one incarnation of a Kafka topic from another of the same name: Iggy
@@ -342,4 +352,43 @@ func CompareTxnOffset(a, b *TxnOffset) int {
 type TxnTopic struct {
 	Topic      string
 	Partitions []int32
+}
+
+// TxnOffsets is the offsets one transactional producer committed to one group with
+// TxnOffsetCommit that its transaction has not ended, as the group's coordinator keeps them: in
+// the group's log partition, so whichever gateway coordinates the group next has them. Each
+// record holds the whole set the producer staged for the group so far (a later offset of a
+// partition replaces the earlier one). The transaction coordinator's marker for the group's log
+// partition ends them (WriteTxnMarkers): a commit is written as the OffsetCommit records of the
+// offsets followed by an end record, in one batch; an abort as the end record alone.
+type TxnOffsets struct {
+	Group           string
+	TransactionalID string // as the TxnOffsetCommit named it, for operators
+	ProducerID      int64
+	Epoch           int16
+	End             TxnOffsetsEnd
+	// Offsets are sorted by topic and partition, one per partition, each with Group set to the
+	// record's group; none in an end record.
+	Offsets []TxnOffset
+}
+
+// TxnOffsetsEnd says whether a txn-offsets record holds offsets or ends them.
+type TxnOffsetsEnd uint8
+
+const (
+	TxnOffsetsPending TxnOffsetsEnd = 0 // the offsets staged so far
+	TxnOffsetsCommit  TxnOffsetsEnd = 1 // the transaction committed: the offsets were committed before this record
+	TxnOffsetsAbort   TxnOffsetsEnd = 2 // the transaction aborted: the offsets are dropped
+)
+
+func (e TxnOffsetsEnd) String() string {
+	switch e {
+	case TxnOffsetsPending:
+		return "pending"
+	case TxnOffsetsCommit:
+		return "commit"
+	case TxnOffsetsAbort:
+		return "abort"
+	}
+	return "unknown"
 }

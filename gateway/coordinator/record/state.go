@@ -57,9 +57,11 @@ type State struct {
 	claimAddr   string
 	claimOffset uint64
 
-	groups     map[string]*groupState
-	txns       map[string]Transaction // by transactional id; Dead ones are dropped
-	topics     map[string]TopicIncarnation
+	groups map[string]*groupState
+	txns   map[string]Transaction // by transactional id; Dead ones are dropped
+	topics map[string]TopicIncarnation
+	// txnOffs are the pending txn-offsets, by group and producer id.
+	txnOffs    map[txnOffsetsKey]TxnOffsets
 	nOffsets   int
 	deadGroups map[string]uint64       // group -> log offset of its deletion
 	deadOffs   map[offsetMarker]uint64 // offset -> log offset of its deletion
@@ -82,6 +84,7 @@ func NewState() *State {
 		groups:     make(map[string]*groupState),
 		txns:       make(map[string]Transaction),
 		topics:     make(map[string]TopicIncarnation),
+		txnOffs:    make(map[txnOffsetsKey]TxnOffsets),
 		deadGroups: make(map[string]uint64),
 		deadOffs:   make(map[offsetMarker]uint64),
 	}
@@ -161,6 +164,14 @@ func (s *State) Apply(offset uint64, r Record) (valid bool) {
 		} else {
 			s.topics[t.Name] = t
 		}
+	case TypeTxnOffsets:
+		o := *r.TxnOffsets
+		k := txnOffsetsKey{o.Group, o.ProducerID}
+		if o.End == TxnOffsetsPending {
+			s.txnOffs[k] = o
+		} else {
+			delete(s.txnOffs, k)
+		}
 	case TypeCheckpoint:
 		s.applyCheckpoint(offset, r, first)
 		return true
@@ -194,6 +205,10 @@ func (s *State) applyCheckpoint(offset uint64, r Record, first bool) {
 		s.topics = make(map[string]TopicIncarnation, len(c.Topics))
 		for _, t := range c.Topics {
 			s.topics[t.Name] = t
+		}
+		s.txnOffs = make(map[txnOffsetsKey]TxnOffsets, len(c.TxnOffsets))
+		for _, o := range c.TxnOffsets {
+			s.txnOffs[txnOffsetsKey{o.Group, o.ProducerID}] = o
 		}
 		for _, o := range c.Offsets {
 			gs := s.entry(o.Group)
@@ -262,6 +277,7 @@ func (s *State) Snapshot(through uint64) Checkpoint {
 	}
 	cp.Transactions = s.Transactions()
 	cp.Topics = s.Topics()
+	cp.TxnOffsets = s.TxnOffsets()
 	return cp
 }
 
@@ -276,6 +292,27 @@ func (s *State) Topics() []TopicIncarnation {
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(a, b TopicIncarnation) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// txnOffsetsKey names one producer's pending offsets in one group.
+type txnOffsetsKey struct {
+	group      string
+	producerID int64
+}
+
+// TxnOffsets returns every pending txn-offsets (what transactions committed to the
+// partition's groups and have not ended), sorted by group and producer id; nil when there is
+// none.
+func (s *State) TxnOffsets() []TxnOffsets {
+	if len(s.txnOffs) == 0 {
+		return nil
+	}
+	out := make([]TxnOffsets, 0, len(s.txnOffs))
+	for _, o := range s.txnOffs {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b TxnOffsets) int { return compareTxnOffsets(&a, &b) })
 	return out
 }
 

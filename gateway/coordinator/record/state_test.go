@@ -448,6 +448,58 @@ func TestTransactionFold(t *testing.T) {
 	}
 }
 
+// Pending txn-offsets are kept by group and producer id, replaced by a later record of the
+// same producer, dropped by its end, carried by a checkpoint (version 5) and restored from it.
+func TestTxnOffsetsFold(t *testing.T) {
+	st := NewState()
+	st.Apply(0, Record{Type: TypeClaim, Claim: 1, ClaimInfo: &Claim{Number: 1, Node: 1}})
+	a := goldenPendingOffsets()
+	b := TxnOffsets{Group: "etl", TransactionalID: "etl-2", ProducerID: 4002, Offsets: []TxnOffset{{Group: "etl", Topic: "orders", Partition: 1, Offset: 3, LeaderEpoch: -1}}}
+	c := TxnOffsets{Group: "other", TransactionalID: "etl-1", ProducerID: 4001, Epoch: 12, Offsets: []TxnOffset{{Group: "other", Topic: "t", Offset: 1, LeaderEpoch: -1}}}
+	a2 := a
+	a2.Offsets = []TxnOffset{{Group: "etl", Topic: "orders", Partition: 0, Offset: 130, LeaderEpoch: -1}}
+	endB := TxnOffsets{Group: "etl", ProducerID: 4002, End: TxnOffsetsAbort}
+	recs := []TxnOffsets{a, b, c, a2, endB}
+	for i := range recs {
+		if !st.Apply(uint64(i+1), Record{Type: TypeTxnOffsets, Claim: 1, TxnOffsets: &recs[i]}) {
+			t.Fatalf("record %d void", i)
+		}
+	}
+	if st.Apply(9, Record{Type: TypeTxnOffsets, Claim: 0, TxnOffsets: &TxnOffsets{Group: "other", ProducerID: 4001, End: TxnOffsetsCommit}}) {
+		t.Fatal("a record under no claim was valid")
+	}
+	want := []TxnOffsets{a2, c}
+	if got := st.TxnOffsets(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("TxnOffsets = %+v\nwant %+v", got, want)
+	}
+	cp := st.Snapshot(9)
+	enc, err := Encode(Record{Type: TypeCheckpoint, Claim: 1, Checkpoint: &cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc[0] != 5 {
+		t.Fatalf("a checkpoint with txn-offsets is written in version %d, want 5", enc[0])
+	}
+	dec, err := Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := NewState()
+	if !from.Apply(10, dec) {
+		t.Fatal("checkpoint void as the first record")
+	}
+	if got := from.TxnOffsets(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("from checkpoint %+v\nwant %+v", got, want)
+	}
+	// An end record holding offsets, or offsets of another group, is refused by Encode.
+	bad := []TxnOffsets{{Group: "etl", End: TxnOffsetsCommit, Offsets: a.Offsets}, {Group: "x", Offsets: a.Offsets}, {Group: "etl", End: 3}}
+	for i := range bad {
+		if _, err := Encode(Record{Type: TypeTxnOffsets, Claim: 1, TxnOffsets: &bad[i]}); err == nil {
+			t.Errorf("bad txn-offsets %d encoded", i)
+		}
+	}
+}
+
 func topicRec(claim uint64, name string, id uint32, created uint64) Record {
 	return Record{Type: TypeTopic, Claim: claim, Topic: &TopicIncarnation{Name: name, ID: id, Created: created}}
 }

@@ -55,6 +55,8 @@ func (v *Validity) Apply(r *Record) bool {
 		ok = r.Transaction != nil
 	case TypeTopic:
 		ok = r.Topic != nil
+	case TypeTxnOffsets:
+		ok = r.TxnOffsets != nil
 	}
 	return ok
 }

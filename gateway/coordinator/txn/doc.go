@@ -11,13 +11,22 @@
 // The two types to know:
 //
 //   - Manager serves the transactional ids of one log partition: InitProducerID, AddPartitions,
-//     AddGroup, StageOffsets (TxnOffsetCommit's offsets, kept in the transaction record until
-//     the end commits them through Markers or drops them), Pending, EndTxn, Check (is this producer's write to this partition part of its open
-//     transaction?) and the timeout of every open transaction. Restore loads what the log holds
+//     AddGroup, EndTxn, Check (is this producer's write to this partition, or its
+//     TxnOffsetCommit to a group of log partition N, named as partition N of GroupsTopic, part
+//     of its open transaction?) and the timeout of every open transaction. Restore loads what the log holds
 //     while the partition loads; Start, once it serves, finishes every transaction found
 //     half-ended and restarts the timeouts.
 //   - Config, whose Journal makes each change durable and whose Markers writes the end of a
-//     transaction to the data partitions and the groups.
+//     transaction to the data partitions and to the log partitions of its groups.
+//
+// Router turns the Kafka requests into Manager calls, at whichever gateway serves the id. A
+// transaction's group offsets are not the transaction's: TxnOffsetCommit is served by the
+// group's coordinator, which checks the producer's open transaction with Router.Verify (here,
+// or at the transaction's coordinator with an AddPartitionsToTxn v4 verify-only batch, as
+// Kafka's brokers ask each other) and keeps the offsets in the group's log partition
+// (group.Manager.StageTxnOffsets) until the transaction's marker for that partition
+// (WriteTxnMarkers, group.Manager.EndTxnOffsets) commits or drops them. A transactional produce
+// is checked the same way (VerifyProduce).
 //
 // # What is journaled, and when an answer is released
 //

@@ -151,64 +151,6 @@ func addPartition(t *record.Transaction, topic string, p int32) bool {
 	return true
 }
 
-// StageOffsets stages group offsets in the producer's open transaction (TxnOffsetCommit, once
-// the group coordinator checked the member): they are committed to their groups when the
-// transaction commits (Config.Markers) and dropped when it aborts. A later offset for the same
-// partition of a group replaces the staged one. Every offset's group must have been added to the
-// open transaction (AddGroup), else INVALID_TXN_STATE, as for an end with no transaction open;
-// the answer comes once the transaction record holding them is read back.
-func (m *Manager) StageOffsets(id string, producerID int64, epoch int16, offsets []record.TxnOffset) error {
-	e, err := m.lock(id, false)
-	if err != nil {
-		return err
-	}
-	defer m.unlock(e)
-	if err := producer(&e.t, producerID, epoch); err != nil {
-		return err
-	}
-	if e.t.State != record.TxnOngoing {
-		return kerr.InvalidTxnState
-	}
-	for _, o := range offsets {
-		if _, ok := slices.BinarySearch(e.t.Groups, o.Group); !ok {
-			return kerr.InvalidTxnState
-		}
-	}
-	next := cloneTxn(e.t)
-	changed := false
-	for _, o := range offsets {
-		i, found := slices.BinarySearchFunc(next.Offsets, o, func(a, b record.TxnOffset) int { return record.CompareTxnOffset(&a, &b) })
-		switch {
-		case !found:
-			next.Offsets = slices.Insert(next.Offsets, i, o)
-			changed = true
-		case next.Offsets[i] != o:
-			next.Offsets[i] = o
-			changed = true
-		}
-	}
-	if !changed {
-		return nil
-	}
-	return m.commit(e, next)
-}
-
-// Pending says whether a transaction of this manager that has not completed holds a staged
-// offset of the group's partition (OffsetFetch with RequireStable answers it
-// UNSTABLE_OFFSET_COMMIT until the transaction is complete).
-func (m *Manager) Pending(group, topic string, partition int32) bool {
-	key := record.TxnOffset{Group: group, Topic: topic, Partition: partition}
-	for _, t := range m.List() {
-		if len(t.Offsets) == 0 {
-			continue
-		}
-		if _, ok := slices.BinarySearchFunc(t.Offsets, key, func(a, b record.TxnOffset) int { return record.CompareTxnOffset(&a, &b) }); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // EndTxn commits or aborts the producer's open transaction: the answer comes once the Prepare
 // record is read back, and the markers follow. The retry of an end that is already complete
 // succeeds; an end while one is being written is CONCURRENT_TRANSACTIONS, one that contradicts
@@ -254,10 +196,17 @@ func (m *Manager) EndTxn(id string, producerID int64, epoch int16, commit bool) 
 	return kerr.InvalidTxnState
 }
 
-// Check says whether a produce of producerID at epoch to topic/partition belongs to the id's
-// open transaction: nil when it does; INVALID_PRODUCER_ID_MAPPING for another producer id,
-// PRODUCER_FENCED for another epoch, INVALID_TXN_STATE when no transaction is open or the
-// partition was not added to it (what KIP-890's verification answers).
+// GroupsTopic is the topic name that stands for the coordinator log in the transaction APIs, as
+// Kafka's __consumer_offsets does: its partition N is log partition N, which holds the groups
+// that hash to N (record.Partition). AddOffsetsToTxn adds a group's partition to a transaction
+// under this name, AddPartitionsToTxn's verify-only batches and WriteTxnMarkers name it.
+const GroupsTopic = "__consumer_offsets"
+
+// Check says whether a write of producerID at epoch to topic/partition belongs to the id's open
+// transaction (KIP-890's verification): nil when it does; INVALID_PRODUCER_ID_MAPPING for another
+// producer id, PRODUCER_FENCED for another epoch, INVALID_TXN_STATE when no transaction is open
+// or the partition was not added to it. Partition N of GroupsTopic is added once a group of log
+// partition N was (AddGroup): a TxnOffsetCommit of that group is then part of the transaction.
 func (m *Manager) Check(id string, producerID int64, epoch int16, topic string, partition int32) error {
 	e, err := m.lock(id, false)
 	if err != nil {
@@ -271,6 +220,14 @@ func (m *Manager) Check(id string, producerID int64, epoch int16, topic string, 
 	case t.Epoch != epoch:
 		return kerr.ProducerFenced
 	case t.State != record.TxnOngoing:
+		return kerr.InvalidTxnState
+	}
+	if topic == GroupsTopic {
+		for _, g := range t.Groups {
+			if int32(record.Partition(g)) == partition {
+				return nil
+			}
+		}
 		return kerr.InvalidTxnState
 	}
 	i, found := slices.BinarySearchFunc(t.Partitions, topic, func(tt record.TxnTopic, name string) int { return strings.Compare(tt.Topic, name) })

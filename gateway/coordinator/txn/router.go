@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,6 +24,14 @@ type Directory interface {
 	// Manager returns the group manager serving the group here, or the code to answer, as for
 	// a group request (TxnOffsetCommit checks the member there).
 	Manager(group string) (*group.Manager, int16)
+	// LogPartition returns the group manager serving coordinator log partition p here, or the
+	// code to answer (WriteTxnMarkers for GroupsTopic).
+	LogPartition(p int) (*group.Manager, int16)
+	// Peer sends req to the gateway that serves coordinator log partition p, at the address
+	// it announced; an error when none is known or it cannot be reached.
+	Peer(ctx context.Context, p int, req kmsg.Request) (kmsg.Response, error)
+	// Mark writes a transaction's marker on a data partition (WriteTxnMarkers).
+	Mark(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool) error
 }
 
 // Router is a gateway's kafka.TxnCoordinator over a Directory: it turns the Kafka requests into
@@ -71,9 +80,17 @@ func (r *Router) InitProducerID(_ context.Context, _ kafka.Identity, req *kmsg.I
 	return resp, nil
 }
 
+// AddPartitionsToTxn adds partitions to a producer's transaction: v0-3 one transaction (a
+// client's), v4 batches of them (gateways', authorized as CLUSTER_ACTION by the handler), whose
+// VerifyOnly ones only ask whether the partitions are in the open transaction (Manager.Check).
 func (r *Router) AddPartitionsToTxn(ctx context.Context, id kafka.Identity, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
-	answer := func(codeOf func(topic string, p int32) int16) *kmsg.AddPartitionsToTxnResponse {
+	if req.Version < 4 {
+		topics := make([]record.TxnTopic, len(req.Topics))
+		for i, t := range req.Topics {
+			topics[i] = record.TxnTopic{Topic: t.Topic, Partitions: t.Partitions}
+		}
+		codeOf := r.add(ctx, id, req.TransactionalID, req.ProducerID, req.ProducerEpoch, topics, req.Version)
 		for _, t := range req.Topics {
 			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
 			rt.Topic = t.Topic
@@ -84,27 +101,59 @@ func (r *Router) AddPartitionsToTxn(ctx context.Context, id kafka.Identity, req 
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		return resp
+		return resp, nil
 	}
-	all := func(code int16) *kmsg.AddPartitionsToTxnResponse {
-		return answer(func(string, int32) int16 { return code })
+	for _, tx := range req.Transactions {
+		topics := make([]record.TxnTopic, len(tx.Topics))
+		for i, t := range tx.Topics {
+			topics[i] = record.TxnTopic{Topic: t.Topic, Partitions: t.Partitions}
+		}
+		var codeOf func(topic string, p int32) int16
+		if tx.VerifyOnly {
+			m, code := r.d.Txns(tx.TransactionalID)
+			codeOf = func(topic string, p int32) int16 {
+				if m == nil {
+					return code
+				}
+				return codeFor(m.Check(tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, topic, p), req.Version, 0)
+			}
+		} else {
+			codeOf = r.add(ctx, id, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, topics, req.Version)
+		}
+		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rtx.TransactionalID = tx.TransactionalID
+		for _, t := range tx.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				rp.Partition, rp.ErrorCode = p, codeOf(t.Topic, p)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rtx.Topics = append(rtx.Topics, rt)
+		}
+		resp.Transactions = append(resp.Transactions, rtx)
 	}
-	m, code := r.d.Txns(req.TransactionalID)
+	return resp, nil
+}
+
+// add adds topics to the producer's transaction and returns the code of each partition.
+func (r *Router) add(ctx context.Context, id kafka.Identity, transactionalID string, producerID int64, epoch int16, topics []record.TxnTopic, version int16) func(topic string, p int32) int16 {
+	all := func(code int16) func(string, int32) int16 { return func(string, int32) int16 { return code } }
+	m, code := r.d.Txns(transactionalID)
 	if m == nil {
-		return all(code), nil
+		return all(code)
 	}
 	// A partition that does not exist fails the request, and Kafka answers the others
 	// OPERATION_NOT_ATTEMPTED: nothing is added.
 	missing := map[string]map[int32]bool{}
-	var parts []record.TxnTopic
-	for _, t := range req.Topics {
+	for _, t := range topics {
 		var count int32 = -1
 		if id.Storage != nil {
 			if ti, err := id.Storage.Topic(ctx, t.Topic, false); err == nil {
 				count = ti.Partitions
 			}
 		}
-		tp := record.TxnTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			if id.Storage != nil && (p < 0 || p >= count) {
 				if missing[t.Topic] == nil {
@@ -112,20 +161,17 @@ func (r *Router) AddPartitionsToTxn(ctx context.Context, id kafka.Identity, req 
 				}
 				missing[t.Topic][p] = true
 			}
-			tp.Partitions = append(tp.Partitions, p)
 		}
-		parts = append(parts, tp)
 	}
 	if len(missing) > 0 {
-		return answer(func(topic string, p int32) int16 {
+		return func(topic string, p int32) int16 {
 			if missing[topic][p] {
 				return kerr.UnknownTopicOrPartition.Code
 			}
 			return kerr.OperationNotAttempted.Code
-		}), nil
+		}
 	}
-	err := m.AddPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts)
-	return all(codeFor(err, req.Version, 2)), nil
+	return all(codeFor(m.AddPartitions(transactionalID, producerID, epoch, topics), version, 2))
 }
 
 func (r *Router) AddOffsetsToTxn(_ context.Context, _ kafka.Identity, req *kmsg.AddOffsetsToTxnRequest) (*kmsg.AddOffsetsToTxnResponse, error) {
@@ -154,8 +200,9 @@ func (r *Router) EndTxn(_ context.Context, _ kafka.Identity, req *kmsg.EndTxnReq
 // offset.metadata.max.bytes).
 const maxMetadata = 4096
 
-// TxnOffsetCommit checks the member against the group here (KIP-447), then stages the offsets in
-// the producer's transaction, which this gateway must coordinate too.
+// TxnOffsetCommit checks the member against the group here (KIP-447) and the producer's open
+// transaction at its coordinator (Verify), then keeps the offsets in the group's log partition
+// until the transaction's marker ends them (group.Manager.StageTxnOffsets).
 func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	codes := make([][]int16, len(req.Topics))
@@ -235,15 +282,96 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 	if len(req.TransactionalID) == 0 || len(req.TransactionalID) > MaxIDLength {
 		return all(kerr.InvalidRequest.Code), nil
 	}
-	m, code := r.d.Txns(req.TransactionalID)
-	if m == nil {
-		// The group is here and the transaction elsewhere (or loading): the client asks again.
-		if code == kerr.NotCoordinator.Code {
+	// The transaction coordinator, wherever it is, must hold the group's log partition in the
+	// producer's open transaction (AddOffsetsToTxn added it); then the offsets are kept here,
+	// in the group's log partition, until its marker ends them.
+	lp := int32(record.Partition(req.Group))
+	guard := gm.TxnGuard(req.ProducerID)
+	vcodes, err := r.Verify(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []record.TxnTopic{{Topic: GroupsTopic, Partitions: []int32{lp}}})
+	if err != nil {
+		// The transaction coordinator is moving or unreachable: the client asks again.
+		return all(kerr.CoordinatorNotAvailable.Code), nil
+	}
+	if code := vcodes[GroupsTopic][lp]; code != 0 {
+		switch {
+		case code == kerr.ProducerFenced.Code && req.Version < 3:
+			code = kerr.InvalidProducerEpoch.Code
+		case code == kerr.NotCoordinator.Code || code == kerr.CoordinatorLoadInProgress.Code:
+			// The transaction's coordinator is moving; this gateway still coordinates the
+			// group, so the client must not look for another: it asks again.
 			code = kerr.CoordinatorNotAvailable.Code
 		}
 		return all(code), nil
 	}
-	return all(codeFor(m.StageOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, offsets), req.Version, 3)), nil
+	return all(codeFor(gm.StageTxnOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, offsets, guard), req.Version, 3)), nil
+}
+
+// Verify asks the transaction coordinator of the id, here or at the gateway that serves its
+// log partition (an AddPartitionsToTxn v4 verify-only batch, as Kafka's brokers ask each
+// other, KIP-890), whether the producer's open transaction holds each of parts: the code of
+// each partition, 0 when it does (Manager.Check's codes, or the coordinator's NOT_COORDINATOR
+// or COORDINATOR_LOAD_IN_PROGRESS for all). An error means the coordinator could not be asked.
+func (r *Router) Verify(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic) (map[string]map[int32]int16, error) {
+	out := make(map[string]map[int32]int16, len(parts))
+	set := func(code func(topic string, p int32) int16) {
+		for _, tp := range parts {
+			if out[tp.Topic] == nil {
+				out[tp.Topic] = make(map[int32]int16, len(tp.Partitions))
+			}
+			for _, p := range tp.Partitions {
+				out[tp.Topic][p] = code(tp.Topic, p)
+			}
+		}
+	}
+	m, code := r.d.Txns(transactionalID)
+	if m != nil {
+		set(func(topic string, p int32) int16 {
+			return codeFor(m.Check(transactionalID, producerID, epoch, topic, p), 4, 0)
+		})
+		return out, nil
+	}
+	if code != kerr.NotCoordinator.Code {
+		set(func(string, int32) int16 { return code })
+		return out, nil
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = transactionalID, producerID, epoch, true
+	for _, tp := range parts {
+		rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		rt.Topic, rt.Partitions = tp.Topic, tp.Partitions
+		tx.Topics = append(tx.Topics, rt)
+	}
+	req.Transactions = append(req.Transactions, tx)
+	raw, err := r.d.Peer(ctx, record.Partition(transactionalID), req)
+	if err != nil {
+		return nil, err
+	}
+	resp, ok := raw.(*kmsg.AddPartitionsToTxnResponse)
+	if !ok {
+		return nil, fmt.Errorf("txn: verify: answer of type %T", raw)
+	}
+	if resp.ErrorCode != 0 {
+		top := resp.ErrorCode
+		set(func(string, int32) int16 { return top })
+		return out, nil
+	}
+	// A partition the answer leaves out was not verified.
+	set(func(string, int32) int16 { return kerr.UnknownServerError.Code })
+	for _, t := range resp.Transactions {
+		if t.TransactionalID != transactionalID {
+			continue
+		}
+		for _, rt := range t.Topics {
+			for _, rp := range rt.Partitions {
+				if _, asked := out[rt.Topic][rp.Partition]; asked {
+					out[rt.Topic][rp.Partition] = rp.ErrorCode
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 func (r *Router) DescribeTransactions(_ context.Context, _ kafka.Identity, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error) {
@@ -310,4 +438,107 @@ func (r *Router) ListTransactions(_ context.Context, _ kafka.Identity, req *kmsg
 		}
 	}
 	return resp, nil
+}
+
+// VerifyProduce checks the partitions of a transactional produce against the producer's open
+// transaction at its coordinator (Verify). A coordinator that cannot be asked now is
+// NOT_ENOUGH_REPLICAS for every partition, the retriable code Kafka's brokers answer then.
+func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts map[string][]int32) map[string]map[int32]int16 {
+	topics := make([]record.TxnTopic, 0, len(parts))
+	for t, ps := range parts {
+		topics = append(topics, record.TxnTopic{Topic: t, Partitions: ps})
+	}
+	all := func(code int16) map[string]map[int32]int16 {
+		out := make(map[string]map[int32]int16, len(parts))
+		for t, ps := range parts {
+			out[t] = make(map[int32]int16, len(ps))
+			for _, p := range ps {
+				out[t][p] = code
+			}
+		}
+		return out
+	}
+	if len(transactionalID) == 0 || len(transactionalID) > MaxIDLength {
+		return all(kerr.InvalidRequest.Code)
+	}
+	codes, err := r.Verify(ctx, transactionalID, producerID, epoch, topics)
+	if err != nil {
+		return all(kerr.NotEnoughReplicas.Code)
+	}
+	for _, byP := range codes {
+		for p, code := range byP {
+			switch code {
+			case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code:
+				// The coordinator is moving: the producer retries.
+				byP[p] = kerr.NotEnoughReplicas.Code
+			case kerr.ProducerFenced.Code:
+				// A produce learns of a fence as INVALID_PRODUCER_EPOCH.
+				byP[p] = kerr.InvalidProducerEpoch.Code
+			}
+		}
+	}
+	return codes
+}
+
+// WriteTxnMarkers ends transactions on the partitions the request names, once the handler
+// authorized it: on partition N of GroupsTopic what the producer committed to the groups of
+// coordinator log partition N (group.Manager.EndTxnOffsets), on a data partition a marker
+// (Directory.Mark).
+func (r *Router) WriteTxnMarkers(ctx context.Context, _ kafka.Identity, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	for _, mk := range req.Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = mk.ProducerID
+		for _, t := range mk.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition, rp.ErrorCode = p, r.mark(ctx, mk, t.Topic, p)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	return resp, nil
+}
+
+func (r *Router) mark(ctx context.Context, mk kmsg.WriteTxnMarkersRequestMarker, topic string, p int32) int16 {
+	switch {
+	case mk.ProducerID < 0:
+		return kerr.InvalidProducerIDMapping.Code
+	case mk.ProducerEpoch < 0:
+		return kerr.InvalidProducerEpoch.Code
+	case topic == GroupsTopic:
+		if p < 0 || p >= record.Partitions {
+			return kerr.UnknownTopicOrPartition.Code
+		}
+		gm, code := r.d.LogPartition(int(p))
+		if gm == nil {
+			if code == kerr.NotCoordinator.Code {
+				code = kerr.NotLeaderForPartition.Code
+			}
+			return code
+		}
+		code = codeFor(gm.EndTxnOffsets(mk.ProducerID, mk.ProducerEpoch, mk.Committed), 0, 0)
+		if code == kerr.NotCoordinator.Code {
+			code = kerr.NotLeaderForPartition.Code
+		}
+		return code
+	}
+	return markCode(r.d.Mark(ctx, topic, p, mk.ProducerID, mk.ProducerEpoch, mk.Committed))
+}
+
+// markCode is the code of a data partition's marker error: the Kafka error it wraps, else
+// UNKNOWN_SERVER_ERROR.
+func markCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
 }

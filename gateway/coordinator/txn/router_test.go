@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -14,10 +15,34 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
-// oneManager serves every transactional id with m and every group with g.
+// oneManager serves every transactional id with m and every group (every log partition) with
+// g; peer, when set, answers for the other gateways, and marks records the data partitions'
+// markers (an error of markErr instead when set).
 type oneManager struct {
-	m *Manager
-	g *group.Manager
+	m       *Manager
+	g       *group.Manager
+	peer    func(ctx context.Context, p int, req kmsg.Request) (kmsg.Response, error)
+	marks   *[]string
+	markErr error
+}
+
+func (d oneManager) LogPartition(int) (*group.Manager, int16) { return d.Manager("") }
+
+func (d oneManager) Peer(ctx context.Context, p int, req kmsg.Request) (kmsg.Response, error) {
+	if d.peer == nil {
+		return nil, errors.New("no other gateway")
+	}
+	return d.peer(ctx, p, req)
+}
+
+func (d oneManager) Mark(_ context.Context, topic string, p int32, pid int64, epoch int16, commit bool) error {
+	if d.markErr != nil {
+		return d.markErr
+	}
+	if d.marks != nil {
+		*d.marks = append(*d.marks, fmt.Sprintf("%s/%d pid %d epoch %d commit %v", topic, p, pid, epoch, commit))
+	}
+	return nil
 }
 
 func (d oneManager) Manager(string) (*group.Manager, int16) {
@@ -144,5 +169,174 @@ func TestRouterDescribeAndList(t *testing.T) {
 	}
 	if _, unknown := list([]string{"Ongoing", "Hanging"}, nil, -1); len(unknown) != 1 || unknown[0] != "Hanging" {
 		t.Errorf("unknown state filters %v", unknown)
+	}
+}
+
+// writeMarkers sends one marker of pid at epoch for topic's partitions and returns their codes.
+func writeMarkers(t *testing.T, d Directory, pid int64, epoch int16, commit bool, topic string, parts ...int32) []int16 {
+	t.Helper()
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	req.Version = 1
+	mk := kmsg.NewWriteTxnMarkersRequestMarker()
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed = pid, epoch, commit
+	rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	rt.Topic, rt.Partitions = topic, parts
+	mk.Topics = append(mk.Topics, rt)
+	req.Markers = append(req.Markers, mk)
+	resp, err := NewRouter(d).WriteTxnMarkers(context.Background(), kafka.Identity{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int16
+	for _, rm := range resp.Markers {
+		if rm.ProducerID != pid {
+			t.Fatalf("answer for producer %d, want %d", rm.ProducerID, pid)
+		}
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				out = append(out, rp.ErrorCode)
+			}
+		}
+	}
+	return out
+}
+
+// WriteTxnMarkers on a groups' log partition ends what the producer committed there; bad input
+// is answered with Kafka's codes and changes nothing: a log partition this gateway does not
+// coordinate is NOT_LEADER_OR_FOLLOWER, one that does not exist UNKNOWN_TOPIC_OR_PARTITION, a
+// marker older than the staged offsets INVALID_PRODUCER_EPOCH, a negative producer id or epoch
+// INVALID_PRODUCER_ID_MAPPING or INVALID_PRODUCER_EPOCH; a producer with nothing pending ends
+// nothing (0, so a marker written again is harmless). On a data partition the marker is written
+// (Directory.Mark), its error answered as its code.
+func TestRouterWriteTxnMarkers(t *testing.T) {
+	f := newFixture(t)
+	gm := group.NewManager(group.Config{Clock: f.clk})
+	t.Cleanup(gm.Close)
+	if err := gm.StageTxnOffsets("etl", 40, 2, "g", []record.TxnOffset{{Topic: "in", Partition: 0, Offset: 12, LeaderEpoch: -1}}, gm.TxnGuard(40)); err != nil {
+		t.Fatal(err)
+	}
+	lp := int32(record.Partition("g"))
+	var marks []string
+	here := oneManager{g: gm, marks: &marks}
+	for _, c := range []struct {
+		name  string
+		d     Directory
+		pid   int64
+		epoch int16
+		topic string
+		p     int32
+		want  *kerr.Error
+	}{
+		{"group partition not coordinated here", oneManager{}, 40, 2, GroupsTopic, lp, kerr.NotLeaderForPartition},
+		{"log partition that does not exist", here, 40, 2, GroupsTopic, record.Partitions, kerr.UnknownTopicOrPartition},
+		{"stale epoch", here, 40, 1, GroupsTopic, lp, kerr.InvalidProducerEpoch},
+		{"negative producer id", here, -1, 2, GroupsTopic, lp, kerr.InvalidProducerIDMapping},
+		{"negative epoch", here, 40, -1, "out", 0, kerr.InvalidProducerEpoch},
+		{"data partition that does not exist", oneManager{markErr: fmt.Errorf("no such topic: %w", kerr.UnknownTopicOrPartition)}, 40, 2, "gone", 0, kerr.UnknownTopicOrPartition},
+		{"unknown producer", here, 41, 0, GroupsTopic, lp, nil},
+	} {
+		got := writeMarkers(t, c.d, c.pid, c.epoch, true, c.topic, c.p)
+		if want := errCodeOf(c.want); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: codes %v, want %d", c.name, got, want)
+		}
+	}
+	if got := gm.TxnOffsets(); len(got) != 1 || !gm.Unstable("g", "in", 0) {
+		t.Fatalf("bad markers changed the pending offsets: %+v", got)
+	}
+	if len(marks) != 0 {
+		t.Fatalf("bad markers were written: %v", marks)
+	}
+	if got := writeMarkers(t, here, 40, 2, true, GroupsTopic, lp); got[0] != 0 {
+		t.Fatalf("commit marker: code %d", got[0])
+	}
+	if gm.Unstable("g", "in", 0) {
+		t.Fatal("the commit marker left the offsets pending")
+	}
+	rg := gm.FetchOffsets(context.Background(), kafka.Identity{}, "g", nil, true, nil, -1)
+	if len(rg.Topics) != 1 || rg.Topics[0].Partitions[0].Offset != 12 {
+		t.Fatalf("committed offsets %+v", rg.Topics)
+	}
+	if got := writeMarkers(t, here, 40, 2, false, "out", 0, 3); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+		t.Fatalf("data partition markers: codes %v", got)
+	}
+	if want := []string{"out/0 pid 40 epoch 2 commit false", "out/3 pid 40 epoch 2 commit false"}; fmt.Sprint(marks) != fmt.Sprint(want) {
+		t.Fatalf("markers written %v, want %v", marks, want)
+	}
+}
+
+func errCodeOf(e *kerr.Error) int16 {
+	if e == nil {
+		return 0
+	}
+	return e.Code
+}
+
+// AddPartitionsToTxn v4: a verify-only batch answers per partition whether the open
+// transaction holds it and adds nothing; a batch that is not verify-only adds; an id not served
+// here is the directory's code. VerifyProduce asks the same, here or at the gateway that serves
+// the id, with the codes a produce answers.
+func TestRouterVerify(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	pid, epoch, _ := f.m.InitProducerID("etl", time.Minute, NoProducer, NoProducer)
+	wantCode(t, "add", f.m.AddPartitions("etl", pid, epoch, []record.TxnTopic{{Topic: "out", Partitions: []int32{1}}}), nil)
+	v4 := func(verify bool, id string, parts ...int32) *kmsg.AddPartitionsToTxnRequest {
+		r := kmsg.NewPtrAddPartitionsToTxnRequest()
+		r.Version = 4
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, pid, epoch, verify
+		rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		rt.Topic, rt.Partitions = "out", parts
+		tx.Topics = append(tx.Topics, rt)
+		r.Transactions = append(r.Transactions, tx)
+		return r
+	}
+	codesOf := func(d Directory, r *kmsg.AddPartitionsToTxnRequest) []int16 {
+		resp, err := NewRouter(d).AddPartitionsToTxn(ctx, kafka.Identity{}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int16
+		for _, tx := range resp.Transactions {
+			for _, rt := range tx.Topics {
+				for _, rp := range rt.Partitions {
+					out = append(out, rp.ErrorCode)
+				}
+			}
+		}
+		return out
+	}
+	here := oneManager{m: f.m}
+	n := f.j.count()
+	if got := codesOf(here, v4(true, "etl", 1, 2)); fmt.Sprint(got) != fmt.Sprint([]int16{0, kerr.InvalidTxnState.Code}) {
+		t.Fatalf("verify-only: codes %v", got)
+	}
+	if f.j.count() != n {
+		t.Fatal("a verify-only batch appended a record")
+	}
+	if got := codesOf(oneManager{}, v4(true, "etl", 1)); got[0] != kerr.NotCoordinator.Code {
+		t.Fatalf("verify-only for an id not served here: codes %v", got)
+	}
+	if got := codesOf(here, v4(false, "etl", 2)); got[0] != 0 {
+		t.Fatalf("add: codes %v", got)
+	}
+	wantCode(t, "added by a v4 batch", f.m.Check("etl", pid, epoch, "out", 2), nil)
+
+	remote := oneManager{peer: func(ctx context.Context, _ int, r kmsg.Request) (kmsg.Response, error) {
+		return NewRouter(here).AddPartitionsToTxn(ctx, kafka.Identity{}, r.(*kmsg.AddPartitionsToTxnRequest))
+	}}
+	for _, d := range []Directory{here, remote} {
+		got := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1, 3}})
+		if got["out"][1] != 0 || got["out"][3] != kerr.InvalidTxnState.Code {
+			t.Errorf("VerifyProduce: %v", got)
+		}
+		fenced := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch-1, map[string][]int32{"out": {1}})
+		if fenced["out"][1] != kerr.InvalidProducerEpoch.Code {
+			t.Errorf("VerifyProduce at a fenced epoch: %v", fenced)
+		}
+	}
+	down := NewRouter(oneManager{}).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1}})
+	if down["out"][1] != kerr.NotEnoughReplicas.Code {
+		t.Errorf("VerifyProduce with the coordinator unreachable: %v", down)
 	}
 }

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,104 +16,27 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
-func staged(group string, p int32, off int64) record.TxnOffset {
-	return record.TxnOffset{Group: group, Topic: "in", Partition: p, Offset: off, LeaderEpoch: -1}
-}
-
-// Offsets staged in a transaction are in its record before the answer, a later offset of a
-// partition replaces the staged one, the end hands them to the markers, and the Complete record
-// drops them; a producer that is not the id's current one, a group not added and a transaction
-// not open are refused with Kafka's codes and change nothing.
-func TestStageOffsets(t *testing.T) {
+// Check answers for __consumer_offsets partition N whether a group of log partition N was added
+// to the open transaction (what a group's coordinator verifies a TxnOffsetCommit with), with
+// Kafka's codes for a producer that is not the id's current one and for no open transaction.
+func TestCheckGroupsTopic(t *testing.T) {
 	f := newFixture(t)
 	pid, epoch, err := f.m.InitProducerID("etl", 10*time.Second, NoProducer, NoProducer)
 	wantCode(t, "init", err, nil)
-	wantCode(t, "stage before any add", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("g", 0, 5)}), kerr.InvalidTxnState)
+	lp := int32(record.Partition("g"))
+	wantCode(t, "before any add", f.m.Check("etl", pid, epoch, GroupsTopic, lp), kerr.InvalidTxnState)
 	wantCode(t, "add group", f.m.AddGroup("etl", pid, epoch, "g"), nil)
-	wantCode(t, "stage for a group not added", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("other", 0, 5)}), kerr.InvalidTxnState)
-	wantCode(t, "stage by another producer id", f.m.StageOffsets("etl", pid+1, epoch, []record.TxnOffset{staged("g", 0, 5)}), kerr.InvalidProducerIDMapping)
-	wantCode(t, "stage at another epoch", f.m.StageOffsets("etl", pid, epoch+1, []record.TxnOffset{staged("g", 0, 5)}), kerr.ProducerFenced)
-	wantCode(t, "stage for an unknown id", f.m.StageOffsets("nobody", pid, epoch, []record.TxnOffset{staged("g", 0, 5)}), kerr.InvalidProducerIDMapping)
-	if got, _ := f.j.last("etl"); got.Offsets != nil {
-		t.Fatalf("a refused stage reached the log: %+v", got.Offsets)
-	}
-	wantCode(t, "stage", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("g", 1, 10), staged("g", 0, 5)}), nil)
-	n := f.j.count()
-	wantCode(t, "stage the same again", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("g", 0, 5)}), nil)
-	if f.j.count() != n {
-		t.Fatal("staging what the transaction holds appended a record")
-	}
-	wantCode(t, "stage a later offset", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("g", 0, 8)}), nil)
-	want := []record.TxnOffset{staged("g", 0, 8), staged("g", 1, 10)}
-	if got, _ := f.j.last("etl"); !reflect.DeepEqual(got.Offsets, want) {
-		t.Fatalf("logged offsets %+v, want %+v", got.Offsets, want)
-	}
-	if !f.m.Pending("g", "in", 0) || f.m.Pending("g", "in", 2) || f.m.Pending("other", "in", 0) {
-		t.Fatal("Pending does not name exactly the staged partitions")
-	}
-
-	f.mk.mu.Lock()
-	f.mk.hold = make(chan struct{})
-	f.mk.mu.Unlock()
+	wantCode(t, "the group's log partition", f.m.Check("etl", pid, epoch, GroupsTopic, lp), nil)
+	wantCode(t, "another log partition", f.m.Check("etl", pid, epoch, GroupsTopic, (lp+1)%record.Partitions), kerr.InvalidTxnState)
+	wantCode(t, "a data partition not added", f.m.Check("etl", pid, epoch, "in", 0), kerr.InvalidTxnState)
+	wantCode(t, "another producer id", f.m.Check("etl", pid+1, epoch, GroupsTopic, lp), kerr.InvalidProducerIDMapping)
+	wantCode(t, "another epoch", f.m.Check("etl", pid, epoch+1, GroupsTopic, lp), kerr.ProducerFenced)
+	wantCode(t, "an unknown id", f.m.Check("nobody", pid, epoch, GroupsTopic, lp), kerr.InvalidProducerIDMapping)
+	wantCode(t, "add partition", f.m.AddPartitions("etl", pid, epoch, []record.TxnTopic{{Topic: "in", Partitions: []int32{1}}}), nil)
+	wantCode(t, "a data partition added", f.m.Check("etl", pid, epoch, "in", 1), nil)
 	wantCode(t, "commit", f.m.EndTxn("etl", pid, epoch, true), nil)
-	f.state(t, "etl", record.TxnPrepareCommit)
-	if !f.m.Pending("g", "in", 0) {
-		t.Fatal("offsets of a transaction whose end is being written are not pending")
-	}
-	wantCode(t, "stage while the end is written", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("g", 0, 9)}), kerr.ConcurrentTransactions)
-	close(f.mk.hold)
-	done := f.state(t, "etl", record.TxnCompleteCommit)
-	if done.Offsets != nil {
-		t.Fatalf("the Complete record keeps staged offsets: %+v", done.Offsets)
-	}
-	if f.m.Pending("g", "in", 0) {
-		t.Fatal("offsets pending after the commit completed")
-	}
-	ends := f.mk.list()
-	if len(ends) != 1 || !reflect.DeepEqual(ends[0].Offsets, want) {
-		t.Fatalf("the end handed over %+v", ends)
-	}
-	if got, want := f.m.List(), f.j.folded(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("memory %+v\nlog %+v", got, want)
-	}
-
-	// The next transaction starts with nothing staged; a timeout's abort hands the offsets to
-	// the end as PrepareAbort, which commits none of them.
-	wantCode(t, "add group again", f.m.AddGroup("etl", pid, epoch, "g"), nil)
-	if open := f.state(t, "etl", record.TxnOngoing); open.Offsets != nil {
-		t.Fatalf("a new transaction holds old offsets: %+v", open.Offsets)
-	}
-	wantCode(t, "stage in the next", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("g", 0, 20)}), nil)
-	f.clk.Advance(10 * time.Second)
-	f.state(t, "etl", record.TxnCompleteAbort)
-	ends = f.mk.list()
-	if last := ends[len(ends)-1]; last.State != record.TxnPrepareAbort || len(last.Offsets) != 1 || last.Offsets[0].Offset != 20 {
-		t.Fatalf("the timeout's end %+v", last)
-	}
-}
-
-// The staged offsets are in the log: a manager restored from it (a handover) holds them, and
-// ends the transaction with them.
-func TestStagedOffsetsRestored(t *testing.T) {
-	f := newFixture(t)
-	pid, epoch, _ := f.m.InitProducerID("etl", time.Minute, NoProducer, NoProducer)
-	wantCode(t, "add group", f.m.AddGroup("etl", pid, epoch, "g"), nil)
-	wantCode(t, "stage", f.m.StageOffsets("etl", pid, epoch, []record.TxnOffset{staged("g", 3, 30)}), nil)
-	f.m.Close()
-
-	next := NewManager(Config{Clock: f.clk, Journal: f.j, Markers: f.mk})
-	next.Restore(f.j.folded())
-	next.Start()
-	t.Cleanup(next.Close)
-	if !next.Pending("g", "in", 3) {
-		t.Fatal("the restored manager lost the staged offsets")
-	}
-	f.m = next
-	wantCode(t, "commit on the next owner", next.EndTxn("etl", pid, epoch, true), nil)
 	f.state(t, "etl", record.TxnCompleteCommit)
-	if ends := f.mk.list(); len(ends) != 1 || len(ends[0].Offsets) != 1 || ends[0].Offsets[0].Offset != 30 {
-		t.Fatalf("ends %+v", ends)
-	}
+	wantCode(t, "after the end", f.m.Check("etl", pid, epoch, GroupsTopic, lp), kerr.InvalidTxnState)
 }
 
 type storage struct {
@@ -128,9 +52,11 @@ func (s storage) Topic(_ context.Context, name string, _ bool) (kafka.TopicInfo,
 	return kafka.TopicInfo{Name: name, Partitions: n}, nil
 }
 
-// The router checks the group before it stages: each partition gets its own code, the
-// transaction's codes follow the version (PRODUCER_FENCED from v3), and a group served here with
-// the transaction elsewhere is COORDINATOR_NOT_AVAILABLE, which the client retries.
+// The router checks the group and the transaction (here, or at the gateway that coordinates it,
+// with AddPartitionsToTxn v4 verify-only) before the group's manager keeps the offsets: each
+// partition gets its own code, the transaction's codes follow the version (PRODUCER_FENCED from
+// v3), and a transaction coordinator that cannot be asked is COORDINATOR_NOT_AVAILABLE, which
+// the client retries.
 func TestRouterTxnOffsetCommit(t *testing.T) {
 	f := newFixture(t)
 	gm := group.NewManager(group.Config{Clock: f.clk})
@@ -170,10 +96,24 @@ func TestRouterTxnOffsetCommit(t *testing.T) {
 	if got := codes(both, req(3, pid, epoch, part(0, 5, ""), part(7, 1, ""), part(1, 2, big))); !reflect.DeepEqual(got, []int16{0, kerr.UnknownTopicOrPartition.Code, kerr.OffsetMetadataTooLarge.Code}) {
 		t.Fatalf("codes %v", got)
 	}
-	t1, _ := f.m.Describe("etl")
-	if want := []record.TxnOffset{{Group: "g", Topic: "in", Partition: 0, Offset: 5, LeaderEpoch: 4}}; !reflect.DeepEqual(t1.Offsets, want) {
-		t.Fatalf("staged %+v, want %+v", t1.Offsets, want)
+	t1 := gm.TxnOffsets()
+	if want := []record.TxnOffset{{Group: "g", Topic: "in", Partition: 0, Offset: 5, LeaderEpoch: 4}}; len(t1) != 1 || !reflect.DeepEqual(t1[0].Offsets, want) || t1[0].ProducerID != pid {
+		t.Fatalf("staged %+v, want %+v", t1, want)
 	}
+	// The transaction at another gateway: asked there through Peer.
+	elsewhere := oneManager{g: gm, peer: func(ctx context.Context, p int, r kmsg.Request) (kmsg.Response, error) {
+		if p != record.Partition("etl") {
+			t.Errorf("asked the gateway of log partition %d", p)
+		}
+		return NewRouter(oneManager{m: f.m}).AddPartitionsToTxn(ctx, id, r.(*kmsg.AddPartitionsToTxnRequest))
+	}}
+	if got := codes(elsewhere, req(3, pid, epoch, part(1, 9, ""))); !reflect.DeepEqual(got, []int16{0}) {
+		t.Fatalf("transaction at another gateway: codes %v", got)
+	}
+	t1 = gm.TxnOffsets()
+	unreachable := oneManager{g: gm, peer: func(context.Context, int, kmsg.Request) (kmsg.Response, error) {
+		return nil, errors.New("connection refused")
+	}}
 	for _, c := range []struct {
 		name string
 		d    Directory
@@ -181,7 +121,13 @@ func TestRouterTxnOffsetCommit(t *testing.T) {
 		want *kerr.Error
 	}{
 		{"group not served here", oneManager{m: f.m}, req(3, pid, epoch, part(0, 6, "")), kerr.NotCoordinator},
-		{"transaction not served here", oneManager{g: gm}, req(3, pid, epoch, part(0, 6, "")), kerr.CoordinatorNotAvailable},
+		{"transaction coordinator unreachable", unreachable, req(3, pid, epoch, part(0, 6, "")), kerr.CoordinatorNotAvailable},
+		{"fenced epoch at another gateway", elsewhere, req(3, pid, epoch+1, part(0, 6, "")), kerr.ProducerFenced},
+		{"group not added", both, func() *kmsg.TxnOffsetCommitRequest {
+			r := req(3, pid, epoch, part(0, 6, ""))
+			r.Group = "not-added"
+			return r
+		}(), kerr.InvalidTxnState},
 		{"fenced epoch, v3", both, req(3, pid, epoch+1, part(0, 6, "")), kerr.ProducerFenced},
 		{"fenced epoch, v2", both, req(2, pid, epoch+1, part(0, 6, "")), kerr.InvalidProducerEpoch},
 		{"another producer id", both, req(3, pid+1, epoch, part(0, 6, "")), kerr.InvalidProducerIDMapping},
@@ -199,8 +145,8 @@ func TestRouterTxnOffsetCommit(t *testing.T) {
 	if got := codes(both, unknownMember); got[0] != kerr.UnknownMemberID.Code {
 		t.Errorf("an unknown member: codes %v", got)
 	}
-	if t2, _ := f.m.Describe("etl"); !reflect.DeepEqual(t2.Offsets, t1.Offsets) {
-		t.Fatalf("a refused commit changed the staged offsets: %+v", t2.Offsets)
+	if t2 := gm.TxnOffsets(); !reflect.DeepEqual(t2, t1) {
+		t.Fatalf("a refused commit changed the staged offsets: %+v", t2)
 	}
 }
 
