@@ -229,7 +229,7 @@
 // that finds the recreation later keeps the commit. A commit checked against an incarnation older
 // than the partition's (the topic was recreated while the commit was checked) is refused with
 // UNKNOWN_TOPIC_OR_PARTITION. Offsets written before the log held topic records (format version
-// 4 and older) belong, until the first resync records them, to the incarnation of the serving
+// 5 and older) belong, until the first resync records them, to the incarnation of the serving
 // gateway's last topic list, which is right unless the topic was recreated in between.
 
 // # Lease and the split-brain bound
