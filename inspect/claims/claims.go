@@ -478,8 +478,10 @@ func (f *Model) CoordinatorOf(group string, node int32, addr string, fcErr error
 // Claim is the newest valid claim of log partition p.
 func (f *Model) Claim(p int) record.Claim { return f.Parts[p].State.Claim() }
 
-// Watched is the model as a drain watch reads it.
-func (f *Model) Watched() drainwatch.Fleet { return drainwatch.Fleet{View: f.View, Claim: f.Claim} }
+// Snapshot is the model at this instant as a drain watch reads it: the fleet view and the claims.
+func (f *Model) Snapshot() drainwatch.Snapshot {
+	return drainwatch.Snapshot{View: f.View, Claim: f.Claim}
+}
 
 // GroupView is the group as the log holds it, nil when its partition holds no such group.
 func (f *Model) GroupView(group string) *stateview.GroupView {

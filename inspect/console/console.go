@@ -371,7 +371,7 @@ func (s *session) observe() {
 	if d == nil || d.Done || d.Undone || d.Error != "" {
 		return
 	}
-	f := s.m.Watched()
+	f := s.m.Snapshot()
 	d.Events = append(d.Events, d.watch.Observe(f, s.c.Log.Clock().Now())...)
 	d.Done, d.Undone = d.watch.Done(), d.watch.Undone()
 	if d.Done && !d.Undo {
