@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 var (
@@ -88,7 +89,7 @@ func (m Console) top() []string {
 	parts := []string{"console", fmt.Sprintf("%s (%d serving)", plural(len(m.snap.Nodes), "node"), serving),
 		fmt.Sprintf("%d/%d owned", owned, len(m.snap.Rows))}
 	if m.status.StoreOK() {
-		parts = append(parts, "updated "+claims.Seconds(max(0, m.now().Sub(m.snap.At).Seconds()))+" ago")
+		parts = append(parts, "updated "+output.Seconds(max(0, m.now().Sub(m.snap.At).Seconds()))+" ago")
 	} else {
 		parts = append(parts, "STALE since "+m.status.StoreAnswered.UTC().Format("15:04:05"))
 	}

@@ -289,7 +289,7 @@ func HandoverText(h Handover) string {
 	}
 	b.WriteString(" (claim " + strconv.FormatUint(h.Claim, 10) + ")")
 	if h.HeldSeconds != nil {
-		b.WriteString(", held " + Seconds(*h.HeldSeconds))
+		b.WriteString(", held " + output.Seconds(*h.HeldSeconds))
 	}
 	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // Snapshot is the fleet as the console shows it at one instant: the node table, the partition
@@ -69,9 +70,9 @@ func (s Status) Healthy() bool { return s.StoreOK() && len(s.Unreachable) == 0 }
 func (s Status) Problems() []string {
 	var out []string
 	if !s.StoreOK() {
-		msg := "no answer from the store at " + s.Store + " for " + claims.Seconds(s.At.Sub(s.StoreAnswered).Seconds())
+		msg := "no answer from the store at " + s.Store + " for " + output.Seconds(s.At.Sub(s.StoreAnswered).Seconds())
 		if !s.NextRetry.IsZero() {
-			msg += " (retry " + strconv.Itoa(s.Retry) + " in " + claims.Seconds(max(0, s.NextRetry.Sub(s.At).Seconds())) + ")"
+			msg += " (retry " + strconv.Itoa(s.Retry) + " in " + output.Seconds(max(0, s.NextRetry.Sub(s.At).Seconds())) + ")"
 		}
 		if s.StoreError != "" {
 			msg += ": " + s.StoreError
