@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 )
 
 var (
@@ -94,7 +95,7 @@ func (m Console) top() []string {
 		parts = append(parts, "STALE since "+m.status.StoreAnswered.UTC().Format("15:04:05"))
 	}
 	out := []string{titleStyle.Render(clip(strings.Join(parts, " · "), m.width))}
-	for _, p := range m.status.Problems() {
+	for _, p := range render.Problems(m.status) {
 		out = append(out, bannerStyle.Render(fit("! "+p, m.width)))
 	}
 	return out
@@ -330,7 +331,7 @@ func (m Console) drainPane(rows int) []string {
 	if d.Undo {
 		what = "UNDO " + nodesText(d.Nodes)
 	}
-	title := "[" + what + "] " + d.Sentence()
+	title := "[" + what + "] " + render.Drain(*d)
 	if d.Done || d.Undone || d.Error != "" {
 		title += " (esc closes)"
 	}

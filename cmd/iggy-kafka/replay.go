@@ -71,7 +71,7 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 			if err != nil {
 				return a.fail(a.kafkaError(cmd.Context(), gws, err))
 			}
-			if err := output.ListSummary(w, a.format(), "replay.differences", diffs, sum); err != nil {
+			if err := output.ListSummary(w, a.format(), "replay.differences", diffs, render.LiveDiffVerdict{Summary: sum}); err != nil {
 				return a.fail(err)
 			}
 			if !sum.Agree {
