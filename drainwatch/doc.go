@@ -5,7 +5,7 @@
 // Watch, so they cannot disagree on when it ended or how.
 //
 // The two types to know are Plan, what draining some nodes moves (package drainplan makes it
-// from the log, Plan), and Watch, which a caller feeds the fleet as its reader folds it (Fleet:
+// from the log, Plan), and Watch, which a caller feeds the fleet as its reader folds it (Snapshot:
 // fleet.View and each log partition's newest claim) after every read, and asks Done, Undone and
 // Moves.
 //

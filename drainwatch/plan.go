@@ -101,7 +101,7 @@ func (m Move) Sentence() string {
 // Moves lists every partition whose owner in f differs from when the plan was made, and the
 // planned moves that did not happen (To -1); Planned is false for any move the plan did not
 // list with that destination.
-func (p Plan) Moves(f Fleet) []Move {
+func (p Plan) Moves(f Snapshot) []Move {
 	var out []Move
 	for part := range fleet.Partitions {
 		cl := f.Claim(part)
@@ -131,9 +131,9 @@ func (p Plan) Moves(f Fleet) []Move {
 	return out
 }
 
-// Fleet is the fleet as a reader folded it at one instant: the announcements and drain requests
+// Snapshot is the fleet as a reader folded it at one instant: the announcements and drain requests
 // (View) and the newest valid claim of each log partition (Claim, record.State's).
-type Fleet struct {
+type Snapshot struct {
 	View  *fleet.View
 	Claim func(partition int) record.Claim
 }

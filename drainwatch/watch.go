@@ -93,7 +93,7 @@ func (w *Watch) Undone() bool { return w.undone }
 
 // Observe moves the watch on with the fleet f, read at now, and returns the phases newly
 // reached, in order of partition. A watch that is done or undone stays so and says nothing more.
-func (w *Watch) Observe(f Fleet, now time.Time) []Event {
+func (w *Watch) Observe(f Snapshot, now time.Time) []Event {
 	if w.done || w.undone {
 		return nil
 	}
@@ -125,7 +125,7 @@ func (w *Watch) Observe(f Fleet, now time.Time) []Event {
 }
 
 // serving: the view has read the undo of every node and each serves its share again.
-func (w *Watch) serving(f Fleet, now time.Time) bool {
+func (w *Watch) serving(f Snapshot, now time.Time) bool {
 	for _, n := range w.nodes {
 		if _, off, ok := f.View.DrainRequestAt(n); !ok || off < w.at[n] || f.View.DrainStands(n) {
 			return false
@@ -137,7 +137,7 @@ func (w *Watch) serving(f Fleet, now time.Time) bool {
 	return true
 }
 
-func (w *Watch) progress(f Fleet, now time.Time) []Event {
+func (w *Watch) progress(f Snapshot, now time.Time) []Event {
 	var out []Event
 	for _, s := range w.plan.Steps {
 		p := s.Partition

@@ -22,8 +22,8 @@ func fleetOf() (*fleet.View, []record.Claim) {
 	return v, claims
 }
 
-func watched(v *fleet.View, claims []record.Claim) drainwatch.Fleet {
-	return drainwatch.Fleet{View: v, Claim: func(p int) record.Claim { return claims[p] }}
+func watched(v *fleet.View, claims []record.Claim) drainwatch.Snapshot {
+	return drainwatch.Snapshot{View: v, Claim: func(p int) record.Claim { return claims[p] }}
 }
 
 func request(t *testing.T, v *fleet.View, off uint64, node int32, undo bool, at time.Time) {

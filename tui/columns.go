@@ -14,6 +14,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // column is one column of a pane: its title, the width it needs, its priority (lower stays
@@ -136,7 +137,7 @@ func ago(s *float64) string {
 	if s == nil {
 		return ""
 	}
-	return claims.Seconds(*s)
+	return output.Seconds(*s)
 }
 
 func clock(t *time.Time) string {

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 )
 
@@ -256,7 +256,7 @@ func (m Console) topicsView() []string {
 	case t.loaded:
 		title += " " + plural(len(t.snap.Topics), "topic")
 		if t.snap.Over > 0 {
-			title += " · rates over the last " + claims.Seconds(t.snap.Over.Seconds())
+			title += " · rates over the last " + output.Seconds(t.snap.Over.Seconds())
 		} else {
 			title += " · rates from the next reading"
 		}

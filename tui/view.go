@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 )
 
 var (
@@ -88,12 +90,12 @@ func (m Console) top() []string {
 	parts := []string{"console", fmt.Sprintf("%s (%d serving)", plural(len(m.snap.Nodes), "node"), serving),
 		fmt.Sprintf("%d/%d owned", owned, len(m.snap.Rows))}
 	if m.status.StoreOK() {
-		parts = append(parts, "updated "+claims.Seconds(max(0, m.now().Sub(m.snap.At).Seconds()))+" ago")
+		parts = append(parts, "updated "+output.Seconds(max(0, m.now().Sub(m.snap.At).Seconds()))+" ago")
 	} else {
 		parts = append(parts, "STALE since "+m.status.StoreAnswered.UTC().Format("15:04:05"))
 	}
 	out := []string{titleStyle.Render(clip(strings.Join(parts, " · "), m.width))}
-	for _, p := range m.status.Problems() {
+	for _, p := range render.Problems(m.status) {
 		out = append(out, bannerStyle.Render(fit("! "+p, m.width)))
 	}
 	return out
@@ -329,7 +331,7 @@ func (m Console) drainPane(rows int) []string {
 	if d.Undo {
 		what = "UNDO " + nodesText(d.Nodes)
 	}
-	title := "[" + what + "] " + d.Sentence()
+	title := "[" + what + "] " + render.Drain(*d)
 	if d.Done || d.Undone || d.Error != "" {
 		title += " (esc closes)"
 	}

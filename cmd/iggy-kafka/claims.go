@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"strconv"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -20,6 +17,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 	"github.com/iggy-kafka/iggy-kafka/tail"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 	"github.com/iggy-kafka/iggy-kafka/tui"
@@ -123,7 +121,7 @@ prints one line per change instead (NDJSON with -o json).`,
 				if err != nil {
 					return a.fail(err)
 				}
-				return a.fail(output.Print(w, f, "claims.group", groupDoc{d}))
+				return a.fail(output.Print(w, f, "claims.group", render.Groups{d}))
 			case watch && f == output.Text && isTerminal(w):
 				gws := a.dial(model.View.Nodes(now()))
 				live, closeLive, err := a.kafkaLive(gws)
@@ -167,7 +165,7 @@ prints one line per change instead (NDJSON with -o json).`,
 			if txns {
 				return a.fail(output.List(w, f, "claims.transactions", model.Transactions(now(), true)))
 			}
-			return a.fail(output.Print(w, f, "claims", fleetDoc(model.Tables(now()))))
+			return a.fail(output.Print(w, f, "claims", render.Fleet(model.Tables(now()))))
 		},
 	}
 	operatorCmd(cmd, noArgs)
@@ -257,58 +255,3 @@ func (s programSink) Status(st console.Status)       { s.p.Send(tui.StatusMsg(st
 // watchLoaded, when set by a test, is called once claims --watch has read the fleet and starts
 // following the log, so the test writes the record it expects as a change only after that.
 var watchLoaded func()
-
-// fleetDoc is `claims`: the node table, a blank line, then the partition table; JSON and YAML
-// hold both under "nodes" and "partitions".
-type fleetDoc claims.Tables
-
-func (d fleetDoc) Text(w io.Writer) error {
-	if err := output.List(w, output.Text, "", d.Nodes); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return err
-	}
-	return output.List(w, output.Text, "", d.Partitions)
-}
-
-// groupDoc is `claims --group G`: the coordinator row, the group's state, its members, its lag;
-// JSON and YAML hold one object per group under "data", the coordinator fields first.
-type groupDoc []livegroups.GroupDetail
-
-func (d groupDoc) Text(w io.Writer) error {
-	for _, g := range d {
-		if err := output.List(w, output.Text, "", []claims.GroupCoordinator{g.GroupCoordinator}); err != nil {
-			return err
-		}
-		gen := output.None
-		if g.Generation != nil {
-			gen = strconv.Itoa(int(*g.Generation))
-		}
-		t := output.NewTable([]string{"STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "MEMBERS"})
-		t.Add([]string{g.State, g.ProtocolType, g.Protocol, gen, strconv.Itoa(len(g.Members))})
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		if err := t.Write(w); err != nil {
-			return err
-		}
-		if g.DescribeError != "" {
-			if _, err := fmt.Fprintf(w, "the coordinator answered: %s\n", g.DescribeError); err != nil {
-				return err
-			}
-		}
-		for _, part := range []func() error{
-			func() error { return output.List(w, output.Text, "", g.Members) },
-			func() error { return output.List(w, output.Text, "", g.Lag) },
-		} {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
-			if err := part(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}

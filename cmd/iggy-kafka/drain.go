@@ -176,7 +176,7 @@ func runDrain(ctx context.Context, r drainRun) error {
 			r.who(), r.timeout, programName, drainwatch.JoinNodes(r.nodes))
 	}
 	differ := 0
-	for _, m := range plan.Moves(model.Watched()) {
+	for _, m := range plan.Moves(model.Snapshot()) {
 		fmt.Fprintln(r.errw, m.Sentence())
 		if !m.Planned {
 			differ++
@@ -207,7 +207,7 @@ func (r drainRun) watch(ctx context.Context, model *claims.Model, w *drainwatch.
 	fctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	step := func() error {
-		if err := show(w.Observe(model.Watched(), time.Now())); err != nil {
+		if err := show(w.Observe(model.Snapshot(), time.Now())); err != nil {
 			return err
 		}
 		if w.Done() || w.Undone() {

@@ -13,6 +13,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 )
 
 func newGroupCmd(a *app) *cobra.Command {
@@ -93,7 +94,7 @@ its coordinator knows exits 1.`,
 			if !d.InLog && len(d.Members) == 0 && len(d.Lag) == 0 {
 				return a.fail(fmt.Errorf("group %s is unknown: the log holds no such group and its coordinator knows none ('%s group list' lists the groups)", args[0], programName))
 			}
-			return a.fail(output.Print(cmd.OutOrStdout(), a.format(), "group.describe", groupDoc{d}))
+			return a.fail(output.Print(cmd.OutOrStdout(), a.format(), "group.describe", render.Groups{d}))
 		},
 	}
 	return operatorCmdOf(cmd, "group", groupArg)

@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 )
 
 // inspectMemoryLimit is the heap inspect lets grow before it collects; its resident size stays
@@ -84,7 +85,7 @@ Without --iggy the commands connect to 127.0.0.1:8090, where serve's embedded st
 					_ = s.Close()
 					return a.fail(err)
 				}
-				if err := s.CloseSummary(sum); err != nil {
+				if err := s.CloseSummary(render.VerifyVerdict{Summary: sum}); err != nil {
 					return a.fail(err)
 				}
 				if sum.Findings > 0 {

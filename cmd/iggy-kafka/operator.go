@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -287,5 +286,3 @@ func isTerminal(w any) bool {
 
 // now is the operator commands' clock for ages and "held for".
 var now = time.Now
-
-func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

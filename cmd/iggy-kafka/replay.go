@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 )
 
 func newReplayCmd(a *app) *cobra.Command {
@@ -57,7 +56,7 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 			}
 			w := cmd.OutOrStdout()
 			if !diffLive {
-				return a.fail(output.Print(w, a.format(), "replay", replayDoc{res}))
+				return a.fail(output.Print(w, a.format(), "replay", render.Replay{Result: res}))
 			}
 			gws, err := a.gateways(cmd.Context(), log)
 			if err != nil {
@@ -72,7 +71,7 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 			if err != nil {
 				return a.fail(a.kafkaError(cmd.Context(), gws, err))
 			}
-			if err := output.ListSummary(w, a.format(), "replay.differences", diffs, sum); err != nil {
+			if err := output.ListSummary(w, a.format(), "replay.differences", diffs, render.LiveDiffVerdict{Summary: sum}); err != nil {
 				return a.fail(err)
 			}
 			if !sum.Agree {
@@ -92,65 +91,4 @@ or how many differences there are (exit 1); under "summary" with -o json or yaml
 	fl.StringVar(&until, "until", "", "stop after this offset, RFC 3339 time or duration ago")
 	fl.BoolVar(&diffLive, "diff-live", false, "compare with what the gateways answer; exit 1 on a difference")
 	return cmd
-}
-
-// replayDoc lays a replay out as text: a summary, then groups, members and offsets.
-type replayDoc struct{ *replay.Result }
-
-func (d replayDoc) MarshalJSON() ([]byte, error) { return jsonOf(d.Result) }
-
-// Text prints the summary, then the groups, members and offsets as three tables, and a fourth of
-// the consumer groups' members when the partition has KIP-848 consumer groups (for those, the
-// groups table shows the group epoch as GENERATION and the assignor as PROTOCOL).
-func (d replayDoc) Text(w io.Writer) error {
-	r := d.Result
-	through := "-"
-	if r.Through != nil {
-		through = strconv.FormatUint(*r.Through, 10)
-	}
-	claim := "no claim"
-	if r.Claim != nil {
-		claim = fmt.Sprintf("claim %d by node %d (%s) at offset %d", r.Claim.Number, r.Claim.Node, r.Claim.Addr, r.Claim.Offset)
-	}
-	fmt.Fprintf(w, "partition %d: offsets %d..%s, %d records (%d void), %s\n", r.Partition, r.From, through, r.Records, r.Void, claim)
-	fmt.Fprintf(w, "replayed in %s (%s records/s)\n\n", time.Duration(r.Seconds*float64(time.Second)).Round(time.Microsecond), strconv.FormatFloat(r.Rate, 'f', 0, 64))
-	g := output.NewTable([]string{"GROUP", "STATE", "GENERATION", "PROTOCOL-TYPE", "PROTOCOL", "LEADER", "MEMBERS", "OFFSETS"})
-	m := output.NewTable([]string{"GROUP", "MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "CLIENT-HOST", "ASSIGNMENT"})
-	o := output.NewTable([]string{"GROUP", "TOPIC", "PARTITION", "OFFSET", "LEADER-EPOCH", "METADATA"})
-	for _, v := range r.Groups {
-		g.Add([]string{v.Group, v.State, strconv.Itoa(int(v.Generation)), v.ProtocolType, v.Protocol, v.Leader, strconv.Itoa(len(v.Members)), strconv.Itoa(len(v.Offsets))})
-		for _, mv := range v.Members {
-			m.Add([]string{v.Group, mv.MemberID, mv.InstanceID, mv.ClientID, mv.ClientHost, mv.Assignment})
-		}
-		for _, ov := range v.Offsets {
-			epoch := ""
-			if ov.LeaderEpoch >= 0 {
-				epoch = strconv.Itoa(int(ov.LeaderEpoch))
-			}
-			o.Add([]string{v.Group, ov.Topic, strconv.Itoa(int(ov.Partition)), strconv.FormatInt(ov.Offset, 10), epoch, ov.Metadata})
-		}
-	}
-	tables := []*output.Table{g, m, o}
-	// KIP-848 consumer groups: each member's epoch, state and partitions, when there are any.
-	cm := output.NewTable([]string{"GROUP", "MEMBER-ID", "INSTANCE-ID", "EPOCH", "STATE", "ASSIGNED", "PENDING-REVOCATION", "TARGET"})
-	for _, v := range r.Groups {
-		if v.Consumer == nil {
-			continue
-		}
-		for _, mv := range v.Consumer.Members {
-			cm.Add([]string{v.Group, mv.MemberID, mv.InstanceID, strconv.Itoa(int(mv.Epoch)), mv.State, mv.Assigned, mv.PendingRevocation, mv.Target})
-		}
-		if len(tables) == 3 {
-			tables = append(tables, cm)
-		}
-	}
-	for i, t := range tables {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := t.Write(w); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // Tenure is one claim of a partition and how long its owner held it.
@@ -264,16 +265,16 @@ func (r PartitionRow) Cells() []string {
 		at = r.ClaimedAt.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	if r.HeldSeconds != nil {
-		held = Seconds(*r.HeldSeconds)
+		held = output.Seconds(*r.HeldSeconds)
 	}
 	if r.CheckpointOffset != nil {
 		cp = strconv.FormatUint(*r.CheckpointOffset, 10)
 	}
 	if r.CheckpointAgeSeconds != nil {
-		age = Seconds(*r.CheckpointAgeSeconds)
+		age = output.Seconds(*r.CheckpointAgeSeconds)
 	}
 	if r.OwnerLagSeconds != nil {
-		lag = Seconds(*r.OwnerLagSeconds)
+		lag = output.Seconds(*r.OwnerLagSeconds)
 	}
 	switch {
 	case r.AssignedNode != nil:
@@ -289,22 +290,6 @@ func (r PartitionRow) Cells() []string {
 		flags += f
 	}
 	return []string{strconv.Itoa(r.Partition), owner, r.OwnerAddr, claim, at, held, strconv.Itoa(r.Groups), strconv.FormatUint(r.LogEndOffset, 10), cp, age, strconv.Itoa(r.SinceCheckpoint), lag, assigned, flags}
-}
-
-// Seconds shows a duration in seconds the way operators read it: 850ms, 12s, 3m4s, 2h5m.
-func Seconds(s float64) string {
-	d := time.Duration(s * float64(time.Second))
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return d.Round(time.Second).String()
-	}
-	return d.Round(time.Minute).String()
 }
 
 // Rows builds the 16 claim rows as of now.
@@ -401,7 +386,7 @@ func (r TenureRow) Cells() []string {
 	if r.Current {
 		cur = "yes"
 	}
-	return []string{strconv.Itoa(r.Partition), strconv.FormatUint(r.Claim, 10), strconv.Itoa(int(r.Node)), r.Addr, strconv.FormatUint(r.Offset, 10), r.ClaimedAt.UTC().Format("2006-01-02T15:04:05.000Z"), Seconds(r.HeldSeconds), strconv.FormatUint(r.Records, 10), cur}
+	return []string{strconv.Itoa(r.Partition), strconv.FormatUint(r.Claim, 10), strconv.Itoa(int(r.Node)), r.Addr, strconv.FormatUint(r.Offset, 10), r.ClaimedAt.UTC().Format("2006-01-02T15:04:05.000Z"), output.Seconds(r.HeldSeconds), strconv.FormatUint(r.Records, 10), cur}
 }
 
 // History lists every valid claim of a tracker's partition, oldest first.
@@ -478,8 +463,10 @@ func (f *Model) CoordinatorOf(group string, node int32, addr string, fcErr error
 // Claim is the newest valid claim of log partition p.
 func (f *Model) Claim(p int) record.Claim { return f.Parts[p].State.Claim() }
 
-// Watched is the model as a drain watch reads it.
-func (f *Model) Watched() drainwatch.Fleet { return drainwatch.Fleet{View: f.View, Claim: f.Claim} }
+// Snapshot is the model at this instant as a drain watch reads it: the fleet view and the claims.
+func (f *Model) Snapshot() drainwatch.Snapshot {
+	return drainwatch.Snapshot{View: f.View, Claim: f.Claim}
+}
 
 // GroupView is the group as the log holds it, nil when its partition holds no such group.
 func (f *Model) GroupView(group string) *stateview.GroupView {

@@ -3,6 +3,8 @@ package claims
 import (
 	"strconv"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // NodeRow is one gateway of the node table (`claims`, `claims --nodes`, the watch view). JSON
@@ -40,7 +42,7 @@ func (r NodeRow) Cells() []string {
 	}
 	ago, since, version := "-", "-", r.Version
 	if r.AnnouncedAgoSeconds != nil {
-		ago = Seconds(*r.AnnouncedAgoSeconds) + " ago"
+		ago = output.Seconds(*r.AnnouncedAgoSeconds) + " ago"
 	}
 	if r.DrainedSince != nil {
 		since = r.DrainedSince.UTC().Format("2006-01-02T15:04:05Z")

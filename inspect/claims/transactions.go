@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // TxnRow is one transactional id as `claims --transactions` lists it: where its state lives,
@@ -39,7 +40,7 @@ func (r TxnRow) Cells() []string {
 		coord = strconv.Itoa(int(*r.Coordinator))
 	}
 	if r.AgeSeconds != nil {
-		age = Seconds(*r.AgeSeconds)
+		age = output.Seconds(*r.AgeSeconds)
 	}
 	if parts == "" {
 		parts = "-"
@@ -48,7 +49,7 @@ func (r TxnRow) Cells() []string {
 		groups = "-"
 	}
 	return []string{r.TransactionalID, strconv.Itoa(r.Partition), coord, r.State, strconv.FormatInt(r.ProducerID, 10),
-		strconv.Itoa(int(r.Epoch)), Seconds(float64(r.TimeoutMs) / 1000), age, parts, groups}
+		strconv.Itoa(int(r.Epoch)), output.Seconds(float64(r.TimeoutMs) / 1000), age, parts, groups}
 }
 
 // Transactions lists the transactional ids the log holds, by id; with open only those with a

@@ -278,22 +278,6 @@ func Watch(ctx context.Context, l *logread.Log, f *Model, emit func(Update) erro
 	})
 }
 
-// HandoverText is a handover as one sentence, for logs and the watch view's pane.
-func HandoverText(h Handover) string {
-	var b strings.Builder
-	b.WriteString("partition " + strconv.Itoa(h.Partition) + ": ")
-	if h.From == nil {
-		b.WriteString("claimed by node " + strconv.Itoa(int(h.To)))
-	} else {
-		b.WriteString("node " + strconv.Itoa(int(*h.From)) + " -> node " + strconv.Itoa(int(h.To)))
-	}
-	b.WriteString(" (claim " + strconv.FormatUint(h.Claim, 10) + ")")
-	if h.HeldSeconds != nil {
-		b.WriteString(", held " + Seconds(*h.HeldSeconds))
-	}
-	return b.String()
-}
-
 // Reasons of a handover: an interface (JSON, the console), add, never rename.
 const (
 	ReasonFirst = "first" // the partition's first claim

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -65,25 +64,6 @@ func (s Status) StoreOK() bool {
 // Healthy reports whether every source answers.
 func (s Status) Healthy() bool { return s.StoreOK() && len(s.Unreachable) == 0 }
 
-// Problems are the sentences of the console's banner, one per source that does not answer.
-func (s Status) Problems() []string {
-	var out []string
-	if !s.StoreOK() {
-		msg := "no answer from the store at " + s.Store + " for " + claims.Seconds(s.At.Sub(s.StoreAnswered).Seconds())
-		if !s.NextRetry.IsZero() {
-			msg += " (retry " + strconv.Itoa(s.Retry) + " in " + claims.Seconds(max(0, s.NextRetry.Sub(s.At).Seconds())) + ")"
-		}
-		if s.StoreError != "" {
-			msg += ": " + s.StoreError
-		}
-		out = append(out, msg+"; the rows are as of "+s.StoreAnswered.UTC().Format("15:04:05"))
-	}
-	for _, r := range s.Unreachable {
-		out = append(out, r.Sentence())
-	}
-	return out
-}
-
 // DrainStatus is a drain or an undo started from the console, as it goes.
 type DrainStatus struct {
 	Nodes []int32
@@ -100,39 +80,6 @@ type DrainStatus struct {
 	Moves []drainwatch.Move
 	// Error is why the request could not be written.
 	Error string
-}
-
-// Sentence says where the drain stands.
-func (d DrainStatus) Sentence() string {
-	who := drainwatch.Who(d.Nodes)
-	served := 0
-	for _, e := range d.Events {
-		if e.Phase == drainwatch.PhaseServed {
-			served++
-		}
-	}
-	switch {
-	case d.Error != "":
-		return "the request for " + who + " failed: " + d.Error
-	case d.Undo && d.Done:
-		return who + " serving again"
-	case d.Undo:
-		return "asked " + who + " to come back; waiting until it serves"
-	case d.Undone:
-		return "the drain of " + who + " was undone meanwhile"
-	case d.Done:
-		differ := 0
-		for _, m := range d.Moves {
-			if !m.Planned {
-				differ++
-			}
-		}
-		if differ > 0 {
-			return fmt.Sprintf("%s drained, but %d move(s) differ from the plan", who, differ)
-		}
-		return who + " drained: every partition is claimed and served elsewhere"
-	}
-	return fmt.Sprintf("draining %s: %d of %d partition(s) served elsewhere", who, served, len(d.Plan.Steps))
 }
 
 // Sink receives what a console says: a snapshot after every round that read something, and a
@@ -371,7 +318,7 @@ func (s *session) observe() {
 	if d == nil || d.Done || d.Undone || d.Error != "" {
 		return
 	}
-	f := s.m.Watched()
+	f := s.m.Snapshot()
 	d.Events = append(d.Events, d.watch.Observe(f, s.c.Log.Clock().Now())...)
 	d.Done, d.Undone = d.watch.Done(), d.watch.Undone()
 	if d.Done && !d.Undo {

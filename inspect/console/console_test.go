@@ -21,6 +21,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
@@ -174,8 +175,8 @@ func TestConsoleSurvivesTheStore(t *testing.T) {
 		said = st
 		return nil
 	})
-	t.Logf("the console said %q %v after the store stopped", said.Problems(), time.Since(stopped).Round(time.Millisecond))
-	if p := said.Problems(); len(p) != 1 || !strings.Contains(p[0], "no answer from the store at "+e.srv.Addr) {
+	t.Logf("the console said %q %v after the store stopped", render.Problems(said), time.Since(stopped).Round(time.Millisecond))
+	if p := render.Problems(said); len(p) != 1 || !strings.Contains(p[0], "no answer from the store at "+e.srv.Addr) {
 		t.Fatalf("problems %q", p)
 	}
 	if snap, _ := e.sink.last(); len(snap.Rows) != 16 || snap.Rows[0].OwnerNode == nil || *snap.Rows[0].OwnerNode != 1 {
@@ -333,7 +334,7 @@ func TestConsoleDrainsAndUndoes(t *testing.T) {
 		}
 		return nil
 	})
-	if got := snap.Drain.Sentence(); got != "node 2 drained: every partition is claimed and served elsewhere" {
+	if got := render.Drain(*snap.Drain); got != "node 2 drained: every partition is claimed and served elsewhere" {
 		t.Fatalf("sentence %q, events %+v", got, snap.Drain.Events)
 	}
 	if len(snap.Drain.Events) != 15 {
@@ -389,7 +390,7 @@ func TestConsoleProbesEachAnnouncedGateway(t *testing.T) {
 	e.start(false)
 	checkfor.Eventually(t, 5*time.Second, "the banner names node 2", func() error {
 		_, st := e.sink.last()
-		if p := st.Problems(); len(p) != 1 || p[0] != "no answer from node 2 at 10.0.0.2:9092: connection refused" || st.Healthy() {
+		if p := render.Problems(st); len(p) != 1 || p[0] != "no answer from node 2 at 10.0.0.2:9092: connection refused" || st.Healthy() {
 			return fmt.Errorf("problems %q", p)
 		}
 		return nil
@@ -452,7 +453,7 @@ func TestConsoleDrainUndoneFromASkewedClock(t *testing.T) {
 		}
 		return nil
 	})
-	if got := snap.Drain.Sentence(); got != "the drain of node 2 was undone meanwhile" {
+	if got := render.Drain(*snap.Drain); got != "the drain of node 2 was undone meanwhile" {
 		t.Fatalf("sentence %q", got)
 	}
 }
@@ -462,16 +463,16 @@ func TestConsoleDrainUndoneFromASkewedClock(t *testing.T) {
 func TestStatusStaleness(t *testing.T) {
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	s := console.Status{At: at.Add(900 * time.Millisecond), Store: "127.0.0.1:8090", StoreAnswered: at, StaleAfter: time.Second}
-	if !s.StoreOK() || len(s.Problems()) != 0 {
-		t.Fatalf("silent 900ms: %+v %q", s, s.Problems())
+	if !s.StoreOK() || len(render.Problems(s)) != 0 {
+		t.Fatalf("silent 900ms: %+v %q", s, render.Problems(s))
 	}
 	s.At = at.Add(1100 * time.Millisecond)
-	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 1s; the rows are as of 09:00:00" {
-		t.Fatalf("silent 1.1s: %q", s.Problems())
+	if s.StoreOK() || render.Problems(s)[0] != "no answer from the store at 127.0.0.1:8090 for 1s; the rows are as of 09:00:00" {
+		t.Fatalf("silent 1.1s: %q", render.Problems(s))
 	}
 	s.At, s.StoreError, s.Retry, s.NextRetry = at.Add(200*time.Millisecond), "connection refused", 2, at.Add(700*time.Millisecond)
-	if s.StoreOK() || s.Problems()[0] != "no answer from the store at 127.0.0.1:8090 for 200ms (retry 2 in 500ms): connection refused; the rows are as of 09:00:00" {
-		t.Fatalf("failed request: %q", s.Problems())
+	if s.StoreOK() || render.Problems(s)[0] != "no answer from the store at 127.0.0.1:8090 for 200ms (retry 2 in 500ms): connection refused; the rows are as of 09:00:00" {
+		t.Fatalf("failed request: %q", render.Problems(s))
 	}
 	// One sentence per gateway that does not answer, naming its node; those that answer are
 	// not mentioned.
@@ -481,11 +482,11 @@ func TestStatusStaleness(t *testing.T) {
 			{Gateway: dial.Gateway{Node: 3, Addr: "10.0.0.3:9092"}, Err: errors.New("i/o timeout")},
 		}}
 	want := []string{"no answer from node 1 at 10.0.0.1:9092: dial tcp: refused", "no answer from node 3 at 10.0.0.3:9092: i/o timeout"}
-	if !s.StoreOK() || s.Healthy() || !slices.Equal(s.Problems(), want) {
-		t.Fatalf("gateways away: %q", s.Problems())
+	if !s.StoreOK() || s.Healthy() || !slices.Equal(render.Problems(s), want) {
+		t.Fatalf("gateways away: %q", render.Problems(s))
 	}
 	s.Unreachable = []dial.Reach{{Gateway: dial.Gateway{Addr: "localhost:9092"}, Err: errors.New("dial tcp: refused")}}
-	if p := s.Problems(); len(p) != 1 || p[0] != "no answer from localhost:9092: dial tcp: refused" {
+	if p := render.Problems(s); len(p) != 1 || p[0] != "no answer from localhost:9092: dial tcp: refused" {
 		t.Fatalf("given address away: %q", p)
 	}
 }

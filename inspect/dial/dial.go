@@ -92,11 +92,6 @@ type Reach struct {
 	Err error
 }
 
-// Sentence says that the gateway does not answer, and why.
-func (r Reach) Sentence() string {
-	return "no answer from " + r.Gateway.String() + ": " + r.Err.Error()
-}
-
 // Unreachable keeps the gateways that did not answer.
 func Unreachable(rs []Reach) []Reach {
 	var out []Reach

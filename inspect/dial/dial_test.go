@@ -13,6 +13,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
 	"github.com/iggy-kafka/iggy-kafka/inspect/dial"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
 )
 
@@ -79,7 +80,7 @@ func TestProberAsksEachAddressAlone(t *testing.T) {
 			t.Fatalf("round %d: the closed port: %+v", round, reach[1])
 		}
 		down := dial.Unreachable(reach)
-		if len(down) != 1 || down[0].Sentence() != "no answer from node 7 at "+closed+": "+reach[1].Err.Error() {
+		if len(down) != 1 || render.NoAnswer(down[0]) != "no answer from node 7 at "+closed+": "+reach[1].Err.Error() {
 			t.Fatalf("round %d: unreachable %+v", round, down)
 		}
 		// The second round asks them in another order: the answers follow the addresses.

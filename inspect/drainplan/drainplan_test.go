@@ -181,13 +181,13 @@ func TestDrainProgress(t *testing.T) {
 		t.Fatalf("plan %+v %v", plan, err)
 	}
 	d := drainwatch.Drain(plan)
-	if ev := d.Observe(f.Watched(), planAt); len(ev) != 0 || d.Done() {
+	if ev := d.Observe(f.Snapshot(), planAt); len(ev) != 0 || d.Done() {
 		t.Fatalf("before anything: %+v", ev)
 	}
 	// Node 2 stops announcing partition 1; node 1 claims it but does not announce it yet.
 	f.View.Announce(testlog.Announcement(2, "h:2", 56, 2))
 	claimBy(f, 1, 1, 2)
-	ev := d.Observe(f.Watched(), planAt)
+	ev := d.Observe(f.Snapshot(), planAt)
 	if len(ev) != 2 || ev[0].Sentence() != "partition 1: released by node 2" || ev[1].Sentence() != "partition 1: claimed by node 1 (claim 2)" || d.Done() {
 		t.Fatalf("events %+v", ev)
 	}
@@ -196,7 +196,7 @@ func TestDrainProgress(t *testing.T) {
 	a := testlog.Announcement(1, "h:1", 57, 0)
 	a.Claims[1], a.Claims[2] = 2, 2
 	f.View.Announce(a)
-	ev = d.Observe(f.Watched(), planAt)
+	ev = d.Observe(f.Snapshot(), planAt)
 	var got []string
 	for _, e := range ev {
 		got = append(got, e.Sentence())
@@ -205,18 +205,18 @@ func TestDrainProgress(t *testing.T) {
 	if strings.Join(got, "; ") != strings.Join(want, "; ") || !d.Done() {
 		t.Fatalf("events %q, want %q (done %v)", got, want, d.Done())
 	}
-	if ev := d.Observe(f.Watched(), planAt); len(ev) != 0 {
+	if ev := d.Observe(f.Snapshot(), planAt); len(ev) != 0 {
 		t.Fatalf("repeated events %+v", ev)
 	}
 	// What moved is what was planned; a partition that moved outside the plan is told.
-	for _, m := range plan.Moves(f.Watched()) {
+	for _, m := range plan.Moves(f.Snapshot()) {
 		if !m.Planned {
 			t.Fatalf("unplanned %s", m.Sentence())
 		}
 	}
 	claimBy(f, 0, 2, 2)
 	var unplanned []string
-	for _, m := range plan.Moves(f.Watched()) {
+	for _, m := range plan.Moves(f.Snapshot()) {
 		if !m.Planned {
 			unplanned = append(unplanned, m.Sentence())
 		}

@@ -383,7 +383,7 @@ func (GroupLag) Columns() []string {
 func (l GroupLag) Cells() []string {
 	lagTime := ""
 	if l.LagSeconds != nil {
-		lagTime = claims.Seconds(*l.LagSeconds)
+		lagTime = output.Seconds(*l.LagSeconds)
 	}
 	return []string{l.Topic, strconv.Itoa(int(l.Partition)), output.IntText(l.Committed), output.IntText(l.LogEnd), output.IntText(l.Lag), lagTime, l.ClientID, l.MemberID}
 }

@@ -163,7 +163,7 @@ func TestLiveFleetClaimsAndDiff(t *testing.T) {
 	// And verify finds the live log clean.
 	sum, err := verify.Verify(ctx, log, nil, func(f verify.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
 	if err != nil || sum.Findings != 0 {
-		t.Fatalf("verify of the live log: %s, %v", sum, err)
+		t.Fatalf("verify of the live log: %+v, %v", sum, err)
 	}
 }
 
@@ -243,7 +243,7 @@ func TestLiveFleetConsumerGroup(t *testing.T) {
 	}
 	sum, err := verify.Verify(ctx, log, nil, func(f verify.Finding) error { return errors.New(f.Kind + ": " + f.Detail) })
 	if err != nil || sum.Findings != 0 {
-		t.Fatalf("verify of the live log: %s, %v", sum, err)
+		t.Fatalf("verify of the live log: %+v, %v", sum, err)
 	}
 	for _, cl := range members {
 		cl.Close()

@@ -2,10 +2,8 @@ package livegroups
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
-	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // Summary is the verdict of comparing a replay with the gateways (replay --diff-live). JSON
@@ -28,15 +26,6 @@ func newSummary(r *replay.Result, diffs []Difference) Summary {
 		differing[d.Group] = true
 	}
 	return Summary{Partition: r.Partition, Agree: len(diffs) == 0, Groups: len(r.Groups), Differences: len(diffs), GroupsDiffering: len(differing)}
-}
-
-// String is the verdict's sentence: "partition 7: the log and the gateways agree (2 groups)", or
-// how many differences there are in how many groups.
-func (s Summary) String() string {
-	if s.Agree {
-		return fmt.Sprintf("partition %d: the log and the gateways agree (%s)", s.Partition, output.Plural(s.Groups, "group"))
-	}
-	return fmt.Sprintf("partition %d: %s in %s between the log and the gateways", s.Partition, output.Plural(s.Differences, "difference"), output.Plural(s.GroupsDiffering, "group"))
 }
 
 // CompareReplay is `replay --diff-live`: it compares a replayed partition's groups with what the

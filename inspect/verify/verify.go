@@ -11,7 +11,6 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
-	"github.com/iggy-kafka/iggy-kafka/internal/output"
 )
 
 // Kinds of Finding. They are an interface (scripts match them); add, never rename.
@@ -215,11 +214,6 @@ type Summary struct {
 	// Records counts every message read, undecodable ones included.
 	Records  uint64 `json:"records"`
 	Findings int    `json:"findings"`
-}
-
-// String is the verdict's sentence: "34 records, 1 finding".
-func (s Summary) String() string {
-	return output.Plural(int(s.Records), "record") + ", " + output.Plural(s.Findings, "finding")
 }
 
 // Verify checks every record of the partitions from their start and calls emit with each

@@ -6,6 +6,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 )
 
 // A clean history: node 1 claims, commits, hands over to node 2, which commits on.
@@ -75,8 +76,8 @@ func TestVerifyFindsEveryKind(t *testing.T) {
 	e.Put(0, bad)
 	want := []string{verify.FindingClaimDuplicate, verify.FindingClaimDecreasing, verify.FindingVoidUnclaimed, verify.FindingUndecodable, verify.FindingCheckpointDiff}
 	got, sum := verifySummary(t, e)
-	if sum.String() != "7 records, 5 findings" {
-		t.Errorf("verdict %q", sum)
+	if (render.VerifyVerdict{Summary: sum}).String() != "7 records, 5 findings" {
+		t.Errorf("verdict %q", render.VerifyVerdict{Summary: sum})
 	}
 	if len(got) != len(want) {
 		t.Fatalf("findings %+v, want kinds %v", got, want)
