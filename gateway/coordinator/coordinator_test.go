@@ -410,19 +410,85 @@ func TestStaleLeaseStopsServing(t *testing.T) {
 		c.Clock = clk
 		c.LeasePoll = time.Hour // only the first read, then the test moves the clock
 		c.LeaseBound = 10 * time.Second
+		c.HandoverBound = 0 // the product's default: 3 x LeasePoll, capped at LeaseBound
 		c.AnnounceInterval, c.FollowInterval = time.Hour, time.Hour
 	})
-	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	// A partition whose load failed (a slow store read on a loaded machine) is loaded again at
+	// the next lease read, which the fake clock never brings: kickLease asks for it instead,
+	// without moving the clock.
+	waitServing(t, "a serves all", func() error {
+		if n := len(serving(a)); n != 16 {
+			a.kickLease()
+			return fmt.Errorf("%d", n)
+		}
+		return nil
+	})
 	g := groupIn(7, "frozen")
 	if _, code := (directory{a}).Manager(g); code != 0 {
 		t.Fatalf("fresh lease answers %d", code)
 	}
-	clk.Advance(10 * time.Second)
+	// HandoverBound derives from LeasePoll (3 x one hour), capped at LeaseBound: 10 s. One
+	// nanosecond before it the lease is still fresh; at it, it is not.
+	if a.cfg.HandoverBound != 10*time.Second {
+		t.Fatalf("HandoverBound %v, want the 10 s LeaseBound caps it to", a.cfg.HandoverBound)
+	}
+	clk.Advance(a.cfg.HandoverBound - time.Nanosecond)
+	if _, code := (directory{a}).Manager(g); code != 0 {
+		t.Fatalf("lease a nanosecond short of its bound answers %d", code)
+	}
+	clk.Advance(time.Nanosecond)
 	if _, code := (directory{a}).Manager(g); code != kerr.NotCoordinator.Code {
-		t.Fatalf("lease past its bound answers %d", code)
+		t.Fatalf("lease at its bound answers %d", code)
 	}
 	if err := (journal{part(a, 7)}).Append(ctxT(t), commit(g, "t", 0, 1)); !errors.Is(err, group.ErrNotCoordinator) {
 		t.Fatalf("append on a stale lease: %v", err)
+	}
+}
+
+// A gained partition whose previous owner did not release it starts serving exactly
+// HandoverBound after the gain, not a nanosecond before, on the coordinator's clock; one whose
+// previous owner released it serves at once.
+func TestGainedPartitionServesAfterHandoverBound(t *testing.T) {
+	s := newStore(t)
+	clk := clock.NewFake(time.Now())
+	a := start(t, s, 1, func(c *Config) {
+		c.Clock = clk
+		c.LeasePoll = 20 * time.Millisecond // on the fake clock: no lease read after the first
+		c.HandoverBound = 0                 // the product's default, derived from LeasePoll
+		c.AnnounceInterval, c.FollowInterval = time.Hour, time.Hour
+	})
+	if a.cfg.HandoverBound != 3*a.cfg.LeasePoll {
+		t.Fatalf("HandoverBound %v, want 3 x LeasePoll %v", a.cfg.HandoverBound, a.cfg.LeasePoll)
+	}
+	waiting := func(p int, prev record.Claim) *partition {
+		pt := newPartition(a, p, clk.Now())
+		t.Cleanup(pt.cancel)
+		pt.prev = prev
+		pt.serveAt = pt.gained.Add(a.cfg.HandoverBound)
+		pt.status.Store(stWaiting)
+		return pt
+	}
+	other := waiting(3, record.Claim{Number: 7, Node: 2}) // node 2 announced no release
+	other.promote()
+	if other.status.Load() != stWaiting {
+		t.Fatalf("served at the gain, status %d", other.status.Load())
+	}
+	clk.Advance(a.cfg.HandoverBound - time.Nanosecond)
+	other.promote()
+	if other.status.Load() != stWaiting {
+		t.Fatalf("served a nanosecond before HandoverBound, status %d", other.status.Load())
+	}
+	clk.Advance(time.Nanosecond)
+	other.promote()
+	if other.status.Load() != stServing {
+		t.Fatalf("not serving at HandoverBound after the gain, status %d", other.status.Load())
+	}
+
+	a.noteReleased(4, 9)
+	own := waiting(4, record.Claim{Number: 9, Node: 1})
+	own.promote()
+	if own.status.Load() != stServing {
+		t.Fatalf("a partition this gateway released is not served at once, status %d", own.status.Load())
 	}
 }
 
