@@ -82,6 +82,12 @@ const (
 	defaultMaxMessage     = 1048588
 	defaultTailCache      = 32 << 20
 	defaultFetchCache     = 256 << 20
+	// keptShare: an eighth of Config.FetchCacheBytes keeps producers' own batches once the tail
+	// cache lets them go, the rest the batches fetches rebuilt. Producers fill the kept share
+	// whether anyone reads behind the tail or not, so it is small enough for the memory goal
+	// (docs/performance.md, Memory); a reader that finds a batch in it gets the producer's bytes
+	// instead of a rebuild, which for compressible values is 8 times the CPU.
+	keptShare = 8
 	producerIDsTopic      = "producer_ids"
 	metaSuffix            = ".meta"
 	maxKafkaTopicName     = 249
@@ -113,10 +119,13 @@ type Bridge struct {
 
 	cache   *tailCache    // nil when Config.TailCacheBytes < 0
 	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
+	// kept holds producers' batches the tail cache let go, in a share of the fetch cache's
+	// memory (keptShare); nil when either cache is off.
+	kept *rebuiltCache
 	// rebuilds are the fetches rebuilding from Iggy for the fetch cache (rebuilt.go).
 	rebuilds rebuilds
 	// sources are the fetch path's sources in the order a read asks them (fetchread.go).
-	sources [3]fetchSource
+	sources [4]fetchSource
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}
@@ -151,9 +160,16 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
 	if cfg.FetchCacheBytes > 0 {
-		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
+		kept := cfg.FetchCacheBytes / keptShare
+		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes-kept, b.metrics)
+		if b.cache != nil {
+			if b.kept = newRebuiltCache(kept, b.metrics); b.kept != nil {
+				b.kept.kept = true
+				b.cache.kept = b.kept
+			}
+		}
 	}
-	b.sources = [...]fetchSource{tailSource{b}, rebuiltSource{b}, iggySource{b}}
+	b.sources = [...]fetchSource{tailSource{b}, keptSource{b}, rebuiltSource{b}, iggySource{b}}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, err
@@ -236,6 +252,9 @@ func (b *Bridge) Close() error {
 	b.mu.Unlock()
 	if b.rebuilt != nil {
 		b.rebuilt.close()
+	}
+	if b.kept != nil {
+		b.kept.close()
 	}
 	return nil
 }
