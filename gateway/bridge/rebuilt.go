@@ -9,6 +9,9 @@ import (
 // time, so a sixteenth of it is the most that one eviction forgets.
 const rebuiltChunks = 16
 
+// minRebuiltChunk is the smallest chunk a rebuiltCache is made of.
+const minRebuiltChunk = 64 << 10
+
 // rebuiltKey names one rebuilt batch: the partition state it was read for (a topic deleted and
 // re-created gets a new one), that state's cache generation (bumped when a check finds the
 // partition is no longer the one read), the offset of its first record, which is the offset of
@@ -78,7 +81,7 @@ type rebuiltChunk struct {
 // of 64 KiB.
 func newRebuiltCache(limit int64, m *Metrics) *rebuiltCache {
 	size := limit / rebuiltChunks
-	if size < 64<<10 {
+	if size < minRebuiltChunk {
 		return nil
 	}
 	return &rebuiltCache{chunkSize: int(min(size, 1<<30)), index: map[rebuiltKey]rebuiltEntry{}, metrics: m}
