@@ -53,8 +53,8 @@ type Config struct {
 	TailCacheBytes int64
 	// FetchCacheBytes bounds the memory that keeps the Kafka batches fetches rebuilt from Iggy,
 	// so that other consumers of the same records (other groups, a group reading again) get
-	// those bytes instead of the records being read, rebuilt and compressed once more. An eighth
-	// of it (from 8 MiB on, with the tail cache on) keeps the producers' own batches the tail
+	// those bytes instead of the records being read, rebuilt and compressed once more. A sixteenth
+	// of it (from 16 MiB on, with the tail cache on) keeps the producers' own batches the tail
 	// cache lets go, so that a reader starting at one gets its producer's bytes. The memory is
 	// apart from the Go heap and taken as it fills. Default 256 MiB; negative turns the cache
 	// off.
@@ -84,12 +84,12 @@ const (
 	defaultMaxMessage = 1048588
 	defaultTailCache  = 32 << 20
 	defaultFetchCache = 256 << 20
-	// keptShare: an eighth of Config.FetchCacheBytes keeps producers' own batches once the tail
+	// keptShare: a sixteenth of Config.FetchCacheBytes keeps producers' own batches once the tail
 	// cache lets them go, the rest the batches fetches rebuilt. Producers fill the kept share
 	// whether anyone reads behind the tail or not, so it is small enough for the memory goal
 	// (docs/performance.md, Memory); a reader that finds a batch in it gets the producer's bytes
 	// instead of a rebuild, which for compressible values is 8 times the CPU.
-	keptShare             = 8
+	keptShare             = 16
 	producerIDsTopic      = "producer_ids"
 	metaSuffix            = ".meta"
 	maxKafkaTopicName     = 249

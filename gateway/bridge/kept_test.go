@@ -12,13 +12,13 @@ import (
 )
 
 // keptBridge is a bridge over m whose tail cache holds 16 KiB of producers' batches, a few
-// dozen of the tests' batches at most, and whose fetch cache of 8 MiB keeps 1 MiB of those the
+// dozen of the tests' batches at most, and whose fetch cache of 16 MiB keeps 1 MiB of those the
 // tail cache lets go.
 func keptBridge(t *testing.T, m *memStore) *Bridge {
 	t.Helper()
-	b := topicBridge(t, m, Config{TailCacheBytes: 16 << 10, FetchCacheBytes: 8 << 20})
+	b := topicBridge(t, m, Config{TailCacheBytes: 16 << 10, FetchCacheBytes: 16 << 20})
 	if b.kept == nil {
-		t.Fatal("no kept share in a fetch cache of 8 MiB")
+		t.Fatal("no kept share in a fetch cache of 16 MiB")
 	}
 	return b
 }
