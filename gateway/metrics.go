@@ -97,6 +97,14 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_fetch_cache_fetches_total",
 		Help: "Partition reads answered with batches an earlier fetch rebuilt, from the fetch cache.",
 	}, func() float64 { return float64(b.RebuiltFetches()) })
+	keptFetches := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_cache_kept_fetches_total",
+		Help: "Partition reads answered with producers' own batches kept beyond the tail cache in the fetch cache's memory.",
+	}, func() float64 { return float64(b.KeptFetches()) })
+	keptStored := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_cache_kept_bytes_total",
+		Help: "Bytes of producers' batches the tail cache let go that were kept in the fetch cache's memory.",
+	}, func() float64 { return float64(b.KeptBytesStored()) })
 	endAnswers := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_end_answers_total",
 		Help: "Partition reads at the end of a partition answered from the high watermark Iggy told within 50 ms.",
@@ -149,7 +157,7 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_group_offset_loads_forgotten_total",
 		Help: "Group names whose load was forgotten, the least recently requested past 1024.",
 	}, func() float64 { _, _, n := cm.GroupOffsetLoads(); return float64(n) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, pinnedChunks, releaseFaults, endAnswers, scans, scansSkipped, statesDropped,
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, keptFetches, keptStored, pinnedChunks, releaseFaults, endAnswers, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(m.clients.collectors()...)

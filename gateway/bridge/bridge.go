@@ -53,8 +53,10 @@ type Config struct {
 	TailCacheBytes int64
 	// FetchCacheBytes bounds the memory that keeps the Kafka batches fetches rebuilt from Iggy,
 	// so that other consumers of the same records (other groups, a group reading again) get
-	// those bytes instead of the records being read, rebuilt and compressed once more. The memory
-	// is apart from the Go heap and taken as it fills. Default 256 MiB; negative turns the cache
+	// those bytes instead of the records being read, rebuilt and compressed once more. A sixteenth
+	// of it (from 16 MiB on, with the tail cache on) keeps the producers' own batches the tail
+	// cache lets go, so that a reader starting at one gets its producer's bytes. The memory is
+	// apart from the Go heap and taken as it fills. Default 256 MiB; negative turns the cache
 	// off.
 	FetchCacheBytes int64
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
@@ -78,10 +80,16 @@ type Config struct {
 }
 
 const (
-	defaultStream         = "kafka"
-	defaultMaxMessage     = 1048588
-	defaultTailCache      = 32 << 20
-	defaultFetchCache     = 256 << 20
+	defaultStream     = "kafka"
+	defaultMaxMessage = 1048588
+	defaultTailCache  = 32 << 20
+	defaultFetchCache = 256 << 20
+	// keptShare: a sixteenth of Config.FetchCacheBytes keeps producers' own batches once the tail
+	// cache lets them go, the rest the batches fetches rebuilt. Producers fill the kept share
+	// whether anyone reads behind the tail or not, so it is small enough for the memory goal
+	// (docs/performance.md, Memory); a reader that finds a batch in it gets the producer's bytes
+	// instead of a rebuild, which for compressible values is 8 times the CPU.
+	keptShare             = 16
 	producerIDsTopic      = "producer_ids"
 	metaSuffix            = ".meta"
 	maxKafkaTopicName     = 249
@@ -113,10 +121,13 @@ type Bridge struct {
 
 	cache   *tailCache    // nil when Config.TailCacheBytes < 0
 	rebuilt *rebuiltCache // nil when Config.FetchCacheBytes < 0
+	// kept holds producers' batches the tail cache let go, in a share of the fetch cache's
+	// memory (keptShare); nil when either cache is off.
+	kept *rebuiltCache
 	// rebuilds are the fetches rebuilding from Iggy for the fetch cache (rebuilt.go).
 	rebuilds rebuilds
 	// sources are the fetch path's sources in the order a read asks them (fetchread.go).
-	sources [3]fetchSource
+	sources [4]fetchSource
 
 	// converting bounds the produces converting or appending at once (produce.go).
 	converting chan struct{}
@@ -151,9 +162,18 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
 	if cfg.FetchCacheBytes > 0 {
-		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes, b.metrics)
+		kept := cfg.FetchCacheBytes / keptShare
+		if b.cache == nil || kept/rebuiltChunks < minRebuiltChunk {
+			kept = 0 // too small for chunks of their own: the whole cache for rebuilt batches
+		}
+		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes-kept, b.metrics)
+		if kept > 0 {
+			b.kept = newRebuiltCache(kept, b.metrics)
+			b.kept.kept = true
+			b.cache.kept = b.kept
+		}
 	}
-	b.sources = [...]fetchSource{tailSource{b}, rebuiltSource{b}, iggySource{b}}
+	b.sources = [...]fetchSource{tailSource{b}, keptSource{b}, rebuiltSource{b}, iggySource{b}}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, err
@@ -236,6 +256,9 @@ func (b *Bridge) Close() error {
 	b.mu.Unlock()
 	if b.rebuilt != nil {
 		b.rebuilt.close()
+	}
+	if b.kept != nil {
+		b.kept.close()
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func (b *Bridge) stillThere(ctx context.Context, as iggyAPI, st *partState, topi
 // remember notes the batch just appended at base in st's tail, with the producer's own bytes
 // when the tail cache takes them.
 func (b *Bridge) remember(st *partState, cb *checkedBatch, base int64) {
-	tb := &tailBatch{base: base, n: cb.kb.NumRecords, size: len(cb.batch), id: cb.id, codec: cb.kb.codec()}
+	tb := &tailBatch{base: base, n: cb.kb.NumRecords, size: len(cb.batch), id: cb.id, codec: cb.kb.codec(), st: st}
 	b.cache.admit(tb, cb.raw)
 	size := cap(tb.kafka) // read before tb is published
 	st.tail.add(tb)

@@ -94,7 +94,7 @@ func TestFetchPinsReleasedOnce(t *testing.T) {
 		// per chunk pin, and leaves the count at zero, not below.
 		st := b.part("t", 0)
 		k := rebuiltKey{st: st, gen: st.rebuiltGen.Load(), base: 0, codec: b.topicCodec(context.Background(), "t")}
-		sp, _ := b.rebuilt.chain(k, 1<<20, true)
+		sp, _ := b.rebuilt.chain(k, 1<<20, true, nil)
 		if len(sp.parts) == 0 {
 			t.Fatal("the cache does not hold batch 0")
 		}

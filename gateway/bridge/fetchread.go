@@ -11,7 +11,8 @@ import (
 
 // The fetch path is a chain of sources behind one interface, fetchSource, asked in turn for
 // one partition read (a fetchRead): the tail cache (the producers' own batches, tail.go), the
-// fetch cache (batches earlier fetches rebuilt, rebuilt.go), then Iggy. Each source adds what
+// producers' batches the tail cache let go, kept in a share of the fetch cache's memory
+// (tailCache.spill), the fetch cache (batches earlier fetches rebuilt, rebuilt.go), then Iggy. Each source adds what
 // it holds from where the one before stopped and says whether the answer is complete; Iggy
 // always completes it.
 //

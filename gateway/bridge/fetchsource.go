@@ -37,6 +37,24 @@ func (s tailSource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	return full || r.offset >= hw || r.room() <= 0, nil
 }
 
+// keptSource answers from the producers' own batches the tail cache let go and the fetch cache's
+// memory kept (tailCache.spill): from the one whose first record is at the read's offset (or
+// the one holding it, when the tail still knows where it starts) on, while they are kept, in a
+// codec the fetch may hand out, and fit. A read that starts elsewhere, or finds a batch gone or
+// in another codec, goes on to the batches rebuilt from Iggy.
+type keptSource struct{ b *Bridge }
+
+func (s keptSource) read(ctx context.Context, r *fetchRead) (bool, error) {
+	if s.b.kept == nil {
+		return false, nil
+	}
+	sp, err := s.b.fetchCached(ctx, r, s.b.kept, r.room(), r.n == 0)
+	if err != nil || sp.n == 0 {
+		return false, err
+	}
+	return r.takeSpan(sp), nil
+}
+
 // rebuiltSource answers from the fetch cache (rebuilt.go): the batches earlier fetches rebuilt
 // from Iggy. Readers at the same offset at the same moment (groups reading together) wait for
 // the one that rebuilds those batches and are answered from the cache.
@@ -47,7 +65,7 @@ func (s rebuiltSource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	if b.rebuilt == nil {
 		return false, nil
 	}
-	sp, err := b.fetchRebuilt(ctx, r, r.room(), r.n == 0)
+	sp, err := b.fetchCached(ctx, r, b.rebuilt, r.room(), r.n == 0)
 	if err == nil && sp.n == 0 && r.n == 0 {
 		sp, err = b.awaitRebuild(ctx, r)
 	}
@@ -66,21 +84,27 @@ type cachedSpan struct {
 	next, hw int64
 }
 
-// fetchRebuilt returns, pinned, the cached batches from the one whose first record is at
-// r.offset (or, when the tail knows it, the batch holding r.offset) on, while each next one is
-// cached and fits in room (the first whatever its size when first is set); empty when the cache
-// could not answer. The partition is checked at the first batch's base (stillThere): Iggy
-// deletes the oldest records first, so while that message is there every later one is too.
-func (b *Bridge) fetchRebuilt(ctx context.Context, r *fetchRead, room int, first bool) (cachedSpan, error) {
+// fetchCached returns, pinned, the batches of c (the fetch cache, or its kept share) from the
+// one whose first record is at r.offset (or, when the tail knows it, the batch holding r.offset)
+// on, while each next one is cached and fits in room (the first whatever its size when first is
+// set); empty when the cache could not answer. The partition is checked at the first batch's
+// base (stillThere): Iggy deletes the oldest records first, so while that message is there
+// every later one is too. A check that finds another partition forgets both caches' batches of
+// it (a new generation).
+func (b *Bridge) fetchCached(ctx context.Context, r *fetchRead, c *rebuiltCache, room int, first bool) (cachedSpan, error) {
 	if !first && room <= 0 {
 		return cachedSpan{}, nil
 	}
 	st := r.st
 	k := rebuiltKey{st: st, gen: st.rebuiltGen.Load(), base: r.offset, codec: r.codec}
+	var allows func(int) bool
+	if c.kept {
+		k.codec, allows = fetchForm{}, r.codec.allows
+	}
 	if f, _, ok := st.tail.span(r.offset, 0); ok {
 		k.base = f // the batch holding offset, whole, as a fetch from Iggy would answer
 	}
-	sp, full := b.rebuilt.chain(k, room, first)
+	sp, full := c.chain(k, room, first, allows)
 	if sp.n == 0 {
 		return cachedSpan{}, nil
 	}
@@ -93,7 +117,11 @@ func (b *Bridge) fetchRebuilt(ctx context.Context, r *fetchRead, room int, first
 		}
 		return cachedSpan{}, err
 	}
-	b.metrics.rebuiltFetches.Add(1)
+	if c.kept {
+		b.metrics.keptFetches.Add(1)
+	} else {
+		b.metrics.rebuiltFetches.Add(1)
+	}
 	return cachedSpan{rebuiltSpan: sp, full: full, next: k.base + int64(sp.n), hw: hw}, nil
 }
 
@@ -116,7 +144,7 @@ func (b *Bridge) awaitRebuild(ctx context.Context, r *fetchRead) (cachedSpan, er
 	if err := ctx.Err(); err != nil {
 		return cachedSpan{}, err
 	}
-	return b.fetchRebuilt(ctx, r, r.maxBytes, true)
+	return b.fetchCached(ctx, r, b.rebuilt, r.maxBytes, true)
 }
 
 // iggySource reads from Iggy and rebuilds Kafka batches (or message sets) from what it stored,

@@ -10,6 +10,8 @@ type Metrics struct {
 	endAnswers            atomic.Uint64
 	rebuiltFetches        atomic.Uint64
 	rebuiltStored         atomic.Uint64
+	keptFetches           atomic.Uint64
+	keptStored            atomic.Uint64
 	pinnedChunks          atomic.Int64
 	releaseFaults         atomic.Uint64
 	producerScans         atomic.Int64
@@ -36,6 +38,14 @@ func (m *Metrics) RebuiltFetches() uint64 { return m.rebuiltFetches.Load() }
 
 // RebuiltBytesStored is how many bytes of rebuilt batches were put in the fetch cache.
 func (m *Metrics) RebuiltBytesStored() uint64 { return m.rebuiltStored.Load() }
+
+// KeptFetches is how many partition reads were answered, at least in part, with producers' own
+// batches kept beyond the tail cache in the fetch cache's memory.
+func (m *Metrics) KeptFetches() uint64 { return m.keptFetches.Load() }
+
+// KeptBytesStored is how many bytes of producers' batches the tail cache let go were kept in
+// the fetch cache's memory.
+func (m *Metrics) KeptBytesStored() uint64 { return m.keptStored.Load() }
 
 // PinnedChunks is how many chunks of the fetch cache answers point into now, handed out and
 // not yet released (their Release not yet called): such a chunk is neither emptied nor given

@@ -9,6 +9,9 @@ import (
 // time, so a sixteenth of it is the most that one eviction forgets.
 const rebuiltChunks = 16
 
+// minRebuiltChunk is the smallest chunk a rebuiltCache is made of.
+const minRebuiltChunk = 64 << 10
+
 // rebuiltKey names one rebuilt batch: the partition state it was read for (a topic deleted and
 // re-created gets a new one), that state's cache generation (bumped when a check finds the
 // partition is no longer the one read), the offset of its first record, which is the offset of
@@ -28,6 +31,7 @@ type rebuiltEntry struct {
 	off, len int32
 	n        int32
 	id       [16]byte
+	codec    int8 // the batch's codec, which a fetch checks it may hand out (kept batches)
 }
 
 // rebuiltCache keeps the Kafka batches that fetches rebuilt from Iggy, so that other consumers
@@ -54,6 +58,11 @@ type rebuiltCache struct {
 	cur    int // the chunk being filled
 	index  map[rebuiltKey]rebuiltEntry
 	closed atomic.Bool
+	// kept says the cache holds producers' own batches the tail cache let go (tailCache.spill)
+	// rather than batches fetches rebuilt: they come in offset order as they were produced, so
+	// the rule that spares a partition's older batches does not apply, and the codec of each is
+	// its producer's (the key's is the zero fetchForm).
+	kept bool
 	// metrics counts the bytes stored.
 	metrics *Metrics
 }
@@ -72,7 +81,7 @@ type rebuiltChunk struct {
 // of 64 KiB.
 func newRebuiltCache(limit int64, m *Metrics) *rebuiltCache {
 	size := limit / rebuiltChunks
-	if size < 64<<10 {
+	if size < minRebuiltChunk {
 		return nil
 	}
 	return &rebuiltCache{chunkSize: int(min(size, 1<<30)), index: map[rebuiltKey]rebuiltEntry{}, metrics: m}
@@ -84,6 +93,7 @@ type rebuiltBatch struct {
 	start, end int
 	n          int32
 	id         [16]byte // Iggy id of its first message
+	codec      int
 }
 
 // putRun keeps the batches one fetch rebuilt, one after the other in one chunk when they fit in
@@ -130,7 +140,11 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 		copy(ch.mem[off:], src[rb.start:rb.end])
 		ch.used += size
 		ch.keys = append(ch.keys, rb.k)
-		c.index[rb.k] = rebuiltEntry{chunk: int32(c.cur), off: int32(off), len: int32(size), n: rb.n, id: rb.id}
+		c.index[rb.k] = rebuiltEntry{chunk: int32(c.cur), off: int32(off), len: int32(size), n: rb.n, id: rb.id, codec: int8(rb.codec)}
+		if c.kept {
+			c.metrics.keptStored.Add(uint64(size))
+			continue
+		}
 		c.metrics.rebuiltStored.Add(uint64(size))
 		if top := &rb.k.st.rebuiltTop; rb.k.base > top.Load() {
 			top.Store(rb.k.base)
@@ -142,7 +156,7 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 // emptied first, and k is below the highest base its partition has put: such a batch evicts
 // nothing.
 func (c *rebuiltCache) olderLocked(k rebuiltKey) bool {
-	if k.base >= k.st.rebuiltTop.Load() {
+	if c.kept || k.base >= k.st.rebuiltTop.Load() {
 		return false
 	}
 	for i := range c.chunks {
@@ -194,15 +208,16 @@ type rebuiltSpan struct {
 }
 
 // chain pins the batch under k and the ones after it (each next key is base + records) while
-// they are cached and fit in room with the ones before, the first one whatever its size when
-// first is set. full reports that the span ends because the next cached batch would not fit.
-func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool) (sp rebuiltSpan, full bool) {
+// they are cached, in a codec allows takes (every one when nil), and fit in room with the ones
+// before, the first one whatever its size when first is set. full reports that the span ends
+// because the next cached batch would not fit.
+func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool, allows func(int) bool) (sp rebuiltSpan, full bool) {
 	sp.c = c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for {
 		e, ok := c.index[k]
-		if !ok {
+		if !ok || (allows != nil && !allows(int(e.codec))) {
 			return sp, false
 		}
 		if !(first && sp.n == 0) && sp.size+int(e.len) > room {

@@ -219,7 +219,7 @@ func TestRebuiltCacheBound(t *testing.T) {
 	for i := range 3 * rebuiltChunks {
 		c.put(key(i), batch, 1, [16]byte{byte(i)})
 	}
-	sp, _ := c.chain(key(0), 0, true)
+	sp, _ := c.chain(key(0), 0, true, nil)
 	if sp.n != 1 {
 		t.Fatal("a full cache lost its first batch before it needed the room")
 	}
@@ -272,7 +272,7 @@ func TestRebuiltCachePins(t *testing.T) {
 	batch := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 20<<10) }
 	c.put(key(0), batch(0), 1, [16]byte{})
 	c.put(key(1), batch(1), 1, [16]byte{})
-	sp, _ := c.chain(key(0), 40<<10, true)
+	sp, _ := c.chain(key(0), 40<<10, true, nil)
 	view, ok := sp.view()
 	if !ok || sp.n != 2 || !bytes.Equal(view, append(batch(0), batch(1)...)) {
 		t.Fatalf("span of %d records, one run %v: want both batches as they were put", sp.n, ok)

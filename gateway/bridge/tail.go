@@ -22,6 +22,7 @@ type tailBatch struct {
 	codec int
 	kafka []byte // guarded by the owning tail's mu; nil once evicted
 	owner *tail
+	st    *partState // the partition owner belongs to, for the kept batches' keys
 	// charged is what the tail cache counts for kafka until it evicts the batch (guarded by
 	// the cache's mu), even if the tail dropped the bytes first.
 	charged int
@@ -48,9 +49,8 @@ func (t *tail) add(tb *tailBatch) {
 		t.dropLocked()
 	}
 	if len(t.batches) >= tailBatches {
-		for _, old := range t.batches[:tailBatches/2] {
-			old.kafka = nil
-		}
+		// The bytes of the batches forgotten here stay with the tail cache, which counts them
+		// until it evicts them (and keeps them beyond the tail then: spill).
 		k := copy(t.batches, t.batches[tailBatches/2:])
 		clear(t.batches[k:])
 		t.batches = t.batches[:k]
@@ -133,9 +133,12 @@ func (t *tail) cached(dst []byte, offset int64, maxBytes int, codecOK func(int) 
 }
 
 // tailCache bounds, across every partition of a Bridge, the bytes of Kafka batches the tails
-// hold. The oldest batch is evicted first, wherever it lives; evicted buffers are reused.
+// hold. The oldest batch is evicted first, wherever it lives; evicted buffers are reused. An
+// evicted batch goes on to kept, when set: the share of the fetch cache's memory that keeps
+// producers' batches beyond the tail (spill).
 type tailCache struct {
 	limit int
+	kept  *rebuiltCache
 
 	mu   sync.Mutex
 	used int
@@ -170,8 +173,9 @@ func (c *tailCache) track(tb *tailBatch, size int) {
 	if c == nil || size == 0 {
 		return
 	}
+	var evictedBuf [4]evicted
+	out := evictedBuf[:0]
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	tb.charged = size
 	c.fifo = append(c.fifo, tb)
 	c.used += tb.charged
@@ -183,11 +187,10 @@ func (c *tailCache) track(tb *tailBatch, size int) {
 		b := old.kafka
 		old.kafka = nil
 		old.owner.mu.Unlock()
-		// A batch its tail forgot (reset, or trimmed) has no bytes left to reuse, but was
-		// counted until now.
+		// A batch its tail reset has no bytes left to reuse, but was counted until now.
 		c.used -= old.charged
-		if b != nil && len(c.free) < 8 {
-			c.free = append(c.free, b)
+		if b != nil {
+			out = append(out, evicted{old, b})
 		}
 	}
 	if c.head > len(c.fifo)/2 && c.head > 64 {
@@ -195,6 +198,38 @@ func (c *tailCache) track(tb *tailBatch, size int) {
 		clear(c.fifo[k:])
 		c.fifo, c.head = c.fifo[:k], 0
 	}
+	c.mu.Unlock()
+	if len(out) == 0 {
+		return
+	}
+	for _, e := range out {
+		c.spill(e.tb, e.kafka)
+	}
+	c.mu.Lock()
+	for _, e := range out {
+		if len(c.free) < 8 {
+			c.free = append(c.free, e.kafka)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// evicted is a batch the tail cache let go, with the bytes it held.
+type evicted struct {
+	tb    *tailBatch
+	kafka []byte
+}
+
+// spill copies a batch the tail cache let go into kept, under the key a fetch from its base
+// looks for (keptSource): the bytes are the ones admit made, base offset written in, and a
+// fetch checks the partition with the batch's first message before handing them out, as it
+// does for the tail's.
+func (c *tailCache) spill(tb *tailBatch, kafka []byte) {
+	if c.kept == nil || tb.st == nil {
+		return
+	}
+	k := rebuiltKey{st: tb.st, gen: tb.st.rebuiltGen.Load(), base: tb.base}
+	c.kept.putRun(kafka, []rebuiltBatch{{k: k, end: len(kafka), n: tb.n, id: tb.id, codec: tb.codec}})
 }
 
 // takeLocked returns a buffer of capacity at least n, reused when one is free.

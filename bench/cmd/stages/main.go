@@ -8,12 +8,15 @@
 // per GB of values moved; the bench client's own work is left out of every stage. The store's
 // files are kept in /dev/shm when there is one.
 //
-//	go run ./bench/cmd/stages -ref 80052f0 -ref . -rounds 5
+//	go run ./bench/cmd/stages -ref 80052f0 -ref . -rounds 5 [-cases fetch-json,fetch-json-behind]
 //
 // The fetch cases are "fetch" (every batch rebuilt from Iggy), "fetch-none" (the same with
 // --fetch-codec none) and "fetch-tail" (batches answered from the tail cache); "fetch-json" and
 // "fetch-json-tail" are the same two with the runner's JSON-like values (snappy 3:1) and the
 // fetch cache off: rebuilt and compressed again, and the producers' own batches.
+// "fetch-json-behind" is a group reading JSON-like values from its start after the producers
+// finished, the fetch cache on and a tail cache of 4 MiB; its producer's rounds between the
+// reads are in its profile (the produce stages), not in its GB.
 package main
 
 import (
@@ -62,7 +65,7 @@ var stages = []stage{
 
 const other = "other (scheduler, locks)"
 
-var cases = []string{"produce", "fetch", "fetch-none", "fetch-tail", "fetch-json", "fetch-json-tail"}
+var cases = []string{"produce", "fetch", "fetch-none", "fetch-tail", "fetch-json", "fetch-json-tail", "fetch-json-behind"}
 
 type refs []string
 
@@ -74,7 +77,11 @@ func main() {
 	flag.Var(&revs, "ref", "git revision to measure, . for the working tree (repeatable; default: the working tree)")
 	rounds := flag.Int("rounds", 5, "rounds, alternating the revisions")
 	benchtime := flag.String("benchtime", "3s", "-test.benchtime of each case")
+	only := flag.String("cases", "", "comma-separated cases to run (default: all)")
 	flag.Parse()
+	if *only != "" {
+		cases = strings.Split(*only, ",")
+	}
 	if err := run(context.Background(), revs, *rounds, *benchtime); err != nil {
 		fmt.Fprintln(os.Stderr, "stages:", err)
 		os.Exit(1)
