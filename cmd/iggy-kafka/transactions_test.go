@@ -63,6 +63,15 @@ func TestTransactionsAbortEndToEnd(t *testing.T) {
 		}
 	}
 
+	// The fleet is formed and knows the transaction: Metadata names the gateway FindCoordinator
+	// names for the id (just after the fleet starts, a gateway may not list its peer yet).
+	checkfor.Eventually(t, 20*time.Second, "the transaction described by its coordinator", func() error {
+		d, err := txnadmin.Describe(ctx, adm, id, time.Now())
+		if err != nil {
+			return err
+		}
+		return checkfor.True(d.State == "Ongoing", "state %s", d.State)
+	})
 	code, out, stderr := runCLI(t, env, "transactions", "abort", id, "--dry-run", "-o", "json")
 	var dry abortDoc
 	if err := json.Unmarshal([]byte(out), &dry); code != exitOK || err != nil {
