@@ -138,7 +138,7 @@ func lastSuccess(rounds []round, id int32, before [LogPartitions]int32) time.Tim
 func TestPartitionCoordinatorLosesIggy(t *testing.T) {
 	f := startNetFleet(t)
 	r := startRunOn(t, f)
-	r.addFamilies(rdkafkaFamilies(t)...)
+	r.addFamilies(partitionFamilies(t)...)
 	id := r.coordinator(group)
 	name := fmt.Sprintf("gateway-%d", id)
 	before := r.pr.owners()
@@ -170,7 +170,7 @@ func TestPartitionCoordinatorLosesIggy(t *testing.T) {
 func TestPartitionSplitFleet(t *testing.T) {
 	f := startNetFleet(t)
 	r := startRunOn(t, f)
-	r.addFamilies(rdkafkaFamilies(t)...)
+	r.addFamilies(partitionFamilies(t)...)
 	order := r.rotation()
 	away, kept := order[:2], order[2]
 	before := r.pr.owners()
@@ -231,7 +231,7 @@ func TestPartitionSplitFleet(t *testing.T) {
 func TestPartitionGatewayLosesClients(t *testing.T) {
 	f := startNetFleet(t)
 	r := startRunOn(t, f)
-	r.addFamilies(rdkafkaFamilies(t)...)
+	r.addFamilies(partitionFamilies(t)...)
 	id := r.rotation()[1]
 	name := fmt.Sprintf("gateway-%d", id)
 	before := r.pr.owners()

@@ -132,7 +132,7 @@ func TestPartitionSlowLink(t *testing.T) {
 	}
 	f := startNetFleet(t)
 	r := startRunOn(t, f)
-	r.addFamilies(rdkafkaFamilies(t)...)
+	r.addFamilies(partitionFamilies(t)...)
 	id := r.coordinator(group)
 	before := r.pr.owners()
 	acked, read, rounds := r.l.nAcked.Load(), r.l.nRead.Load(), r.pr.roundsSeen()
