@@ -106,12 +106,7 @@ func (m *Manager) CommitOffsets(ctx context.Context, id kafka.Identity, req *kms
 		all(code)
 		return answer()
 	}
-	g := m.groups[req.Group]
-	if g == nil {
-		g = newGroup(req.Group)
-		g.emptySince = m.clk.Now()
-		m.groups[req.Group] = g
-	}
+	g := m.groupOrNew(req.Group)
 	if mem := g.members[req.MemberID]; mem != nil {
 		m.heartbeat(g, mem)
 	}
@@ -516,4 +511,16 @@ func (m *Manager) dropTopicsOf(ctx context.Context, name string, gone func(topic
 		delete(g.offsets, k)
 	}
 	return nil
+}
+
+// groupOrNew is the group named name, created Empty now when the manager holds none (a commit
+// to a group nobody joined keeps its offsets in a group of its own, as Kafka does). m.mu is held.
+func (m *Manager) groupOrNew(name string) *group {
+	g := m.groups[name]
+	if g == nil {
+		g = newGroup(name)
+		g.emptySince = m.clk.Now()
+		m.groups[name] = g
+	}
+	return g
 }

@@ -116,12 +116,7 @@ func (m *Manager) commitRecords(name string, recs []record.Record) error {
 		m.mu.Unlock()
 		return ErrNotCoordinator
 	}
-	g := m.groups[name]
-	if g == nil {
-		g = newGroup(name)
-		g.emptySince = m.clk.Now()
-		m.groups[name] = g
-	}
+	g := m.groupOrNew(name)
 	wait, done := g.takeTurn()
 	m.mu.Unlock()
 	defer done()
@@ -408,12 +403,7 @@ func (m *Manager) endTxnGroup(name string, producerID int64, epoch int16, commit
 		}
 	}
 	recs = append(recs, record.Record{Type: record.TypeTxnOffsets, TxnOffsets: &end})
-	g := m.groups[name]
-	if g == nil {
-		g = newGroup(name)
-		g.emptySince = m.clk.Now()
-		m.groups[name] = g
-	}
+	g := m.groupOrNew(name)
 	wait, done := g.takeTurn()
 	m.mu.Unlock()
 	defer done()
