@@ -55,6 +55,7 @@ type Config struct {
 	AutoCreateTopics  bool
 	DefaultPartitions int32  // default 1
 	MaxRequestBytes   int32  // default 100 MiB
+	FetchMaxBytes     int64  // cap of a Fetch answer's MaxBytes (kafka.Config.FetchMaxBytes); default 4 MiB
 	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
 	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 32 MiB, negative: off
 	FetchCacheBytes   int64  // rebuilt batches kept for other readers (bridge.Config.FetchCacheBytes); default 256 MiB, negative: off
@@ -325,6 +326,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		AdvertisedPort:   port,
 		Brokers:          cfg.Brokers,
 		MaxRequestBytes:  cfg.MaxRequestBytes,
+		FetchMaxBytes:    cfg.FetchMaxBytes,
 		BufferBudget:     cfg.BufferBudget,
 		ReadTimeout:      cfg.ReadTimeout,
 		IdleTimeout:      cfg.IdleTimeout,

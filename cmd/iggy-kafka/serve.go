@@ -116,6 +116,11 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 	} else {
 		cfg.MaxRequestBytes = int32(n)
 	}
+	if n := v.Bytes("fetch-max-bytes"); n < 1024 || n > 1<<30 {
+		return cfg, v.Invalid("fetch-max-bytes", "must be between 1KiB and 1GiB")
+	} else {
+		cfg.FetchMaxBytes = n
+	}
 	if err := checkLimits(v); err != nil {
 		return cfg, err
 	}

@@ -195,3 +195,64 @@ func TestFetchAnswersOnceMinBytesArrive(t *testing.T) {
 		t.Fatalf("partition reads %s, want [0@0 0@1 1@0 1@1]: held data was read again", got)
 	}
 }
+
+// A consumer asking for 50 MB over many partitions gets at most Config.FetchMaxBytes per answer
+// (the first batch whole), and the partitions left out come in the answers after, none lost;
+// a client asking for less than the cap is not given more.
+func TestFetchMaxBytesCapsTheAnswer(t *testing.T) {
+	const capBytes = 64 << 10
+	ts := startServer(t, func(c *Config) { c.FetchMaxBytes = capBytes })
+	cl := ts.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	const parts, perPart = 8, 20
+	createTopic(t, cl, "capped", parts)
+	value := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
+	for p := range int32(parts) {
+		for range perPart {
+			if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "capped", Partition: p, Value: value}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	conn := dialRaw(t, ts.addr)
+	next := make([]int64, parts)
+	fetch := func(maxBytes int32) *kmsg.FetchResponse {
+		req := longPoll("capped", 0)
+		req.MaxBytes = maxBytes
+		req.Topics[0].Partitions = nil
+		for p := range int32(parts) {
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes = p, next[p], 1<<20
+			req.Topics[0].Partitions = append(req.Topics[0].Partitions, fp)
+		}
+		resp := conn.roundTrip(t, req).(*kmsg.FetchResponse)
+		for _, rp := range resp.Topics[0].Partitions {
+			next[rp.Partition] += int64(countRecords(rp.RecordBatches))
+		}
+		return resp
+	}
+	size := func(resp *kmsg.FetchResponse) (n int) {
+		for _, rp := range resp.Topics[0].Partitions {
+			n += len(rp.RecordBatches)
+		}
+		return n
+	}
+	// Each record is its own batch here, so "at most the cap" is exact up to one batch.
+	answers := 0
+	for got := 0; got < parts*perPart; answers++ {
+		if answers > parts*perPart {
+			t.Fatalf("no progress: %d of %d records after %d answers", got, parts*perPart, answers)
+		}
+		resp := fetch(50 << 20)
+		if n := size(resp); n > capBytes+2<<10 {
+			t.Fatalf("answer %d holds %d bytes, want at most the cap %d and one batch", answers, n, capBytes)
+		}
+		got += fetchedRecords(resp)
+	}
+	if answers < (parts*perPart<<10)/capBytes {
+		t.Fatalf("all %d records came in %d answers: the cap was not applied", parts*perPart, answers)
+	}
+	clear(next)
+	if n := size(fetch(16 << 10)); n > 16<<10+2<<10 {
+		t.Fatalf("a fetch of 16 KiB got %d bytes", n)
+	}
+}

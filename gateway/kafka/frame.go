@@ -18,6 +18,7 @@ const (
 	defaultIdleTimeout     = 10 * time.Minute // Kafka's connections.max.idle.ms
 	defaultAuthIdleTimeout = 10 * time.Second
 	defaultBufferBudget    = 32 << 20
+	defaultFetchMaxBytes   = 4 << 20
 )
 
 // errFrameDone ends the read loop without a log line of its own: the cause was logged where it

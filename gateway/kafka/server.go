@@ -49,6 +49,9 @@ type Config struct {
 	// the budget is still read and what is held stays under the budget plus one request.
 	// Default 32 MiB.
 	BufferBudget int64
+	// FetchMaxBytes caps the MaxBytes of every Fetch (Kafka's broker fetch.max.bytes); a
+	// partition's first batch is still answered whole. Default 4 MiB.
+	FetchMaxBytes int64
 	// ReadTimeout is how long a request may take to arrive from its first byte; default 5s.
 	ReadTimeout time.Duration
 	// IdleTimeout closes a connection that sends nothing for this long; default 10 minutes,
@@ -181,6 +184,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.BufferBudget <= 0 {
 		cfg.BufferBudget = defaultBufferBudget
+	}
+	if cfg.FetchMaxBytes <= 0 {
+		cfg.FetchMaxBytes = defaultFetchMaxBytes
 	}
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = defaultReadTimeout
