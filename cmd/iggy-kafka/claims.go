@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
@@ -16,11 +17,13 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/internal/render"
 	"github.com/iggy-kafka/iggy-kafka/tail"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 	"github.com/iggy-kafka/iggy-kafka/tui"
+	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
 
 func newClaimsCmd(a *app) *cobra.Command {
@@ -228,6 +231,22 @@ func (c consoleActions) Tail(_ context.Context, topic string, parts []int32, fro
 		}
 	}
 	return tail.Open(c.live.Admin, c.live.Opts, o), nil
+}
+
+// PlanAbort is `transactions abort ID`'s plan, from the gateways the console asks.
+func (c consoleActions) PlanAbort(ctx context.Context, id string) (txnadmin.Plan, error) {
+	return txnadmin.PlanAbort(ctx, c.live.Admin, id, now())
+}
+
+// Abort is `transactions abort ID --yes` on the plan the operator confirmed, through a client of
+// its own (closed when the abort is done), as the command does.
+func (c consoleActions) Abort(ctx context.Context, p txnadmin.Plan) (txnadmin.Summary, error) {
+	cl, err := kgo.NewClient(c.live.Opts...)
+	if err != nil {
+		return txnadmin.Summary{}, err
+	}
+	defer cl.Close()
+	return txnadmin.Abort(ctx, cl, c.live.Admin, clock.Real, p)
 }
 
 func (c consoleActions) PlanSeek(ctx context.Context, group, name, value string) (groupadmin.Plan, []string, error) {
