@@ -59,7 +59,8 @@ log unless --kafka-bootstrap is set.
 --history P lists every claim of partition P and how long each owner held it.
 --transactions lists the open transactions (Ongoing, PrepareCommit, PrepareAbort) the log holds:
 transactional id, log partition, coordinating node, state, producer id and epoch, timeout, how
-long the transaction has run, its partitions and groups.
+long the transaction has run, whether it hangs (open past its timeout or 15 minutes), its
+partitions and groups.
 
 --watch is the live console: the nodes, the partitions and the recent handovers (why: drain,
 stop, crash, lease; and how long the partition went unserved), kept current as the log grows.
@@ -70,13 +71,15 @@ q quits. On a group's page, o moves its committed offsets: type the target as 'g
 it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y moves, anything
 else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains
 and seeks from the view are the same requests as 'drain' and 'group seek' and refused by the
-same rules; --read-only turns them off. One partition cannot be moved alone (m): the lease
+same rules; --read-only turns them off, and the transactions screen's abort too. One partition cannot be moved alone (m): the lease
 decides each partition's owner, so a partition moves only with its node's drain. t shows the
 Kafka topics (per partition: end offset, size, records and bytes per second in and out, the
 groups reading it, their largest lag); enter on a partition (or on a topic's row, for all its
 partitions) tails its records live, as 'tail' prints them: p pauses and resumes, : jumps to an
 offset or a time, / searches the keys, headers and values loaded (n, N move between matches),
-x shows values as hex, enter shows a record whole. When the store or the
+x shows values as hex, enter shows a record whole. T shows the open transactions, oldest first,
+the hanging ones marked !; a aborts the selected one as 'transactions abort' does (the plan first,
+y aborts, anything else cancels). When the store or the
 gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
 and the console retries with backoff until the store answers again. Without a terminal --watch
 prints one line per change instead (NDJSON with -o json).`,

@@ -362,6 +362,7 @@ final class TxnChecks {
         String id = "java-hanging";
         TopicPartition tp = new TopicPartition(topic, 0);
         t.check("kafka-transactions abort --topic --partition --start-offset ends a transaction left open by a producer gone without ending it", () -> {
+            long checkStarted = System.nanoTime();
             JavaInterop.createTopic(admin, topic, 1);
             try (KafkaProducer<String, String> idem = new KafkaProducer<>(t.producerProps("none"))) {
                 idem.send(new ProducerRecord<>(topic, 0, "k", "before")).get(30, TimeUnit.SECONDS);
@@ -410,6 +411,7 @@ final class TxnChecks {
             expectEqual(List.of("before"), read(List.of(tp), "read_committed"), "read_committed after the abort");
             List<ProducerState> ps = admin.describeProducers(List.of(tp)).partitionResult(tp).get(30, TimeUnit.SECONDS).activeProducers();
             expect(ps.stream().noneMatch(s -> s.currentTransactionStartOffset().isPresent()), "producers of %s after the abort: %s", tp, ps);
+            System.out.printf("      the abort check took %d ms%n", (System.nanoTime() - checkStarted) / 1_000_000);
         });
     }
 
