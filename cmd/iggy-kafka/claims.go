@@ -71,8 +71,9 @@ q quits. On a group's page, o moves its committed offsets: type the target as 'g
 it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y moves, anything
 else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains
 and seeks from the view are the same requests as 'drain' and 'group seek' and refused by the
-same rules; --read-only turns them off, and the transactions screen's abort too. One partition cannot be moved alone (m): the lease
-decides each partition's owner, so a partition moves only with its node's drain. t shows the
+same rules; --read-only turns them off, and the transactions screen's abort too. One partition
+cannot be moved alone (m): the lease decides each partition's owner, so a partition moves only
+with its node's drain. t shows the
 Kafka topics (per partition: end offset, size, records and bytes per second in and out, the
 groups reading it, their largest lag); enter on a partition (or on a topic's row, for all its
 partitions) tails its records live, as 'tail' prints them: p pauses and resumes, : jumps to an
