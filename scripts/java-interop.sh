@@ -32,7 +32,9 @@
 #     sendOffsetsToTransaction with the consumer's group metadata in a classic and a KIP-848
 #     group, fencing by a second instance, the abort of a transaction left open past its
 #     timeout, with how long after its deadline printed), kafka-transactions (list, describe,
-#     describe-producers, find-hanging) over an open transaction, and the word count with
+#     describe-producers, find-hanging) over an open transaction, kafka-transactions abort
+#     --topic --partition --start-offset of a transaction whose producer went away without ending
+#     it (the last stable offset then past its abort marker), and the word count with
 #     exactly_once_v2 in a JVM of its own, whose counts read with read_committed are exactly
 #     1..n per word, also after a SIGKILL mid-run and a restart.
 # Every check prints PASS or FAIL (nothing is skipped); the last line is "java-interop: N passed,

@@ -21,6 +21,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/topics"
+	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
 
 // Actions is what the console's keys ask of the fleet; *console.Console has it. Every call runs
@@ -45,6 +46,12 @@ type Actions interface {
 	// Tail opens a live tail of topic's partitions (every one when nil) from `from` as `tail
 	// --from` takes it; "" starts TailBacklog records before each end.
 	Tail(ctx context.Context, topic string, partitions []int32, from string) (RecordStream, error)
+	// Transactions lists the open transactions as `claims --transactions` does (the engine's
+	// model); PlanAbort plans the abort of one as `transactions abort` does (txnadmin.PlanAbort)
+	// and Abort carries out a plan the operator confirmed (txnadmin.Abort).
+	Transactions(ctx context.Context) ([]claims.TxnRow, error)
+	PlanAbort(ctx context.Context, id string) (txnadmin.Plan, error)
+	Abort(ctx context.Context, plan txnadmin.Plan) (txnadmin.Summary, error)
 }
 
 // SnapshotMsg is a snapshot of the fleet from the console engine.
@@ -113,6 +120,8 @@ const (
 	seekPlanScreen
 	topicsScreen
 	tailScreen
+	txnsScreen
+	txnPlanScreen
 )
 
 // markFor is how long a changed cell stays marked.
@@ -190,6 +199,9 @@ type Console struct {
 	topics     topicsView
 	tail       tailView
 	tailStream RecordStream
+
+	// The transactions screen and the abort waiting for confirmation.
+	txns txnsView
 }
 
 // Close stops the tail pane's reader, if one runs; the program's owner calls it on the final
@@ -217,7 +229,7 @@ func NewConsole(first console.Snapshot, act Actions, readOnly bool) Console {
 	si.CharLimit = 64
 	si.Cursor.SetMode(cursor.CursorStatic)
 	m := Console{act: act, readOnly: readOnly, marks: map[markKey]time.Time{}, seenHand: map[[2]uint64]bool{},
-		width: 80, height: 24, focus: partsPane, filter: ti, help: h, seekInput: si}
+		width: 80, height: 24, focus: partsPane, filter: ti, help: h, seekInput: si, txns: txnsView{sort: sortSpec{col: txnAge}}}
 	m = m.apply(first)
 	return m
 }
@@ -263,7 +275,7 @@ func (m Console) apply(s console.Snapshot) Console {
 
 func (m Console) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	next, cmd := m.update(msg)
-	return next.scrolled().scrolledTopics(), cmd
+	return next.scrolled().scrolledTopics().scrolledTxns(), cmd
 }
 
 func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
@@ -273,12 +285,18 @@ func (m Console) update(msg tea.Msg) (Console, tea.Cmd) {
 		m.help.Width = msg.Width
 		return m, nil
 	case SnapshotMsg:
-		return m.apply(console.Snapshot(msg)).beatTopics()
+		return m.apply(console.Snapshot(msg)).beat()
 	case StatusMsg:
 		m.status = console.Status(msg)
-		return m.beatTopics()
+		return m.beat()
 	case topicsMsg:
 		return m.gotTopics(msg), nil
+	case txnsMsg:
+		return m.gotTxns(msg), nil
+	case txnPlanMsg:
+		return m.gotTxnPlan(msg), nil
+	case txnDoneMsg:
+		return m.gotTxnDone(msg)
 	case tailOpenedMsg:
 		return m.tailOpened(msg)
 	case tailBatchMsg:
@@ -451,6 +469,8 @@ func (m Console) key(msg tea.KeyMsg) (Console, tea.Cmd) {
 		return m, m.run(func(ctx context.Context) tea.Msg {
 			return doneMsg{"drain of " + nodesText(plan.Nodes), m.act.Drain(ctx, plan)}
 		})
+	case txnPlanScreen:
+		return m.txnPlanKey(msg)
 	case undoScreen:
 		n := m.undoNode
 		m.screen = mainScreen
@@ -484,6 +504,8 @@ func (m Console) key(msg tea.KeyMsg) (Console, tea.Cmd) {
 		return m.groupsKey(msg)
 	case topicsScreen:
 		return m.topicsKey(msg)
+	case txnsScreen:
+		return m.txnsKey(msg)
 	case tailScreen:
 		return m.tailKey(msg)
 	case groupScreen:
@@ -584,6 +606,10 @@ func (m Console) mainKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 		m.screen, m.message = topicsScreen, ""
 		m.filter.SetValue("")
 		return m.askTopics()
+	case key.Matches(msg, keys.Transactions):
+		m.screen, m.message = txnsScreen, ""
+		m.filter.SetValue("")
+		return m.askTxns()
 	case key.Matches(msg, keys.Enter):
 		if m.focus != partsPane {
 			if m.focus == nodesPane {
@@ -838,9 +864,18 @@ func (m Console) Plan() *drainwatch.Plan { return m.plan }
 func (m Console) Message() string { return m.message }
 
 // Screen names what the view shows: main, groups, group, plan, undo, help, seek, seek-plan,
-// topics or tail.
+// topics, tail, transactions or abort-plan.
 func (m Console) Screen() string {
-	return [...]string{"main", "groups", "group", "plan", "undo", "help", "seek", "seek-plan", "topics", "tail"}[m.screen]
+	return [...]string{"main", "groups", "group", "plan", "undo", "help", "seek", "seek-plan", "topics", "tail", "transactions", "abort-plan"}[m.screen]
+}
+
+// beat asks the shown screen's source again once its interval has passed.
+func (m Console) beat() (Console, tea.Cmd) {
+	m, cmd := m.beatTopics()
+	if cmd != nil {
+		return m, cmd
+	}
+	return m.beatTxns()
 }
 
 func plural(n int, what string) string {

@@ -25,6 +25,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/stateview"
 	"github.com/iggy-kafka/iggy-kafka/internal/output/golden"
 	"github.com/iggy-kafka/iggy-kafka/tui"
+	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
 
 func init() { lipgloss.SetColorProfile(termenv.Ascii) }
@@ -150,6 +151,10 @@ type fakeActions struct {
 
 	topicsErr error
 	tails     tailActions
+
+	txns         []claims.TxnRow
+	abortPlanErr error
+	aborted      []txnadmin.Plan
 }
 
 func (f *fakeActions) call(s string) {

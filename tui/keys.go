@@ -9,12 +9,12 @@ type keyMap struct {
 	Sort, Reverse, Filter                   key.Binding
 	Drain, Undo, Move                       key.Binding
 	Seek, UndoSeek                          key.Binding
-	Topics                                  key.Binding
+	Topics, Transactions                    key.Binding
 	Help, Quit                              key.Binding
 }
 
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Tab, k.Enter, k.Topics, k.Drain, k.Undo, k.Filter, k.Help, k.Quit}
+	return []key.Binding{k.Tab, k.Enter, k.Topics, k.Transactions, k.Drain, k.Undo, k.Filter, k.Help, k.Quit}
 }
 
 func (k keyMap) FullHelp() [][]key.Binding {
@@ -23,7 +23,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Tab, k.Enter, k.Back, k.Sort, k.Reverse, k.Filter},
 		{k.Drain, k.Undo, k.Move, k.Help, k.Quit},
 		{k.Seek, k.UndoSeek},
-		{k.Topics},
+		{k.Topics, k.Transactions},
 	}
 }
 
@@ -46,8 +46,10 @@ var keys = keyMap{
 	Seek:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "on a group: move its offsets (seek)")),
 	UndoSeek: key.NewBinding(key.WithKeys("U"), key.WithHelp("U", "on a group: undo its last seek")),
 	Topics:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "topics")),
-	Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-	Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	// x is the tail pane's hex key: T is free on every screen.
+	Transactions: key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "open transactions (! hanging); a aborts the selected one (plan, then y)")),
+	Help:         key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+	Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 }
 
 // moveRefused is what m answers: the lease decides each partition's owner, so one partition

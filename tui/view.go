@@ -136,6 +136,10 @@ func (m Console) footer() []string {
 		s = "esc or ? back · q quit"
 	case m.screen == topicsScreen:
 		s = m.topicsFooter()
+	case m.screen == txnsScreen:
+		s = m.txnsFooter()
+	case m.screen == txnPlanScreen:
+		s = "y aborts the transaction · any other key cancels"
 	case m.screen == tailScreen:
 		s = m.tailFooter()
 	case m.screen == planScreen || m.screen == undoScreen:
@@ -144,7 +148,7 @@ func (m Console) footer() []string {
 		m.help.Width = m.width
 		s = m.help.ShortHelpView(keys.ShortHelp())
 	}
-	if f := m.filter.Value(); f != "" && (m.screen == mainScreen || m.screen == topicsScreen) {
+	if f := m.filter.Value(); f != "" && (m.screen == mainScreen || m.screen == topicsScreen || m.screen == txnsScreen) {
 		s = "filter " + strconv.Quote(f) + " · " + s
 	}
 	return []string{clip(s, m.width)}
@@ -173,6 +177,10 @@ func (m Console) View() string {
 		body = m.topicsView()
 	case tailScreen:
 		body = m.tailPaneView()
+	case txnsScreen:
+		body = m.txnsView()
+	case txnPlanScreen:
+		body = m.txnPlanView()
 	default:
 		body = m.mainView()
 	}

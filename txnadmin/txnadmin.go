@@ -44,6 +44,9 @@ type Plan struct {
 	AgeSeconds *float64 `json:"age_seconds"`
 	// Partitions are the data partitions the transaction added, "topic[0,1] other[2]".
 	Partitions string `json:"partitions"`
+	// started is the coordinator's start of the transaction (Unix ms), which tells two
+	// transactions of one producer apart.
+	started int64
 }
 
 func (Plan) Columns() []string {
@@ -64,7 +67,8 @@ func (p Plan) Cells() []string {
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + "s" }
 
-// Summary is what an abort did, or would do. JSON field names are an interface.
+// Summary is what an abort did, or would do (its sentence is render.TxnAbort's, for the
+// command and the console alike). JSON field names are an interface.
 type Summary struct {
 	TransactionalID string `json:"transactional_id"`
 	// Partitions counts the data partitions that get (or got) an abort marker.
@@ -76,15 +80,6 @@ type Summary struct {
 	// ProducerID and Epoch are what the id holds once aborted; the fenced producer's are older.
 	ProducerID int64 `json:"producer_id,omitempty"`
 	Epoch      int16 `json:"epoch,omitempty"`
-}
-
-func (s Summary) String() string {
-	if !s.Done {
-		return fmt.Sprintf("transaction %s would be aborted: its producer fenced, abort markers on %d partition(s), its staged offsets dropped",
-			s.TransactionalID, s.Partitions)
-	}
-	return fmt.Sprintf("transaction %s aborted: abort markers on %d partition(s); the id is %s at producer id %d epoch %d, and its former producer is fenced",
-		s.TransactionalID, s.Partitions, s.State, s.ProducerID, s.Epoch)
 }
 
 // Summary is what the plan will do.
@@ -107,6 +102,7 @@ var (
 	ErrUnknown = errors.New("no such transactional id")
 	ErrNotOpen = errors.New("no open transaction")
 	ErrEnding  = errors.New("the transaction is ending already")
+	ErrChanged = errors.New("the transaction is no longer the one planned")
 )
 
 // Describe asks the coordinator of id what its transaction is, now being the operator's clock
@@ -130,7 +126,7 @@ func Describe(ctx context.Context, adm *kadm.Client, id string, now time.Time) (
 		return Plan{}, fmt.Errorf("describing transactional id %s: %w", id, d.Err)
 	}
 	p := Plan{TransactionalID: id, Coordinator: d.Coordinator, State: d.State, ProducerID: d.ProducerID,
-		Epoch: d.ProducerEpoch, TimeoutMs: d.TimeoutMillis}
+		Epoch: d.ProducerEpoch, TimeoutMs: d.TimeoutMillis, started: d.StartTimestamp}
 	if d.StartTimestamp > 0 {
 		age := now.Sub(time.UnixMilli(d.StartTimestamp)).Seconds()
 		p.AgeSeconds = &age
@@ -175,9 +171,22 @@ const retryEvery = 100 * time.Millisecond
 // the InitProducerId (kgo routes it to the id's coordinator). It waits, on clk, while the
 // coordinator answers CONCURRENT_TRANSACTIONS (the abort's markers being written) or names
 // another coordinator, until ctx ends.
+//
+// The operator confirmed p some time ago: Abort plans again first and refuses (ErrChanged,
+// nothing written) when the id no longer holds that transaction open (it ended, or a new
+// producer or transaction took the id), so a confirmation never fences a producer it did not
+// show.
 func Abort(ctx context.Context, cl *kgo.Client, adm *kadm.Client, clk clock.Clock, p Plan) (Summary, error) {
 	sum := p.Summary()
 	id := p.TransactionalID
+	now, err := PlanAbort(ctx, adm, id, clk.Now())
+	if err == nil && (now.ProducerID != p.ProducerID || now.Epoch != p.Epoch || now.Partitions != p.Partitions || now.started != p.started) {
+		err = fmt.Errorf("%s holds another transaction than the plan showed (producer id %d epoch %d, partitions %s; planned: producer id %d epoch %d, partitions %s): plan again: %w",
+			id, now.ProducerID, now.Epoch, dash(now.Partitions), p.ProducerID, p.Epoch, dash(p.Partitions), ErrChanged)
+	}
+	if err != nil {
+		return sum, err
+	}
 	for {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID = &id
@@ -209,4 +218,11 @@ func Abort(ctx context.Context, cl *kgo.Client, adm *kadm.Client, clk clock.Cloc
 	}
 	sum.Done, sum.State = true, after.State
 	return sum, nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

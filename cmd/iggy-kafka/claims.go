@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggy-kafka/iggy-kafka/groupadmin"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
@@ -16,11 +17,13 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/drainplan"
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
 	"github.com/iggy-kafka/iggy-kafka/internal/render"
 	"github.com/iggy-kafka/iggy-kafka/tail"
 	"github.com/iggy-kafka/iggy-kafka/topics"
 	"github.com/iggy-kafka/iggy-kafka/tui"
+	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
 
 func newClaimsCmd(a *app) *cobra.Command {
@@ -56,7 +59,8 @@ log unless --kafka-bootstrap is set.
 --history P lists every claim of partition P and how long each owner held it.
 --transactions lists the open transactions (Ongoing, PrepareCommit, PrepareAbort) the log holds:
 transactional id, log partition, coordinating node, state, producer id and epoch, timeout, how
-long the transaction has run, its partitions and groups.
+long the transaction has run, whether it hangs (open past its timeout or 15 minutes), its
+partitions and groups.
 
 --watch is the live console: the nodes, the partitions and the recent handovers (why: drain,
 stop, crash, lease; and how long the partition went unserved), kept current as the log grows.
@@ -67,13 +71,16 @@ q quits. On a group's page, o moves its committed offsets: type the target as 'g
 it (to earliest, to-time 10m, shift -100, to-commit-at T, ...), see the plan, y moves, anything
 else cancels; the page marks a seek that can be undone, and U undoes it the same way. Drains
 and seeks from the view are the same requests as 'drain' and 'group seek' and refused by the
-same rules; --read-only turns them off. One partition cannot be moved alone (m): the lease
-decides each partition's owner, so a partition moves only with its node's drain. t shows the
+same rules; --read-only turns them off, and the transactions screen's abort too. One partition
+cannot be moved alone (m): the lease decides each partition's owner, so a partition moves only
+with its node's drain. t shows the
 Kafka topics (per partition: end offset, size, records and bytes per second in and out, the
 groups reading it, their largest lag); enter on a partition (or on a topic's row, for all its
 partitions) tails its records live, as 'tail' prints them: p pauses and resumes, : jumps to an
 offset or a time, / searches the keys, headers and values loaded (n, N move between matches),
-x shows values as hex, enter shows a record whole. When the store or the
+x shows values as hex, enter shows a record whole. T shows the open transactions, oldest first,
+the hanging ones marked !; a aborts the selected one as 'transactions abort' does (the plan first,
+y aborts, anything else cancels). When the store or the
 gateways stop answering, a banner says so within 2 s, the rows stay as they were (marked ?),
 and the console retries with backoff until the store answers again. Without a terminal --watch
 prints one line per change instead (NDJSON with -o json).`,
@@ -228,6 +235,22 @@ func (c consoleActions) Tail(_ context.Context, topic string, parts []int32, fro
 		}
 	}
 	return tail.Open(c.live.Admin, c.live.Opts, o), nil
+}
+
+// PlanAbort is `transactions abort ID`'s plan, from the gateways the console asks.
+func (c consoleActions) PlanAbort(ctx context.Context, id string) (txnadmin.Plan, error) {
+	return txnadmin.PlanAbort(ctx, c.live.Admin, id, now())
+}
+
+// Abort is `transactions abort ID --yes` on the plan the operator confirmed, through a client of
+// its own (closed when the abort is done), as the command does.
+func (c consoleActions) Abort(ctx context.Context, p txnadmin.Plan) (txnadmin.Summary, error) {
+	cl, err := kgo.NewClient(c.live.Opts...)
+	if err != nil {
+		return txnadmin.Summary{}, err
+	}
+	defer cl.Close()
+	return txnadmin.Abort(ctx, cl, c.live.Admin, clock.Real, p)
 }
 
 func (c consoleActions) PlanSeek(ctx context.Context, group, name, value string) (groupadmin.Plan, []string, error) {

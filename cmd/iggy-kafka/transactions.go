@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/internal/render"
 	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
 
@@ -86,7 +87,7 @@ one its coordinator is ending already are refused, and nothing is written then.`
 				return a.fail(a.kafkaError(ctx, gws, err))
 			}
 			w, f := cmd.OutOrStdout(), a.format()
-			rows, sum := []txnadmin.Plan{plan}, plan.Summary()
+			rows, sum := []txnadmin.Plan{plan}, render.TxnAbort{Summary: plan.Summary()}
 			if dryRun {
 				return a.fail(output.ListSummary(w, f, "transactions.abort", rows, sum))
 			}
@@ -112,10 +113,10 @@ one its coordinator is ending already are refused, and nothing is written then.`
 				return a.fail(a.kafkaError(ctx, gws, err))
 			}
 			if f == output.Text {
-				_, err := fmt.Fprintf(w, "\n%s\n", done)
+				_, err := fmt.Fprintf(w, "\n%s\n", render.TxnAbort{Summary: done})
 				return a.fail(err)
 			}
-			return a.fail(output.ListSummary(w, f, "transactions.abort", rows, done))
+			return a.fail(output.ListSummary(w, f, "transactions.abort", rows, render.TxnAbort{Summary: done}))
 		},
 	}
 	operatorCmdOf(cmd, "transactions", cobra.ExactArgs(1))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/testfleet"
 	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
@@ -114,6 +115,11 @@ func TestTransactionsAbortEndToEnd(t *testing.T) {
 	}
 	if err := again.ProduceSync(ctx, &kgo.Record{Partition: 0, Value: []byte("committed")}).FirstErr(); err != nil {
 		t.Fatal(err)
+	}
+	// An abort confirmed on the plan of the first transaction is refused now that the id holds
+	// another one, and fences nobody: the new producer commits.
+	if _, err := txnadmin.Abort(ctx, admCl, adm, clock.Real, dry.Data[0]); !errors.Is(err, txnadmin.ErrChanged) {
+		t.Fatalf("abort on a stale plan: %v, want ErrChanged", err)
 	}
 	if err := again.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("commit after the abort: %v", err)

@@ -25,22 +25,38 @@ type TxnRow struct {
 	// AgeSeconds is how long the open transaction has run (since its first add); nil when none
 	// is open.
 	AgeSeconds *float64 `json:"age_seconds"`
+	// Hanging says the transaction has run longer than its timeout (its coordinator should have
+	// aborted it) or than HangingAfter: what an operator may have to abort.
+	Hanging bool `json:"hanging"`
 	// Partitions are the transaction's data partitions, "topic[0,1] other[2]".
 	Partitions string   `json:"partitions"`
 	Groups     []string `json:"groups"`
 }
 
+// HangingAfter is how long a transaction may run, whatever its timeout, before it is said to
+// hang: Kafka's own bound on a transaction's timeout (transaction.max.timeout.ms, 15 minutes),
+// which kafka-transactions find-hanging takes as its default too.
+const HangingAfter = 15 * time.Minute
+
+// hanging is the rule of TxnRow.Hanging: open longer than its timeout or than HangingAfter.
+func hanging(age, timeout time.Duration) bool {
+	return age > timeout || age > HangingAfter
+}
+
 func (TxnRow) Columns() []string {
-	return []string{"TRANSACTIONAL-ID", "PARTITION", "COORDINATOR", "STATE", "PRODUCER-ID", "EPOCH", "TIMEOUT", "AGE", "PARTITIONS", "GROUPS"}
+	return []string{"TRANSACTIONAL-ID", "PARTITION", "COORDINATOR", "STATE", "PRODUCER-ID", "EPOCH", "TIMEOUT", "AGE", "HANGING", "PARTITIONS", "GROUPS"}
 }
 
 func (r TxnRow) Cells() []string {
-	coord, age, parts, groups := "-", "-", r.Partitions, strings.Join(r.Groups, ",")
+	coord, age, hang, parts, groups := "-", "-", "-", r.Partitions, strings.Join(r.Groups, ",")
 	if r.Coordinator != nil {
 		coord = strconv.Itoa(int(*r.Coordinator))
 	}
 	if r.AgeSeconds != nil {
 		age = output.Seconds(*r.AgeSeconds)
+	}
+	if r.Hanging {
+		hang = "yes"
 	}
 	if parts == "" {
 		parts = "-"
@@ -49,7 +65,7 @@ func (r TxnRow) Cells() []string {
 		groups = "-"
 	}
 	return []string{r.TransactionalID, strconv.Itoa(r.Partition), coord, r.State, strconv.FormatInt(r.ProducerID, 10),
-		strconv.Itoa(int(r.Epoch)), output.Seconds(float64(r.TimeoutMs) / 1000), age, parts, groups}
+		strconv.Itoa(int(r.Epoch)), output.Seconds(float64(r.TimeoutMs) / 1000), age, hang, parts, groups}
 }
 
 // Transactions lists the transactional ids the log holds, by id; with open only those with a
@@ -63,7 +79,8 @@ func (f *Model) Transactions(now time.Time, open bool) []TxnRow {
 			coord = &n
 		}
 		for _, x := range t.State.Transactions() {
-			if open && x.State != record.TxnOngoing && x.State != record.TxnPrepareCommit && x.State != record.TxnPrepareAbort {
+			live := x.State == record.TxnOngoing || x.State == record.TxnPrepareCommit || x.State == record.TxnPrepareAbort
+			if open && !live {
 				continue
 			}
 			r := TxnRow{TransactionalID: x.ID, Partition: t.Partition, Coordinator: coord, State: x.State.String(),
@@ -72,8 +89,9 @@ func (f *Model) Transactions(now time.Time, open bool) []TxnRow {
 				r.Groups = []string{}
 			}
 			if !x.Started.IsZero() {
-				age := now.Sub(x.Started).Seconds()
-				r.AgeSeconds = &age
+				age := now.Sub(x.Started)
+				secs := age.Seconds()
+				r.AgeSeconds, r.Hanging = &secs, live && hanging(age, x.Timeout)
 			}
 			var b strings.Builder
 			for i, tp := range x.Partitions {

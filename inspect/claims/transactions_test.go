@@ -37,7 +37,7 @@ func TestTransactionRows(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
-	want := []string{"etl", itoa(p), "2", "Ongoing", "7", "2", "10s", "4s", "out[0,2] totals[1]", "etl-group"}
+	want := []string{"etl", itoa(p), "2", "Ongoing", "7", "2", "10s", "4s", "-", "out[0,2] totals[1]", "etl-group"}
 	if got := rows[0].Cells(); !slices.Equal(got, want) {
 		t.Fatalf("cells %q, want %q", got, want)
 	}
@@ -46,11 +46,39 @@ func TestTransactionRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantJSON := `{"transactional_id":"etl","partition":` + itoa(p) + `,"coordinator":2,"state":"Ongoing","producer_id":7,"epoch":2,` +
-		`"timeout_ms":10000,"age_seconds":4,"partitions":"out[0,2] totals[1]","groups":["etl-group"]}`
+		`"timeout_ms":10000,"age_seconds":4,"hanging":false,"partitions":"out[0,2] totals[1]","groups":["etl-group"]}`
 	if string(j) != wantJSON {
 		t.Fatalf("json %s, want %s", j, wantJSON)
 	}
 	if all := m.Transactions(at, false); len(all) != 2 || all[1].TransactionalID != "idle" || all[1].AgeSeconds != nil || all[1].Cells()[7] != "-" {
 		t.Fatalf("every id: %+v", all)
+	}
+
+	// It hangs once it has run past its timeout (10 s), or past HangingAfter whatever its
+	// timeout; an id with no open transaction never hangs.
+	for i, c := range []struct {
+		at      time.Time
+		timeout time.Duration
+		want    bool
+	}{
+		{at.Add(6 * time.Second), 10 * time.Second, false},
+		{at.Add(6*time.Second + time.Millisecond), 10 * time.Second, true},
+		{at.Add(claims.HangingAfter - 4*time.Second), time.Hour, false},
+		{at.Add(claims.HangingAfter - 4*time.Second + time.Millisecond), time.Hour, true},
+	} {
+		long := open
+		long.Timeout = c.timeout
+		apply(p, uint64(2+i), record.Record{Type: record.TypeTransaction, Claim: 3, Transaction: &long})
+		rows := m.Transactions(c.at, true)
+		if len(rows) != 1 || rows[0].Hanging != c.want || (rows[0].Cells()[8] == "yes") != c.want {
+			t.Errorf("at %v with timeout %v: hanging %v, want %v (%q)", c.at.Sub(at), c.timeout, rows[0].Hanging, c.want, rows[0].Cells())
+		}
+	}
+	done.Started = at.Add(-time.Hour)
+	apply(q, 10, record.Record{Type: record.TypeTransaction, Claim: map[bool]uint64{true: 3, false: 1}[q == p], Transaction: &done})
+	for _, r := range m.Transactions(at, false) {
+		if r.TransactionalID == "idle" && r.Hanging {
+			t.Errorf("a completed transaction hangs: %+v", r)
+		}
 	}
 }

@@ -490,3 +490,34 @@ func TestStatusStaleness(t *testing.T) {
 		t.Fatalf("given address away: %q", p)
 	}
 }
+
+// The transactions screen reads the model the console follows, as `claims --transactions` reads
+// it: an open transaction is listed, and one that ends after the console started is gone from
+// the next answer.
+func TestConsoleTransactions(t *testing.T) {
+	e := newConsoleEnv(t, roundRobin)
+	const id = "etl-7"
+	p := record.Partition(id)
+	open := record.Transaction{ID: id, ProducerID: 42, Epoch: 3, Timeout: time.Minute, State: record.TxnOngoing,
+		Partitions: []record.TxnTopic{{Topic: "orders", Partitions: []int32{0, 1}}}, Started: e.epoch, Updated: e.epoch}
+	e.log.Put(p, record.Record{Type: record.TypeTransaction, Claim: 1, Time: e.epoch, Transaction: &open})
+	e.start(false)
+	rows, err := e.con.Transactions(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].TransactionalID != id || rows[0].Partitions != "orders[0,1]" || rows[0].Coordinator == nil ||
+		*rows[0].Coordinator != roundRobin(p) || rows[0].AgeSeconds == nil || *rows[0].AgeSeconds < 59 || !rows[0].Hanging {
+		t.Fatalf("rows %+v", rows)
+	}
+	ended := open
+	ended.State, ended.Updated = record.TxnCompleteAbort, time.Now()
+	e.log.Put(p, record.Record{Type: record.TypeTransaction, Claim: 1, Time: time.Now(), Transaction: &ended})
+	checkfor.Eventually(t, 10*time.Second, "the ended transaction gone", func() error {
+		rows, err := e.con.Transactions(e.ctx)
+		if err != nil {
+			return err
+		}
+		return checkfor.True(len(rows) == 0, "rows %+v", rows)
+	})
+}

@@ -7,7 +7,7 @@
 // as `drain --wait` does.
 //
 // The two types to know are Console, the engine (Run, and the actions the view's keys call:
-// PlanDrain, Drain, CheckUndo, Undo, Groups, Group, GroupOffsets), and Snapshot, the fleet at
+// PlanDrain, Drain, CheckUndo, Undo, Groups, Group, GroupOffsets, Transactions), and Snapshot, the fleet at
 // one instant with its Status. A new pane adds an action method that reads the model between
 // two polls through the same session (Console.do), as GroupOffsets does.
 package console

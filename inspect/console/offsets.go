@@ -15,3 +15,14 @@ func (c *Console) GroupOffsets(ctx context.Context) ([]claims.GroupOffset, error
 	})
 	return out, err
 }
+
+// Transactions is Model.Transactions on the console's model, read between two polls: the open
+// transactions `claims --transactions` lists, as of now.
+func (c *Console) Transactions(ctx context.Context) ([]claims.TxnRow, error) {
+	var out []claims.TxnRow
+	err := c.do(ctx, func(s *session) error {
+		out = s.m.Transactions(c.Log.Clock().Now(), true)
+		return nil
+	})
+	return out, err
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/output"
+	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
 
 // Problems are the sentences of the console's banner, one per source that does not answer.
@@ -109,4 +110,19 @@ func (v LiveDiffVerdict) String() string {
 		return fmt.Sprintf("partition %d: the log and the gateways agree (%s)", s.Partition, output.Plural(s.Groups, "group"))
 	}
 	return fmt.Sprintf("partition %d: %s in %s between the log and the gateways", s.Partition, output.Plural(s.Differences, "difference"), output.Plural(s.GroupsDiffering, "group"))
+}
+
+// TxnAbort is an abort's summary with its sentence (output.Summary), as `transactions abort`
+// ends and the console's transactions screen says it: the value is the envelope's "summary".
+type TxnAbort struct{ txnadmin.Summary }
+
+// String says what the abort would do (a plan) or did.
+func (v TxnAbort) String() string {
+	s := v.Summary
+	if !s.Done {
+		return fmt.Sprintf("transaction %s would be aborted: its producer fenced, abort markers on %d partition(s), its staged offsets dropped",
+			s.TransactionalID, s.Partitions)
+	}
+	return fmt.Sprintf("transaction %s aborted: abort markers on %d partition(s); the id is %s at producer id %d epoch %d, and its former producer is fenced",
+		s.TransactionalID, s.Partitions, s.State, s.ProducerID, s.Epoch)
 }

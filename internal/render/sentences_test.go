@@ -8,6 +8,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/inspect/livegroups"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
 	"github.com/iggy-kafka/iggy-kafka/internal/render"
+	"github.com/iggy-kafka/iggy-kafka/txnadmin"
 )
 
 // A verdict's JSON is its summary's own: the envelope's "summary" fields do not move.
@@ -41,6 +42,28 @@ func TestHandoverSentence(t *testing.T) {
 	} {
 		if got := render.Handover(c.h); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
+
+// An abort's sentence, planned and done; its JSON is the summary's own.
+func TestTxnAbortSentence(t *testing.T) {
+	plan := txnadmin.Summary{TransactionalID: "etl-7", Partitions: 2}
+	done := txnadmin.Summary{TransactionalID: "etl-7", Partitions: 2, Done: true, State: "Empty", ProducerID: 42, Epoch: 4}
+	for _, c := range []struct {
+		s    txnadmin.Summary
+		want string
+	}{
+		{plan, "transaction etl-7 would be aborted: its producer fenced, abort markers on 2 partition(s), its staged offsets dropped"},
+		{done, "transaction etl-7 aborted: abort markers on 2 partition(s); the id is Empty at producer id 42 epoch 4, and its former producer is fenced"},
+	} {
+		if got := (render.TxnAbort{Summary: c.s}).String(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+		got, err1 := json.Marshal(render.TxnAbort{Summary: c.s})
+		want, err2 := json.Marshal(c.s)
+		if err1 != nil || err2 != nil || string(got) != string(want) {
+			t.Errorf("JSON %s, want %s (%v %v)", got, want, err1, err2)
 		}
 	}
 }

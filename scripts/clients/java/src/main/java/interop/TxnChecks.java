@@ -38,7 +38,7 @@ import org.apache.kafka.common.errors.ProducerFencedException;
  * open past its {@code transaction.timeout.ms} aborted by the gateway (how long after its
  * deadline is printed), and Kafka's {@code kafka-transactions} tool (list, describe,
  * describe-producers, find-hanging) over an open transaction, its output checked against what
- * the producer did.
+ * the producer did, and its {@code abort} of a transaction whose producer went away.
  */
 final class TxnChecks {
     private static final String TOOL = "org.apache.kafka.tools.TransactionsCommand";
@@ -56,6 +56,7 @@ final class TxnChecks {
         }
         fenced(admin);
         tools(admin);
+        abortHanging(admin);
         timeout(admin);
     }
 
@@ -344,6 +345,73 @@ final class TxnChecks {
                 expect(ps.size() == 1 && ps.get(0).producerId() == d.producerId() && ps.get(0).currentTransactionStartOffset().isEmpty(),
                         "producers of %s after the commit: %s", tp1, ps);
             }
+        });
+    }
+
+    /**
+     * A transactional producer that begins, writes 3 records and goes away without ending
+     * (closed with a zero timeout, which leaves its transaction open, as a killed one does):
+     * kafka-transactions finds it with describe-producers (and find-hanging, which leaves it out
+     * while its coordinator still holds it open), and aborts it with {@code abort --topic T
+     * --partition P --start-offset O} (DescribeProducers, then WriteTxnMarkers to the partition's
+     * leader). Then the partition's last stable offset is its end, past the abort marker, and
+     * read_committed reads none of the records.
+     */
+    private void abortHanging(Admin admin) {
+        String topic = "txn-hanging";
+        String id = "java-hanging";
+        TopicPartition tp = new TopicPartition(topic, 0);
+        t.check("kafka-transactions abort --topic --partition --start-offset ends a transaction left open by a producer gone without ending it", () -> {
+            long checkStarted = System.nanoTime();
+            JavaInterop.createTopic(admin, topic, 1);
+            try (KafkaProducer<String, String> idem = new KafkaProducer<>(t.producerProps("none"))) {
+                idem.send(new ProducerRecord<>(topic, 0, "k", "before")).get(30, TimeUnit.SECONDS);
+            }
+            long first;
+            KafkaProducer<String, String> p = new KafkaProducer<>(txProps(id, 600000));
+            try {
+                p.initTransactions();
+                p.beginTransaction();
+                first = p.send(new ProducerRecord<>(topic, 0, "k", "hanging-0")).get(30, TimeUnit.SECONDS).offset();
+                for (int i = 1; i < 3; i++) {
+                    p.send(new ProducerRecord<>(topic, 0, "k", "hanging-" + i)).get(30, TimeUnit.SECONDS);
+                }
+            } finally {
+                // A zero timeout does not abort the open transaction, as a graceful close would.
+                p.close(Duration.ZERO);
+            }
+            Map<TopicPartition, Long> lso = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                    new org.apache.kafka.clients.admin.ListOffsetsOptions(org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
+                    .all().get(30, TimeUnit.SECONDS).entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+            expectEqual(first, lso.get(tp), "last stable offset with the transaction open");
+
+            JavaInterop.Run r = t.tool(null, TOOL, "--bootstrap-server", t.bootstrap, "describe-producers", "--topic", topic, "--partition", "0");
+            JavaInterop.ok(r);
+            Map<String, String> open = row(JavaInterop.table(r.out(), "ProducerId"), "CurrentTransactionStartOffset", Long.toString(first), r);
+            r = t.tool(null, TOOL, "--bootstrap-server", t.bootstrap, "find-hanging", "--topic", topic, "--max-transaction-timeout", "0");
+            JavaInterop.ok(r);
+            System.out.println("      find-hanging (its coordinator still holds the transaction open, so not listed): "
+                    + JavaInterop.table(r.out(), "Topic"));
+
+            long started = System.nanoTime();
+            r = t.tool(null, TOOL, "--bootstrap-server", t.bootstrap, "abort", "--topic", topic, "--partition", "0",
+                    "--start-offset", Long.toString(first));
+            JavaInterop.ok(r);
+            System.out.printf("      kafka-transactions abort of producer %s epoch %s at offset %d: %d ms%n",
+                    open.get("ProducerId"), open.get("ProducerEpoch"), first, (System.nanoTime() - started) / 1_000_000);
+
+            Map<TopicPartition, Long> end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get(30, TimeUnit.SECONDS)
+                    .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+            lso = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                    new org.apache.kafka.clients.admin.ListOffsetsOptions(org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
+                    .all().get(30, TimeUnit.SECONDS).entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+            // The three records and the abort marker.
+            expectEqual(first + 4, end.get(tp), "end offset after the abort");
+            expectEqual(end.get(tp), lso.get(tp), "last stable offset after the abort");
+            expectEqual(List.of("before"), read(List.of(tp), "read_committed"), "read_committed after the abort");
+            List<ProducerState> ps = admin.describeProducers(List.of(tp)).partitionResult(tp).get(30, TimeUnit.SECONDS).activeProducers();
+            expect(ps.stream().noneMatch(s -> s.currentTransactionStartOffset().isPresent()), "producers of %s after the abort: %s", tp, ps);
+            System.out.printf("      the abort check took %d ms%n", (System.nanoTime() - checkStarted) / 1_000_000);
         });
     }
 
