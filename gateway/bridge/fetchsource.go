@@ -176,7 +176,17 @@ func (s iggySource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	if p.Count == 0 {
 		return true, nil
 	}
-	return true, b.rebuild(r, p.Records, from)
+	var head batchTxn
+	var headAt uint64
+	if r.version >= 4 {
+		// A transactional batch goes back with its producer and the transactional bit, which
+		// only its first message carries: a READ_COMMITTED reader drops an aborted
+		// transaction's records by them.
+		if head, headAt, err = b.sliceHead(ctx, r.as, r.topic, r.partition, p.Records); err != nil {
+			return false, err
+		}
+	}
+	return true, b.rebuild(r, p.Records, from, head, headAt)
 }
 
 // pollPlan is the poll that goes on from r.offset: whole batches when this gateway knows where
@@ -200,10 +210,12 @@ func (r *fetchRead) pollPlan() (from, count int64, aligned bool) {
 
 // rebuild appends to r's answer the records of recs, Iggy batch records polled from offset
 // from, while the answer has room (at least one batch), and puts the whole Kafka batches it
-// rebuilt in the fetch cache.
-func (b *Bridge) rebuild(r *fetchRead, recs []byte, from int64) error {
+// rebuilt in the fetch cache. head is the transaction of the Iggy batch at headAt, when recs
+// starts past its first message (sliceHead).
+func (b *Bridge) rebuild(r *fetchRead, recs []byte, from int64, head batchTxn, headAt uint64) error {
 	c := getConverter(b.metrics)
 	defer putConverter(c)
+	c.head, c.headAt = head, headAt
 	c.out = r.codec
 	c.plainLeft = int(r.st.plainLeft.Load())
 	defer func() { r.st.plainLeft.Store(int32(c.plainLeft)) }()

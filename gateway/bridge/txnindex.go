@@ -45,17 +45,35 @@ func (b *Bridge) stable(ctx context.Context, as iggyAPI, topic string, partition
 		// again. Read it afresh.
 		ix.started, ix.aborted = false, nil
 	}
+	fresh := false
 	if !ix.started {
 		logStart, err := b.cachedLogStart(ctx, as, st, topic, partition)
 		if err != nil {
 			return -1, nil, err
 		}
 		ix.started, ix.next, ix.open = true, logStart, map[int64]int64{}
+		fresh = true
 	}
 	for ix.next < hw {
 		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(ix.next), uint32(min(hw-ix.next, txnScanCount)))
 		if err != nil {
 			return -1, nil, kafkaErr(err)
+		}
+		if fresh {
+			// A log start inside a batch (DeleteRecords to an offset in it): the batch's
+			// first message, below the log start, says whether a transaction is open from
+			// there.
+			fresh = false
+			var head batchTxn
+			if head, _, err = b.sliceHead(ctx, as, topic, partition, p.Records); err != nil {
+				if p.Release != nil {
+					p.Release()
+				}
+				return -1, nil, err
+			}
+			if head.txn == txnData {
+				ix.open[head.pid] = ix.next
+			}
 		}
 		before := ix.next
 		err = ix.add(p.Records)
@@ -131,4 +149,67 @@ func (ix *txnIndex) add(recs []byte) error {
 		}
 	}
 	return nil
+}
+
+// batchTxn is the transaction a stored Iggy batch belongs to, as its first message tells
+// (kafka.txn, kafka.pid, kafka.epoch): txn is txnData for a transactional producer's batch, 0
+// for any other. Only the first message of a batch carries it.
+type batchTxn struct {
+	txn   uint8
+	pid   int64
+	epoch int16
+}
+
+// headTxn is what the first message of an Iggy batch, frame f of a record whose base offset is
+// base, tells of the batch's transaction; ok is false when f is not that first message.
+func headTxn(meta *recMeta, f *message.Frame) (batchTxn, bool) {
+	if f.OffsetDelta != 0 {
+		return batchTxn{}, false
+	}
+	if len(f.UserHeaders) == 0 {
+		return batchTxn{}, true
+	}
+	meta.parse(f.UserHeaders)
+	if meta.txn == 0 || !meta.hasPID {
+		return batchTxn{}, true
+	}
+	return batchTxn{txn: meta.txn, pid: meta.pid, epoch: meta.epoch}, true
+}
+
+// sliceHead answers, for a poll reply recs that starts past the first message of its first Iggy
+// batch (a read from an offset inside a batch whose start this gateway does not know), the
+// transaction of that batch, read from its first message with one more poll, and the batch's
+// base offset. A reply that starts on a batch's first message, or is empty, needs no read (the
+// zero batchTxn). The first message may be
+// gone (Iggy's retention deletes whole segments, and the batch with it, so only a partition
+// purged meanwhile): the batch then reads as no transaction's.
+func (b *Bridge) sliceHead(ctx context.Context, as iggyAPI, topic string, partition int32, recs []byte) (head batchTxn, at uint64, err error) {
+	rec, _, ok := splitRecord(recs)
+	if !ok {
+		return batchTxn{}, 0, nil
+	}
+	f, ok := firstFrame(rec)
+	if !ok || f.OffsetDelta == 0 {
+		return batchTxn{}, 0, nil
+	}
+	base := batchBase(rec)
+	p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), base, 1)
+	if err != nil {
+		return batchTxn{}, 0, kafkaErr(err)
+	}
+	defer func() {
+		if p.Release != nil {
+			p.Release()
+		}
+	}()
+	if hrec, _, ok := splitRecord(p.Records); ok && p.Count > 0 && batchBase(hrec) == base {
+		if hf, ok := firstFrame(hrec); ok {
+			var meta recMeta
+			if h, ok := headTxn(&meta, &hf); ok {
+				head = h
+			}
+		}
+	}
+	b.metrics.sliceHeads.Add(1)
+	return head, base, nil
 }
