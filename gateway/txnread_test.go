@@ -126,33 +126,48 @@ func readCommittedFrom(t *testing.T, g *Gateway, topic string, offset int64, l t
 	return got
 }
 
-// A READ_COMMITTED reader starting at any offset, inside a transactional batch too, reads
-// exactly the committed records from there: at the gateway that wrote them (which knows where
-// its batches start) and at the same gateway started again, which knows no batch and gets the
-// records from the reader's offset on.
-func TestReadCommittedFromInsideBatches(t *testing.T) {
+// txnGateway starts a gateway with transactions over an embedded store kept on disk, and
+// returns it with restart, which stops it and starts it again on the same store (a gateway that
+// knows no batch of what it wrote before). The last one is stopped at the end of the test.
+func txnGateway(t *testing.T) (*Gateway, func() *Gateway) {
+	t.Helper()
 	cfg := Config{
 		Bind: "127.0.0.1:0", NodeID: 1, CoordinatorLog: true, Transactions: true, DrainTimeout: 5 * time.Second,
 		Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
 	}
-	start := func() *Gateway {
+	var g *Gateway
+	start := func() {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		g, err := Start(ctx, cfg)
-		if err != nil {
+		var err error
+		if g, err = Start(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
-		return g
 	}
-	stop := func(g *Gateway) {
+	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := g.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	}
-	g := start()
+	start()
+	t.Cleanup(stop)
+	return g, func() *Gateway {
+		t.Helper()
+		stop()
+		start()
+		return g
+	}
+}
+
+// A READ_COMMITTED reader starting at any offset, inside a transactional batch too, reads
+// exactly the committed records from there: at the gateway that wrote them (which knows where
+// its batches start) and at the same gateway started again, which knows no batch and gets the
+// records from the reader's offset on.
+func TestReadCommittedFromInsideBatches(t *testing.T) {
+	g, restart := txnGateway(t)
 	if _, err := kadm.NewClient(client(t, g)).CreateTopic(testCtx(t), 1, 1, nil, "rcmid"); err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +181,5 @@ func TestReadCommittedFromInsideBatches(t *testing.T) {
 		}
 	}
 	check(g, "at the writing gateway")
-	stop(g)
-	g = start()
-	defer stop(g)
-	check(g, "after a restart")
+	check(restart(), "after a restart")
 }
