@@ -279,7 +279,7 @@ func TestFetchInsideTransactionalBatch(t *testing.T) {
 		}
 	}
 	b.part("mid", 0).tail.reset() // the tail forgot where the batches start
-	other := newMemBridge(t, m)  // another gateway, which never knew
+	other := newMemBridge(t, m)   // another gateway, which never knew
 	for name, br := range map[string]*Bridge{"forgotten": b, "other gateway": other} {
 		before := br.metrics.SliceHeads()
 		got := fetchedBatches(t, br, m, "mid", 2)
