@@ -176,17 +176,40 @@ func (s iggySource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	if p.Count == 0 {
 		return true, nil
 	}
+	recs := p.Records
 	var head batchTxn
 	var headAt uint64
 	if r.version >= 4 {
+		if !aligned && int64(p.Count) == count {
+			recs = leaveLastBatch(recs)
+		}
 		// A transactional batch goes back with its producer and the transactional bit, which
 		// only its first message carries: a READ_COMMITTED reader drops an aborted
 		// transaction's records by them.
-		if head, headAt, err = b.sliceHead(ctx, r.as, r.topic, r.partition, p.Records); err != nil {
+		if head, headAt, err = b.sliceHead(ctx, r.as, r.topic, r.partition, recs); err != nil {
 			return false, err
 		}
 	}
-	return true, b.rebuild(r, p.Records, from, head, headAt)
+	return true, b.rebuild(r, recs, from, head, headAt)
+}
+
+// leaveLastBatch is the batch records of a poll reply that the count asked for may have cut
+// short, without the last one when there are others: so the reader's next fetch starts on that
+// batch's first message, which says its codec and transaction, and not one read later inside it
+// (Bridge.sliceHead). Those records are read from Iggy again by that fetch.
+func leaveLastBatch(recs []byte) []byte {
+	end, at := 0, 0
+	for at < len(recs) {
+		_, rest, ok := splitRecord(recs[at:])
+		if !ok {
+			return recs
+		}
+		end, at = at, len(recs)-len(rest)
+	}
+	if end == 0 {
+		return recs
+	}
+	return recs[:end]
 }
 
 // pollPlan is the poll that goes on from r.offset: whole batches when this gateway knows where

@@ -341,3 +341,41 @@ func TestTxnIndexFromInsideABatch(t *testing.T) {
 		t.Fatalf("aborted transaction from inside its batch: lso %d, aborted %+v, %v; want 5 and producer 9 from 2", lso, aborted, err)
 	}
 }
+
+// A reader going through a partition at a gateway that knows none of its batches (another wrote
+// them, or this one before a restart) starts each fetch on a batch's first message: a fetch
+// whose poll count may have cut its last batch leaves that batch to the next fetch, which then
+// reads no first message more and hands the batch back whole. (A count that cuts the only batch
+// a poll returned cannot leave it out: a maxBytes below the records of a batch is not tried.)
+func TestFetchesStayOnBatchStarts(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "seq", true); err != nil {
+		t.Fatal(err)
+	}
+	const batches, per = 16, 100
+	for i := range batches {
+		if _, err := b.produce(ctx, m, "seq", 0, kafkaBatch(t, codecNone, valueRecs(fmt.Sprintf("batch %d, a value of some length", i), per), -1, -1, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, maxBytes := range []int32{1 << 20, 256 << 10, 128 << 10} {
+		other := newMemBridge(t, m)
+		for off := int64(0); off < batches*per; {
+			res, err := other.fetch(ctx, m, "seq", 0, off, maxBytes, 12)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readBatches(t, res.Records)
+			res.Release()
+			if len(got) == 0 || got[0].Offset != off || off%per != 0 {
+				t.Fatalf("maxBytes %d: a fetch at %d started inside a batch", maxBytes, off)
+			}
+			off = got[len(got)-1].Offset + 1
+		}
+		if n := other.metrics.SliceHeads(); n != 0 {
+			t.Errorf("maxBytes %d: %d fetches started inside a batch", maxBytes, n)
+		}
+	}
+}
