@@ -84,9 +84,11 @@
 // offset the poll reply keeps (Bridge.sliceHead, Metrics.SliceHeads). So that a
 // reader going on does not start inside a batch at every fetch, a poll whose
 // count (estimated from the record size) may have cut its last batch leaves
-// that batch out when it returned others: the next fetch starts on its first
-// message, and only a reader's first fetch, at an offset of its choosing, or a
-// batch larger than the whole poll, pays the extra read.
+// that batch out when it returned others and the batch holds at most half of
+// the poll's messages: the next fetch starts on its first message, and reads
+// the part this one left again. A reader's first fetch, at an offset of its
+// choosing, and batches about as large as a whole poll still pay the extra
+// read.
 // The tail cache (Config.TailCacheBytes, 32 MiB by default, oldest evicted
 // first across all partitions, no batch above a quarter of it) also keeps
 // the producers' own Kafka batches: a magic-2 fetch of cached batches is

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"fmt"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 )
 
 // tailSource answers from the tail cache: the producers' own batches from the one holding the
@@ -194,19 +196,25 @@ func (s iggySource) read(ctx context.Context, r *fetchRead) (bool, error) {
 }
 
 // leaveLastBatch is the batch records of a poll reply that the count asked for may have cut
-// short, without the last one when there are others: so the reader's next fetch starts on that
-// batch's first message, which says its codec and transaction, and not one read later inside it
-// (Bridge.sliceHead). Those records are read from Iggy again by that fetch.
+// short, without the last one when it holds at most half of the reply's messages: so the
+// reader's next fetch starts on that batch's first message, which says its codec and
+// transaction, and not one read later inside it (Bridge.sliceHead). Those records are read from
+// Iggy again by that fetch. A last batch holding more is kept, or an answer of batches about as
+// large as the count would lose half of each.
 func leaveLastBatch(recs []byte) []byte {
-	end, at := 0, 0
+	end, at, total := 0, 0, uint64(0)
+	var last uint64
 	for at < len(recs) {
-		_, rest, ok := splitRecord(recs[at:])
+		rec, rest, ok := splitRecord(recs[at:])
 		if !ok {
 			return recs
 		}
+		h, _ := message.ParseBatchHeader(rec)
+		last = uint64(h.Count)
+		total += last
 		end, at = at, len(recs)-len(rest)
 	}
-	if end == 0 {
+	if end == 0 || last*2 > total {
 		return recs
 	}
 	return recs[:end]

@@ -345,8 +345,8 @@ func TestTxnIndexFromInsideABatch(t *testing.T) {
 // A reader going through a partition at a gateway that knows none of its batches (another wrote
 // them, or this one before a restart) starts each fetch on a batch's first message: a fetch
 // whose poll count may have cut its last batch leaves that batch to the next fetch, which then
-// reads no first message more and hands the batch back whole. (A count that cuts the only batch
-// a poll returned cannot leave it out: a maxBytes below the records of a batch is not tried.)
+// reads no first message more and hands the batch back whole. (A batch about as large as the
+// poll is kept, cut: a maxBytes below a few batches' records is not tried.)
 func TestFetchesStayOnBatchStarts(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
