@@ -122,25 +122,22 @@ func (ix *txnIndex) add(recs []byte) error {
 				continue
 			}
 			ix.next = off + 1
-			if f.OffsetDelta != 0 || len(f.UserHeaders) == 0 {
+			bt, ok := headTxn(&meta, &f)
+			if !ok || bt.txn == 0 {
 				continue
 			}
-			meta.parse(f.UserHeaders)
-			if meta.txn == 0 || !meta.hasPID {
-				continue
-			}
-			first, open := ix.open[meta.pid]
-			switch meta.txn {
+			first, open := ix.open[bt.pid]
+			switch bt.txn {
 			case txnData:
 				if !open {
-					ix.open[meta.pid] = off
+					ix.open[bt.pid] = off
 				}
 			case txnCommit:
-				delete(ix.open, meta.pid)
+				delete(ix.open, bt.pid)
 			case txnAbort:
 				if open {
-					delete(ix.open, meta.pid)
-					ix.aborted = append(ix.aborted, abortedTxn{pid: meta.pid, first: first, last: off})
+					delete(ix.open, bt.pid)
+					ix.aborted = append(ix.aborted, abortedTxn{pid: bt.pid, first: first, last: off})
 				}
 			}
 		}
@@ -152,16 +149,17 @@ func (ix *txnIndex) add(recs []byte) error {
 }
 
 // batchTxn is the transaction a stored Iggy batch belongs to, as its first message tells
-// (kafka.txn, kafka.pid, kafka.epoch): txn is txnData for a transactional producer's batch, 0
-// for any other. Only the first message of a batch carries it.
+// (kafka.txn, kafka.pid, kafka.epoch): txn is txnData for a transactional producer's batch,
+// txnCommit or txnAbort for a marker, 0 for any other. Only the first message of a batch
+// carries it.
 type batchTxn struct {
 	txn   uint8
 	pid   int64
 	epoch int16
 }
 
-// headTxn is what the first message of an Iggy batch, frame f of a record whose base offset is
-// base, tells of the batch's transaction; ok is false when f is not that first message.
+// headTxn is what frame f tells of its Iggy batch's transaction, parsed with meta; ok is false
+// when f is not the batch's first message, which alone tells it.
 func headTxn(meta *recMeta, f *message.Frame) (batchTxn, bool) {
 	if f.OffsetDelta != 0 {
 		return batchTxn{}, false
@@ -180,9 +178,9 @@ func headTxn(meta *recMeta, f *message.Frame) (batchTxn, bool) {
 // batch (a read from an offset inside a batch whose start this gateway does not know), the
 // transaction of that batch, read from its first message with one more poll, and the batch's
 // base offset. A reply that starts on a batch's first message, or is empty, needs no read (the
-// zero batchTxn). The first message may be
-// gone (Iggy's retention deletes whole segments, and the batch with it, so only a partition
-// purged meanwhile): the batch then reads as no transaction's.
+// zero batchTxn). The first message may be gone (Iggy's retention deletes whole segments, and
+// the batch with it, so only a partition purged meanwhile): the batch then reads as no
+// transaction's.
 func (b *Bridge) sliceHead(ctx context.Context, as iggyAPI, topic string, partition int32, recs []byte) (head batchTxn, at uint64, err error) {
 	rec, _, ok := splitRecord(recs)
 	if !ok {
