@@ -109,6 +109,10 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_fetch_end_answers_total",
 		Help: "Partition reads at the end of a partition answered from the high watermark Iggy told within 50 ms.",
 	}, func() float64 { return float64(b.EndAnswers()) })
+	sliceHeads := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_slice_heads_total",
+		Help: "Partition reads that started inside a batch whose start the gateway did not know and read that batch's first message as well.",
+	}, func() float64 { return float64(b.SliceHeads()) })
 	rebuiltStored := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_cache_stored_bytes_total",
 		Help: "Bytes of rebuilt batches put in the fetch cache.",
@@ -157,7 +161,7 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_group_offset_loads_forgotten_total",
 		Help: "Group names whose load was forgotten, the least recently requested past 1024.",
 	}, func() float64 { _, _, n := cm.GroupOffsetLoads(); return float64(n) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, keptFetches, keptStored, pinnedChunks, releaseFaults, endAnswers, scans, scansSkipped, statesDropped,
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, keptFetches, keptStored, pinnedChunks, releaseFaults, endAnswers, sliceHeads, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(m.clients.collectors()...)

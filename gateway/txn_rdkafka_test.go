@@ -128,3 +128,46 @@ func TestLibrdkafkaTransactions(t *testing.T) {
 		t.Fatalf("the group's offsets %v, want %s (the last committed transaction's)", committed, want)
 	}
 }
+
+// librdkafka's read_committed consumer, assigned at offsets inside transactional batches of a
+// gateway started again (which knows no batch start and answers from the offset on), reads
+// exactly the committed records from there.
+func TestLibrdkafkaReadCommittedFromInsideBatches(t *testing.T) {
+	g, restart := txnGateway(t)
+	topic := "rdk-rcmid"
+	if _, err := kadm.NewClient(client(t, g)).CreateTopic(testCtx(t), 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	l := txnBatches(t, g, topic)
+	g = restart()
+	// Inside the aborted single batch, inside each batch of the aborted pair, inside committed
+	// batches.
+	for _, from := range []int64{2, 7, 9, 19, 24, 13, 28} {
+		want := l.committedFrom(from)
+		c, err := rdk.NewConsumer(&rdk.ConfigMap{
+			"bootstrap.servers":  g.Addr().String(),
+			"group.id":           fmt.Sprintf("rdk-rcmid-%d", from),
+			"isolation.level":    "read_committed",
+			"enable.auto.commit": false,
+			"log_level":          0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Assign([]rdk.TopicPartition{{Topic: &topic, Partition: 0, Offset: rdk.Offset(from)}}); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		checkfor.Eventually(t, 20*time.Second, fmt.Sprintf("the committed records from %d", from), func() error {
+			m, err := c.ReadMessage(200 * time.Millisecond)
+			if err == nil {
+				got = append(got, string(m.Value))
+			}
+			return checkfor.True(len(got) >= len(want), "%v", got)
+		})
+		c.Close()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("from %d: read %v, want %v", from, got, want)
+		}
+	}
+}

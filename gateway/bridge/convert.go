@@ -49,6 +49,11 @@ type converter struct {
 	// plainLeft is how many more batches appendKafka writes uncompressed although their
 	// producer compressed them, because compressing the partition's last batches did not pay.
 	plainLeft int
+	// head is the transaction of the Iggy batch whose base offset is headAt, for a slice of
+	// it that starts past its first message, which alone says it (Bridge.sliceHead); the zero
+	// batchTxn is no transaction's.
+	head   batchTxn
+	headAt uint64
 	// metrics counts the header sections dropped: the bridge's that took the converter.
 	metrics *Metrics
 }
@@ -97,6 +102,7 @@ func putConverter(c *converter) {
 	c.recs = c.recs[:0]
 	c.out = fetchForm{}
 	c.plainLeft = 0
+	c.head, c.headAt = batchTxn{}, 0
 	select {
 	case converterCache <- c:
 	default:
@@ -410,6 +416,11 @@ func (c *converter) appendKafka(dst, rec []byte, from int64) ([]byte, int, int64
 		pid   int64
 		epoch int16
 	)
+	if c.head.txn != 0 && c.headAt == h.BaseOffset {
+		// A slice that starts past the batch's first message: what that message says was
+		// read for it.
+		txn, pid, epoch = c.head.txn, c.head.pid, c.head.epoch
+	}
 	aside := false // records go to c.plain, to be compressed into dst
 	var f message.Frame
 	for it.NextInto(&f) {

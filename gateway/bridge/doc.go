@@ -78,6 +78,17 @@
 // elsewhere (data another gateway wrote, or older than this process) gets the
 // records from its offset on, and a slice that starts past a batch's first
 // message goes out uncompressed, since the codec rides on that first message.
+// The producer and the transactional mark ride there too, and a READ_COMMITTED
+// client drops an aborted transaction's records by them, so such a slice
+// (magic 2) costs one more read of one message: the batch's first, at the base
+// offset the poll reply keeps (Bridge.sliceHead, Metrics.SliceHeads). So that a
+// reader going on does not start inside a batch at every fetch, a poll whose
+// count (estimated from the record size) may have cut its last batch leaves
+// that batch out when it returned others and the batch holds at most half of
+// the poll's messages: the next fetch starts on its first message, and reads
+// the part this one left again. A reader's first fetch, at an offset of its
+// choosing, and batches about as large as a whole poll still pay the extra
+// read.
 // The tail cache (Config.TailCacheBytes, 32 MiB by default, oldest evicted
 // first across all partitions, no batch above a quarter of it) also keeps
 // the producers' own Kafka batches: a magic-2 fetch of cached batches is
@@ -127,6 +138,15 @@
 //	kafka.txn    Uint8        1: the batch belongs to a transaction of the
 //	                          producer kafka.pid at kafka.epoch
 //
+// Nothing of the producer is stored on the other messages: a reader that
+// starts inside a batch finds it on the batch's first message, at the batch's
+// base offset (which an Iggy poll reply keeps, with each message's offset
+// delta). A batch rebuilt from Iggy carries the producer id, epoch and
+// transactional bit of a transactional producer's batch, whole or sliced; an
+// idempotent producer's batch of no transaction goes out with producer id -1
+// and no sequence, which consumers do not use (its own bytes, from the tail
+// cache or kept, keep them).
+//
 // A transaction's end (WriteMarker) is one message of its own: payload the
 // six bytes of Kafka's control record value (version 0, coordinator epoch
 // 0), user headers kafka.txn (2 commit, 3 abort), kafka.pid and kafka.epoch.
@@ -152,9 +172,11 @@
 // offset of its first batch) and of the aborted transactions, read from the
 // partition's log start the first time it is asked and then from where it
 // stopped, so it holds every gateway's writes and is rebuilt from Iggy after
-// a restart. The last stable offset is the first offset of the oldest open
-// transaction, else the high watermark. The index is in memory and grows
-// with the aborted transactions the partition ever held.
+// a restart. A log start inside a batch (DeleteRecords to an offset in it)
+// reads that batch's first message too, so a transaction open from below the
+// log start counts from the log start. The last stable offset is the first
+// offset of the oldest open transaction, else the high watermark. The index
+// is in memory and grows with the aborted transactions the partition ever held.
 //
 // # Idempotent producers
 //

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"fmt"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 )
 
 // tailSource answers from the tail cache: the producers' own batches from the one holding the
@@ -176,7 +178,46 @@ func (s iggySource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	if p.Count == 0 {
 		return true, nil
 	}
-	return true, b.rebuild(r, p.Records, from)
+	recs := p.Records
+	var head batchTxn
+	var headAt uint64
+	if r.version >= 4 {
+		if !aligned && int64(p.Count) == count {
+			recs = leaveLastBatch(recs)
+		}
+		// A transactional batch goes back with its producer and the transactional bit, which
+		// only its first message carries: a READ_COMMITTED reader drops an aborted
+		// transaction's records by them.
+		if head, headAt, err = b.sliceHead(ctx, r.as, r.topic, r.partition, recs); err != nil {
+			return false, err
+		}
+	}
+	return true, b.rebuild(r, recs, from, head, headAt)
+}
+
+// leaveLastBatch is the batch records of a poll reply that the count asked for may have cut
+// short, without the last one when it holds at most half of the reply's messages: so the
+// reader's next fetch starts on that batch's first message, which says its codec and
+// transaction, and not one read later inside it (Bridge.sliceHead). Those records are read from
+// Iggy again by that fetch. A last batch holding more is kept, or an answer of batches about as
+// large as the count would lose half of each.
+func leaveLastBatch(recs []byte) []byte {
+	end, at, total := 0, 0, uint64(0)
+	var last uint64
+	for at < len(recs) {
+		rec, rest, ok := splitRecord(recs[at:])
+		if !ok {
+			return recs
+		}
+		h, _ := message.ParseBatchHeader(rec)
+		last = uint64(h.Count)
+		total += last
+		end, at = at, len(recs)-len(rest)
+	}
+	if end == 0 || last*2 > total {
+		return recs
+	}
+	return recs[:end]
 }
 
 // pollPlan is the poll that goes on from r.offset: whole batches when this gateway knows where
@@ -200,10 +241,12 @@ func (r *fetchRead) pollPlan() (from, count int64, aligned bool) {
 
 // rebuild appends to r's answer the records of recs, Iggy batch records polled from offset
 // from, while the answer has room (at least one batch), and puts the whole Kafka batches it
-// rebuilt in the fetch cache.
-func (b *Bridge) rebuild(r *fetchRead, recs []byte, from int64) error {
+// rebuilt in the fetch cache. head is the transaction of the Iggy batch at headAt, when recs
+// starts past its first message (sliceHead).
+func (b *Bridge) rebuild(r *fetchRead, recs []byte, from int64, head batchTxn, headAt uint64) error {
 	c := getConverter(b.metrics)
 	defer putConverter(c)
+	c.head, c.headAt = head, headAt
 	c.out = r.codec
 	c.plainLeft = int(r.st.plainLeft.Load())
 	defer func() { r.st.plainLeft.Store(int32(c.plainLeft)) }()

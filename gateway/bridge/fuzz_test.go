@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"testing"
@@ -64,9 +65,23 @@ func FuzzFetchConvert(f *testing.F) {
 	// A transaction's batch and its markers, as the store holds them.
 	f.Add(append(storedTxnBatch(f, 7, 1, 0, "a", "b"), storedMarker(f, 7, 1, 2, true)...), int64(0))
 	f.Add(storedMarker(f, 7, 1, 2, false), int64(2))
+	// A poll from inside a transaction's batch: the slice keeps the batch's base offset.
+	slice, _ := message.AppendSlice(nil, storedTxnBatch(f, 7, 1, 10, "a", "b", "c"), 11, 5)
+	f.Add(slice, int64(11))
 	f.Fuzz(func(t *testing.T, in []byte, from int64) {
 		c := getConverter(new(Metrics))
 		defer putConverter(c)
+		if kept := leaveLastBatch(in); len(kept) > len(in) || !bytes.Equal(kept, in[:len(kept)]) {
+			t.Fatalf("leaveLastBatch kept %d bytes that are not a prefix of %d", len(kept), len(in))
+		}
+		if rec, _, ok := splitRecord(in); ok {
+			if fr, ok := firstFrame(rec); ok {
+				var meta recMeta
+				headTxn(&meta, &fr)
+			}
+			// As a fetch that read the batch's first message for a slice of it.
+			c.head, c.headAt = batchTxn{txn: txnData, pid: 7, epoch: 1}, batchBase(rec)
+		}
 		recs := in
 		for len(recs) > 0 {
 			rec, rest, ok := splitRecord(recs)

@@ -8,6 +8,7 @@ type Metrics struct {
 	droppedHeaders        atomic.Uint64
 	tailFetches           atomic.Uint64
 	endAnswers            atomic.Uint64
+	sliceHeads            atomic.Uint64
 	rebuiltFetches        atomic.Uint64
 	rebuiltStored         atomic.Uint64
 	keptFetches           atomic.Uint64
@@ -31,6 +32,10 @@ func (m *Metrics) TailFetches() uint64 { return m.tailFetches.Load() }
 // EndAnswers is how many partition reads at the end of a partition were answered from the high
 // watermark Iggy had told within the last 50 ms, without asking Iggy again.
 func (m *Metrics) EndAnswers() uint64 { return m.endAnswers.Load() }
+
+// SliceHeads is how many partition reads from Iggy started inside a batch whose start this
+// gateway did not know, and read that batch's first message as well for its transaction.
+func (m *Metrics) SliceHeads() uint64 { return m.sliceHeads.Load() }
 
 // RebuiltFetches is how many partition reads were answered, at least in part, with batches an
 // earlier fetch had rebuilt from Iggy (Config.FetchCacheBytes).

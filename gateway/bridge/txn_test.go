@@ -237,3 +237,145 @@ func TestTxnIndexReadAfreshWhenShorter(t *testing.T) {
 		t.Fatalf("lso %d, %v after the partition was created again; want 1", lso, err)
 	}
 }
+
+// fetchedBatches is the magic-2 batches of one fetch of topic/0 at offset by b, decoded.
+func fetchedBatches(t *testing.T, b *Bridge, m *memStore, topic string, offset int64) []kmsg.RecordBatch {
+	t.Helper()
+	res, err := b.fetch(context.Background(), m, topic, 0, offset, 1<<20, 12)
+	if err != nil {
+		t.Fatalf("fetch at %d: %v", offset, err)
+	}
+	defer res.Release()
+	var out []kmsg.RecordBatch
+	for rest := res.Records; len(rest) > 0; {
+		var rb kmsg.RecordBatch
+		if err := rb.ReadFrom(rest); err != nil {
+			t.Fatalf("fetch at %d: %v", offset, err)
+		}
+		out = append(out, rb)
+		rest = rest[12+int(rb.Length):]
+	}
+	return out
+}
+
+// A fetch from inside a transactional batch whose start the gateway does not know (its tail
+// forgot it, or another gateway wrote it) gets the records from its offset on in a batch that
+// still carries the producer and the transactional bit, read from the batch's first message, so
+// a READ_COMMITTED client drops them when the transaction was aborted; a batch of no
+// transaction read from inside stays one of no producer, and a fetch at a batch's start reads
+// nothing more.
+func TestFetchInsideTransactionalBatch(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "mid", true); err != nil {
+		t.Fatal(err)
+	}
+	txnBatch := withAttrs(kafkaBatch(t, codecNone, valueRecs("t", 4), 9, 3, 0), attrTransactional) // 0-3
+	plainBatch := kafkaBatch(t, codecNone, valueRecs("p", 3), -1, -1, -1)                          // 4-6
+	for _, batch := range [][]byte{txnBatch, plainBatch} {
+		if _, err := b.produce(ctx, m, "mid", 0, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.part("mid", 0).tail.reset() // the tail forgot where the batches start
+	other := newMemBridge(t, m)   // another gateway, which never knew
+	for name, br := range map[string]*Bridge{"forgotten": b, "other gateway": other} {
+		before := br.metrics.SliceHeads()
+		got := fetchedBatches(t, br, m, "mid", 2)
+		if len(got) != 2 || got[0].FirstOffset != 2 || got[0].NumRecords != 2 || got[1].FirstOffset != 4 {
+			t.Fatalf("%s: fetch at 2 gave %+v", name, got)
+		}
+		if rb := got[0]; rb.Attributes&attrTransactional == 0 || rb.ProducerID != 9 || rb.ProducerEpoch != 3 {
+			t.Errorf("%s: the slice of the transactional batch went out with attributes %#x, producer %d/%d", name, rb.Attributes, rb.ProducerID, rb.ProducerEpoch)
+		}
+		if rb := got[1]; rb.Attributes&attrTransactional != 0 || rb.ProducerID != -1 {
+			t.Errorf("%s: the batch of no transaction went out with attributes %#x, producer %d", name, rb.Attributes, rb.ProducerID)
+		}
+		if n := br.metrics.SliceHeads() - before; n != 1 {
+			t.Errorf("%s: %d reads of a batch's first message, want 1", name, n)
+		}
+		got = fetchedBatches(t, br, m, "mid", 5)
+		if len(got) != 1 || got[0].FirstOffset != 5 || got[0].Attributes&attrTransactional != 0 || got[0].ProducerID != -1 {
+			t.Errorf("%s: fetch inside the batch of no transaction gave %+v", name, got)
+		}
+		before = br.metrics.SliceHeads()
+		if got := fetchedBatches(t, br, m, "mid", 4); len(got) != 1 || got[0].FirstOffset != 4 {
+			t.Errorf("%s: fetch at 4 gave %+v", name, got)
+		}
+		if n := br.metrics.SliceHeads() - before; n != 0 {
+			t.Errorf("%s: a fetch at a batch's start read %d first messages more", name, n)
+		}
+	}
+}
+
+// A log start inside a transactional batch (DeleteRecords to an offset in it): the READ_COMMITTED
+// index of a gateway that reads the partition from there finds the transaction from the log
+// start, aborted once its marker comes, open (holding the last stable offset at the log start)
+// until then.
+func TestTxnIndexFromInsideABatch(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "cut", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.produce(ctx, m, "cut", 0, withAttrs(kafkaBatch(t, codecNone, valueRecs("t", 4), 9, 0, 0), attrTransactional)); err != nil {
+		t.Fatal(err)
+	}
+	if low, err := b.deleteRecords(ctx, m, "cut", 0, 2); err != nil || low != 2 {
+		t.Fatalf("DeleteRecords to 2: %d, %v", low, err)
+	}
+	if lso, aborted, err := newMemBridge(t, m).stable(ctx, m, "cut", 0, 2, 4); err != nil || lso != 2 || len(aborted) != 0 {
+		t.Fatalf("open transaction from inside its batch: lso %d, aborted %+v, %v; want 2 and none", lso, aborted, err)
+	}
+	marker, err := markerBatch(message.MakeID(1, 2), 1_700_000_000_000_000, 9, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.send(ctx, b.cfg.Stream, "cut", 0, marker); err != nil {
+		t.Fatal(err)
+	}
+	lso, aborted, err := newMemBridge(t, m).stable(ctx, m, "cut", 0, 2, 5)
+	if err != nil || lso != 5 || len(aborted) != 1 || aborted[0].ProducerID != 9 || aborted[0].FirstOffset != 2 {
+		t.Fatalf("aborted transaction from inside its batch: lso %d, aborted %+v, %v; want 5 and producer 9 from 2", lso, aborted, err)
+	}
+}
+
+// A reader going through a partition at a gateway that knows none of its batches (another wrote
+// them, or this one before a restart) starts each fetch on a batch's first message: a fetch
+// whose poll count may have cut its last batch leaves that batch to the next fetch, which then
+// reads no first message more and hands the batch back whole. (A batch about as large as the
+// poll is kept, cut: a maxBytes below a few batches' records is not tried.)
+func TestFetchesStayOnBatchStarts(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := newMemBridge(t, m)
+	if _, err := b.topicInfo(ctx, m, "seq", true); err != nil {
+		t.Fatal(err)
+	}
+	const batches, per = 16, 100
+	for i := range batches {
+		if _, err := b.produce(ctx, m, "seq", 0, kafkaBatch(t, codecNone, valueRecs(fmt.Sprintf("batch %d, a value of some length", i), per), -1, -1, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, maxBytes := range []int32{1 << 20, 256 << 10, 128 << 10} {
+		other := newMemBridge(t, m)
+		for off := int64(0); off < batches*per; {
+			res, err := other.fetch(ctx, m, "seq", 0, off, maxBytes, 12)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readBatches(t, res.Records)
+			res.Release()
+			if len(got) == 0 || got[0].Offset != off || off%per != 0 {
+				t.Fatalf("maxBytes %d: a fetch at %d started inside a batch", maxBytes, off)
+			}
+			off = got[len(got)-1].Offset + 1
+		}
+		if n := other.metrics.SliceHeads(); n != 0 {
+			t.Errorf("maxBytes %d: %d fetches started inside a batch", maxBytes, n)
+		}
+	}
+}

@@ -25,33 +25,19 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //   - A producer id or epoch below 0 is INVALID_PRODUCER_ID_MAPPING / INVALID_PRODUCER_EPOCH.
 //
 // Not implemented:
-//   - CoordinatorEpoch is not checked (TRANSACTION_COORDINATOR_FENCED is never answered): the
-//     coordinator log's claims fence a transaction coordinator that lost its partition before
-//     it writes.
+//   - CoordinatorEpoch is not checked (TRANSACTION_COORDINATOR_FENCED is never answered), and
+//     the markers a gateway writes carry coordinator epoch 0. The coordinator log's claims fence
+//     a transaction coordinator that lost its partition before its next log record, but not a
+//     marker it is already writing: docs/transactions.md says what is left open and what the
+//     check would take.
 //   - v2 (transactions v2, KIP-890 part 2).
 func init() { regTxnKey(writeTxnMarkersKey, 0, 1) }
 
 func (c *conn) handleWriteTxnMarkers(req *request) (kmsg.Response, error) {
 	wreq := req.kreq.(*kmsg.WriteTxnMarkersRequest)
 	if code := c.clusterCode(req, kmsg.ACLOperationClusterAction); code != 0 {
-		resp := wreq.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
-		for _, m := range wreq.Markers {
-			rm := kmsg.NewWriteTxnMarkersResponseMarker()
-			rm.ProducerID = m.ProducerID
-			for _, t := range m.Topics {
-				rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
-				rt.Topic = t.Topic
-				for _, p := range t.Partitions {
-					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
-					rp.Partition, rp.ErrorCode = p, code
-					rt.Partitions = append(rt.Partitions, rp)
-				}
-				rm.Topics = append(rm.Topics, rt)
-			}
-			resp.Markers = append(resp.Markers, rm)
-		}
 		req.setErr(code)
-		return resp, nil
+		return WriteTxnMarkersAnswer(wreq, func(kmsg.WriteTxnMarkersRequestMarker, string, int32) int16 { return code }), nil
 	}
 	resp, err := c.s.cfg.Txns.WriteTxnMarkers(req.ctx, c.identity(req), wreq)
 	if err == nil {
@@ -64,4 +50,27 @@ func (c *conn) handleWriteTxnMarkers(req *request) (kmsg.Response, error) {
 		}
 	}
 	return resp, err
+}
+
+// WriteTxnMarkersAnswer is the answer to req, one entry per marker, topic and partition in the
+// request's order, with the code code gives each partition: the one builder of a WriteTxnMarkers
+// answer, for the handler's refusals and the transaction coordinator's work alike.
+func WriteTxnMarkersAnswer(req *kmsg.WriteTxnMarkersRequest, code func(m kmsg.WriteTxnMarkersRequestMarker, topic string, partition int32) int16) *kmsg.WriteTxnMarkersResponse {
+	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	for _, m := range req.Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = m.ProducerID
+		for _, t := range m.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code(m, t.Topic, p)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	return resp
 }

@@ -485,23 +485,9 @@ func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, prod
 // coordinator log partition N (group.Manager.EndTxnOffsets), on a data partition a marker
 // (Directory.Mark).
 func (r *Router) WriteTxnMarkers(ctx context.Context, _ kafka.Identity, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
-	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
-	for _, mk := range req.Markers {
-		rm := kmsg.NewWriteTxnMarkersResponseMarker()
-		rm.ProducerID = mk.ProducerID
-		for _, t := range mk.Topics {
-			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
-				rp.Partition, rp.ErrorCode = p, r.mark(ctx, mk, t.Topic, p)
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			rm.Topics = append(rm.Topics, rt)
-		}
-		resp.Markers = append(resp.Markers, rm)
-	}
-	return resp, nil
+	return kafka.WriteTxnMarkersAnswer(req, func(mk kmsg.WriteTxnMarkersRequestMarker, topic string, p int32) int16 {
+		return r.mark(ctx, mk, topic, p)
+	}), nil
 }
 
 func (r *Router) mark(ctx context.Context, mk kmsg.WriteTxnMarkersRequestMarker, topic string, p int32) int16 {
