@@ -3,9 +3,12 @@ package gateway
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 )
 
 // DescribeProducers through kadm against the bridge on the embedded store: an idempotent
@@ -75,10 +78,16 @@ func TestDescribeProducers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The commit marker takes offset 3; the producer stays at its epoch and sequence.
+	// The markers are written after EndTxn is answered: wait until partition 1 holds its marker.
 	want["1"] = fmt.Sprintf("[pid %d epoch %d seq 2 ts %%d txn -1]", pid, epoch)
-	got := describe()
+	var got map[string]string
 	var markerTS int64
-	if _, err := fmt.Sscanf(got["1"], want["1"], &markerTS); err != nil || markerTS < txnRecs[2].Timestamp.UnixMilli() {
+	checkfor.Eventually(t, 10*time.Second, "the commit marker on partition 1", func() error {
+		got = describe()
+		_, err := fmt.Sscanf(got["1"], want["1"], &markerTS)
+		return checkfor.True(err == nil, "partition 1 %s, want %s", got["1"], want["1"])
+	})
+	if markerTS < txnRecs[2].Timestamp.UnixMilli() {
 		t.Fatalf("after the commit: partition 1 %s, want %s with the marker's time", got["1"], want["1"])
 	}
 	if got["0"] != idemDesc {
@@ -101,17 +110,19 @@ func TestDescribeProducers(t *testing.T) {
 	if sr[0].ProducerID != pid || sr[0].ProducerEpoch <= epoch {
 		t.Fatalf("the second instance produced as %d/%d, want %d at an epoch above %d", sr[0].ProducerID, sr[0].ProducerEpoch, pid, epoch)
 	}
-	got = describe()
-	var fencedEpoch int16
-	var ts int64
-	if _, err := fmt.Sscanf(got["1"], fmt.Sprintf("[pid %d epoch %%d seq -1 ts %%d txn -1]", pid), &fencedEpoch, &ts); err != nil || fencedEpoch <= epoch || fencedEpoch > sr[0].ProducerEpoch {
-		t.Fatalf("after the fence: partition 1 %s, want pid %d at a bumped epoch above %d, no sequence, no open transaction", got["1"], pid, epoch)
-	}
+	// The second instance's commit marker on partition 0 comes after its EndTxn is answered.
 	want0 := idemDesc + fmt.Sprintf("[pid %d epoch %d seq 0 ts %%d txn -1]", pid, sr[0].ProducerEpoch)
 	if idemRecs[0].ProducerID > pid {
 		want0 = fmt.Sprintf("[pid %d epoch %d seq 0 ts %%d txn -1]", pid, sr[0].ProducerEpoch) + idemDesc
 	}
-	if _, err := fmt.Sscanf(got["0"], want0, &ts); err != nil {
-		t.Fatalf("after the fence: partition 0 %s, want %s", got["0"], want0)
+	var ts int64
+	checkfor.Eventually(t, 10*time.Second, "the second instance's commit marker on partition 0", func() error {
+		got = describe()
+		_, err := fmt.Sscanf(got["0"], want0, &ts)
+		return checkfor.True(err == nil, "partition 0 %s, want %s", got["0"], want0)
+	})
+	var fencedEpoch int16
+	if _, err := fmt.Sscanf(got["1"], fmt.Sprintf("[pid %d epoch %%d seq -1 ts %%d txn -1]", pid), &fencedEpoch, &ts); err != nil || fencedEpoch <= epoch || fencedEpoch > sr[0].ProducerEpoch {
+		t.Fatalf("after the fence: partition 1 %s, want pid %d at a bumped epoch above %d, no sequence, no open transaction", got["1"], pid, epoch)
 	}
 }
