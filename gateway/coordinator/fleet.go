@@ -481,6 +481,12 @@ func (d directory) Coordinator(key string, keyType int8) (node int32, host strin
 		now := c.clk.Now()
 		if m, ok := c.fv.LeaseMember(p, now); ok {
 			node, known = c.fv.MemberNode(m, now)
+			// The membership is as last read, and a gateway that left the lease (drained,
+			// leaving) reads it no more: it never names itself then. Another gateway that left
+			// announces no member or that it leaves, so the lease gives it nothing.
+			if node == c.cfg.NodeID {
+				known = known && int64(m) == c.member.Load() && !c.leaving.Load() && !c.dr.self.Load()
+			}
 		}
 	}
 	var b kafka.Broker
