@@ -9,11 +9,10 @@
 #                                                      it (a fleet on the coordinator log); the
 #                                                      tests get all three as seeds
 # Both run the data-path tests and the consumer-group tests (TestGroupSimple, TestGroupETL,
-# TestIssue523, TestIssue1034, TestUnknownGroupOffsetFetchPinned). The gateways serve with
-# --transactions; one gateway also runs TestTxnEtl (read-process-write with
-# GroupTransactSession). The fleet commits a transaction's group offsets across gateways
-# (WriteTxnMarkers), but TestTxnEtl does not pass there reliably yet (docs/transactions.md):
-# KGO_TESTS='^TestTxnEtl$' scripts/kgo-integration.sh --fleet runs it. TestGroupETL's KIP-848
+# TestIssue523, TestIssue1034, TestUnknownGroupOffsetFetchPinned) and TestTxnEtl
+# (read-process-write with GroupTransactSession; in the fleet a transaction's group offsets are
+# committed across gateways, WriteTxnMarkers). The gateways serve with --transactions.
+# KGO_TESTS='^TestTxnEtl$' scripts/kgo-integration.sh --fleet runs it alone. TestGroupETL's KIP-848
 # subtests (range/848, sticky/848, sticky/848/static) run because ApiVersions lists
 # ConsumerGroupHeartbeat v1; the script fails if any of them skips.
 #   KGO_TESTS overrides the test selection (a go test -run pattern).
@@ -31,11 +30,7 @@ fi
 data_tests='TestPing|TestAddRemovePartitions|TestConsumeMaxDecompressBatchBytes|TestConsumeRegex|TestConsumeTopicRetrieval|TestConsumeTopicRetrieval_Many|TestDirectPartitionPurge|TestHookPollStart|TestIssue325|TestIssue337|TestIssue434|TestIssue648|TestIssue810|TestIssue865|TestIssueFetchLargerThanBrokerMaxReadBytes|TestPauseIssue489|TestPauseIssueOct2023|TestPooling|TestClient_Produce|TestClient_ProduceLargeMessages|TestIssue769|TestIssue831|TestIssueProduceBrokerTooOldFailsRecords|TestIssueProduceSyncManualPartitionNegativeDoesNotPanic'
 group_tests='TestGroupSimple|TestGroupETL|TestIssue523|TestIssue1034|TestUnknownGroupOffsetFetchPinned'
 txn_tests='TestTxnEtl'
-if [[ $fleet -eq 1 ]]; then
-	tests="${KGO_TESTS:-^($data_tests|$group_tests)\$}"
-else
-	tests="${KGO_TESTS:-^($data_tests|$group_tests|$txn_tests)\$}"
-fi
+tests="${KGO_TESTS:-^($data_tests|$group_tests|$txn_tests)\$}"
 
 work="$(mktemp -d)"
 pids=()

@@ -28,8 +28,15 @@
 // version) to `coordinator_owners` every AnnounceInterval (1 s) and at once when its partitions
 // change, and reads the topic every FollowInterval (100 ms) into a fleet.View, in log order. The
 // owner of a partition is this gateway while it holds it, else the live gateway whose
-// announcement lists it with the highest claim (fleet.View.Owner); none known means
-// FindCoordinator answers COORDINATOR_NOT_AVAILABLE (15). A gateway is live when it announced
+// announcement lists it with the highest claim (fleet.View.Owner). While none is known (every
+// owner stopped because its lease went unconfirmed for HandoverBound, as all gateways of a
+// loaded machine may at once, or the partition is moving), FindCoordinator names the live
+// gateway the lease rule gives the partition over the membership last read
+// (fleet.View.LeaseMember), which answers COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR until
+// it serves: codes every client retries, as Kafka names a coordinator that is still loading.
+// Only when the lease names no live gateway either does FindCoordinator answer
+// COORDINATOR_NOT_AVAILABLE (15), which franz-go's transactional producer takes as final for
+// an AddPartitionsToTxn. A gateway is live when it announced
 // within Live (5 s), is not leaving, and its announced lease member id is still a member of
 // `kafka-gateways` as the last read of the membership says (the lease loop reads it every
 // LeasePoll). A gateway that announced it is leaving stays listed as a broker for 2 s after

@@ -467,12 +467,32 @@ func (d directory) Coordinator(key string, keyType int8) (node int32, host strin
 		return -1, "", -1, kerr.InvalidRequest.Code
 	}
 	c := d.c
-	o, ok := c.owner(record.Partition(key))
-	if !ok {
-		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
-	}
+	p := record.Partition(key)
+	o, known := c.owner(p)
+	node = o.Node
 	c.mu.Lock()
-	b := c.brokerLocked(o.Node)
+	if !known && c.cfg.Log {
+		// No gateway serves p now: every owner stopped when its lease went unconfirmed for
+		// HandoverBound (a loaded machine), or the owner is moving. Name the gateway the lease
+		// rule gives p, as Kafka names a coordinator that is still loading: it answers
+		// COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, which every client retries, while
+		// COORDINATOR_NOT_AVAILABLE from FindCoordinator ends a franz-go producer's transaction
+		// (its AddPartitionsToTxn takes a coordinator lookup's error as final).
+		now := c.clk.Now()
+		if m, ok := c.fv.LeaseMember(p, now); ok {
+			node, known = c.fv.MemberNode(m, now)
+			// The membership is as last read, and a gateway that left the lease (drained,
+			// leaving) reads it no more: it never names itself then. Another gateway that left
+			// announces no member or that it leaves, so the lease gives it nothing.
+			if node == c.cfg.NodeID {
+				known = known && int64(m) == c.member.Load() && !c.leaving.Load() && !c.dr.self.Load()
+			}
+		}
+	}
+	var b kafka.Broker
+	if known {
+		b = c.brokerLocked(node)
+	}
 	c.mu.Unlock()
 	if b.Host == "" {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code

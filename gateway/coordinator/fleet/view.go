@@ -195,6 +195,16 @@ func (v *View) Owner(p int, now time.Time, except int32) (node int32, claim uint
 	return node, claim, ok
 }
 
+// LeaseMember is the member the lease rule (Lease) gives log partition p among the live members
+// (LiveMembers) of the membership last read (SetMembers). ok is false when no membership was
+// read or none of its members is live. MemberNode names the node that holds it.
+func (v *View) LeaseMember(p int, now time.Time) (member uint32, ok bool) {
+	if !v.hasMembers {
+		return 0, false
+	}
+	return Lease(v.LiveMembers(v.members, now), p)
+}
+
 // MemberNode maps a lease member id to the live node that announces it.
 func (v *View) MemberNode(member uint32, now time.Time) (int32, bool) {
 	var node int32

@@ -75,3 +75,34 @@ func TestViewNodeStates(t *testing.T) {
 		t.Fatalf("node 2's latest request %+v at %d, want the undo at %d", r, at, drainAt)
 	}
 }
+
+// LeaseMember is the lease rule over the live members of the membership last read: none before
+// a membership is read, and a member no live gateway announces holds nothing.
+func TestViewLeaseMember(t *testing.T) {
+	now := time.Unix(1000, 0).UTC()
+	v := NewView(5 * time.Second)
+	if m, ok := v.LeaseMember(0, now); ok {
+		t.Fatalf("a lease member (%d) before any membership was read", m)
+	}
+	for _, a := range []Announcement{
+		{Node: 1, Addr: "a:1", Time: now, HasMember: true, Member: 4},
+		{Node: 2, Addr: "a:2", Time: now, HasMember: true, Member: 7},
+	} {
+		if err := v.ApplyOwners(EncodeAnnouncement(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Member 9 is in the group but no gateway announces it (a gateway gone with an Iggy restart).
+	v.SetMembers([]uint32{4, 7, 9})
+	want := Assign([]uint32{4, 7})
+	for p := range Partitions {
+		m, ok := v.LeaseMember(p, now)
+		if !ok || m != want[p] {
+			t.Fatalf("partition %d: member %d %v, want %d", p, m, ok, want[p])
+		}
+	}
+	v.SetMembers([]uint32{9})
+	if m, ok := v.LeaseMember(0, now); ok {
+		t.Fatalf("a lease member (%d) with no live member", m)
+	}
+}
