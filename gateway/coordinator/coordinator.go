@@ -307,7 +307,8 @@ func (c *Coordinator) Leave(ctx context.Context) error {
 	c.releaseAll(ctx, "leaving")
 	sess := c.sess.Load()
 	var err error
-	if sess != nil {
+	// A gateway that stood down for a slow link (slowlease.go) is no member.
+	if sess != nil && c.member.Load() >= 0 {
 		err = sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
 		c.member.Store(-1)
 	}
@@ -611,7 +612,9 @@ func holdsAll(have, want []uint32) bool {
 }
 
 // leaseLoop reads the assignment every LeasePoll; a broken session drops every partition at
-// once and a new session joins again.
+// once and a new session joins again. It judges every answer (leaseWatch): a gateway whose
+// confirmations all come late for a while, while another gateway serves, stands down
+// (slowlease.go) and takes part again once they all come in time for as long.
 func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	defer c.wg.Done()
 	t := c.clk.NewTimer(0)
@@ -619,6 +622,9 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	backoff := c.cfg.LeasePoll
 	// lastOK is when the last lease read that succeeded on sess was sent (zero: none yet).
 	var lastOK time.Time
+	watch := newLeaseWatch(c.cfg.HandoverBound)
+	// stoodDown: the gateway left kafka-gateways for a slow link; sess only reads the members.
+	stoodDown := false
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -634,12 +640,20 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 				c.drainSelf(sess)
 				sess = nil
 			}
+			stoodDown, watch = false, newLeaseWatch(c.cfg.HandoverBound)
 			t.Reset(c.cfg.LeasePoll)
 			continue
 		}
 		if sess == nil {
 			var err error
-			if sess, err = c.join(c.ctx); err != nil {
+			if stoodDown {
+				if sess, err = c.cfg.Dial(c.ctx); err == nil {
+					c.sess.Store(sess)
+				}
+			} else {
+				sess, err = c.join(c.ctx)
+			}
+			if err != nil {
 				c.log.Warn("lease: rejoin failed", "err", err)
 				t.Reset(backoff)
 				backoff = min(2*backoff, 2*time.Second)
@@ -647,17 +661,45 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 			}
 			backoff = c.cfg.LeasePoll
 			lastOK = time.Time{}
+			watch.newSession()
 		}
 		sent := c.clk.Now()
-		members, err := c.readLease(sess, lastOK.IsZero() || sent.Sub(lastOK) >= c.cfg.LeaseBound)
+		var members []uint32
+		var err error
+		if stoodDown {
+			members, err = c.readMembers(sess)
+		} else {
+			members, err = c.readLease(sess, lastOK.IsZero() || sent.Sub(lastOK) >= c.cfg.LeaseBound)
+		}
 		switch {
+		case err == nil && stoodDown:
+			lastOK = sent
+			c.confirmed.Store(sent.UnixNano())
+			now := c.clk.Now()
+			watch.answered(sent, now)
+			if quick, alone := watch.quick(now), !c.othersServing(now); quick || alone {
+				c.log.Info("lease: taking part again", "confirmations_in_time", quick, "no_other_gateway_serves", alone)
+				_ = sess.Close()
+				c.sess.CompareAndSwap(sess, nil)
+				sess = nil
+				stoodDown, watch = false, newLeaseWatch(c.cfg.HandoverBound)
+				t.Reset(0)
+				continue
+			}
 		case err == nil:
 			lastOK = sent
+			now := c.clk.Now()
+			watch.answered(sent, now)
+			if watch.slow(now) && c.othersServing(now) {
+				c.standDown(sess)
+				stoodDown = true
+				break
+			}
 			c.mu.Lock()
-			live := c.fv.LiveMembers(members, c.clk.Now())
+			live := c.fv.LiveMembers(members, now)
 			c.mu.Unlock()
-			c.assign(fleet.Held(live, uint32(c.member.Load())), len(members) == 1, sent, c.clk.Now())
-		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil:
+			c.assign(fleet.Held(live, uint32(c.member.Load())), len(members) == 1, sent, now)
+		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil && !stoodDown:
 			// Iggy dropped the membership while the connection lives: a new session joins
 			// again and learns its new member id.
 			c.dropAll("lease: no longer a member")
