@@ -185,6 +185,9 @@ type Coordinator struct {
 	sess      atomic.Pointer[iggy.Session]
 	confirmed atomic.Int64 // Unix ns of the send time of the last sync that succeeded
 	leaving   atomic.Bool
+	// standby: the gateway stood down for a slow link (slowlease.go): it stays a member of
+	// kafka-gateways but names no member in its announcements, so nobody's lease counts it.
+	standby atomic.Bool
 	// stops counts the goroutines of partition.stop, which Close waits for after it stopped
 	// every partition: no stop can start one after that, since nothing loads a partition once
 	// the lease loop ended.
@@ -307,8 +310,7 @@ func (c *Coordinator) Leave(ctx context.Context) error {
 	c.releaseAll(ctx, "leaving")
 	sess := c.sess.Load()
 	var err error
-	// A gateway that stood down for a slow link (slowlease.go) is no member.
-	if sess != nil && c.member.Load() >= 0 {
+	if sess != nil {
 		err = sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
 		c.member.Store(-1)
 	}
@@ -623,8 +625,6 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	// lastOK is when the last lease read that succeeded on sess was sent (zero: none yet).
 	var lastOK time.Time
 	watch := newLeaseWatch(c.cfg.HandoverBound)
-	// stoodDown: the gateway left kafka-gateways for a slow link; sess only reads the members.
-	stoodDown := false
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -640,20 +640,14 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 				c.drainSelf(sess)
 				sess = nil
 			}
-			stoodDown, watch = false, newLeaseWatch(c.cfg.HandoverBound)
+			c.standby.Store(false)
+			watch = newLeaseWatch(c.cfg.HandoverBound)
 			t.Reset(c.cfg.LeasePoll)
 			continue
 		}
 		if sess == nil {
 			var err error
-			if stoodDown {
-				if sess, err = c.cfg.Dial(c.ctx); err == nil {
-					c.sess.Store(sess)
-				}
-			} else {
-				sess, err = c.join(c.ctx)
-			}
-			if err != nil {
+			if sess, err = c.join(c.ctx); err != nil {
 				c.log.Warn("lease: rejoin failed", "err", err)
 				t.Reset(backoff)
 				backoff = min(2*backoff, 2*time.Second)
@@ -664,42 +658,26 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 			watch.newSession()
 		}
 		sent := c.clk.Now()
-		var members []uint32
-		var err error
-		if stoodDown {
-			members, err = c.readMembers(sess)
-		} else {
-			members, err = c.readLease(sess, lastOK.IsZero() || sent.Sub(lastOK) >= c.cfg.LeaseBound)
-		}
+		members, err := c.readLease(sess, lastOK.IsZero() || sent.Sub(lastOK) >= c.cfg.LeaseBound)
 		switch {
-		case err == nil && stoodDown:
-			lastOK = sent
-			c.confirmed.Store(sent.UnixNano())
-			now := c.clk.Now()
-			watch.answered(sent, now)
-			if quick, alone := watch.quick(now), !c.othersServing(now); quick || alone {
-				c.log.Info("lease: taking part again", "confirmations_in_time", quick, "no_other_gateway_serves", alone)
-				_ = sess.Close()
-				c.sess.CompareAndSwap(sess, nil)
-				sess = nil
-				stoodDown, watch = false, newLeaseWatch(c.cfg.HandoverBound)
-				t.Reset(0)
-				continue
-			}
 		case err == nil:
 			lastOK = sent
 			now := c.clk.Now()
 			watch.answered(sent, now)
+			if c.standby.Load() {
+				c.confirmed.Store(sent.UnixNano())
+				c.maybeTakePart(&watch, now)
+				break
+			}
 			if watch.slow(now) && c.othersServing(now) {
-				c.standDown(sess)
-				stoodDown = true
+				c.standDown()
 				break
 			}
 			c.mu.Lock()
 			live := c.fv.LiveMembers(members, now)
 			c.mu.Unlock()
 			c.assign(fleet.Held(live, uint32(c.member.Load())), len(members) == 1, sent, now)
-		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil && !stoodDown:
+		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil:
 			// Iggy dropped the membership while the connection lives: a new session joins
 			// again and learns its new member id.
 			c.dropAll("lease: no longer a member")
@@ -776,7 +754,7 @@ func (c *Coordinator) kickLease() {
 func (c *Coordinator) assign(parts []int, alone bool, sent, received time.Time) {
 	var lost, gained []*partition
 	c.mu.Lock()
-	if c.leaving.Load() || c.dr.self.Load() {
+	if c.leaving.Load() || c.dr.self.Load() || c.standby.Load() {
 		c.mu.Unlock()
 		return
 	}

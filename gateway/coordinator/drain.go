@@ -103,12 +103,9 @@ func (c *Coordinator) drainSelf(sess *iggy.Session) {
 	c.releaseAll(c.ctx, "drained")
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseBound)
 	defer cancel()
-	// A gateway that stood down for a slow link (slowlease.go) is no member already.
-	if c.member.Load() >= 0 {
-		if err := sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup)); err != nil && c.ctx.Err() == nil {
-			// Closing the session ends the membership too, later on an Iggy cluster.
-			c.log.Warn("drain: leaving "+fleet.LeaseGroup+" failed; the session is closed", "err", err)
-		}
+	if err := sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup)); err != nil && c.ctx.Err() == nil {
+		// Closing the session ends the membership too, later on an Iggy cluster.
+		c.log.Warn("drain: leaving "+fleet.LeaseGroup+" failed; the session is closed", "err", err)
 	}
 	c.member.Store(-1)
 	c.kickAnnounce()

@@ -1,13 +1,6 @@
 package coordinator
 
-import (
-	"context"
-	"time"
-
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
-)
+import "time"
 
 // slowLeaseFactor x HandoverBound is how long every lease confirmation must come late before a
 // gateway stands down, and how long they must all come in time before it takes part again
@@ -82,39 +75,35 @@ func (c *Coordinator) othersServing(now time.Time) bool {
 	return false
 }
 
-// standDown is the lease loop's answer to a link too slow to serve: what a drain does (stop
-// serving, wait for the releases within HandoverBound, announce them, leave `kafka-gateways`),
-// but the session stays open: the lease loop goes on reading the group's members through it,
-// to judge the link, until it takes part again.
-func (c *Coordinator) standDown(sess *iggy.Session) {
-	c.dr.leaveMu.Lock()
-	defer c.dr.leaveMu.Unlock()
-	if c.leaving.Load() {
-		return
-	}
+// standDown is the lease loop's answer to a link too slow to serve: the gateway stops serving
+// every partition, waits for the releases within HandoverBound and announces them with no lease
+// member. Only members that a live announcement names count in the lease (fleet.View's
+// LiveMembers), so every gateway that reads it, this one included, leaves this gateway out of
+// the lease and the others take its partitions. It stays a member of kafka-gateways: its
+// lease reads go on, judge the link, and keep it from being evicted; and it stays a live broker,
+// since an announcement without a member cannot lose it (fleet.View.Alive). Leaving the group
+// instead would make it, for everyone who read the membership before its next announcement, a
+// gateway that lost its membership, gone from Metadata for a moment: the leaders of its data
+// partitions would move away and back while its writes were still on the slow link.
+func (c *Coordinator) standDown() {
 	c.log.Warn("lease: every confirmation came late for a while and other gateways serve; standing down: "+
-		"every coordinator partition is released and "+fleet.LeaseGroup+" left until the link is quick again",
+		"every coordinator partition is released until the confirmations come in time again",
 		"for", slowLeaseFactor*c.cfg.HandoverBound)
+	c.standby.Store(true)
 	c.releaseAll(c.ctx, "lease confirmations late")
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseBound)
-	defer cancel()
-	if err := sess.LeaveConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup)); err != nil && c.ctx.Err() == nil {
-		// The session then breaks or stays a member: the lease loop's next read tells.
-		c.log.Warn("lease: leaving "+fleet.LeaseGroup+" to stand down failed", "err", err)
-	}
-	c.member.Store(-1)
-	c.kickAnnounce()
 }
 
-// readMembers is a stood-down gateway's lease read: the group's members, read on its session
-// (it is not one of them), which judges the link and keeps the fleet view's membership current.
-func (c *Coordinator) readMembers(sess *iggy.Session) ([]uint32, error) {
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseBound)
-	defer cancel()
-	sent := c.clk.Now()
-	g, err := sess.GetConsumerGroup(ctx, c.meta, c.topic, wire.NamedID(fleet.LeaseGroup))
-	if err != nil {
-		return nil, err
+// maybeTakePart ends a stand-down once every confirmation has come in time for as long as it
+// took to stand down, or at once when no other gateway serves any more: the gateway announces
+// its member again, and the lease counts it from the moment each gateway reads that, as for a
+// gateway that joins.
+func (c *Coordinator) maybeTakePart(w *leaseWatch, now time.Time) {
+	quick, alone := w.quick(now), !c.othersServing(now)
+	if !quick && !alone {
+		return
 	}
-	return c.setMembers(g, sent), nil
+	c.log.Info("lease: taking part again", "confirmations_in_time", quick, "no_other_gateway_serves", alone)
+	*w = newLeaseWatch(c.cfg.HandoverBound)
+	c.standby.Store(false)
+	c.announce(c.ctx)
 }

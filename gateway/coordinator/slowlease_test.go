@@ -85,15 +85,15 @@ func holdsNone(c *Coordinator) error {
 			return fmt.Errorf("it still holds partition %d", p)
 		}
 	}
-	return checkfor.True(c.member.Load() < 0, "it is still member %d of the lease group", c.member.Load())
+	return checkfor.True(c.standby.Load(), "it has not stood down")
 }
 
 // A gateway whose lease confirmations all come late (every lease read takes HandoverBound, so
 // its partitions keep lapsing) stands down once they have come late for 20 x HandoverBound
-// while another gateway serves, and not before: it holds no partition and leaves the lease
-// group, and the other gateway serves all 16. Once its reads come back in time again (a fifth
-// of HandoverBound each) for 20 x HandoverBound, and not before, it joins again and serves its
-// share. All the times are on the slow gateway's fake clock, moved only by its lease reads.
+// while another gateway serves, and not before: it holds no partition, and the other gateway,
+// no longer counting it in the lease, serves all 16. Once its reads come back in time again (a
+// fifth of HandoverBound each) for 20 x HandoverBound, and not before, it takes part again and
+// serves its share. All the times are on the slow gateway's fake clock, moved only by its lease reads.
 func TestSlowLeaseStandsDownAndComesBack(t *testing.T) {
 	s := newStore(t)
 	link := &lagLink{clk: clock.NewFake(time.Now())}
@@ -123,16 +123,16 @@ func TestSlowLeaseStandsDownAndComesBack(t *testing.T) {
 
 	link.lag.Store(int64(hb / 5))
 	quickAt := link.clk.Now()
-	driveUntil(t, a, "a joins again", func() error {
-		return checkfor.True(a.member.Load() >= 0, "not a member")
+	driveUntil(t, a, "a takes part again", func() error {
+		return checkfor.True(!a.standby.Load(), "still standing down")
 	})
 	joinAt := link.clk.Now()
 	// The first quick read still comes late (the slow one before it took HandoverBound); every
-	// later one comes in time. The upper bound adds the join's ten requests.
+	// later one comes in time. The upper bound adds the reads made before the test looked.
 	if d := joinAt.Sub(quickAt); d < bound || d > bound+4*hb {
-		t.Fatalf("joined again %v after its reads turned quick, want %v to %v", d, bound, bound+4*hb)
+		t.Fatalf("took part again %v after its reads turned quick, want %v to %v", d, bound, bound+4*hb)
 	}
-	t.Logf("joined again %v after its reads turned quick", joinAt.Sub(quickAt))
+	t.Logf("took part again %v after its reads turned quick", joinAt.Sub(quickAt))
 	driveUntil(t, a, "a serves its share again", func() error {
 		sa, sb := serving(a), serving(b)
 		return checkfor.True(len(sa) > 0 && len(sa)+len(sb) == 16, "a %d b %d", len(sa), len(sb))
@@ -153,8 +153,8 @@ func TestSlowLeaseAloneKeepsItsPartitions(t *testing.T) {
 	driveUntil(t, a, "three times the stand-down bound of late reads", func() error {
 		return checkfor.True(!link.clk.Now().Before(end), "%v to go", end.Sub(link.clk.Now()))
 	})
-	if a.member.Load() < 0 {
-		t.Fatal("the only gateway left the lease group")
+	if a.standby.Load() {
+		t.Fatal("the only gateway stood down")
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
