@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,6 +33,11 @@ const (
 	// and load the partition (replay and claim: 500 ms); 1 s more for a loaded machine.
 	moveBound = handoverBound + standDownBound + time.Second + handoverBound + time.Second +
 		200*time.Millisecond + handoverBound + 500*time.Millisecond + time.Second
+	// backBound bounds the time from putting the link back until the slow gateway serves log
+	// partitions again: a read in flight (1 s), standDownBound of confirmations in time, then
+	// the others read its announcement and their lease (200 ms), and it waits handoverBound
+	// and loads the partition (500 ms); 1 s more for a loaded machine.
+	backBound = time.Second + standDownBound + 200*time.Millisecond + handoverBound + 500*time.Millisecond + time.Second
 )
 
 // echoIn serves, in the lab's namespace of role, an echo of every byte on addr.
@@ -219,5 +225,13 @@ func TestPartitionSlowLink(t *testing.T) {
 	r.pr.waitAllServed(t, healBound, "after the link was put back")
 	r.waitProgress("the load after the link was put back")
 	t.Logf("put back: every log partition served and the load on after %v", time.Since(healed).Round(time.Millisecond))
+	// Once its confirmations have all come in time for standDownBound it takes part again, and
+	// the lease gives it log partitions back, each by the usual handover.
+	checkfor.Eventually(t, backBound, fmt.Sprintf("gateway %d serving log partitions again", id), func() error {
+		owners := r.pr.owners()
+		return checkfor.True(slices.Contains(owners[:], id), "owners %v", owners)
+	})
+	t.Logf("gateway %d serves log partitions again %v after its link was put back (bound %v)", id, time.Since(healed).Round(time.Millisecond), backBound)
+	r.waitProgress("the load after the slow gateway took part again")
 	r.finish()
 }
