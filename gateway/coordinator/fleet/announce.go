@@ -37,7 +37,8 @@ type Announcement struct {
 	// leads no partition in Metadata, but is live and serves produce and fetch.
 	Draining bool
 	// Member is the gateway's Iggy member id in LeaseGroup; HasMember is false when it is not a
-	// member (drained, leaving, joining). Lease maps member ids to partitions, so operators map
+	// member (drained, leaving, joining) and while it stands down for a slow link to Iggy (it
+	// stays a member, but no lease counts a member that no announcement names). Lease maps member ids to partitions, so operators map
 	// the lease to nodes through this.
 	Member    uint32
 	HasMember bool
