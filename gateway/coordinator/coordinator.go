@@ -671,6 +671,7 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 			}
 			if watch.slow(now) && c.othersServing(now) {
 				c.standDown()
+				watch.stoodDown()
 				break
 			}
 			c.mu.Lock()

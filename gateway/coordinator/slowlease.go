@@ -10,37 +10,58 @@ const slowLeaseFactor = 20
 // leaseWatch judges the lease reads of one gateway as they are answered: a confirmation that
 // arrives at least HandoverBound after the previous one was sent comes late (the lease had
 // lapsed by then, so the partitions stopped answering and their appends were fenced meanwhile);
-// one that arrives sooner comes in time. It keeps when the current run of late confirmations
-// began (the moment the lease first lapsed) and when the current run of in-time ones began.
-// The lease loop owns it; it is not safe for concurrent use.
+// one that arrives sooner comes in time. The lease loop owns it; it is not safe for concurrent
+// use.
+//
+// Standing down asks that every confirmation come late for slowLeaseFactor x HandoverBound: a
+// single one in time starts the count again, so a loaded machine whose reads are late now and
+// then never stands down for it. Taking part again asks that the confirmations come in time
+// for as long, but tolerates one late in lateTolerance: the same loaded machine, whose lease
+// lapses now and then, would otherwise stay out for good, while a link that stays slow makes
+// every confirmation late and never comes near.
 type leaseWatch struct {
 	bound time.Duration // HandoverBound
 	// prev is when the last answered read was sent (zero: none on this session yet).
 	prev time.Time
 	// lateSince is when the lease lapsed before the first of the current run of late
-	// confirmations; inTimeSince is when the first of the current run of in-time ones arrived.
-	// Zero: no such run.
-	lateSince, inTimeSince time.Time
+	// confirmations (zero: the last one came in time).
+	lateSince time.Time
+	// quickSince is when the first in-time confirmation of the current quick stretch arrived
+	// (zero: none); answers and late count the confirmations since, and the late ones.
+	quickSince    time.Time
+	answers, late int
 }
+
+// lateTolerance: a quick stretch ends when more than one confirmation in lateTolerance came late.
+const lateTolerance = 10
 
 func newLeaseWatch(bound time.Duration) leaseWatch { return leaseWatch{bound: bound} }
 
 // answered records a lease read sent at sent and answered at at.
 func (w *leaseWatch) answered(sent, at time.Time) {
-	if !w.prev.IsZero() {
-		if at.Sub(w.prev) >= w.bound {
-			w.inTimeSince = time.Time{}
-			if w.lateSince.IsZero() {
-				w.lateSince = w.prev.Add(w.bound)
-			}
-		} else {
-			w.lateSince = time.Time{}
-			if w.inTimeSince.IsZero() {
-				w.inTimeSince = at
-			}
-		}
+	defer func() { w.prev = sent }()
+	if w.prev.IsZero() {
+		return
 	}
-	w.prev = sent
+	late := at.Sub(w.prev) >= w.bound
+	switch {
+	case !late:
+		w.lateSince = time.Time{}
+	case w.lateSince.IsZero():
+		w.lateSince = w.prev.Add(w.bound)
+	}
+	switch {
+	case !w.quickSince.IsZero():
+		w.answers++
+		if late {
+			w.late++
+		}
+		if w.late*lateTolerance > w.answers {
+			w.quickSince = time.Time{}
+		}
+	case !late:
+		w.quickSince, w.answers, w.late = at, 1, 0
+	}
 }
 
 // newSession forgets the previous read: the time a new session took to join is no late
@@ -48,15 +69,19 @@ func (w *leaseWatch) answered(sent, at time.Time) {
 // sessions is no better for it).
 func (w *leaseWatch) newSession() { w.prev = time.Time{} }
 
+// stoodDown starts the count of a quick stretch anew: only confirmations after the stand-down
+// count for taking part again.
+func (w *leaseWatch) stoodDown() { w.quickSince = time.Time{} }
+
 // slow reports whether every confirmation has come late for slowLeaseFactor x HandoverBound.
 func (w *leaseWatch) slow(now time.Time) bool {
 	return !w.lateSince.IsZero() && now.Sub(w.lateSince) >= slowLeaseFactor*w.bound
 }
 
-// quick reports whether every confirmation has come in time for slowLeaseFactor x
-// HandoverBound.
+// quick reports whether the confirmations have come in time, but for one in lateTolerance at
+// most, for slowLeaseFactor x HandoverBound.
 func (w *leaseWatch) quick(now time.Time) bool {
-	return !w.inTimeSince.IsZero() && now.Sub(w.inTimeSince) >= slowLeaseFactor*w.bound
+	return !w.quickSince.IsZero() && now.Sub(w.quickSince) >= slowLeaseFactor*w.bound
 }
 
 // othersServing reports whether another live gateway that is not drained holds a lease

@@ -108,6 +108,13 @@ func TestSlowLeaseStandsDownAndComesBack(t *testing.T) {
 		return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == 16, "a %d b %d", len(sa), len(sb))
 	})
 
+	// A long quick stretch before the link turns slow: what it counted must not bring the
+	// gateway back as soon as it stood down.
+	quickEnd := link.clk.Now().Add(3 * bound)
+	driveUntil(t, a, "a long quick stretch", func() error {
+		return checkfor.True(!link.clk.Now().Before(quickEnd), "%v to go", quickEnd.Sub(link.clk.Now()))
+	})
+
 	link.lag.Store(int64(hb))
 	slowAt := link.clk.Now()
 	driveUntil(t, a, "a stands down", func() error { return holdsNone(a) })
@@ -137,6 +144,69 @@ func TestSlowLeaseStandsDownAndComesBack(t *testing.T) {
 		sa, sb := serving(a), serving(b)
 		return checkfor.True(len(sa) > 0 && len(sa)+len(sb) == 16, "a %d b %d", len(sa), len(sb))
 	})
+}
+
+// The watch's two counts, answer by answer: a single confirmation in time ends a run of late
+// ones, and a quick stretch tolerates one late confirmation in lateTolerance but no more.
+func TestLeaseWatchCounts(t *testing.T) {
+	const hb = 300 * time.Millisecond
+	bound := slowLeaseFactor * hb
+	at := time.Unix(1000, 0)
+	w := newLeaseWatch(hb)
+	// read answers one read that took took; the next is sent 100 ms after the answer.
+	read := func(took time.Duration) {
+		sent := at
+		at = at.Add(took)
+		w.answered(sent, at)
+		at = at.Add(100 * time.Millisecond)
+	}
+	read(time.Millisecond)
+	lapsed := at.Add(-100*time.Millisecond - time.Millisecond).Add(hb)
+	for !at.After(lapsed.Add(bound)) {
+		if w.slow(at) {
+			t.Fatalf("slow at %v, %v after the lease lapsed", at, at.Sub(lapsed))
+		}
+		read(200 * time.Millisecond)
+	}
+	if !w.slow(at.Add(-100 * time.Millisecond)) {
+		t.Fatalf("not slow %v after the lease lapsed, every confirmation late", at.Sub(lapsed))
+	}
+	read(time.Millisecond) // late still: the one before took 200 ms
+	read(time.Millisecond)
+	if w.slow(at) {
+		t.Fatal("still slow after a confirmation in time")
+	}
+	w.stoodDown()
+	// A read that takes HandoverBound makes two confirmations late, its own and the next one's.
+	// One such read in 4 x lateTolerance (one late confirmation in 2 x lateTolerance): quick
+	// after the bound.
+	start := at
+	for i := 0; !w.quick(at); i++ {
+		if at.Sub(start) > 2*bound {
+			t.Fatal("never quick with one late confirmation in 20")
+		}
+		if i%(4*lateTolerance) == 4*lateTolerance-1 {
+			read(hb)
+		} else {
+			read(time.Millisecond)
+		}
+	}
+	if d := at.Sub(start); d < bound {
+		t.Fatalf("quick %v after the stand-down, before the bound %v", d, bound)
+	}
+	// One such read in lateTolerance/2 (two late confirmations in 5): never quick.
+	w.stoodDown()
+	start = at
+	for i := 0; at.Sub(start) < 3*bound; i++ {
+		if i%(lateTolerance/2) == 0 {
+			read(hb)
+		} else {
+			read(time.Millisecond)
+		}
+		if w.quick(at) {
+			t.Fatalf("quick %v after the stand-down with two late confirmations in 5", at.Sub(start))
+		}
+	}
 }
 
 // A gateway alone in the fleet never stands down, however late its confirmations come: nobody
