@@ -351,9 +351,12 @@
 // leaders of its data partitions do not move (leaving the group instead would make it, for whoever read the membership before its next
 // announcement, a gateway that lost its membership, out of Metadata for a moment, while its
 // writes were still on the slow link). A stood-down gateway takes part again, announcing its
-// member, once every confirmation has come in time for slowLeaseFactor x HandoverBound, or at
-// once when no other gateway serves any more; the lease then counts it as it counts a gateway
-// that joins, and the moves back go through the usual handover.
+// member, once its confirmations have come in time for slowLeaseFactor x HandoverBound since
+// the stand-down, but for one late in ten at most (a loaded machine's lease lapses now and
+// then; a single confirmation in time, by contrast, ends a run of late ones, so the same machine
+// does not stand down for it), or at once when no other gateway serves any more; the lease then
+// counts it as it counts a gateway that joins, and the moves back go through the usual
+// handover.
 //
 // The bound: the lease lapses within HandoverBound of the slowdown, the gateway stands down at
 // the first answer 20 x HandoverBound after that, its partitions are released within
