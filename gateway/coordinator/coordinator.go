@@ -93,6 +93,13 @@ type Config struct {
 	// Groups.Metrics is one shared by the coordinator's group managers.
 	Metrics *Metrics
 
+	// standDownAfter is how long every lease confirmation must come late before the gateway
+	// stands down, and how long they must come in time before it takes part again
+	// (slowlease.go); 0 is slowLeaseFactor x HandoverBound. The package's tests that are not
+	// about it set it out of reach: under -race on a loaded machine the lease reads of their
+	// gateways, all in one process, come late together for seconds.
+	standDownAfter time.Duration
+
 	// onServe, when set, is told each time a partition starts serving, and whether the previous
 	// owner's release was known then (tests tell the release path from the HandoverBound wait
 	// by this event, not by how long the handover took).
@@ -142,6 +149,9 @@ func (c *Config) defaults() error {
 	}
 	if c.TailPoll <= 0 {
 		c.TailPoll = c.LeasePoll / 2
+	}
+	if c.standDownAfter <= 0 {
+		c.standDownAfter = slowLeaseFactor * c.HandoverBound
 	}
 	if c.AnnounceInterval <= 0 {
 		c.AnnounceInterval = time.Second
@@ -624,7 +634,7 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	backoff := c.cfg.LeasePoll
 	// lastOK is when the last lease read that succeeded on sess was sent (zero: none yet).
 	var lastOK time.Time
-	watch := newLeaseWatch(c.cfg.HandoverBound)
+	watch := newLeaseWatch(c.cfg.HandoverBound, c.cfg.standDownAfter)
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -641,7 +651,7 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 				sess = nil
 			}
 			c.standby.Store(false)
-			watch = newLeaseWatch(c.cfg.HandoverBound)
+			watch = newLeaseWatch(c.cfg.HandoverBound, c.cfg.standDownAfter)
 			t.Reset(c.cfg.LeasePoll)
 			continue
 		}

@@ -362,10 +362,13 @@
 // the first answer 20 x HandoverBound after that, its partitions are released within
 // HandoverBound and announced over the slow link, and each other gateway serves them after its
 // next read of the announcements and of its lease, HandoverBound and the load: with the
-// defaults and a 200 ms link, 6 s plus 2 to 3 s. In a fleet whose every link is slow no
-// gateway announces serving anything for long (their partitions keep being fenced and
-// reloaded), so nobody stands down for another that serves no better; one that stood down
-// while another still served takes part again as soon as none does.
+// defaults and a 200 ms link, 6 s plus 2 to 3 s. Only a gateway that another one could
+// replace stands down: one that announces serving a partition. In a fleet whose every link is
+// slow and that has group traffic, the partitions keep being fenced and reloaded and few are
+// announced as served, so few stand down; but gateways whose lease reads turn late all at once
+// (a whole machine starved) may stand down together, then take part again together as soon as
+// none serves, and so hand their partitions around every 20 x HandoverBound while it lasts: the
+// announcements do not say how fresh each gateway's lease is, which a better rule would need.
 //
 // # Drain
 //

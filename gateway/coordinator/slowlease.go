@@ -21,6 +21,7 @@ const slowLeaseFactor = 20
 // every confirmation late and never comes near.
 type leaseWatch struct {
 	bound time.Duration // HandoverBound
+	after time.Duration // Config.standDownAfter
 	// prev is when the last answered read was sent (zero: none on this session yet).
 	prev time.Time
 	// lateSince is when the lease lapsed before the first of the current run of late
@@ -35,7 +36,9 @@ type leaseWatch struct {
 // lateTolerance: a quick stretch ends when more than one confirmation in lateTolerance came late.
 const lateTolerance = 10
 
-func newLeaseWatch(bound time.Duration) leaseWatch { return leaseWatch{bound: bound} }
+func newLeaseWatch(bound, after time.Duration) leaseWatch {
+	return leaseWatch{bound: bound, after: after}
+}
 
 // answered records a lease read sent at sent and answered at at.
 func (w *leaseWatch) answered(sent, at time.Time) {
@@ -73,15 +76,16 @@ func (w *leaseWatch) newSession() { w.prev = time.Time{} }
 // count for taking part again.
 func (w *leaseWatch) stoodDown() { w.quickSince = time.Time{} }
 
-// slow reports whether every confirmation has come late for slowLeaseFactor x HandoverBound.
+// slow reports whether every confirmation has come late for Config.standDownAfter (by default
+// slowLeaseFactor x HandoverBound).
 func (w *leaseWatch) slow(now time.Time) bool {
-	return !w.lateSince.IsZero() && now.Sub(w.lateSince) >= slowLeaseFactor*w.bound
+	return !w.lateSince.IsZero() && now.Sub(w.lateSince) >= w.after
 }
 
 // quick reports whether the confirmations have come in time, but for one in lateTolerance at
-// most, for slowLeaseFactor x HandoverBound.
+// most, for as long.
 func (w *leaseWatch) quick(now time.Time) bool {
-	return !w.quickSince.IsZero() && now.Sub(w.quickSince) >= slowLeaseFactor*w.bound
+	return !w.quickSince.IsZero() && now.Sub(w.quickSince) >= w.after
 }
 
 // othersServing reports whether another live gateway that is not drained holds a lease
@@ -113,7 +117,7 @@ func (c *Coordinator) othersServing(now time.Time) bool {
 func (c *Coordinator) standDown() {
 	c.log.Warn("lease: every confirmation came late for a while and other gateways serve; standing down: "+
 		"every coordinator partition is released until the confirmations come in time again",
-		"for", slowLeaseFactor*c.cfg.HandoverBound)
+		"for", c.cfg.standDownAfter)
 	c.standby.Store(true)
 	c.releaseAll(c.ctx, "lease confirmations late")
 }
@@ -128,7 +132,7 @@ func (c *Coordinator) maybeTakePart(w *leaseWatch, now time.Time) {
 		return
 	}
 	c.log.Info("lease: taking part again", "confirmations_in_time", quick, "no_other_gateway_serves", alone)
-	*w = newLeaseWatch(c.cfg.HandoverBound)
+	*w = newLeaseWatch(c.cfg.HandoverBound, c.cfg.standDownAfter)
 	c.standby.Store(false)
 	c.announce(c.ctx)
 }

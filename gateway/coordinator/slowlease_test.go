@@ -62,6 +62,7 @@ func slowLeaseGateway(t *testing.T, s *testStore, link *lagLink, node int32) *Co
 		c.LeasePoll, c.HeartbeatInterval = time.Hour, 10*time.Hour
 		c.TailPoll = 10 * time.Millisecond
 		c.Live = time.Hour
+		c.standDownAfter = 0 // the default, slowLeaseFactor x HandoverBound
 	})
 }
 
@@ -152,7 +153,7 @@ func TestLeaseWatchCounts(t *testing.T) {
 	const hb = 300 * time.Millisecond
 	bound := slowLeaseFactor * hb
 	at := time.Unix(1000, 0)
-	w := newLeaseWatch(hb)
+	w := newLeaseWatch(hb, bound)
 	// read answers one read that took took; the next is sent 100 ms after the answer.
 	read := func(took time.Duration) {
 		sent := at
