@@ -93,6 +93,13 @@ type Config struct {
 	// Groups.Metrics is one shared by the coordinator's group managers.
 	Metrics *Metrics
 
+	// standDownAfter is how long every lease confirmation must come late before the gateway
+	// stands down, and how long they must come in time before it takes part again
+	// (slowlease.go); 0 is slowLeaseFactor x HandoverBound. The package's tests that are not
+	// about it set it out of reach: under -race on a loaded machine the lease reads of their
+	// gateways, all in one process, come late together for seconds.
+	standDownAfter time.Duration
+
 	// onServe, when set, is told each time a partition starts serving, and whether the previous
 	// owner's release was known then (tests tell the release path from the HandoverBound wait
 	// by this event, not by how long the handover took).
@@ -143,6 +150,9 @@ func (c *Config) defaults() error {
 	if c.TailPoll <= 0 {
 		c.TailPoll = c.LeasePoll / 2
 	}
+	if c.standDownAfter <= 0 {
+		c.standDownAfter = slowLeaseFactor * c.HandoverBound
+	}
 	if c.AnnounceInterval <= 0 {
 		c.AnnounceInterval = time.Second
 	}
@@ -185,6 +195,9 @@ type Coordinator struct {
 	sess      atomic.Pointer[iggy.Session]
 	confirmed atomic.Int64 // Unix ns of the send time of the last sync that succeeded
 	leaving   atomic.Bool
+	// standby: the gateway stood down for a slow link (slowlease.go): it stays a member of
+	// kafka-gateways but names no member in its announcements, so nobody's lease counts it.
+	standby atomic.Bool
 	// stops counts the goroutines of partition.stop, which Close waits for after it stopped
 	// every partition: no stop can start one after that, since nothing loads a partition once
 	// the lease loop ended.
@@ -611,7 +624,9 @@ func holdsAll(have, want []uint32) bool {
 }
 
 // leaseLoop reads the assignment every LeasePoll; a broken session drops every partition at
-// once and a new session joins again.
+// once and a new session joins again. It judges every answer (leaseWatch): a gateway whose
+// confirmations all come late for a while, while another gateway serves, stands down
+// (slowlease.go) and takes part again once they all come in time for as long.
 func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	defer c.wg.Done()
 	t := c.clk.NewTimer(0)
@@ -619,6 +634,7 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 	backoff := c.cfg.LeasePoll
 	// lastOK is when the last lease read that succeeded on sess was sent (zero: none yet).
 	var lastOK time.Time
+	watch := newLeaseWatch(c.cfg.HandoverBound, c.cfg.standDownAfter)
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -634,6 +650,8 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 				c.drainSelf(sess)
 				sess = nil
 			}
+			c.standby.Store(false)
+			watch = newLeaseWatch(c.cfg.HandoverBound, c.cfg.standDownAfter)
 			t.Reset(c.cfg.LeasePoll)
 			continue
 		}
@@ -647,16 +665,29 @@ func (c *Coordinator) leaseLoop(sess *iggy.Session) {
 			}
 			backoff = c.cfg.LeasePoll
 			lastOK = time.Time{}
+			watch.newSession()
 		}
 		sent := c.clk.Now()
 		members, err := c.readLease(sess, lastOK.IsZero() || sent.Sub(lastOK) >= c.cfg.LeaseBound)
 		switch {
 		case err == nil:
 			lastOK = sent
+			now := c.clk.Now()
+			watch.answered(sent, now)
+			if c.standby.Load() {
+				c.confirmed.Store(sent.UnixNano())
+				c.maybeTakePart(&watch, now)
+				break
+			}
+			if watch.slow(now) && c.othersServing(now) {
+				c.standDown()
+				watch.stoodDown()
+				break
+			}
 			c.mu.Lock()
-			live := c.fv.LiveMembers(members, c.clk.Now())
+			live := c.fv.LiveMembers(members, now)
 			c.mu.Unlock()
-			c.assign(fleet.Held(live, uint32(c.member.Load())), len(members) == 1, sent, c.clk.Now())
+			c.assign(fleet.Held(live, uint32(c.member.Load())), len(members) == 1, sent, now)
 		case errors.Is(err, wire.ConsumerGroupMemberNotFound) && sess.Err() == nil:
 			// Iggy dropped the membership while the connection lives: a new session joins
 			// again and learns its new member id.
@@ -734,7 +765,7 @@ func (c *Coordinator) kickLease() {
 func (c *Coordinator) assign(parts []int, alone bool, sent, received time.Time) {
 	var lost, gained []*partition
 	c.mu.Lock()
-	if c.leaving.Load() || c.dr.self.Load() {
+	if c.leaving.Load() || c.dr.self.Load() || c.standby.Load() {
 		c.mu.Unlock()
 		return
 	}

@@ -334,6 +334,49 @@
 // NOT_COORDINATOR before its next sync, and its appends are refused; any record it still had in
 // flight is void behind the new owner's claim.
 //
+// # A slow link to Iggy
+//
+// A gateway whose link to Iggy is slow keeps its session (its reads come back, late) but
+// cannot serve: with 200 ms added toward Iggy every lease read takes 200 ms, the next one is
+// sent LeasePoll after the answer, so each confirmation arrives 500 ms after the one before was
+// sent, past HandoverBound (300 ms); the lease lapses for 200 ms of every 300, an append that
+// starts in a lapse is fenced, and the partition reloads, over the same slow link. Its groups
+// stall, and past their session timeout they rebalance, while Iggy moves nothing.
+//
+// So the lease loop judges each answer (leaseWatch): a confirmation is late when it arrives
+// HandoverBound or more after the previous one was sent (the lease had lapsed by then), in time
+// otherwise. When every confirmation has come late for slowLeaseFactor x HandoverBound (20 x
+// 300 ms = 6 s), counted from the moment the lease first lapsed, and another live gateway that
+// holds a lease membership and is not drained announces serving a partition, the gateway stands
+// down: it stops serving every partition, waits for the releases (within HandoverBound) and
+// announces them with no lease member. The lease counts only members that a live announcement
+// names, so every gateway that reads it, this one included, computes the lease without it, and
+// the others gain its partitions by the usual handover (they wait HandoverBound, since this
+// release does not say it is leaving). It stays a member of `kafka-gateways`, so its lease reads
+// go on and Iggy does not evict it, and it stays a live broker: a gateway whose announcement
+// names no member is never taken for one that lost its membership (fleet.View.Alive), so the
+// leaders of its data partitions do not move (leaving the group instead would make it, for whoever read the membership before its next
+// announcement, a gateway that lost its membership, out of Metadata for a moment, while its
+// writes were still on the slow link). A stood-down gateway takes part again, announcing its
+// member, once its confirmations have come in time for slowLeaseFactor x HandoverBound since
+// the stand-down, but for one late in ten at most (a loaded machine's lease lapses now and
+// then; a single confirmation in time, by contrast, ends a run of late ones, so the same machine
+// does not stand down for it), or at once when no other gateway serves any more; the lease then
+// counts it as it counts a gateway that joins, and the moves back go through the usual
+// handover.
+//
+// The bound: the lease lapses within HandoverBound of the slowdown, the gateway stands down at
+// the first answer 20 x HandoverBound after that, its partitions are released within
+// HandoverBound and announced over the slow link, and each other gateway serves them after its
+// next read of the announcements and of its lease, HandoverBound and the load: with the
+// defaults and a 200 ms link, 6 s plus 2 to 3 s. Only a gateway that another one could
+// replace stands down: one that announces serving a partition. In a fleet whose every link is
+// slow and that has group traffic, the partitions keep being fenced and reloaded and few are
+// announced as served, so few stand down; but gateways whose lease reads turn late all at once
+// (a whole machine starved) may stand down together, then take part again together as soon as
+// none serves, and so hand their partitions around every 20 x HandoverBound while it lasts: the
+// announcements do not say how fresh each gateway's lease is, which a better rule would need.
+//
 // # Drain
 //
 // `iggy-kafka drain node N` appends a fleet.DrainRequest {"node": N, "undo": false, "time": ...}

@@ -27,7 +27,8 @@ import (
 func (c *Coordinator) announce(ctx context.Context) {
 	a := fleet.Announcement{Node: c.cfg.NodeID, Addr: c.addr, Time: c.clk.Now(), Leaving: c.leaving.Load(),
 		Draining: c.dr.self.Load(), Claims: map[int]uint64{}, Version: c.cfg.Version}
-	if m := c.member.Load(); m >= 0 {
+	// A gateway standing down names no member, so that no lease counts it (slowlease.go).
+	if m := c.member.Load(); m >= 0 && !c.standby.Load() {
 		a.Member, a.HasMember = uint32(m), true
 	}
 	c.mu.Lock()

@@ -67,6 +67,8 @@ func start(t *testing.T, s *testStore, node int32, mod func(*Config)) *Coordinat
 		// Well above a lease read and a manager's close under -race on a loaded machine, where
 		// 3 x LeasePoll (60 ms) made a confirmation or a release miss its bound now and then.
 		HandoverBound: 250 * time.Millisecond,
+		// Out of reach but in the tests of slowlease_test.go (Config.standDownAfter).
+		standDownAfter: time.Hour,
 	}
 	if mod != nil {
 		mod(&cfg)

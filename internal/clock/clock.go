@@ -133,14 +133,20 @@ func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
 	f.now = f.now.Add(d)
 	now := f.now
-	var due []*fakeTimer
+	// A timer that fired may be Reset by its owner at once, while the due ones are still being
+	// sent: sort by the deadlines read under the lock, never by the timers' fields.
+	type firing struct {
+		t    *fakeTimer
+		when time.Time
+	}
+	var due []firing
 	keep := f.timers[:0]
 	for _, t := range f.timers {
 		switch {
 		case !t.pending:
 		case !t.when.After(now):
 			t.pending = false
-			due = append(due, t)
+			due = append(due, firing{t, t.when})
 		default:
 			keep = append(keep, t)
 		}
@@ -148,12 +154,12 @@ func (f *Fake) Advance(d time.Duration) {
 	f.timers = keep
 	f.mu.Unlock()
 	sort.SliceStable(due, func(i, j int) bool { return due[i].when.Before(due[j].when) })
-	for _, t := range due {
-		if t.fn != nil {
-			go t.fn()
+	for _, d := range due {
+		if d.t.fn != nil {
+			go d.t.fn()
 		} else {
 			select {
-			case t.c <- now:
+			case d.t.c <- now:
 			default:
 			}
 		}

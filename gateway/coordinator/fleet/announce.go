@@ -37,8 +37,9 @@ type Announcement struct {
 	// leads no partition in Metadata, but is live and serves produce and fetch.
 	Draining bool
 	// Member is the gateway's Iggy member id in LeaseGroup; HasMember is false when it is not a
-	// member (drained, leaving, joining). Lease maps member ids to partitions, so operators map
-	// the lease to nodes through this.
+	// member (drained, leaving, joining) and while it stands down for a slow link to Iggy (it
+	// stays a member, but no lease counts a member that no announcement names). Lease maps
+	// member ids to partitions, so operators map the lease to nodes through this.
 	Member    uint32
 	HasMember bool
 	// Version is the gateway's release ("" when unknown, and in versions 1-3).
