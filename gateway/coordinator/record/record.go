@@ -325,6 +325,22 @@ type Transaction struct {
 	// topic and partition (CompareTxnOffset), one per partition of a group: committed to the
 	// groups when the transaction commits, dropped when it aborts (format version 4).
 	Offsets []TxnOffset
+	// Last is the producer id and epoch the producer held before the last bump it asked for
+	// (an InitProducerId naming its pair, KIP-360, or an EndTxn of transactions v2): a request
+	// naming it is the retry of a bump whose answer was lost, answered with the current pair.
+	// Nil when the last bump fenced the producer (a new incarnation, a timeout) or there was
+	// none (format version 7).
+	Last *ProducerEpoch
+	// Next is, in PrepareCommit or PrepareAbort of a transactions-v2 end that spent the
+	// producer id's epochs, the producer id and epoch the Complete record takes (epoch 0 of a
+	// new producer id); nil otherwise (format version 7).
+	Next *ProducerEpoch
+}
+
+// ProducerEpoch is a producer id with one of its epochs.
+type ProducerEpoch struct {
+	ProducerID int64
+	Epoch      int16
 }
 
 // TxnOffset is one offset a transaction staged for a group's partition.
