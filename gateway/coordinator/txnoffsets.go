@@ -14,7 +14,7 @@ import (
 
 // offsetMarkers is the txn.Markers of a coordinator: the data partitions' markers of the
 // gateway's own Markers, then the marker of every coordinator log partition holding a group the
-// transaction added (AddOffsetsToTxn), as Kafka's transaction coordinator writes one on each
+// transaction added (AddOffsetsToTxn, or a TxnOffsetCommit v5 its log partition), as Kafka's transaction coordinator writes one on each
 // __consumer_offsets partition of its groups: the group coordinator there commits or drops what
 // the producer committed to those groups with TxnOffsetCommit (group.Manager.EndTxnOffsets). A
 // partition served here is ended here; another gateway's is sent a WriteTxnMarkers at the
@@ -37,6 +37,17 @@ func (m offsetMarkers) End(ctx context.Context, t record.Transaction) error {
 	for _, g := range t.Groups {
 		if p := record.Partition(g); !slices.Contains(parts, p) {
 			parts = append(parts, p)
+		}
+	}
+	// A TxnOffsetCommit v5 (transactions v2) added its group's log partition itself.
+	for _, tp := range t.Partitions {
+		if tp.Topic != txn.GroupsTopic {
+			continue
+		}
+		for _, p := range tp.Partitions {
+			if !slices.Contains(parts, int(p)) {
+				parts = append(parts, int(p))
+			}
 		}
 	}
 	slices.Sort(parts)

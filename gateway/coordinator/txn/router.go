@@ -149,6 +149,19 @@ func (r *Router) add(ctx context.Context, id kafka.Identity, transactionalID str
 	missing := map[string]map[int32]bool{}
 	for _, t := range topics {
 		var count int32 = -1
+		if t.Topic == GroupsTopic {
+			// The coordinator log's partitions: a TxnOffsetCommit v5 adds its group's
+			// (transactions v2), as Kafka's adds a __consumer_offsets partition.
+			for _, p := range t.Partitions {
+				if p < 0 || p >= record.Partitions {
+					if missing[t.Topic] == nil {
+						missing[t.Topic] = map[int32]bool{}
+					}
+					missing[t.Topic][p] = true
+				}
+			}
+			continue
+		}
 		if id.Storage != nil {
 			if ti, err := id.Storage.Topic(ctx, t.Topic, false); err == nil {
 				count = ti.Partitions
@@ -190,6 +203,16 @@ func (r *Router) EndTxn(_ context.Context, _ kafka.Identity, req *kmsg.EndTxnReq
 	m, code := r.d.Txns(req.TransactionalID)
 	if m == nil {
 		resp.ErrorCode = code
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = NoProducer, NoProducer
+	if req.Version >= 5 {
+		// Transactions v2: the end bumps the epoch, and the answer says what to go on with.
+		pid, epoch, err := m.EndTxnV2(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
+		resp.ErrorCode = codeFor(err, req.Version, 2)
+		if err == nil {
+			resp.ProducerID, resp.ProducerEpoch = pid, epoch
+		}
 		return resp, nil
 	}
 	resp.ErrorCode = codeFor(m.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit), req.Version, 2)
@@ -283,11 +306,13 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 		return all(kerr.InvalidRequest.Code), nil
 	}
 	// The transaction coordinator, wherever it is, must hold the group's log partition in the
-	// producer's open transaction (AddOffsetsToTxn added it); then the offsets are kept here,
-	// in the group's log partition, until its marker ends them.
+	// producer's open transaction (AddOffsetsToTxn added it; from v5, transactions v2, this
+	// request adds it, as Kafka's group coordinator has the transaction coordinator add its
+	// __consumer_offsets partition); then the offsets are kept here, in the group's log
+	// partition, until its marker ends them.
 	lp := int32(record.Partition(req.Group))
 	guard := gm.TxnGuard(req.ProducerID)
-	vcodes, err := r.Verify(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []record.TxnTopic{{Topic: GroupsTopic, Partitions: []int32{lp}}})
+	vcodes, err := r.verify(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []record.TxnTopic{{Topic: GroupsTopic, Partitions: []int32{lp}}}, req.Version >= 5)
 	if err != nil {
 		// The transaction coordinator is moving or unreachable: the client asks again.
 		return all(kerr.CoordinatorNotAvailable.Code), nil
@@ -296,6 +321,9 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 		switch {
 		case code == kerr.ProducerFenced.Code && req.Version < 3:
 			code = kerr.InvalidProducerEpoch.Code
+		case code == kerr.ConcurrentTransactions.Code && req.Version >= 5:
+			// The transaction's previous end is being written: the client asks again.
+			code = kerr.CoordinatorNotAvailable.Code
 		case code == kerr.NotCoordinator.Code || code == kerr.CoordinatorLoadInProgress.Code:
 			// The transaction's coordinator is moving; this gateway still coordinates the
 			// group, so the client must not look for another: it asks again.
@@ -312,6 +340,14 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 // each partition, 0 when it does (Manager.Check's codes, or the coordinator's NOT_COORDINATOR
 // or COORDINATOR_LOAD_IN_PROGRESS for all). An error means the coordinator could not be asked.
 func (r *Router) Verify(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic) (map[string]map[int32]int16, error) {
+	return r.verify(ctx, transactionalID, producerID, epoch, parts, false)
+}
+
+// verify is Verify, or with add (transactions v2: a Produce v12, a TxnOffsetCommit v5) the add
+// of parts to the producer's transaction, which begins one when none is open (Manager.AddPartitions,
+// or an AddPartitionsToTxn v4 batch that is not verify-only at another gateway, as Kafka's
+// brokers send one): the codes of AddPartitionsToTxn.
+func (r *Router) verify(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic, add bool) (map[string]map[int32]int16, error) {
 	out := make(map[string]map[int32]int16, len(parts))
 	set := func(code func(topic string, p int32) int16) {
 		for _, tp := range parts {
@@ -324,6 +360,11 @@ func (r *Router) Verify(ctx context.Context, transactionalID string, producerID 
 		}
 	}
 	m, code := r.d.Txns(transactionalID)
+	if m != nil && add {
+		code := codeFor(m.AddPartitions(transactionalID, producerID, epoch, parts), 4, 0)
+		set(func(string, int32) int16 { return code })
+		return out, nil
+	}
 	if m != nil {
 		set(func(topic string, p int32) int16 {
 			return codeFor(m.Check(transactionalID, producerID, epoch, topic, p), 4, 0)
@@ -337,7 +378,7 @@ func (r *Router) Verify(ctx context.Context, transactionalID string, producerID 
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 4
 	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = transactionalID, producerID, epoch, true
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = transactionalID, producerID, epoch, !add
 	for _, tp := range parts {
 		rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 		rt.Topic, rt.Partitions = tp.Topic, tp.Partitions
@@ -441,9 +482,10 @@ func (r *Router) ListTransactions(_ context.Context, _ kafka.Identity, req *kmsg
 }
 
 // VerifyProduce checks the partitions of a transactional produce against the producer's open
-// transaction at its coordinator (Verify). A coordinator that cannot be asked now is
-// NOT_ENOUGH_REPLICAS for every partition, the retriable code Kafka's brokers answer then.
-func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts map[string][]int32) map[string]map[int32]int16 {
+// transaction at its coordinator (Verify), or with add (Produce v12, transactions v2) adds them
+// to it. A coordinator that cannot be asked now, or is writing the transaction's previous end,
+// is NOT_ENOUGH_REPLICAS for every partition, the retriable code Kafka's brokers answer then.
+func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts map[string][]int32, add bool) map[string]map[int32]int16 {
 	topics := make([]record.TxnTopic, 0, len(parts))
 	for t, ps := range parts {
 		topics = append(topics, record.TxnTopic{Topic: t, Partitions: ps})
@@ -461,14 +503,14 @@ func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, prod
 	if len(transactionalID) == 0 || len(transactionalID) > MaxIDLength {
 		return all(kerr.InvalidRequest.Code)
 	}
-	codes, err := r.Verify(ctx, transactionalID, producerID, epoch, topics)
+	codes, err := r.verify(ctx, transactionalID, producerID, epoch, topics, add)
 	if err != nil {
 		return all(kerr.NotEnoughReplicas.Code)
 	}
 	for _, byP := range codes {
 		for p, code := range byP {
 			switch code {
-			case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code:
+			case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.ConcurrentTransactions.Code:
 				// The coordinator is moving: the producer retries.
 				byP[p] = kerr.NotEnoughReplicas.Code
 			case kerr.ProducerFenced.Code:

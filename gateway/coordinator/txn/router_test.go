@@ -326,16 +326,16 @@ func TestRouterVerify(t *testing.T) {
 		return NewRouter(here).AddPartitionsToTxn(ctx, kafka.Identity{}, r.(*kmsg.AddPartitionsToTxnRequest))
 	}}
 	for _, d := range []Directory{here, remote} {
-		got := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1, 3}})
+		got := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1, 3}}, false)
 		if got["out"][1] != 0 || got["out"][3] != kerr.InvalidTxnState.Code {
 			t.Errorf("VerifyProduce: %v", got)
 		}
-		fenced := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch-1, map[string][]int32{"out": {1}})
+		fenced := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch-1, map[string][]int32{"out": {1}}, false)
 		if fenced["out"][1] != kerr.InvalidProducerEpoch.Code {
 			t.Errorf("VerifyProduce at a fenced epoch: %v", fenced)
 		}
 	}
-	down := NewRouter(oneManager{}).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1}})
+	down := NewRouter(oneManager{}).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1}}, false)
 	if down["out"][1] != kerr.NotEnoughReplicas.Code {
 		t.Errorf("VerifyProduce with the coordinator unreachable: %v", down)
 	}
