@@ -63,11 +63,14 @@ func (m offsetMarkers) End(ctx context.Context, t record.Transaction) error {
 }
 
 // endGroups writes t's marker on log partition p: here when this gateway serves it, else at the
-// gateway that does.
+// gateway that does. The marker names the epoch the offsets were staged at (StagedEpoch), not
+// the one a transactions-v2 end bumped to: a group's coordinator commits only the offsets staged
+// at a commit marker's epoch (older ones are stages that landed after their transaction's end),
+// and a gateway of the previous release reads the marker the same way.
 func (m offsetMarkers) endGroups(ctx context.Context, t record.Transaction, p int, commit bool) error {
 	d := directory{m.c}
 	if gm, code := d.LogPartition(p); gm != nil {
-		if err := gm.EndTxnOffsets(t.ProducerID, t.Epoch, commit); err != nil {
+		if err := gm.EndTxnOffsets(t.ProducerID, t.StagedEpoch(), commit); err != nil {
 			return fmt.Errorf("ending the offsets of transaction %q on log partition %d: %w", t.ID, p, err)
 		}
 		return nil
@@ -76,7 +79,7 @@ func (m offsetMarkers) endGroups(ctx context.Context, t record.Transaction, p in
 	}
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	mk := kmsg.NewWriteTxnMarkersRequestMarker()
-	mk.ProducerID, mk.ProducerEpoch, mk.Committed = t.ProducerID, t.Epoch, commit
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed = t.ProducerID, t.StagedEpoch(), commit
 	rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
 	rt.Topic, rt.Partitions = txn.GroupsTopic, []int32{int32(p)}
 	mk.Topics = append(mk.Topics, rt)

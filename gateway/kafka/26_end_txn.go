@@ -15,7 +15,11 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func init() { regTxnKey(endTxnKey, 0, 5) }
 
 func (c *conn) handleEndTxn(req *request) (kmsg.Response, error) {
-	resp, err := c.s.cfg.Txns.EndTxn(req.ctx, c.identity(req), req.kreq.(*kmsg.EndTxnRequest))
+	ereq := req.kreq.(*kmsg.EndTxnRequest)
+	// Which transaction protocol a client speaks shows in the version (v5: transactions v2).
+	c.s.log.Debug("kafka EndTxn", append(c.logAttrs(), "transactional_id", ereq.TransactionalID, "version", req.version,
+		"commit", ereq.Commit, "producer_id", ereq.ProducerID, "epoch", ereq.ProducerEpoch)...)
+	resp, err := c.s.cfg.Txns.EndTxn(req.ctx, c.identity(req), ereq)
 	if err == nil {
 		req.setErr(resp.ErrorCode)
 	}

@@ -192,6 +192,10 @@ func (m *Manager) EndTxn(id string, producerID int64, epoch int16, commit bool) 
 		if commit {
 			next.State = record.TxnPrepareCommit
 		}
+		// A v1 end bumps nothing: no Last in a Prepare record but a v2 end's (StagedEpoch). A
+		// producer that ends a transaction got its InitProducerId answer, so no retry of it
+		// comes.
+		next.Last = nil
 		return m.commit(e, next)
 	case record.TxnCompleteCommit:
 		if commit {
