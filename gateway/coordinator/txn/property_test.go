@@ -72,7 +72,8 @@ func runModel(t *testing.T, seed uint64) {
 			if rng.IntN(3) == 0 {
 				at--
 			}
-			log = append(log, fmt.Sprintf("end v2 %s commit=%v at %d", id, commit, at))
+			lost := rng.IntN(4) == 0 // the answer never reaches the producer, which retries later
+			log = append(log, fmt.Sprintf("end v2 %s commit=%v at %d lost=%v", id, commit, at, lost))
 			pid, epoch, err := mgr.EndTxnV2(id, mt.pid, at, commit)
 			want := map[bool]record.TxnState{true: record.TxnCompleteCommit, false: record.TxnCompleteAbort}[commit]
 			end := func() {
@@ -83,7 +84,10 @@ func runModel(t *testing.T, seed uint64) {
 					fail("end v2 answered %d/%d, want %d/%d", pid, epoch, mt.pid, mt.epoch)
 				}
 				mt.ends = append(mt.ends, fmt.Sprint(map[bool]string{true: "commit ", false: "abort "}[commit], mt.parts))
-				mt.state, mt.parts, mt.client = want, nil, mt.epoch
+				mt.state, mt.parts = want, nil
+				if !lost {
+					mt.client = mt.epoch
+				}
 			}
 			switch {
 			case at == mt.epoch && mt.state == record.TxnOngoing:
@@ -97,7 +101,9 @@ func runModel(t *testing.T, seed uint64) {
 				if pid != mt.pid || epoch != mt.epoch {
 					fail("end v2 retried answered %d/%d, want %d/%d", pid, epoch, mt.pid, mt.epoch)
 				}
-				mt.client = epoch
+				if !lost {
+					mt.client = epoch
+				}
 			case at+1 == mt.epoch && (mt.state == record.TxnCompleteCommit || mt.state == record.TxnCompleteAbort):
 				check("the opposite end v2 retried", err, kerr.InvalidTxnState)
 			default:
@@ -107,7 +113,8 @@ func runModel(t *testing.T, seed uint64) {
 			if mt == nil {
 				continue
 			}
-			log = append(log, fmt.Sprintf("init %s naming %d", id, mt.client))
+			lost := rng.IntN(3) == 0
+			log = append(log, fmt.Sprintf("init %s naming %d lost=%v", id, mt.client, lost))
 			pid, epoch, err := mgr.InitProducerID(id, timeout, mt.pid, mt.client)
 			valid := mt.client == mt.epoch || mt.client == mt.last
 			switch {
@@ -121,10 +128,13 @@ func runModel(t *testing.T, seed uint64) {
 			case mt.client == mt.epoch:
 				check("init naming the current pair", err, nil)
 				mt.last, mt.epoch = mt.epoch, mt.epoch+1
-				mt.client, mt.state = mt.epoch, record.TxnEmpty
+				mt.state = record.TxnEmpty
 			default:
 				check("init retrying a bump", err, nil)
-				mt.client, mt.state = mt.epoch, record.TxnEmpty
+				mt.state = record.TxnEmpty
+			}
+			if err == nil && !lost {
+				mt.client = mt.epoch
 			}
 			if err == nil && (pid != mt.pid || epoch != mt.epoch) {
 				fail("init gave %d/%d, want %d/%d", pid, epoch, mt.pid, mt.epoch)
