@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // Directory tells a Router which Manager serves a transactional id here.
@@ -36,12 +37,28 @@ type Directory interface {
 
 // Router is a gateway's kafka.TxnCoordinator over a Directory: it turns the Kafka requests into
 // Manager calls and the Manager's errors into the codes each request version knows.
-type Router struct{ d Directory }
+type Router struct {
+	d   Directory
+	clk clock.Clock
+}
 
 var _ kafka.TxnCoordinator = (*Router)(nil)
 
-// NewRouter returns the transaction coordinator that routes every id to its Manager.
-func NewRouter(d Directory) *Router { return &Router{d: d} }
+// NewRouter returns the transaction coordinator that routes every id to its Manager; clk (nil:
+// the wall clock) paces the retries of an implicit add.
+func NewRouter(d Directory, clk clock.Clock) *Router { return &Router{d: d, clk: clock.Or(clk)} }
+
+// The implicit add of transactions v2 (a Produce v12, a TxnOffsetCommit v5) waits while the
+// transaction's previous end is being written (CONCURRENT_TRANSACTIONS), as Kafka's brokers retry
+// it (add.partitions.to.txn.retry.backoff.ms 20 ms, .max.ms 100 ms): the client produces for its
+// next transaction as soon as EndTxn v5 answers, and a partition refused while a later request
+// of the same producer gets through would make that one's sequence out of order. Past addWait the
+// refusal is answered, which the client retries.
+const (
+	addBackoff    = 20 * time.Millisecond
+	addBackoffMax = 100 * time.Millisecond
+	addWait       = 5 * time.Second
+)
 
 // codeFor is err's Kafka code; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for versions before
 // fencedFrom, which predate the code (KIP-588).
@@ -348,6 +365,37 @@ func (r *Router) Verify(ctx context.Context, transactionalID string, producerID 
 // or an AddPartitionsToTxn v4 batch that is not verify-only at another gateway, as Kafka's
 // brokers send one): the codes of AddPartitionsToTxn.
 func (r *Router) verify(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic, add bool) (map[string]map[int32]int16, error) {
+	backoff, waited := addBackoff, time.Duration(0)
+	for {
+		out, err := r.verifyOnce(ctx, transactionalID, producerID, epoch, parts, add)
+		if err != nil || !add || waited >= addWait || !anyCode(out, kerr.ConcurrentTransactions.Code) {
+			return out, err
+		}
+		t := r.clk.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return out, nil
+		case <-t.C():
+		}
+		waited += backoff
+		backoff = min(2*backoff, addBackoffMax)
+	}
+}
+
+// anyCode reports whether some partition of codes has code.
+func anyCode(codes map[string]map[int32]int16, code int16) bool {
+	for _, byP := range codes {
+		for _, c := range byP {
+			if c == code {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *Router) verifyOnce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic, add bool) (map[string]map[int32]int16, error) {
 	out := make(map[string]map[int32]int16, len(parts))
 	set := func(code func(topic string, p int32) int16) {
 		for _, tp := range parts {

@@ -218,7 +218,7 @@ func TestFenceAtTheLastEpochKeepsTheProducerID(t *testing.T) {
 func TestRouterTransactionsV2(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	r := NewRouter(oneManager{m: f.m})
+	r := NewRouter(oneManager{m: f.m}, f.clk)
 	pid, e0, _ := f.m.InitProducerID("etl", time.Minute, NoProducer, NoProducer)
 
 	parts := map[string][]int32{"out": {1}}
@@ -267,14 +267,47 @@ func TestRouterTransactionsV2(t *testing.T) {
 	if resp.ErrorCode != 0 || resp.ProducerEpoch != e1+1 {
 		t.Fatalf("EndTxn v5 abort: %+v", resp)
 	}
-	if got := r.VerifyProduce(ctx, "etl", pid, e1+1, parts, true); got["out"][1] != kerr.NotEnoughReplicas.Code {
-		t.Fatalf("produce v12 while the previous end is written: %v, want NOT_ENOUGH_REPLICAS", got)
+	// A produce of the next transaction while the previous end is written waits for it (on the
+	// router's clock), then is added, as Kafka's brokers retry CONCURRENT_TRANSACTIONS; one that
+	// waits past addWait is answered NOT_ENOUGH_REPLICAS, which the producer retries.
+	got := make(chan map[string]map[int32]int16, 1)
+	added := f.clk.Added()
+	go func() { got <- r.VerifyProduce(ctx, "etl", pid, e1+1, parts, true) }()
+	<-added
+	close(f.mk.hold)
+	f.state(t, "etl", record.TxnCompleteAbort)
+	f.clk.Advance(addBackoff)
+	if codes := <-got; codes["out"][1] != 0 {
+		t.Fatalf("produce v12 after waiting for the previous end: %v", codes)
+	}
+	f.mk.mu.Lock()
+	f.mk.hold = make(chan struct{})
+	f.mk.mu.Unlock()
+	end.ProducerEpoch = e1 + 1
+	if resp, _ := r.EndTxn(ctx, kafka.Identity{}, end); resp.ErrorCode != 0 {
+		t.Fatalf("EndTxn v5 abort: %+v", resp)
+	}
+	added = f.clk.Added()
+	go func() { got <- r.VerifyProduce(ctx, "etl", pid, e1+2, parts, true) }()
+	for waited := time.Duration(0); ; {
+		select {
+		case codes := <-got:
+			if codes["out"][1] != kerr.NotEnoughReplicas.Code || waited < addWait {
+				t.Fatalf("produce v12 while the previous end is written, after %v: %v, want NOT_ENOUGH_REPLICAS past %v", waited, codes, addWait)
+			}
+		case <-added:
+			added = f.clk.Added()
+			f.clk.Advance(addBackoffMax)
+			waited += addBackoffMax
+			continue
+		}
+		break
 	}
 	close(f.mk.hold)
 	f.state(t, "etl", record.TxnCompleteAbort)
 
 	// Partition N of GroupsTopic added by the implicit add of a TxnOffsetCommit v5.
-	e2 := e1 + 1
+	e2 := e1 + 2
 	lp := int32(record.Partition("etl-group"))
 	codes, err := r.verify(ctx, "etl", pid, e2, []record.TxnTopic{{Topic: GroupsTopic, Partitions: []int32{lp}}}, true)
 	if err != nil || codes[GroupsTopic][lp] != 0 {
