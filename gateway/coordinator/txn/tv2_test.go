@@ -146,8 +146,8 @@ func TestEndTxnV2(t *testing.T) {
 	f.state(t, "v2", record.TxnCompleteAbort)
 	p, e, err = m.EndTxnV2("v2", pid, e0+1, false)
 	wantCode(t, "empty abort retried", err, nil)
-	if e != e0+2 {
-		t.Fatalf("empty abort retried answered epoch %d, want %d", e, e0+2)
+	if p != pid || e != e0+2 {
+		t.Fatalf("empty abort retried answered %d/%d, want %d/%d", p, e, pid, e0+2)
 	}
 	// The next transaction at the epoch EndTxn gave.
 	wantCode(t, "next transaction", m.AddPartitions("v2", pid, e0+2, orders), nil)
