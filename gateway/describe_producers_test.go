@@ -77,9 +77,11 @@ func TestDescribeProducers(t *testing.T) {
 	if err := txn.EndTransaction(testCtx(t), kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	// The commit marker takes offset 3; the producer stays at its epoch and sequence.
-	// The markers are written after EndTxn is answered: wait until partition 1 holds its marker.
-	want["1"] = fmt.Sprintf("[pid %d epoch %d seq 2 ts %%d txn -1]", pid, epoch)
+	// The commit marker takes offset 3. Under transactions v2 (franz-go's EndTxn v5) it is
+	// written at the epoch the end bumped to, so the producer is at that epoch with no
+	// sequence, as Kafka's producer state has it after a v2 marker. The markers are written
+	// after EndTxn is answered: wait until partition 1 holds its marker.
+	want["1"] = fmt.Sprintf("[pid %d epoch %d seq -1 ts %%d txn -1]", pid, epoch+1)
 	var got map[string]string
 	var markerTS int64
 	checkfor.Eventually(t, 10*time.Second, "the commit marker on partition 1", func() error {
@@ -110,10 +112,11 @@ func TestDescribeProducers(t *testing.T) {
 	if sr[0].ProducerID != pid || sr[0].ProducerEpoch <= epoch {
 		t.Fatalf("the second instance produced as %d/%d, want %d at an epoch above %d", sr[0].ProducerID, sr[0].ProducerEpoch, pid, epoch)
 	}
-	// The second instance's commit marker on partition 0 comes after its EndTxn is answered.
-	want0 := idemDesc + fmt.Sprintf("[pid %d epoch %d seq 0 ts %%d txn -1]", pid, sr[0].ProducerEpoch)
+	// The second instance's commit marker on partition 0, at the epoch its EndTxn v5 bumped to,
+	// comes after its EndTxn is answered.
+	want0 := idemDesc + fmt.Sprintf("[pid %d epoch %d seq -1 ts %%d txn -1]", pid, sr[0].ProducerEpoch+1)
 	if idemRecs[0].ProducerID > pid {
-		want0 = fmt.Sprintf("[pid %d epoch %d seq 0 ts %%d txn -1]", pid, sr[0].ProducerEpoch) + idemDesc
+		want0 = fmt.Sprintf("[pid %d epoch %d seq -1 ts %%d txn -1]", pid, sr[0].ProducerEpoch+1) + idemDesc
 	}
 	var ts int64
 	checkfor.Eventually(t, 10*time.Second, "the second instance's commit marker on partition 0", func() error {

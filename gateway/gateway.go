@@ -85,6 +85,11 @@ type Config struct {
 	// gateways send each other to end a transaction's group offsets; it needs CoordinatorLog.
 	// Off by default (docs/transactions.md says what is not done yet).
 	Transactions bool
+	// TransactionVersion is the level of Kafka's transaction.version feature the gateway
+	// finalizes with Transactions (ApiVersions): 2 (transactions v2, KIP-890 part 2) or 1
+	// (transactions v1, for a fleet that still has gateways of a release without v2); zero
+	// means 2.
+	TransactionVersion int16
 	// HeartbeatInterval is Iggy's heartbeat interval H (the embedded store's own when IggyAddrs
 	// is empty): Iggy ends the session of a group member silent for 1.2 H, and the gateway's
 	// lease on its coordinator partitions lives in such a session. Default: Embedded's, else
@@ -344,6 +349,7 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		Observer:         g.metrics,
 		Logger:           cfg.Logger.With("component", "kafka"),
 	}
+	kcfg.TransactionVersion = transactionVersion(cfg.TransactionVersion)
 	if cfg.SASL {
 		kcfg.Authenticate = g.users.authenticate
 		kcfg.ACLs = &aclStore{admin: g.admin, stream: cfg.Stream}
@@ -513,4 +519,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	<-ctx.Done()
 	return g.Shutdown(context.WithoutCancel(ctx))
+}
+
+// transactionVersion is the transaction.version a gateway finalizes: v, zero meaning 2.
+func transactionVersion(v int16) int16 {
+	if v == 0 {
+		return 2
+	}
+	return v
 }

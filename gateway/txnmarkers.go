@@ -8,6 +8,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/bridge"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/txn"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 )
 
@@ -23,6 +24,11 @@ type txnMarkers struct {
 func (m txnMarkers) End(ctx context.Context, t record.Transaction) error {
 	commit := t.State == record.TxnPrepareCommit
 	for _, tp := range t.Partitions {
+		if tp.Topic == txn.GroupsTopic {
+			// The log partitions of the transaction's groups (a TxnOffsetCommit v5 adds them):
+			// the coordinator ends those.
+			continue
+		}
 		for _, p := range tp.Partitions {
 			err := m.Mark(ctx, tp.Topic, p, t.ProducerID, t.Epoch, commit)
 			if errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.InvalidProducerEpoch) {

@@ -17,6 +17,8 @@
 # ConsumerGroupHeartbeat v1; the script fails if any of them skips.
 #   KGO_TESTS overrides the test selection (a go test -run pattern).
 #   KGO_INTEGRATION_KEEP=1 keeps the temporary directory (binary, data, every process's log).
+#   KGO_GATEWAY_LOG_LEVEL sets the one gateway's --log-level (default warn); at debug its log
+#   has a "kafka EndTxn" line per EndTxn with the version the client sent (5: transactions v2).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -82,7 +84,7 @@ if [[ $fleet -eq 0 ]]; then
 		"${iggy_flags[@]}" \
 		--auto-create-topics \
 		--transactions \
-		--log-level warn \
+		--log-level "${KGO_GATEWAY_LOG_LEVEL:-warn}" \
 		>"$work/gateway.log" 2>&1 &
 	pids+=($!)
 	echo "waiting for the gateway on 127.0.0.1:$port"

@@ -46,3 +46,13 @@ func TestServeDrainTimeoutAndCoordinatorLogSettings(t *testing.T) {
 		t.Fatalf("print-config shows coordinator-log as %q", line)
 	}
 }
+
+// --transaction-version takes 1 or 2 only (the transaction.version a gateway finalizes).
+func TestServeTransactionVersionSetting(t *testing.T) {
+	for _, v := range []string{"0", "3"} {
+		code, _, stderr := runCLI(t, nil, "serve", "--transactions", "--transaction-version", v, "--data", t.TempDir())
+		if code != exitUsage || !strings.Contains(stderr, "transaction-version") {
+			t.Fatalf("--transaction-version %s: exit %d, stderr %q", v, code, stderr)
+		}
+	}
+}

@@ -97,6 +97,7 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		FetchCacheBytes:      cacheSize(v.Bytes("fetch-cache")),
 		ProducerIDExpiration: v.Duration("producer-id-expiration"),
 		Transactions:         v.Bool("transactions"),
+		TransactionVersion:   int16(v.Int("transaction-version")),
 	}
 	cfg.Version, _, _ = buildInfo()
 	fleet, err := fleetSize(v)
@@ -108,6 +109,9 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		return cfg, v.Invalid("node-id", "must be in 0..2147483647")
 	}
 	cfg.NodeID = int32(node)
+	if tv := v.Int("transaction-version"); tv < 1 || tv > 2 {
+		return cfg, v.Invalid("transaction-version", "must be 1 or 2")
+	}
 	if p := v.Int("default-partitions"); p < 1 || p > 1000 {
 		return cfg, v.Invalid("default-partitions", "must be in 1..1000")
 	}

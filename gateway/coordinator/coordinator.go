@@ -305,7 +305,7 @@ func (c *Coordinator) Txns() kafka.TxnCoordinator {
 	if !c.cfg.Transactions || !c.cfg.Log {
 		return nil
 	}
-	return txn.NewRouter(directory{c})
+	return txn.NewRouter(directory{c}, c.clk)
 }
 
 // Leave stops serving and leaves `kafka-gateways`, so Iggy hands this gateway's partitions to

@@ -64,7 +64,7 @@
 // during the outage is left out by the Kafka listener's check that its port accepts connections;
 // one that stalled (SIGSTOP) stays listed until the store is back.
 //
-// # Record format, versions 2 to 6
+// # Record format, versions 2 to 7
 //
 // One record per Iggy message payload. All integers are little-endian. "uvarint" and "varint"
 // are Go's encoding/binary varints (varint is zigzag). A "string" is a uvarint byte length then
@@ -74,8 +74,9 @@
 //
 // Header (18 bytes, every record):
 //
-//	offset 0   u8       version: Encode writes 6 for a topic record or a checkpoint holding
-//	                    topics, 5 for a txn-offsets record or a checkpoint holding
+//	offset 0   u8       version: Encode writes 7 for a transaction record, or a checkpoint
+//	                    holding a transaction, with a last or next producer, 6 for a topic
+//	                    record or a checkpoint holding topics, 5 for a txn-offsets record or a checkpoint holding
 //	                    txn-offsets, 4 for a transaction record or a checkpoint
 //	                    holding a transaction with staged offsets, 3 for the other transaction
 //	                    records and checkpoints that hold transactions, 2 for every other
@@ -84,8 +85,8 @@
 //	                    of a transaction (written by an earlier release; a transaction's
 //	                    group offsets now live in txn-offsets records). Version 5 adds type 9
 //	                    and a checkpoint's txn-offsets; version 6 adds type 10 and a
-//	                    checkpoint's topics.
-//	                    Decode reads 1 to 6, version 1 being version 2 without type 7 and
+//	                    checkpoint's topics; version 7 a transaction's last and next producer.
+//	                    Decode reads 1 to 7, version 1 being version 2 without type 7 and
 //	                    without a checkpoint's consumer groups. A reader that finds another
 //	                    version reports it and skips the record (record.ErrVersion).
 //	offset 1   u8       type: 1 claim, 2 group, 3 offset-commit, 4 group-deleted,
@@ -155,10 +156,15 @@
 //	        4 CompleteCommit, 5 CompleteAbort, 6 Dead), uvarint topic count, per topic (sorted,
 //	        unique) string name, uvarint n (at least 1), n varint partitions (ascending,
 //	        unique); uvarint group count and that many strings (sorted, unique); time started
-//	        (of the open transaction, 0 none), time updated; in version 4 only, uvarint staged
+//	        (of the open transaction, 0 none), time updated; in version 4 and later, uvarint staged
 //	        offset count, per offset (sorted by group, topic, partition; unique) string group,
 //	        string topic, varint partition, varint offset, varint leader epoch (-1 none),
-//	        string metadata.
+//	        string metadata (only a transaction restored from a version-4 log holds any); in
+//	        version 7,
+//	        the last producer then the next producer, each u8 0 (none) or u8 1, varint producer
+//	        id, varint epoch (both >= 0): the pair the producer held before its last bump
+//	        (KIP-360 and transactions-v2 retries), and the pair the Complete record of a
+//	        transactions-v2 end that spent the epochs takes (package txn).
 //	txn-offsets
 //	        string group, string transactional id, varint producer id, varint producer
 //	        epoch, u8 end (0 pending, 1 commit, 2 abort), uvarint offset count (0 for an end),

@@ -458,3 +458,86 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 		return checkfor.True(code == 0 && off == 77, "offset %d code %d", off, code)
 	})
 }
+
+// Transactions v2 on one gateway, the group and the transactional id in different log
+// partitions: a TxnOffsetCommit v5 adds the group's log partition to the transaction itself
+// (no AddOffsetsToTxn), EndTxn v5 bumps the epoch, and the marker still commits the offsets
+// staged at the epoch before the bump; the next transaction, at the bumped epoch, stages and
+// aborts without touching them.
+func TestTxnOffsetsTransactionsV2(t *testing.T) {
+	s := newStore(t)
+	var pids atomic.Int64
+	a := start(t, s, 1, func(c *Config) {
+		c.Transactions = true
+		c.Txn = txn.Config{ProducerID: func(context.Context) (int64, error) { return pids.Add(1), nil }}
+	})
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	grp, id := groupIn(4, "v2-group"), groupIn(11, "v2-txn")
+	ctx := ctxT(t)
+	tm, _ := (directory{a}).Txns(id)
+	pid, epoch, err := tm.InitProducerID(id, time.Minute, txn.NoProducer, txn.NoProducer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := func(epoch int16, offset int64) {
+		t.Helper()
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = 5, id, grp, pid, epoch, -1
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "in"
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = 2, offset, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), req)
+		if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("TxnOffsetCommit v5: %v %+v", err, resp)
+		}
+	}
+	fetch := func() (int64, int16) {
+		t.Helper()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group, req.RequireStable = 7, grp, true
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "in", []int32{2}
+		req.Topics = append(req.Topics, rt)
+		resp, err := a.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		return p.Offset, p.ErrorCode
+	}
+	end := func(epoch int16, commit bool) int16 {
+		t.Helper()
+		req := kmsg.NewPtrEndTxnRequest()
+		req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = 5, id, pid, epoch, commit
+		resp, err := a.Txns().EndTxn(ctx, kafkaIdentity(), req)
+		if err != nil || resp.ErrorCode != 0 || resp.ProducerID != pid || resp.ProducerEpoch != epoch+1 {
+			t.Fatalf("EndTxn v5: %v %+v", err, resp)
+		}
+		return resp.ProducerEpoch
+	}
+	stage(epoch, 41)
+	if x, _ := tm.Describe(id); x.State != record.TxnOngoing || len(x.Partitions) != 1 || x.Partitions[0].Topic != txn.GroupsTopic ||
+		x.Partitions[0].Partitions[0] != int32(record.Partition(grp)) {
+		t.Fatalf("after the TxnOffsetCommit v5: %+v", x)
+	}
+	if off, code := fetch(); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("RequireStable with offsets staged: offset %d code %d", off, code)
+	}
+	epoch = end(epoch, true)
+	checkfor.Eventually(t, 10*time.Second, "the committed offset", func() error {
+		off, code := fetch()
+		return checkfor.True(code == 0 && off == 41, "offset %d code %d", off, code)
+	})
+	stage(epoch, 99)
+	end(epoch, false)
+	checkfor.Eventually(t, 10*time.Second, "the abort completed", func() error {
+		x, _ := tm.Describe(id)
+		return checkfor.True(x.State == record.TxnCompleteAbort, "%s", x.State)
+	})
+	if off, code := fetch(); code != 0 || off != 41 {
+		t.Fatalf("after the abort: offset %d code %d, want 41", off, code)
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 // offsetMarkers is the txn.Markers of a coordinator: the data partitions' markers of the
 // gateway's own Markers, then the marker of every coordinator log partition holding a group the
-// transaction added (AddOffsetsToTxn), as Kafka's transaction coordinator writes one on each
+// transaction added (AddOffsetsToTxn, or a TxnOffsetCommit v5 its log partition), as Kafka's transaction coordinator writes one on each
 // __consumer_offsets partition of its groups: the group coordinator there commits or drops what
 // the producer committed to those groups with TxnOffsetCommit (group.Manager.EndTxnOffsets). A
 // partition served here is ended here; another gateway's is sent a WriteTxnMarkers at the
@@ -39,6 +39,17 @@ func (m offsetMarkers) End(ctx context.Context, t record.Transaction) error {
 			parts = append(parts, p)
 		}
 	}
+	// A TxnOffsetCommit v5 (transactions v2) added its group's log partition itself.
+	for _, tp := range t.Partitions {
+		if tp.Topic != txn.GroupsTopic {
+			continue
+		}
+		for _, p := range tp.Partitions {
+			if !slices.Contains(parts, int(p)) {
+				parts = append(parts, int(p))
+			}
+		}
+	}
 	slices.Sort(parts)
 	for _, p := range parts {
 		if err := m.endGroups(ctx, t, p, commit); err != nil {
@@ -52,11 +63,14 @@ func (m offsetMarkers) End(ctx context.Context, t record.Transaction) error {
 }
 
 // endGroups writes t's marker on log partition p: here when this gateway serves it, else at the
-// gateway that does.
+// gateway that does. The marker names the epoch the offsets were staged at (StagedEpoch), not
+// the one a transactions-v2 end bumped to: a group's coordinator commits only the offsets staged
+// at a commit marker's epoch (older ones are stages that landed after their transaction's end),
+// and a gateway of the previous release reads the marker the same way.
 func (m offsetMarkers) endGroups(ctx context.Context, t record.Transaction, p int, commit bool) error {
 	d := directory{m.c}
 	if gm, code := d.LogPartition(p); gm != nil {
-		if err := gm.EndTxnOffsets(t.ProducerID, t.Epoch, commit); err != nil {
+		if err := gm.EndTxnOffsets(t.ProducerID, t.StagedEpoch(), commit); err != nil {
 			return fmt.Errorf("ending the offsets of transaction %q on log partition %d: %w", t.ID, p, err)
 		}
 		return nil
@@ -65,7 +79,7 @@ func (m offsetMarkers) endGroups(ctx context.Context, t record.Transaction, p in
 	}
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	mk := kmsg.NewWriteTxnMarkersRequestMarker()
-	mk.ProducerID, mk.ProducerEpoch, mk.Committed = t.ProducerID, t.Epoch, commit
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed = t.ProducerID, t.StagedEpoch(), commit
 	rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
 	rt.Topic, rt.Partitions = txn.GroupsTopic, []int32{int32(p)}
 	mk.Topics = append(mk.Topics, rt)

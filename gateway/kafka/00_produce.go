@@ -39,6 +39,12 @@ import (
 //     a partition not added to it is INVALID_TXN_STATE, a fenced epoch INVALID_PRODUCER_EPOCH,
 //     another producer id INVALID_PRODUCER_ID_MAPPING, a coordinator moving or unreachable
 //     NOT_ENOUGH_REPLICAS (retried); nothing of such a partition is stored.
+//   - From v12 (transactions v2, KIP-890 part 2) the partitions are added to the producer's
+//     transaction instead of checked (an AddPartitionsToTxn v4 batch that is not verify-only
+//     when another gateway coordinates the id), beginning one when none is open; while the
+//     transaction's previous end is being written the answer is NOT_ENOUGH_REPLICAS, which the
+//     producer retries. As at Kafka's brokers this follows the request version, not the
+//     transaction.version feature (clients send v12 in a transaction only under v2).
 //
 // Not implemented:
 //   - v13 (topic IDs).
@@ -132,7 +138,8 @@ func (c *conn) verifyTransactional(ctx context.Context, preq *kmsg.ProduceReques
 	var epoch int16
 	found := false
 	for _, j := range jobs {
-		if j.duplicate {
+		if j.duplicate || reservedTopic(j.tp.topic) {
+			// Refused anyway (produceOne): nothing of it is added to a transaction.
 			continue
 		}
 		if p, e, ok := transactionalProducer(j.records); ok {
@@ -147,7 +154,10 @@ func (c *conn) verifyTransactional(ctx context.Context, preq *kmsg.ProduceReques
 	if preq.TransactionID != nil {
 		txnID = *preq.TransactionID
 	}
-	codes := c.s.cfg.Txns.VerifyProduce(ctx, txnID, pid, epoch, parts)
+	// From v12 (transactions v2) the produce adds its partitions to the transaction, as
+	// Kafka's does whatever the transaction.version feature: the client sends no
+	// AddPartitionsToTxn.
+	codes := c.s.cfg.Txns.VerifyProduce(ctx, txnID, pid, epoch, parts, preq.Version >= 12)
 	for i := range jobs {
 		j := &jobs[i]
 		if code, ok := codes[j.tp.topic][j.tp.partition]; ok && code != 0 {

@@ -17,9 +17,16 @@ import (
 //   - A version above ours is answered with a v0 response carrying UNSUPPORTED_VERSION and only
 //     the ApiVersions range (KIP-511), so the client retries at a version we speak.
 //   - Always answered, also before SASL authentication.
+//   - Feature flags (KIP-584): from v4, transaction.version is supported from 0 to 2 (v3 leaves
+//     a feature whose minimum is 0 out, as Kafka's does since KAFKA-17011); with a Config.Txns,
+//     from v3, it is finalized at Config.TransactionVersion (none at 0), which is what clients
+//     read to choose transactions v2 (franz-go and Kafka's Java client look at the finalized
+//     level only). The finalized features' epoch is that level: a gateway restarted at a
+//     higher one is seen by Java clients already running, which read the features again only
+//     when the epoch grows.
 //
 // Not implemented:
-// * Feature flags (KIP-584): nothing is finalized or supported.
+// * Other features (metadata.version, group.version, ...): none is listed.
 // * v5 (KIP-1242 cluster and node checks).
 func init() { regKey(apiVersionsKey, 0, 4) }
 
@@ -109,8 +116,26 @@ func (c *conn) handleApiVersions(req *request) (kmsg.Response, error) {
 		ak.ApiKey, ak.MinVersion, ak.MaxVersion = k, v.min, v.max
 		resp.ApiKeys = append(resp.ApiKeys, ak)
 	}
+	if resp.Version >= 4 {
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = transactionVersionFeature, 0, maxTransactionVersion
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	}
+	if v := c.s.cfg.TransactionVersion; resp.Version >= 3 && c.s.cfg.Txns != nil && v > 0 {
+		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = transactionVersionFeature, v, v
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+		resp.FinalizedFeaturesEpoch = int64(v)
+	}
 	return resp, nil
 }
+
+// transactionVersionFeature is Kafka's feature of the transaction protocol (KIP-890), and
+// maxTransactionVersion the highest level served: 2, transactions v2.
+const (
+	transactionVersionFeature       = "transaction.version"
+	maxTransactionVersion     int16 = 2
+)
 
 func (c *conn) apiVersionsUnsupported() kmsg.Response {
 	resp := kmsg.NewPtrApiVersionsResponse()

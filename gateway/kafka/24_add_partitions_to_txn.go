@@ -2,7 +2,7 @@ package kafka
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// AddPartitionsToTxn: v0-4
+// AddPartitionsToTxn: v0-5
 //
 // Behavior:
 //   - Served by Config.Txns: adds the partitions to the producer's transaction on the
@@ -16,11 +16,11 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     (INVALID_TXN_STATE when not); partition N of __consumer_offsets is in it once a group of
 //     coordinator log partition N was added with AddOffsetsToTxn. A gateway asks this before
 //     it stores a transactional produce or a TxnOffsetCommit for a transaction another gateway
-//     coordinates.
-//
-// Not implemented:
-//   - v5 (transactions v2, KIP-890 part 2).
-func init() { regTxnKey(addPartitionsToTxnKey, 0, 4) }
+//     coordinates. A batch that is not verify-only adds the partitions (a gateway asks this for
+//     a Produce v12 or a TxnOffsetCommit v5 of transactions v2); partition N of
+//     __consumer_offsets is then coordinator log partition N (N < 16).
+//   - v5 is v4 that allows TRANSACTION_ABORTABLE (KIP-890), which is never answered.
+func init() { regTxnKey(addPartitionsToTxnKey, 0, 5) }
 
 func (c *conn) handleAddPartitionsToTxn(req *request) (kmsg.Response, error) {
 	areq := req.kreq.(*kmsg.AddPartitionsToTxnRequest)

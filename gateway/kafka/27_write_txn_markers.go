@@ -2,7 +2,7 @@ package kafka
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// WriteTxnMarkers: v0-1
+// WriteTxnMarkers: v0-2
 //
 // Behavior:
 //   - Served by Config.Txns and authorized as CLUSTER_ACTION on the cluster, as Kafka authorizes
@@ -23,6 +23,8 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     UNKNOWN_TOPIC_OR_PARTITION, a marker at an epoch older than the producer's on the
 //     partition (as this gateway knows it) INVALID_PRODUCER_EPOCH, nothing written.
 //   - A producer id or epoch below 0 is INVALID_PRODUCER_ID_MAPPING / INVALID_PRODUCER_EPOCH.
+//   - v2 (KIP-1228) adds each marker's TransactionVersion, which changes nothing here: a
+//     marker's epoch is checked the same way whether the transaction bumped it (v2) or not.
 //
 // Not implemented:
 //   - CoordinatorEpoch is not checked (TRANSACTION_COORDINATOR_FENCED is never answered), and
@@ -30,8 +32,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //     a transaction coordinator that lost its partition before its next log record, but not a
 //     marker it is already writing: docs/transactions.md says what is left open and what the
 //     check would take.
-//   - v2 (transactions v2, KIP-890 part 2).
-func init() { regTxnKey(writeTxnMarkersKey, 0, 1) }
+func init() { regTxnKey(writeTxnMarkersKey, 0, 2) }
 
 func (c *conn) handleWriteTxnMarkers(req *request) (kmsg.Response, error) {
 	wreq := req.kreq.(*kmsg.WriteTxnMarkersRequest)

@@ -2,7 +2,7 @@ package kafka
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// TxnOffsetCommit: v0-3
+// TxnOffsetCommit: v0-5
 //
 // Behavior:
 //   - Served by Config.Txns, at the group's coordinator (the client finds it with FindCoordinator
@@ -16,13 +16,18 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //   - Topics the identity cannot see, partitions past the topic's count and metadata over 4 KiB
 //     are refused per partition (UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE); the
 //     others are staged.
-//   - The gateway must coordinate the transactional id as well as the group (always with one
-//     gateway; in a fleet when both log partitions are its): otherwise COORDINATOR_NOT_AVAILABLE,
-//     which the client retries.
+//   - The transaction is checked at its coordinator, on this gateway or another (an
+//     AddPartitionsToTxn v4 verify-only batch); one that is moving or cannot be reached is
+//     COORDINATOR_NOT_AVAILABLE, which the client retries.
+//   - v5 (transactions v2, KIP-890 part 2): the client sends no AddOffsetsToTxn; the request
+//     adds the group's coordinator log partition (__consumer_offsets N) to the producer's
+//     transaction at its coordinator, beginning one when none is open, as Kafka's group
+//     coordinator has the transaction coordinator add it. v4 only allows TRANSACTION_ABORTABLE,
+//     which is never answered.
 //
 // Not implemented:
-//   - v4 (TRANSACTION_ABORTABLE, KIP-890 part 1) and v5 (transactions v2, KIP-890 part 2).
-func init() { regTxnKey(txnOffsetCommitKey, 0, 3) }
+//   - v6 (topic ids, KIP-516).
+func init() { regTxnKey(txnOffsetCommitKey, 0, 5) }
 
 func (c *conn) handleTxnOffsetCommit(req *request) (kmsg.Response, error) {
 	resp, err := c.s.cfg.Txns.TxnOffsetCommit(req.ctx, c.identity(req), req.kreq.(*kmsg.TxnOffsetCommitRequest))

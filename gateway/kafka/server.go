@@ -90,6 +90,12 @@ type Config struct {
 	// Txns serves the transaction APIs (txns.go); nil: a transactional id is refused and the
 	// transaction keys are neither advertised nor served.
 	Txns TxnCoordinator
+	// TransactionVersion is the level of the transaction.version feature (KIP-584) ApiVersions
+	// finalizes when Txns is set: 2 has clients use transactions v2 (KIP-890 part 2: the epoch
+	// bumped by every EndTxn, partitions and groups added by Produce v12 and TxnOffsetCommit
+	// v5), 1 transactions v1 as Kafka's clients speak it to a cluster at that level, 0 finalizes
+	// no feature. Every version of the transaction keys is served whatever it is.
+	TransactionVersion int16
 	// Fleet, when set, is the live view of the fleet (fleet.go); nil lists Brokers and makes
 	// this node the controller.
 	Fleet Fleet

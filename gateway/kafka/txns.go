@@ -32,9 +32,10 @@ type TxnCoordinator interface {
 	// abort of a hanging transaction), once the handler authorized it.
 	WriteTxnMarkers(ctx context.Context, id Identity, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error)
 	// VerifyProduce answers, for each partition a transactional produce writes to, whether the
-	// producer's open transaction holds it (KIP-890): 0 when it does, else the code the
-	// partition is refused with, nothing stored.
-	VerifyProduce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts map[string][]int32) map[string]map[int32]int16
+	// producer's open transaction holds it (KIP-890), with add (Produce v12, transactions v2)
+	// once it is added to it: 0 when it does, else the code the partition is refused with,
+	// nothing stored.
+	VerifyProduce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts map[string][]int32, add bool) map[string]map[int32]int16
 }
 
 // txnVersions are the versions of the transaction keys, served and advertised only by a Server

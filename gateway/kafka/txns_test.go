@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,7 +28,7 @@ func (f fakeTxns) WriteTxnMarkers(_ context.Context, _ Identity, req *kmsg.Write
 	return req.ResponseKind().(*kmsg.WriteTxnMarkersResponse), nil
 }
 
-func (f fakeTxns) VerifyProduce(_ context.Context, _ string, _ int64, _ int16, parts map[string][]int32) map[string]map[int32]int16 {
+func (f fakeTxns) VerifyProduce(_ context.Context, _ string, _ int64, _ int16, parts map[string][]int32, _ bool) map[string]map[int32]int16 {
 	if f.asked != nil {
 		*f.asked++
 	}
@@ -92,7 +93,7 @@ func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
 			for _, k := range resp.ApiKeys {
 				listed[k.ApiKey] = k.MaxVersion
 			}
-			for k, want := range map[int16]int16{addPartitionsToTxnKey: 4, addOffsetsToTxnKey: 3, endTxnKey: 3, writeTxnMarkersKey: 1, txnOffsetCommitKey: 3, describeTransactionsKey: 0, listTransactionsKey: 1} {
+			for k, want := range map[int16]int16{addPartitionsToTxnKey: 5, addOffsetsToTxnKey: 4, endTxnKey: 5, writeTxnMarkersKey: 2, txnOffsetCommitKey: 5, describeTransactionsKey: 0, listTransactionsKey: 1} {
 				if max, ok := listed[k]; ok != withTxns || ok && max != want {
 					t.Errorf("%s advertised %v up to v%d", kmsg.NameForKey(k), ok, max)
 				}
@@ -118,6 +119,52 @@ func TestTxnKeysOnlyWithCoordinator(t *testing.T) {
 			}
 			if eresp.ErrorCode != kerr.UnsupportedVersion.Code {
 				t.Errorf("EndTxn without a coordinator: code %d", eresp.ErrorCode)
+			}
+		})
+	}
+}
+
+// ApiVersions finalizes transaction.version at Config.TransactionVersion only with a Config.Txns
+// (what franz-go and Kafka's Java client read to choose transactions v2), and lists it as
+// supported from 0 to 2 from v4 (v3 leaves a feature whose minimum is 0 out, as Kafka's).
+func TestTransactionVersionFeature(t *testing.T) {
+	type feature struct{ min, max int16 }
+	cases := []struct {
+		name      string
+		txns      bool
+		level     int16
+		version   int16
+		supported map[string]feature
+		finalized map[string]feature
+		epoch     int64
+	}{
+		{"v2 finalized", true, 2, 4, map[string]feature{"transaction.version": {0, 2}}, map[string]feature{"transaction.version": {2, 2}}, 2},
+		{"v2 finalized, ApiVersions v3", true, 2, 3, map[string]feature{}, map[string]feature{"transaction.version": {2, 2}}, 2},
+		{"v1 finalized", true, 1, 4, map[string]feature{"transaction.version": {0, 2}}, map[string]feature{"transaction.version": {1, 1}}, 1},
+		{"level 0", true, 0, 4, map[string]feature{"transaction.version": {0, 2}}, map[string]feature{}, -1},
+		{"no coordinator", false, 2, 4, map[string]feature{"transaction.version": {0, 2}}, map[string]feature{}, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts := startServer(t, func(cfg *Config) {
+				if c.txns {
+					cfg.Txns = fakeTxns{}
+				}
+				cfg.TransactionVersion = c.level
+			})
+			req := kmsg.NewPtrApiVersionsRequest()
+			req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = c.version, "test", "1"
+			resp := dialRaw(t, ts.addr).roundTrip(t, req).(*kmsg.ApiVersionsResponse)
+			supported, finalized := map[string]feature{}, map[string]feature{}
+			for _, f := range resp.SupportedFeatures {
+				supported[f.Name] = feature{f.MinVersion, f.MaxVersion}
+			}
+			for _, f := range resp.FinalizedFeatures {
+				finalized[f.Name] = feature{f.MinVersionLevel, f.MaxVersionLevel}
+			}
+			if !maps.Equal(supported, c.supported) || !maps.Equal(finalized, c.finalized) || resp.FinalizedFeaturesEpoch != c.epoch {
+				t.Errorf("supported %v, finalized %v at epoch %d; want %v, %v at %d", supported, finalized, resp.FinalizedFeaturesEpoch,
+					c.supported, c.finalized, c.epoch)
 			}
 		})
 	}

@@ -148,8 +148,19 @@ type txnOffsets struct {
 	// transaction a marker ended after the check is refused, as KIP-890 guards an append
 	// with its verification. Kept for the last maxGuards producers; a producer dropped reads
 	// as 0, so at worst a stage racing the drop is refused and retried.
-	ends  map[int64]uint64
+	ends  map[int64]producerEnds
 	order []int64 // producer ids of ends, oldest first
+}
+
+// producerEnds is what the markers of one producer id did here: how many came, and the highest
+// epoch one named. A marker names the epoch its transaction staged offsets at, so a stage at a
+// newer epoch is of a later transaction than every marker below it: the marker of a
+// transactions-v2 producer's previous transaction, which may reach the group while the
+// TxnOffsetCommit of the next one is being checked (it adds the group's partition, and waits for
+// that end), does not refuse it.
+type producerEnds struct {
+	n   uint64
+	top int16
 }
 
 // maxGuards bounds the producers whose marker counts a manager keeps.
@@ -161,7 +172,7 @@ type txnKey struct {
 }
 
 func newTxnOffsets() txnOffsets {
-	return txnOffsets{pending: map[string]map[int64]*record.TxnOffsets{}, held: map[txnKey]int{}, ends: map[int64]uint64{}}
+	return txnOffsets{pending: map[string]map[int64]*record.TxnOffsets{}, held: map[txnKey]int{}, ends: map[int64]producerEnds{}}
 }
 
 // set makes o the pending offsets of its producer in its group (nil o: none), keeping the index.
@@ -191,16 +202,20 @@ func (x *txnOffsets) set(group string, pid int64, o *record.TxnOffsets) {
 	}
 }
 
-// ended counts a marker of producerID. Called with Manager.mu held.
-func (x *txnOffsets) ended(producerID int64) {
-	if _, ok := x.ends[producerID]; !ok {
+// ended counts a marker of producerID at epoch. Called with Manager.mu held.
+func (x *txnOffsets) ended(producerID int64, epoch int16) {
+	e, ok := x.ends[producerID]
+	if !ok {
 		x.order = append(x.order, producerID)
 		if len(x.order) > maxGuards {
 			delete(x.ends, x.order[0])
 			x.order = x.order[1:]
 		}
+		e.top = epoch
 	}
-	x.ends[producerID]++
+	e.n++
+	e.top = max(e.top, epoch)
+	x.ends[producerID] = e
 }
 
 // TxnGuard is the guard a TxnOffsetCommit of producerID takes before its transaction is checked
@@ -208,7 +223,7 @@ func (x *txnOffsets) ended(producerID int64) {
 func (m *Manager) TxnGuard(producerID int64) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.txn.ends[producerID]
+	return m.txn.ends[producerID].n
 }
 
 // RestoreTxnOffsets loads the pending txn-offsets the log holds (record.State.TxnOffsets) before
@@ -258,7 +273,8 @@ func (m *Manager) Unstable(group, topic string, partition int32) bool {
 // it gave the producer its new epoch); an epoch older than the staged one is PRODUCER_FENCED.
 // guard is TxnGuard's answer from before the transaction was checked: when a marker of the
 // producer came here since, the transaction that was checked has ended, and the offsets are
-// refused with INVALID_TXN_STATE instead of staying pending with no marker to come.
+// refused with INVALID_TXN_STATE instead of staying pending with no marker to come; markers all
+// older than epoch (a previous transaction's) do not refuse it.
 func (m *Manager) StageTxnOffsets(transactionalID string, producerID int64, epoch int16, group string, offsets []record.TxnOffset, guard uint64) error {
 	if len(offsets) == 0 {
 		return nil
@@ -270,7 +286,7 @@ func (m *Manager) StageTxnOffsets(transactionalID string, producerID int64, epoc
 		m.mu.Unlock()
 		return kerr.NotCoordinator
 	}
-	if m.txn.ends[producerID] != guard {
+	if e := m.txn.ends[producerID]; e.n != guard && e.top >= epoch {
 		m.mu.Unlock()
 		return kerr.InvalidTxnState
 	}
@@ -352,7 +368,7 @@ func (m *Manager) EndTxnOffsets(producerID int64, epoch int16, commit bool) erro
 		}
 	}
 	// From here on a TxnOffsetCommit checked before this marker is refused (TxnGuard).
-	m.txn.ended(producerID)
+	m.txn.ended(producerID, epoch)
 	m.mu.Unlock()
 	if len(groups) == 0 {
 		// Nothing pending here, as this manager knows it. It may have lost the partition to

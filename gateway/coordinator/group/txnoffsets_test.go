@@ -306,6 +306,31 @@ func TestTxnOffsetsGuard(t *testing.T) {
 	}
 }
 
+// Transactions v2: the TxnOffsetCommit of the next transaction (epoch 1) is checked while the
+// previous one's marker (epoch 0, the epoch its offsets were staged at) reaches the group; that
+// marker does not refuse it, a marker at its own epoch does.
+func TestTxnOffsetsGuardOfTheNextTransaction(t *testing.T) {
+	e := newEnv(t, nil)
+	const pid = 11
+	if err := e.m.StageTxnOffsets("tx", pid, 0, "g", []record.TxnOffset{txo("orders", 0, 1)}, e.m.TxnGuard(pid)); err != nil {
+		t.Fatal(err)
+	}
+	guard := e.m.TxnGuard(pid)
+	if err := e.m.EndTxnOffsets(pid, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.StageTxnOffsets("tx", pid, 1, "g", []record.TxnOffset{txo("orders", 0, 2)}, guard); err != nil {
+		t.Fatalf("stage of the next transaction checked before the previous one's marker: %v", err)
+	}
+	guard = e.m.TxnGuard(pid)
+	if err := e.m.EndTxnOffsets(pid, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.StageTxnOffsets("tx", pid, 1, "g", []record.TxnOffset{txo("orders", 0, 3)}, guard); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("stage checked before its own transaction's marker: %v, want INVALID_TXN_STATE", err)
+	}
+}
+
 // A marker that finds nothing pending still goes through the log, so a manager that lost its
 // partition answers it NOT_COORDINATOR rather than a success the next owner never saw.
 func TestTxnOffsetsMarkerOfALostPartition(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,21 +15,27 @@ import (
 // consumer-group record and the consumer groups of a checkpoint, version 3 the transaction record
 // and the transactions of a checkpoint, version 4 the offsets a transaction stages for its groups
 // (TxnOffsetCommit), version 5 the txn-offsets record a group's coordinator keeps them in and the
-// txn-offsets of a checkpoint, version 6 the topic record and the topics of a checkpoint; Decode
-// reads versions 1 to 6. Encode writes the oldest
+// txn-offsets of a checkpoint, version 6 the topic record and the topics of a checkpoint, version
+// 7 a transaction's last and next producer (KIP-360 retries, transactions v2); Decode reads
+// versions 1 to 7. Encode writes the oldest
 // version that holds the record (EncodeVersion), so a log without transactions stays readable by
 // gateways that know only version 2, and a version-2 reader skips what it cannot hold
 // (ErrVersion) instead of misreading it. The layout is documented field by field in the package
 // doc of gateway/coordinator.
-const Version = 6
+const Version = 7
 
-// EncodeVersion is the version Encode writes r in: 6 for a topic record or a checkpoint holding
+// EncodeVersion is the version Encode writes r in: 7 for a transaction record, or a checkpoint
+// holding a transaction, with a last or next producer; 6 for a topic record or a checkpoint holding
 // topics, 5 for a txn-offsets record or a checkpoint
 // holding txn-offsets, 4 for a transaction record or a checkpoint holding a transaction with
 // staged offsets, 3 for the other transaction records and checkpoints holding transactions, 2
 // for every other record.
 func EncodeVersion(r *Record) uint8 {
 	switch {
+	case r.Type == TypeTransaction && r.Transaction != nil && r.Transaction.holdsProducers():
+		return 7
+	case r.Type == TypeCheckpoint && r.Checkpoint != nil && slices.ContainsFunc(r.Checkpoint.Transactions, Transaction.holdsProducers):
+		return 7
 	case r.Type == TypeTopic:
 		return 6
 	case r.Type == TypeCheckpoint && r.Checkpoint != nil && len(r.Checkpoint.Topics) > 0:
@@ -51,6 +58,9 @@ func EncodeVersion(r *Record) uint8 {
 	}
 	return 2
 }
+
+// holdsProducers reports whether t holds a last or next producer (format version 7).
+func (t Transaction) holdsProducers() bool { return t.Last != nil || t.Next != nil }
 
 // MinVersion is the oldest format version Decode reads.
 const MinVersion = 1
@@ -793,6 +803,11 @@ func checkTxn(t *Transaction) error {
 			return fmt.Errorf("coordinator record: transaction %q: staged offsets not sorted or repeated", t.ID)
 		}
 	}
+	for _, p := range []*ProducerEpoch{t.Last, t.Next} {
+		if p != nil && (p.ProducerID < 0 || p.Epoch < 0) {
+			return fmt.Errorf("coordinator record: transaction %q: negative last or next producer", t.ID)
+		}
+	}
 	return nil
 }
 
@@ -828,6 +843,48 @@ func (w *writer) txn(t *Transaction) {
 			w.str(o.Metadata)
 		}
 	}
+	if w.v >= 7 {
+		w.producer(t.Last)
+		w.producer(t.Next)
+	}
+}
+
+// producer writes an optional producer: u8 0 none, or 1, varint producer id, varint epoch.
+func (w *writer) producer(p *ProducerEpoch) {
+	if p == nil {
+		w.b = append(w.b, 0)
+		return
+	}
+	w.b = append(w.b, 1)
+	w.varint(p.ProducerID)
+	w.varint(int64(p.Epoch))
+}
+
+func (d *reader) producer(field string) *ProducerEpoch {
+	b := d.raw(field, 1)
+	if d.err != nil {
+		return nil
+	}
+	switch b[0] {
+	case 0:
+		return nil
+	case 1:
+	default:
+		d.pos--
+		d.fail(field, ErrCorrupt)
+		return nil
+	}
+	p := &ProducerEpoch{ProducerID: d.varint(field + " id")}
+	if e := d.i32(field + " epoch"); e < 0 || e > math.MaxInt16 || p.ProducerID < 0 {
+		d.fail(field, ErrCorrupt)
+		return nil
+	} else {
+		p.Epoch = int16(e)
+	}
+	if d.err != nil {
+		return nil
+	}
+	return p
 }
 
 func (d *reader) txn(t *Transaction) {
@@ -890,6 +947,10 @@ func (d *reader) txn(t *Transaction) {
 				}
 			}
 		}
+	}
+	if d.v >= 7 {
+		t.Last = d.producer("transaction last producer")
+		t.Next = d.producer("transaction next producer")
 	}
 	if d.err == nil && checkTxn(t) != nil {
 		d.fail("transaction order", ErrCorrupt)

@@ -109,7 +109,24 @@ func goldens() map[string]Record {
 	cpn := cp
 	cpn.Topics = []TopicIncarnation{{Name: "orders", ID: 7, Created: 9}}
 	g["checkpoint-topics-no-transactions"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpn}
+	txp := goldenTransactionProducers()
+	g["transaction-producers"] = Record{Type: TypeTransaction, Claim: 3, Time: t0, Transaction: &txp}
+	cpl := cp
+	cpl.Transactions = []Transaction{tx, {ID: "tx-retried", ProducerID: 7, Epoch: 4, Timeout: time.Minute, State: TxnEmpty, Updated: t0,
+		Last: &ProducerEpoch{ProducerID: 7, Epoch: 3}}}
+	g["checkpoint-transaction-producers"] = Record{Type: TypeCheckpoint, Claim: 3, Time: t0, Checkpoint: &cpl}
 	return g
+}
+
+// goldenTransactionProducers is a transactions-v2 commit that spent its producer id's epochs: the
+// markers go out at epoch 32767, the Complete record takes producer id 5002 at epoch 0, and the
+// EndTxn retried at 32766 is recognised by Last.
+func goldenTransactionProducers() Transaction {
+	tx := goldenTransaction()
+	tx.Epoch = 32767
+	tx.Last = &ProducerEpoch{ProducerID: 4001, Epoch: 32766}
+	tx.Next = &ProducerEpoch{ProducerID: 5002, Epoch: 0}
+	return tx
 }
 
 // goldenPendingOffsets is one producer's pending offsets in group etl.
@@ -241,6 +258,15 @@ func TestDecodeErrors(t *testing.T) {
 	cg, _ := Encode(goldens()["consumer-group"])
 	tx, _ := Encode(goldens()["transaction"])
 	txo, _ := Encode(goldens()["transaction-offsets"])
+	txp, _ := Encode(goldens()["transaction-producers"])
+	// The golden transaction with producers ends with its last producer (1, varint 4001, varint
+	// 32766) and its next (1, varint 5002, varint 0).
+	next := bytes.LastIndexByte(txp[:len(txp)-4], 1)
+	txpPatch := func(pos int, with ...byte) []byte {
+		b := append([]byte{}, txp...)
+		copy(b[pos:], with)
+		return b
+	}
 	// In the golden transaction the state byte (2, PrepareCommit) comes right before the topic
 	// count (2) and the first topic, "orders", whose partitions are 0 and 2.
 	at := bytes.Index(tx, []byte("\x02\x06orders"))
@@ -274,6 +300,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"staged offsets out of order", txoOutOfOrder(t), ErrCorrupt},
 		{"truncated staged offsets", txo[:len(txo)-3], ErrTruncated},
 		{"transaction with offsets in version 3", append([]byte{3}, txo[1:]...), ErrCorrupt},
+		{"transaction with producers in version 6", append([]byte{6}, txp[1:]...), ErrCorrupt},
+		{"next producer flag past 1", txpPatch(next, 2), ErrCorrupt},
+		{"negative next producer id", txpPatch(next+1, 0x01), ErrCorrupt},
+		{"truncated producers", txp[:len(txp)-2], ErrTruncated},
 		{"trailing bytes", append(append([]byte{}, good...), 0), ErrCorrupt},
 		{"huge member count", append(append([]byte{}, good[:HeaderSize]...), 2, 'g', '1', 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f), ErrCorrupt},
 	}
@@ -300,6 +330,8 @@ func TestEncodeRefusesMismatch(t *testing.T) {
 		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", Partitions: []TxnTopic{{Topic: "b", Partitions: []int32{0}}, {Topic: "a", Partitions: []int32{0}}}}},
 		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", Groups: []string{"g", "g"}}},
 		{Type: TypeCheckpoint, Checkpoint: &Checkpoint{Transactions: []Transaction{{ID: "t", Partitions: []TxnTopic{{Topic: "a", Partitions: []int32{1, 1}}}}}}},
+		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", Last: &ProducerEpoch{ProducerID: 1, Epoch: -1}}},
+		{Type: TypeTransaction, Transaction: &Transaction{ID: "t", Next: &ProducerEpoch{ProducerID: -1}}},
 	}
 	for _, r := range bad {
 		if _, err := Encode(r); err == nil {

@@ -325,6 +325,33 @@ type Transaction struct {
 	// topic and partition (CompareTxnOffset), one per partition of a group: committed to the
 	// groups when the transaction commits, dropped when it aborts (format version 4).
 	Offsets []TxnOffset
+	// Last is the producer id and epoch the producer held before the last bump it asked for
+	// (an InitProducerId naming its pair, KIP-360, or an EndTxn of transactions v2): a request
+	// naming it is the retry of a bump whose answer was lost, answered with the current pair.
+	// Nil when the last bump fenced the producer (a new incarnation, a timeout) or there was
+	// none; in PrepareCommit and PrepareAbort set only by a transactions-v2 end, which bumped the
+	// epoch (StagedEpoch). Format version 7.
+	Last *ProducerEpoch
+	// Next is, in PrepareCommit or PrepareAbort of a transactions-v2 end that spent the
+	// producer id's epochs, the producer id and epoch the Complete record takes (epoch 0 of a
+	// new producer id); nil otherwise (format version 7).
+	Next *ProducerEpoch
+}
+
+// StagedEpoch is the epoch the producer wrote the transaction's batches and group offsets at: in
+// PrepareCommit or PrepareAbort of a transactions-v2 end, which bumped Epoch (the markers' epoch),
+// the epoch before the bump; else Epoch.
+func (t *Transaction) StagedEpoch() int16 {
+	if (t.State == TxnPrepareCommit || t.State == TxnPrepareAbort) && t.Last != nil && t.Last.ProducerID == t.ProducerID {
+		return t.Last.Epoch
+	}
+	return t.Epoch
+}
+
+// ProducerEpoch is a producer id with one of its epochs.
+type ProducerEpoch struct {
+	ProducerID int64
+	Epoch      int16
 }
 
 // TxnOffset is one offset a transaction staged for a group's partition.

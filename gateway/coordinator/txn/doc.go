@@ -11,7 +11,7 @@
 // The two types to know:
 //
 //   - Manager serves the transactional ids of one log partition: InitProducerID, AddPartitions,
-//     AddGroup, EndTxn, Check (is this producer's write to this partition, or its
+//     AddGroup, EndTxn (EndTxnV2 for transactions v2), Check (is this producer's write to this partition, or its
 //     TxnOffsetCommit to a group of log partition N, named as partition N of GroupsTopic, part
 //     of its open transaction?) and the timeout of every open transaction. Restore loads what the log holds
 //     while the partition loads; Start, once it serves, finishes every transaction found
@@ -54,7 +54,39 @@
 // EndTxn answer CONCURRENT_TRANSACTIONS, and the client retries. A fencing InitProducerID or a
 // timeout bumps the epoch in the PrepareAbort record itself, so from that record on the old
 // incarnation's requests are PRODUCER_FENCED. An epoch that would pass 32766 takes a new
-// producer id at epoch 0 instead.
+// producer id at epoch 0 instead; a fence keeps the producer id (at 32766 it takes 32767, which no
+// producer is given) so that its abort markers end the fenced producer's batches.
+//
+// # Transactions v2 (KIP-890 part 2)
+//
+// A client that finds transaction.version 2 finalized (ApiVersions) sends no AddPartitionsToTxn
+// or AddOffsetsToTxn: its Produce v12 and TxnOffsetCommit v5 add the data partition, or the
+// group's log partition as partition N of GroupsTopic, to its transaction where a v1 client's are
+// only checked (Router.VerifyProduce and TxnOffsetCommit with add, AddPartitions here or an
+// AddPartitionsToTxn v4 batch that is not verify-only at another gateway). Its EndTxn v5
+// (EndTxnV2) bumps the epoch of every end, in the Prepare record itself, so the markers are
+// written at the bumped epoch, and the answer carries the pair to go on with:
+//
+//	Ongoing --EndTxnV2--> PrepareCommit/PrepareAbort (epoch + 1, Last = the pair before)
+//	        --markers written--> CompleteCommit/CompleteAbort
+//	Ongoing at 32766 --EndTxnV2--> Prepare* (epoch 32767, Next = a new producer id at 0)
+//	        --markers written at 32767--> Complete* (the producer id and epoch of Next)
+//	Empty, Complete* --EndTxnV2 abort--> PrepareAbort (epoch + 1, nothing to mark) --> CompleteAbort
+//
+// As Kafka's: an end at the epoch before the current one (or the pair before a new producer id) is
+// the retry of the end that bumped it, answered with the current pair when it is the same end
+// and complete, CONCURRENT_TRANSACTIONS while it is being written, INVALID_TXN_STATE when it
+// is the opposite end; a commit with nothing open is INVALID_TXN_STATE.
+//
+// # KIP-360 retries
+//
+// Transaction.Last keeps the pair the producer held before its last bump when it asked for the
+// bump by naming that pair (InitProducerID with its producer id and epoch) or by ending a
+// transaction v2. An InitProducerID naming Last is the retry of a bump whose answer was lost and
+// is answered with the current pair, unbumped; so is an EndTxnV2 (above). A new incarnation (an
+// InitProducerID naming no pair) and a fence clear it, so an older instance's retry is fenced.
+// Last is in the transaction record (format version 7), so the next owner of the log partition
+// answers the retry the same.
 //
 // # Handover
 //
@@ -71,7 +103,7 @@
 // A transactional id is 1 to MaxIDLength (1024) bytes: an empty or longer one is
 // INVALID_REQUEST. The timeout is 1 ms to Config.MaxTimeout (Kafka's transaction.max.timeout.ms,
 // default 15 min), else INVALID_TRANSACTION_TIMEOUT. An InitProducerID that names the producer
-// id and epoch it holds (KIP-360) must name the id's current pair; the pair before the last bump
-// is not remembered, so the retry of a bump whose answer was lost is PRODUCER_FENCED. Ids do not
-// expire (Kafka's transactional.id.expiration.ms): state Dead exists in the format for that.
+// id and epoch it holds (KIP-360) must name the id's current pair or the pair before its last
+// bump (above), else PRODUCER_FENCED. TRANSACTION_ABORTABLE is never answered: a partition not in
+// the transaction is INVALID_TXN_STATE at every version. Ids do not expire (Kafka's transactional.id.expiration.ms): state Dead exists in the format for that.
 package txn

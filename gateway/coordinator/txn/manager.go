@@ -299,12 +299,7 @@ func (m *Manager) timeout(e *entry, started time.Time, epoch int16) {
 	if m.stopped() || e.t.State != record.TxnOngoing || !e.t.Started.Equal(started) || e.t.Epoch != epoch {
 		return
 	}
-	next, err := m.fence(e.t)
-	if err != nil {
-		m.log.Warn("aborting a timed-out transaction", "transactional_id", e.t.ID, "err", err)
-		e.timer = m.clk.AfterFunc(m.cfg.RetryBackoff, func() { m.timeout(e, started, epoch) })
-		return
-	}
+	next := m.fence(e.t)
 	m.log.Info("transaction timed out; aborting", "transactional_id", e.t.ID, "producer_id", e.t.ProducerID,
 		"epoch", e.t.Epoch, "timeout", e.t.Timeout)
 	if err := m.commit(e, next); err != nil && !m.stopped() {
@@ -312,17 +307,21 @@ func (m *Manager) timeout(e *entry, started time.Time, epoch int16) {
 	}
 }
 
-// fence is t moved to PrepareAbort at a bumped epoch (a new incarnation or a timeout ends it).
-func (m *Manager) fence(t record.Transaction) (record.Transaction, error) {
+// fence is t moved to PrepareAbort at a bumped epoch (a new incarnation or a timeout ends it),
+// the producer id kept so that the abort markers end the fenced producer's batches: from an
+// epoch that is spent (maxEpoch) the fence takes 32767, which no producer is given, and the next
+// InitProducerId takes a new producer id. The fenced producer's pair is no retry of anything.
+func (m *Manager) fence(t record.Transaction) record.Transaction {
 	next := cloneTxn(t)
-	next.State = record.TxnPrepareAbort
-	if err := m.bump(&next); err != nil {
-		return t, err
+	next.State, next.Last, next.Next = record.TxnPrepareAbort, nil, nil
+	if next.Epoch < math.MaxInt16 {
+		next.Epoch++
 	}
-	return next, nil
+	return next
 }
 
-// bump moves t to its next epoch, or to a new producer id at epoch 0 when the epoch is spent.
+// bump moves t to its next epoch, or to a new producer id at epoch 0 when the epoch is spent
+// (maxEpoch, or 32767 after a fence).
 func (m *Manager) bump(t *record.Transaction) error {
 	if t.Epoch < maxEpoch && t.ProducerID >= 0 {
 		t.Epoch++
@@ -387,6 +386,11 @@ func (m *Manager) end(e *entry, epoch int16, st record.TxnState) {
 			next.State = record.TxnCompleteAbort
 		}
 		next.Partitions, next.Groups, next.Offsets, next.Started = nil, nil, nil, time.Time{}
+		if next.Next != nil {
+			// A transactions-v2 end that spent the epochs: the producer goes on with the new
+			// producer id its EndTxn was answered.
+			next.ProducerID, next.Epoch, next.Next = next.Next.ProducerID, next.Next.Epoch, nil
+		}
 		e.ending = false
 		if err := m.commit(e, next); err != nil && !m.stopped() {
 			e.ending = true

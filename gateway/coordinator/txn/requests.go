@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +20,9 @@ const NoProducer = -1
 // known one the next epoch (which fences every older incarnation). An open transaction of the
 // previous incarnation is aborted first, and CONCURRENT_TRANSACTIONS answered until that is
 // done; the client asks again. expectID and expectEpoch are the pair a KIP-360 client holds
-// (NoProducer when it names none): another pair than the id's is PRODUCER_FENCED.
+// (NoProducer when it names none): the id's current pair is bumped, and the pair before the last
+// bump a KIP-360 client asked for (Transaction.Last) is the retry of that bump, answered with the
+// current pair unchanged; any other pair is PRODUCER_FENCED.
 func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int64, expectEpoch int16) (int64, int16, error) {
 	if len(id) == 0 || len(id) > MaxIDLength {
 		return NoProducer, NoProducer, kerr.InvalidRequest
@@ -33,7 +36,9 @@ func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int6
 	}
 	defer m.unlock(e)
 	t := e.t
-	if t.State != record.TxnDead && expectID != NoProducer && (expectID != t.ProducerID || expectEpoch != t.Epoch) {
+	expected := expectID != NoProducer
+	retry := expected && isLast(&t, expectID, expectEpoch)
+	if t.State != record.TxnDead && expected && !retry && (expectID != t.ProducerID || expectEpoch != t.Epoch) {
 		return NoProducer, NoProducer, kerr.ProducerFenced
 	}
 	next := cloneTxn(t)
@@ -50,17 +55,24 @@ func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int6
 	case record.TxnOngoing:
 		// The previous incarnation's transaction is aborted at a bumped epoch; the client asks
 		// again once it is complete.
-		fenced, err := m.fence(t)
-		if err != nil {
-			return NoProducer, NoProducer, kerr.CoordinatorNotAvailable
-		}
-		if err := m.commit(e, fenced); err != nil {
+		if err := m.commit(e, m.fence(t)); err != nil {
 			return NoProducer, NoProducer, err
 		}
 		return NoProducer, NoProducer, kerr.ConcurrentTransactions
 	default: // Empty, CompleteCommit, CompleteAbort
+		if retry {
+			// The bump this producer asked for is done and its answer was lost: the current
+			// pair is the answer again (with the timeout it asks for, as Kafka's).
+			break
+		}
 		if err := m.bump(&next); err != nil {
 			return NoProducer, NoProducer, kerr.CoordinatorNotAvailable
+		}
+		// A KIP-360 producer may not see this answer and ask again with the pair it holds; a
+		// new incarnation fences every older one, so no retry of theirs is taken.
+		next.Last = nil
+		if expected {
+			next.Last = &record.ProducerEpoch{ProducerID: t.ProducerID, Epoch: t.Epoch}
 		}
 	}
 	next.State, next.Timeout = record.TxnEmpty, timeout
@@ -69,6 +81,11 @@ func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int6
 		return NoProducer, NoProducer, err
 	}
 	return next.ProducerID, next.Epoch, nil
+}
+
+// isLast reports whether producerID and epoch are t's pair before its last bump (Last).
+func isLast(t *record.Transaction, producerID int64, epoch int16) bool {
+	return t.Last != nil && t.Last.ProducerID == producerID && t.Last.Epoch == epoch
 }
 
 // producer checks that a request comes from the id's current producer, and that its transaction
@@ -175,6 +192,10 @@ func (m *Manager) EndTxn(id string, producerID int64, epoch int16, commit bool) 
 		if commit {
 			next.State = record.TxnPrepareCommit
 		}
+		// A v1 end bumps nothing: no Last in a Prepare record but a v2 end's (StagedEpoch). A
+		// producer that ends a transaction got its InitProducerId answer, so no retry of it
+		// comes.
+		next.Last = nil
 		return m.commit(e, next)
 	case record.TxnCompleteCommit:
 		if commit {
@@ -196,6 +217,112 @@ func (m *Manager) EndTxn(id string, producerID int64, epoch int16, commit bool) 
 	return kerr.InvalidTxnState
 }
 
+// EndTxnV2 commits or aborts the producer's transaction as transactions v2 (KIP-890 part 2,
+// EndTxn v5) does, and returns the producer id and epoch the producer goes on with: every end
+// bumps the epoch (the markers are written at the bumped one, which fences the ended
+// transaction's batches), and an end from the last epoch a producer id has (32766) takes a new
+// producer id at epoch 0, its markers written at 32767. An abort with no transaction open
+// succeeds and bumps the epoch too. The retry of an end whose answer was lost, at the epoch
+// before the bump (or the producer id and epoch before a new producer id, Transaction.Last),
+// is answered with the current pair; the opposite end then is INVALID_TXN_STATE, and an epoch
+// that is neither the current one nor the one before the bump PRODUCER_FENCED. While an end is
+// being written its retry is CONCURRENT_TRANSACTIONS.
+func (m *Manager) EndTxnV2(id string, producerID int64, epoch int16, commit bool) (int64, int16, error) {
+	e, err := m.lock(id, false)
+	if err != nil {
+		return NoProducer, NoProducer, err
+	}
+	defer m.unlock(e)
+	t := &e.t
+	if t.State == record.TxnDead {
+		return NoProducer, NoProducer, kerr.InvalidProducerIDMapping
+	}
+	// As Kafka's: an epoch one below the current one is the retry of the end that bumped it;
+	// the pair before a new producer id is the retry of the end that took it.
+	retryBump := t.ProducerID == producerID && int32(epoch)+1 == int32(t.Epoch)
+	retryNewID := t.ProducerID != producerID && t.Epoch == 0 && isLast(t, producerID, epoch)
+	retry := retryBump || retryNewID
+	if t.ProducerID != producerID && !retryNewID {
+		return NoProducer, NoProducer, kerr.InvalidProducerIDMapping
+	}
+	var valid bool
+	switch t.State {
+	case record.TxnPrepareCommit, record.TxnPrepareAbort:
+		valid = retryBump
+	case record.TxnCompleteCommit, record.TxnCompleteAbort:
+		valid = retry || epoch == t.Epoch
+	default: // Empty, Ongoing
+		valid = epoch == t.Epoch
+	}
+	if !valid {
+		return NoProducer, NoProducer, kerr.ProducerFenced
+	}
+	switch t.State {
+	case record.TxnOngoing:
+		return m.endV2(e, commit, false)
+	case record.TxnPrepareCommit:
+		if commit {
+			return NoProducer, NoProducer, kerr.ConcurrentTransactions
+		}
+	case record.TxnPrepareAbort:
+		if !commit {
+			return NoProducer, NoProducer, kerr.ConcurrentTransactions
+		}
+	case record.TxnCompleteCommit:
+		switch {
+		case commit && retry:
+			return t.ProducerID, t.Epoch, nil
+		case !commit && !retry:
+			return m.endV2(e, false, true)
+		}
+	case record.TxnCompleteAbort:
+		switch {
+		case !commit && retry:
+			return t.ProducerID, t.Epoch, nil
+		case !commit:
+			return m.endV2(e, false, true)
+		}
+	case record.TxnEmpty:
+		if !commit {
+			return m.endV2(e, false, true)
+		}
+	}
+	return NoProducer, NoProducer, kerr.InvalidTxnState
+}
+
+// endV2 prepares the end of e's transaction at a bumped epoch (empty: an abort with nothing
+// added, started now) and returns the pair its Complete record will hold. Called with e locked.
+func (m *Manager) endV2(e *entry, commit, empty bool) (int64, int16, error) {
+	next := cloneTxn(e.t)
+	next.State = record.TxnPrepareAbort
+	if commit {
+		next.State = record.TxnPrepareCommit
+	}
+	next.Last = &record.ProducerEpoch{ProducerID: e.t.ProducerID, Epoch: e.t.Epoch}
+	next.Next = nil
+	if next.Epoch >= maxEpoch {
+		pid, err := m.newProducerID()
+		if err != nil {
+			m.log.Warn("EndTxn: no producer id", "transactional_id", e.t.ID, "err", err)
+			return NoProducer, NoProducer, kerr.CoordinatorNotAvailable
+		}
+		next.Next = &record.ProducerEpoch{ProducerID: pid, Epoch: 0}
+	}
+	if next.Epoch < math.MaxInt16 {
+		next.Epoch++
+	}
+	if empty {
+		next.Partitions, next.Groups, next.Offsets, next.Started = nil, nil, nil, m.clk.Now()
+	}
+	if err := m.commit(e, next); err != nil {
+		return NoProducer, NoProducer, err
+	}
+	if next.Next != nil {
+		return next.Next.ProducerID, next.Next.Epoch, nil
+	}
+	return next.ProducerID, next.Epoch, nil
+}
+
 // GroupsTopic is the topic name that stands for the coordinator log in the transaction APIs, as
 // Kafka's __consumer_offsets does: its partition N is log partition N, which holds the groups
 // that hash to N (record.Partition). AddOffsetsToTxn adds a group's partition to a transaction
@@ -206,7 +333,8 @@ const GroupsTopic = "__consumer_offsets"
 // transaction (KIP-890's verification): nil when it does; INVALID_PRODUCER_ID_MAPPING for another
 // producer id, PRODUCER_FENCED for another epoch, INVALID_TXN_STATE when no transaction is open
 // or the partition was not added to it. Partition N of GroupsTopic is added once a group of log
-// partition N was (AddGroup): a TxnOffsetCommit of that group is then part of the transaction.
+// partition N was (AddGroup), or the partition itself (AddPartitions, the implicit add of a
+// TxnOffsetCommit v5): a TxnOffsetCommit of that group is then part of the transaction.
 func (m *Manager) Check(id string, producerID int64, epoch int16, topic string, partition int32) error {
 	e, err := m.lock(id, false)
 	if err != nil {
@@ -223,12 +351,13 @@ func (m *Manager) Check(id string, producerID int64, epoch int16, topic string, 
 		return kerr.InvalidTxnState
 	}
 	if topic == GroupsTopic {
+		// AddOffsetsToTxn added a group of the partition, or a TxnOffsetCommit v5 the
+		// partition itself (transactions v2).
 		for _, g := range t.Groups {
 			if int32(record.Partition(g)) == partition {
 				return nil
 			}
 		}
-		return kerr.InvalidTxnState
 	}
 	i, found := slices.BinarySearchFunc(t.Partitions, topic, func(tt record.TxnTopic, name string) int { return strings.Compare(tt.Topic, name) })
 	if !found {

@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/group"
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // Directory tells a Router which Manager serves a transactional id here.
@@ -36,12 +37,28 @@ type Directory interface {
 
 // Router is a gateway's kafka.TxnCoordinator over a Directory: it turns the Kafka requests into
 // Manager calls and the Manager's errors into the codes each request version knows.
-type Router struct{ d Directory }
+type Router struct {
+	d   Directory
+	clk clock.Clock
+}
 
 var _ kafka.TxnCoordinator = (*Router)(nil)
 
-// NewRouter returns the transaction coordinator that routes every id to its Manager.
-func NewRouter(d Directory) *Router { return &Router{d: d} }
+// NewRouter returns the transaction coordinator that routes every id to its Manager; clk (nil:
+// the wall clock) paces the retries of an implicit add.
+func NewRouter(d Directory, clk clock.Clock) *Router { return &Router{d: d, clk: clock.Or(clk)} }
+
+// The implicit add of transactions v2 (a Produce v12, a TxnOffsetCommit v5) waits while the
+// transaction's previous end is being written (CONCURRENT_TRANSACTIONS), as Kafka's brokers retry
+// it (add.partitions.to.txn.retry.backoff.ms 20 ms, .max.ms 100 ms): the client produces for its
+// next transaction as soon as EndTxn v5 answers, and a partition refused while a later request
+// of the same producer gets through would make that one's sequence out of order. Past addWait the
+// refusal is answered, which the client retries.
+const (
+	addBackoff    = 20 * time.Millisecond
+	addBackoffMax = 100 * time.Millisecond
+	addWait       = 5 * time.Second
+)
 
 // codeFor is err's Kafka code; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for versions before
 // fencedFrom, which predate the code (KIP-588).
@@ -149,6 +166,19 @@ func (r *Router) add(ctx context.Context, id kafka.Identity, transactionalID str
 	missing := map[string]map[int32]bool{}
 	for _, t := range topics {
 		var count int32 = -1
+		if t.Topic == GroupsTopic {
+			// The coordinator log's partitions: a TxnOffsetCommit v5 adds its group's
+			// (transactions v2), as Kafka's adds a __consumer_offsets partition.
+			for _, p := range t.Partitions {
+				if p < 0 || p >= record.Partitions {
+					if missing[t.Topic] == nil {
+						missing[t.Topic] = map[int32]bool{}
+					}
+					missing[t.Topic][p] = true
+				}
+			}
+			continue
+		}
 		if id.Storage != nil {
 			if ti, err := id.Storage.Topic(ctx, t.Topic, false); err == nil {
 				count = ti.Partitions
@@ -190,6 +220,16 @@ func (r *Router) EndTxn(_ context.Context, _ kafka.Identity, req *kmsg.EndTxnReq
 	m, code := r.d.Txns(req.TransactionalID)
 	if m == nil {
 		resp.ErrorCode = code
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = NoProducer, NoProducer
+	if req.Version >= 5 {
+		// Transactions v2: the end bumps the epoch, and the answer says what to go on with.
+		pid, epoch, err := m.EndTxnV2(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
+		resp.ErrorCode = codeFor(err, req.Version, 2)
+		if err == nil {
+			resp.ProducerID, resp.ProducerEpoch = pid, epoch
+		}
 		return resp, nil
 	}
 	resp.ErrorCode = codeFor(m.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit), req.Version, 2)
@@ -283,11 +323,13 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 		return all(kerr.InvalidRequest.Code), nil
 	}
 	// The transaction coordinator, wherever it is, must hold the group's log partition in the
-	// producer's open transaction (AddOffsetsToTxn added it); then the offsets are kept here,
-	// in the group's log partition, until its marker ends them.
+	// producer's open transaction (AddOffsetsToTxn added it; from v5, transactions v2, this
+	// request adds it, as Kafka's group coordinator has the transaction coordinator add its
+	// __consumer_offsets partition); then the offsets are kept here, in the group's log
+	// partition, until its marker ends them.
 	lp := int32(record.Partition(req.Group))
 	guard := gm.TxnGuard(req.ProducerID)
-	vcodes, err := r.Verify(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []record.TxnTopic{{Topic: GroupsTopic, Partitions: []int32{lp}}})
+	vcodes, err := r.verify(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []record.TxnTopic{{Topic: GroupsTopic, Partitions: []int32{lp}}}, req.Version >= 5)
 	if err != nil {
 		// The transaction coordinator is moving or unreachable: the client asks again.
 		return all(kerr.CoordinatorNotAvailable.Code), nil
@@ -296,6 +338,9 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 		switch {
 		case code == kerr.ProducerFenced.Code && req.Version < 3:
 			code = kerr.InvalidProducerEpoch.Code
+		case code == kerr.ConcurrentTransactions.Code && req.Version >= 5:
+			// The transaction's previous end is being written: the client asks again.
+			code = kerr.CoordinatorNotAvailable.Code
 		case code == kerr.NotCoordinator.Code || code == kerr.CoordinatorLoadInProgress.Code:
 			// The transaction's coordinator is moving; this gateway still coordinates the
 			// group, so the client must not look for another: it asks again.
@@ -312,6 +357,45 @@ func (r *Router) TxnOffsetCommit(ctx context.Context, id kafka.Identity, req *km
 // each partition, 0 when it does (Manager.Check's codes, or the coordinator's NOT_COORDINATOR
 // or COORDINATOR_LOAD_IN_PROGRESS for all). An error means the coordinator could not be asked.
 func (r *Router) Verify(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic) (map[string]map[int32]int16, error) {
+	return r.verify(ctx, transactionalID, producerID, epoch, parts, false)
+}
+
+// verify is Verify, or with add (transactions v2: a Produce v12, a TxnOffsetCommit v5) the add
+// of parts to the producer's transaction, which begins one when none is open (Manager.AddPartitions,
+// or an AddPartitionsToTxn v4 batch that is not verify-only at another gateway, as Kafka's
+// brokers send one): the codes of AddPartitionsToTxn.
+func (r *Router) verify(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic, add bool) (map[string]map[int32]int16, error) {
+	backoff, waited := addBackoff, time.Duration(0)
+	for {
+		out, err := r.verifyOnce(ctx, transactionalID, producerID, epoch, parts, add)
+		if err != nil || !add || waited >= addWait || !anyCode(out, kerr.ConcurrentTransactions.Code) {
+			return out, err
+		}
+		t := r.clk.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return out, nil
+		case <-t.C():
+		}
+		waited += backoff
+		backoff = min(2*backoff, addBackoffMax)
+	}
+}
+
+// anyCode reports whether some partition of codes has code.
+func anyCode(codes map[string]map[int32]int16, code int16) bool {
+	for _, byP := range codes {
+		for _, c := range byP {
+			if c == code {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *Router) verifyOnce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts []record.TxnTopic, add bool) (map[string]map[int32]int16, error) {
 	out := make(map[string]map[int32]int16, len(parts))
 	set := func(code func(topic string, p int32) int16) {
 		for _, tp := range parts {
@@ -324,6 +408,11 @@ func (r *Router) Verify(ctx context.Context, transactionalID string, producerID 
 		}
 	}
 	m, code := r.d.Txns(transactionalID)
+	if m != nil && add {
+		code := codeFor(m.AddPartitions(transactionalID, producerID, epoch, parts), 4, 0)
+		set(func(string, int32) int16 { return code })
+		return out, nil
+	}
 	if m != nil {
 		set(func(topic string, p int32) int16 {
 			return codeFor(m.Check(transactionalID, producerID, epoch, topic, p), 4, 0)
@@ -337,7 +426,7 @@ func (r *Router) Verify(ctx context.Context, transactionalID string, producerID 
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 4
 	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = transactionalID, producerID, epoch, true
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = transactionalID, producerID, epoch, !add
 	for _, tp := range parts {
 		rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 		rt.Topic, rt.Partitions = tp.Topic, tp.Partitions
@@ -441,9 +530,10 @@ func (r *Router) ListTransactions(_ context.Context, _ kafka.Identity, req *kmsg
 }
 
 // VerifyProduce checks the partitions of a transactional produce against the producer's open
-// transaction at its coordinator (Verify). A coordinator that cannot be asked now is
-// NOT_ENOUGH_REPLICAS for every partition, the retriable code Kafka's brokers answer then.
-func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts map[string][]int32) map[string]map[int32]int16 {
+// transaction at its coordinator (Verify), or with add (Produce v12, transactions v2) adds them
+// to it. A coordinator that cannot be asked now, or is writing the transaction's previous end,
+// is NOT_ENOUGH_REPLICAS for every partition, the retriable code Kafka's brokers answer then.
+func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, epoch int16, parts map[string][]int32, add bool) map[string]map[int32]int16 {
 	topics := make([]record.TxnTopic, 0, len(parts))
 	for t, ps := range parts {
 		topics = append(topics, record.TxnTopic{Topic: t, Partitions: ps})
@@ -461,14 +551,14 @@ func (r *Router) VerifyProduce(ctx context.Context, transactionalID string, prod
 	if len(transactionalID) == 0 || len(transactionalID) > MaxIDLength {
 		return all(kerr.InvalidRequest.Code)
 	}
-	codes, err := r.Verify(ctx, transactionalID, producerID, epoch, topics)
+	codes, err := r.verify(ctx, transactionalID, producerID, epoch, topics, add)
 	if err != nil {
 		return all(kerr.NotEnoughReplicas.Code)
 	}
 	for _, byP := range codes {
 		for p, code := range byP {
 			switch code {
-			case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code:
+			case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.ConcurrentTransactions.Code:
 				// The coordinator is moving: the producer retries.
 				byP[p] = kerr.NotEnoughReplicas.Code
 			case kerr.ProducerFenced.Code:

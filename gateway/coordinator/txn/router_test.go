@@ -71,7 +71,7 @@ func (d oneManager) Txns(string) (*Manager, int16) {
 // manager is asked.
 func TestRouterCodes(t *testing.T) {
 	f := newFixture(t)
-	r := NewRouter(oneManager{m: f.m})
+	r := NewRouter(oneManager{m: f.m}, nil)
 	ctx := context.Background()
 	id := "r"
 	init := kmsg.NewPtrInitProducerIDRequest()
@@ -109,11 +109,11 @@ func TestRouterCodes(t *testing.T) {
 	empty := ""
 	bad := kmsg.NewPtrInitProducerIDRequest()
 	bad.TransactionalID, bad.TransactionTimeoutMillis = &empty, 1000
-	if got, _ := NewRouter(oneManager{}).InitProducerID(ctx, kafka.Identity{}, bad); got.ErrorCode != kerr.InvalidRequest.Code {
+	if got, _ := NewRouter(oneManager{}, nil).InitProducerID(ctx, kafka.Identity{}, bad); got.ErrorCode != kerr.InvalidRequest.Code {
 		t.Errorf("empty transactional id: code %d", got.ErrorCode)
 	}
 	bad.TransactionalID = &id
-	if got, _ := NewRouter(oneManager{}).InitProducerID(ctx, kafka.Identity{}, bad); got.ErrorCode != kerr.NotCoordinator.Code {
+	if got, _ := NewRouter(oneManager{}, nil).InitProducerID(ctx, kafka.Identity{}, bad); got.ErrorCode != kerr.NotCoordinator.Code {
 		t.Errorf("an id served elsewhere: code %d", got.ErrorCode)
 	}
 }
@@ -122,7 +122,7 @@ func TestRouterCodes(t *testing.T) {
 // names and filters.
 func TestRouterDescribeAndList(t *testing.T) {
 	f := newFixture(t)
-	r := NewRouter(oneManager{m: f.m})
+	r := NewRouter(oneManager{m: f.m}, nil)
 	ctx := context.Background()
 	pid, epoch, _ := f.m.InitProducerID("open", time.Minute, NoProducer, NoProducer)
 	f.clk.Advance(time.Second)
@@ -183,7 +183,7 @@ func writeMarkers(t *testing.T, d Directory, pid int64, epoch int16, commit bool
 	rt.Topic, rt.Partitions = topic, parts
 	mk.Topics = append(mk.Topics, rt)
 	req.Markers = append(req.Markers, mk)
-	resp, err := NewRouter(d).WriteTxnMarkers(context.Background(), kafka.Identity{}, req)
+	resp, err := NewRouter(d, nil).WriteTxnMarkers(context.Background(), kafka.Identity{}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestRouterVerify(t *testing.T) {
 		return r
 	}
 	codesOf := func(d Directory, r *kmsg.AddPartitionsToTxnRequest) []int16 {
-		resp, err := NewRouter(d).AddPartitionsToTxn(ctx, kafka.Identity{}, r)
+		resp, err := NewRouter(d, nil).AddPartitionsToTxn(ctx, kafka.Identity{}, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,19 +323,19 @@ func TestRouterVerify(t *testing.T) {
 	wantCode(t, "added by a v4 batch", f.m.Check("etl", pid, epoch, "out", 2), nil)
 
 	remote := oneManager{peer: func(ctx context.Context, _ int, r kmsg.Request) (kmsg.Response, error) {
-		return NewRouter(here).AddPartitionsToTxn(ctx, kafka.Identity{}, r.(*kmsg.AddPartitionsToTxnRequest))
+		return NewRouter(here, nil).AddPartitionsToTxn(ctx, kafka.Identity{}, r.(*kmsg.AddPartitionsToTxnRequest))
 	}}
 	for _, d := range []Directory{here, remote} {
-		got := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1, 3}})
+		got := NewRouter(d, nil).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1, 3}}, false)
 		if got["out"][1] != 0 || got["out"][3] != kerr.InvalidTxnState.Code {
 			t.Errorf("VerifyProduce: %v", got)
 		}
-		fenced := NewRouter(d).VerifyProduce(ctx, "etl", pid, epoch-1, map[string][]int32{"out": {1}})
+		fenced := NewRouter(d, nil).VerifyProduce(ctx, "etl", pid, epoch-1, map[string][]int32{"out": {1}}, false)
 		if fenced["out"][1] != kerr.InvalidProducerEpoch.Code {
 			t.Errorf("VerifyProduce at a fenced epoch: %v", fenced)
 		}
 	}
-	down := NewRouter(oneManager{}).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1}})
+	down := NewRouter(oneManager{}, nil).VerifyProduce(ctx, "etl", pid, epoch, map[string][]int32{"out": {1}}, false)
 	if down["out"][1] != kerr.NotEnoughReplicas.Code {
 		t.Errorf("VerifyProduce with the coordinator unreachable: %v", down)
 	}

@@ -79,7 +79,7 @@ func TestRouterTxnOffsetCommit(t *testing.T) {
 		return rp
 	}
 	codes := func(d Directory, r *kmsg.TxnOffsetCommitRequest) []int16 {
-		resp, err := NewRouter(d).TxnOffsetCommit(ctx, id, r)
+		resp, err := NewRouter(d, nil).TxnOffsetCommit(ctx, id, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestRouterTxnOffsetCommit(t *testing.T) {
 		if p != record.Partition("etl") {
 			t.Errorf("asked the gateway of log partition %d", p)
 		}
-		return NewRouter(oneManager{m: f.m}).AddPartitionsToTxn(ctx, id, r.(*kmsg.AddPartitionsToTxnRequest))
+		return NewRouter(oneManager{m: f.m}, nil).AddPartitionsToTxn(ctx, id, r.(*kmsg.AddPartitionsToTxnRequest))
 	}}
 	if got := codes(elsewhere, req(3, pid, epoch, part(1, 9, ""))); !reflect.DeepEqual(got, []int16{0}) {
 		t.Fatalf("transaction at another gateway: codes %v", got)
