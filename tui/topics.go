@@ -268,54 +268,23 @@ func (m Console) topicsView() []string {
 			}
 		}
 	}
-	out := []string{focusStyle.Render(clip(title, m.width))}
-	if t.err != "" {
-		out = append(out, badStyle.Render(clip("  ! "+t.err+"; the rows are as last read", m.width)))
-	}
 	cols := layout(topicColumns, m.width)
-	out = append(out, headerStyle.Render(clip(header(cols), m.width)))
-	if t.loaded && len(items) == 0 {
-		msg := "  no topic in the fleet"
-		if m.filter.Value() != "" {
-			msg = "  no topic matches the filter"
-		}
-		out = append(out, dimStyle.Render(clip(msg, m.width)))
-	}
-	room := m.topicsRoom()
-	if t.err != "" {
-		room = max(1, room-1)
-	}
-	cursor := min(t.cursor, max(0, len(items)-1))
-	start := min(t.offset, cursor)
-	if cursor >= start+room {
-		start = cursor - room + 1
-	}
-	for i := start; i < len(items) && i < start+room; i++ {
-		mark := "  "
-		if i == cursor {
-			mark = "> "
-		}
-		l := clip(mark+joinCells(cols, cells(cols, items[i]))[2:], m.width)
-		if items[i].whole {
-			l = titleStyle.Render(l)
-		}
-		out = append(out, l)
-	}
-	return out
+	return rowsView(m, title, t.err, topicColumns, t.loaded, len(items), "  no topic in the fleet",
+		"  no topic matches the filter", m.topicsRoom(), t.cursor, t.offset, func(i int, selected bool) string {
+			mark := "  "
+			if selected {
+				mark = "> "
+			}
+			l := clip(mark+joinCells(cols, cells(cols, items[i]))[2:], m.width)
+			if items[i].whole {
+				l = titleStyle.Render(l)
+			}
+			return l
+		})
 }
 
 // scrolledTopics keeps the topics cursor on screen.
 func (m Console) scrolledTopics() Console {
-	n := len(m.topicItems())
-	room := m.topicsRoom()
-	t := &m.topics
-	t.cursor = min(t.cursor, max(0, n-1))
-	if t.cursor < t.offset {
-		t.offset = t.cursor
-	}
-	if t.cursor >= t.offset+room {
-		t.offset = t.cursor - room + 1
-	}
-	t.offset = max(0, min(t.offset, n-room))
+	keepInView(&m.topics.cursor, &m.topics.offset, len(m.topicItems()), m.topicsRoom())
 	return m
 }

@@ -288,60 +288,29 @@ func (m Console) txnsView() []string {
 		}
 		title += " · read " + t.readAt.UTC().Format("15:04:05")
 	}
-	out := []string{focusStyle.Render(clip(title, m.width))}
-	if t.err != "" {
-		out = append(out, badStyle.Render(clip("  ! "+t.err+"; the rows are as last read", m.width)))
-	}
 	cols := layout(txnColumns, m.width)
-	out = append(out, headerStyle.Render(clip(header(cols), m.width)))
-	if t.loaded && len(rows) == 0 {
-		msg := "  no open transaction in the coordinator log"
-		if m.filter.Value() != "" {
-			msg = "  no transaction matches the filter"
-		}
-		out = append(out, dimStyle.Render(clip(msg, m.width)))
-	}
-	room := m.txnsRoom()
-	if t.err != "" {
-		room = max(1, room-1)
-	}
-	cursor := min(t.cursor, max(0, len(rows)-1))
-	start := min(t.offset, cursor)
-	if cursor >= start+room {
-		start = cursor - room + 1
-	}
-	for i := start; i < len(rows) && i < start+room; i++ {
-		mark := " "
-		if i == cursor {
-			mark = ">"
-		}
-		if rows[i].Hanging {
-			mark += "!"
-		} else {
-			mark += " "
-		}
-		l := clip(mark+joinCells(cols, cells(cols, rows[i]))[2:], m.width)
-		if rows[i].Hanging {
-			l = badStyle.Render(l)
-		}
-		out = append(out, l)
-	}
-	return out
+	return rowsView(m, title, t.err, txnColumns, t.loaded, len(rows), "  no open transaction in the coordinator log",
+		"  no transaction matches the filter", m.txnsRoom(), t.cursor, t.offset, func(i int, selected bool) string {
+			mark := " "
+			if selected {
+				mark = ">"
+			}
+			if rows[i].Hanging {
+				mark += "!"
+			} else {
+				mark += " "
+			}
+			l := clip(mark+joinCells(cols, cells(cols, rows[i]))[2:], m.width)
+			if rows[i].Hanging {
+				l = badStyle.Render(l)
+			}
+			return l
+		})
 }
 
 // scrolledTxns keeps the transactions cursor on screen.
 func (m Console) scrolledTxns() Console {
-	n := len(m.Transactions())
-	room := m.txnsRoom()
-	t := &m.txns
-	t.cursor = min(t.cursor, max(0, n-1))
-	if t.cursor < t.offset {
-		t.offset = t.cursor
-	}
-	if t.cursor >= t.offset+room {
-		t.offset = t.cursor - room + 1
-	}
-	t.offset = max(0, min(t.offset, n-room))
+	keepInView(&m.txns.cursor, &m.txns.offset, len(m.Transactions()), m.txnsRoom())
 	return m
 }
 
