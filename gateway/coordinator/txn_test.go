@@ -167,14 +167,7 @@ func TestTxnOffsetsHandedOver(t *testing.T) {
 		if err := tm.AddGroup(id, pid, epoch, grp); err != nil {
 			t.Fatal(err)
 		}
-		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = 3, id, grp, pid, epoch, -1
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "in"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = 2, offset, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := stageIn(3, id, grp, pid, epoch, offset)
 		resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), req)
 		if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("TxnOffsetCommit: %v %+v", err, resp)
@@ -182,20 +175,7 @@ func TestTxnOffsetsHandedOver(t *testing.T) {
 	}
 	fetch := func(c *Coordinator, stable bool) (int64, int16) {
 		t.Helper()
-		req := kmsg.NewPtrOffsetFetchRequest()
-		req.Version, req.Group, req.RequireStable = 7, grp, stable
-		rt := kmsg.NewOffsetFetchRequestTopic()
-		rt.Topic, rt.Partitions = "in", []int32{2}
-		req.Topics = append(req.Topics, rt)
-		resp, err := c.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.ErrorCode != 0 {
-			return -1, resp.ErrorCode
-		}
-		p := resp.Topics[0].Partitions[0]
-		return p.Offset, p.ErrorCode
+		return fetchIn(t, ctx, c, grp, stable)
 	}
 	stage(41)
 	if off, code := fetch(a, true); code != kerr.UnstableOffsetCommit.Code {
@@ -322,14 +302,7 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 	}
 	commitOffset := func(offset int64) int16 {
 		t.Helper()
-		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = 3, id, grp, pid, epoch, -1
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "in"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = 2, offset, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := stageIn(3, id, grp, pid, epoch, offset)
 		// Retried while a partition moves, as a client retries.
 		var code int16
 		checkfor.Eventually(t, 10*time.Second, "a TxnOffsetCommit answered", func() error {
@@ -344,17 +317,7 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 	}
 	fetch := func(stable bool) (int64, int16) {
 		t.Helper()
-		req := kmsg.NewPtrOffsetFetchRequest()
-		req.Version, req.Group, req.RequireStable = 7, grp, stable
-		rt := kmsg.NewOffsetFetchRequestTopic()
-		rt.Topic, rt.Partitions = "in", []int32{2}
-		req.Topics = append(req.Topics, rt)
-		resp, err := a.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := resp.Topics[0].Partitions[0]
-		return p.Offset, p.ErrorCode
+		return fetchIn(t, ctx, a, grp, stable)
 	}
 	// Not yet added to the transaction: the coordinator at b says so.
 	if code := commitOffset(40); code != kerr.InvalidTxnState.Code {
@@ -435,17 +398,7 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 	})
 	fetchAt := func(c *Coordinator) (int64, int16) {
 		t.Helper()
-		req := kmsg.NewPtrOffsetFetchRequest()
-		req.Version, req.Group, req.RequireStable = 7, grp, true
-		rt := kmsg.NewOffsetFetchRequestTopic()
-		rt.Topic, rt.Partitions = "in", []int32{2}
-		req.Topics = append(req.Topics, rt)
-		resp, err := c.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := resp.Topics[0].Partitions[0]
-		return p.Offset, p.ErrorCode
+		return fetchIn(t, ctx, c, grp, true)
 	}
 	if off, code := fetchAt(b); code != kerr.UnstableOffsetCommit.Code {
 		t.Fatalf("RequireStable at the group's next gateway: offset %d code %d", off, code)
@@ -481,14 +434,7 @@ func TestTxnOffsetsTransactionsV2(t *testing.T) {
 	}
 	stage := func(epoch int16, offset int64) {
 		t.Helper()
-		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = 5, id, grp, pid, epoch, -1
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "in"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = 2, offset, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := stageIn(5, id, grp, pid, epoch, offset)
 		resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), req)
 		if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("TxnOffsetCommit v5: %v %+v", err, resp)
@@ -496,17 +442,7 @@ func TestTxnOffsetsTransactionsV2(t *testing.T) {
 	}
 	fetch := func() (int64, int16) {
 		t.Helper()
-		req := kmsg.NewPtrOffsetFetchRequest()
-		req.Version, req.Group, req.RequireStable = 7, grp, true
-		rt := kmsg.NewOffsetFetchRequestTopic()
-		rt.Topic, rt.Partitions = "in", []int32{2}
-		req.Topics = append(req.Topics, rt)
-		resp, err := a.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := resp.Topics[0].Partitions[0]
-		return p.Offset, p.ErrorCode
+		return fetchIn(t, ctx, a, grp, true)
 	}
 	end := func(epoch int16, commit bool) int16 {
 		t.Helper()
@@ -540,4 +476,38 @@ func TestTxnOffsetsTransactionsV2(t *testing.T) {
 	if off, code := fetch(); code != 0 || off != 41 {
 		t.Fatalf("after the abort: offset %d code %d, want 41", off, code)
 	}
+}
+
+// stageIn is a TxnOffsetCommit of the given version staging offset for partition 2 of topic
+// "in" in grp, for transactional id id at pid and epoch.
+func stageIn(version int16, id, grp string, pid int64, epoch int16, offset int64) *kmsg.TxnOffsetCommitRequest {
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = version, id, grp, pid, epoch, -1
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = "in"
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch = 2, offset, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// fetchIn is grp's committed offset of partition 2 of topic "in" at c, with its error code (the
+// group's, when the whole answer failed), asked with RequireStable as stable says.
+func fetchIn(t *testing.T, ctx context.Context, c *Coordinator, grp string, stable bool) (int64, int16) {
+	t.Helper()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group, req.RequireStable = 7, grp, stable
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = "in", []int32{2}
+	req.Topics = append(req.Topics, rt)
+	resp, err := c.Groups().OffsetFetch(ctx, kafkaIdentity(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 {
+		return -1, resp.ErrorCode
+	}
+	p := resp.Topics[0].Partitions[0]
+	return p.Offset, p.ErrorCode
 }
