@@ -25,44 +25,12 @@ import (
 // shows there live, a search finds it, a jump starts again from an offset, and enter shows a
 // record whole.
 func TestConsoleRecordsEndToEnd(t *testing.T) {
-	dir := t.TempDir()
+	lab := newTTYLab(t)
+	dir := lab.dir
 	addrs := freeport.Addrs(t, 3)
 	storeAddr, kafka := addrs[0], addrs[1:]
-	env := []string{"XDG_CONFIG_HOME=" + dir, "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	var children []*proc
-	t.Cleanup(func() {
-		for _, c := range children {
-			if c.cmd != nil && c.cmd.ProcessState == nil {
-				c.kill()
-			}
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "console.stderr")); err == nil {
-				t.Logf("----- console stderr -----\n%s", b)
-			}
-			for _, c := range children {
-				t.Logf("----- %s -----\n%s", c.name, testbin.TailFile(c.log, 30))
-			}
-		}
-	})
-	store := &proc{t: t, name: "store", log: filepath.Join(dir, "store.log"),
-		args: []string{"store", "--listen", storeAddr, "--data", filepath.Join(dir, "data")}}
-	store.start(env)
-	children = append(children, store)
-	checkfor.Eventually(t, 20*time.Second, "the store answers", iggyAnswers(storeAddr))
-	var brokers []string
-	for i, a := range kafka {
-		brokers = append(brokers, fmt.Sprintf("%d@%s", i+1, a))
-	}
-	for i, a := range kafka {
-		g := &proc{t: t, name: "gateway-" + strconv.Itoa(i+1), log: filepath.Join(dir, fmt.Sprintf("gateway-%d.log", i+1)),
-			args: []string{"serve", "--iggy", storeAddr, "--node-id", strconv.Itoa(i + 1), "--bind", a, "--brokers", strings.Join(brokers, ",")}}
-		g.start(env)
-		children = append(children, g)
-	}
-	for _, a := range kafka {
-		checkfor.Eventually(t, 30*time.Second, "Kafka answers on "+a, kafkaAnswers(a))
-	}
+	lab.startStore(storeAddr)
+	lab.startGateways(storeAddr, kafka)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka...), kgo.DefaultProduceTopic("events"), kgo.RecordPartitioner(kgo.ManualPartitioner()))

@@ -37,6 +37,65 @@ type proc struct {
 	done chan struct{}
 }
 
+// ttyLab is the processes of a console test in a real terminal: a store and gateways, each a
+// process with its log in dir, killed when the test ends; when it failed, the test's log shows
+// the console's stderr and the tail of every process's log.
+type ttyLab struct {
+	t        *testing.T
+	dir      string
+	env      []string
+	children []*proc
+}
+
+func newTTYLab(t *testing.T) *ttyLab {
+	dir := t.TempDir()
+	l := &ttyLab{t: t, dir: dir, env: []string{"XDG_CONFIG_HOME=" + dir, "PATH=" + os.Getenv("PATH"), "HOME=" + dir}}
+	t.Cleanup(func() {
+		for _, c := range l.children {
+			if c.cmd != nil && c.cmd.ProcessState == nil {
+				c.kill()
+			}
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(dir, "console.stderr")); err == nil {
+				t.Logf("----- console stderr -----\n%s", b)
+			}
+			for _, c := range l.children {
+				t.Logf("----- %s -----\n%s", c.name, testbin.TailFile(c.log, 30))
+			}
+		}
+	})
+	return l
+}
+
+// startStore starts `store` on addr with the extra flags and waits until it answers.
+func (l *ttyLab) startStore(addr string, extra ...string) *proc {
+	store := &proc{t: l.t, name: "store", log: filepath.Join(l.dir, "store.log"),
+		args: append([]string{"store", "--listen", addr, "--data", filepath.Join(l.dir, "data")}, extra...)}
+	store.start(l.env)
+	l.children = append(l.children, store)
+	checkfor.Eventually(l.t, 20*time.Second, "the store answers", iggyAnswers(addr))
+	return store
+}
+
+// startGateways starts a fleet of `serve` on the store, node i+1 on kafka[i], with the extra
+// flags, and waits until every one answers Kafka.
+func (l *ttyLab) startGateways(storeAddr string, kafka []string, extra ...string) {
+	var brokers []string
+	for i, a := range kafka {
+		brokers = append(brokers, fmt.Sprintf("%d@%s", i+1, a))
+	}
+	for i, a := range kafka {
+		g := &proc{t: l.t, name: "gateway-" + strconv.Itoa(i+1), log: filepath.Join(l.dir, fmt.Sprintf("gateway-%d.log", i+1)),
+			args: append([]string{"serve", "--iggy", storeAddr, "--node-id", strconv.Itoa(i + 1), "--bind", a, "--brokers", strings.Join(brokers, ",")}, extra...)}
+		g.start(l.env)
+		l.children = append(l.children, g)
+	}
+	for _, a := range kafka {
+		checkfor.Eventually(l.t, 30*time.Second, "Kafka answers on "+a, kafkaAnswers(a))
+	}
+}
+
 func (c *proc) start(env []string) {
 	c.t.Helper()
 	f, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -132,45 +191,12 @@ func (p *tmuxPane) waitScreen(within time.Duration, want ...string) {
 // partitions (and no other) without a rebalance; a SIGKILL of the store shows the banner within
 // 2 s; the store's return resumes the view, which then undoes the drain with u and y.
 func TestConsoleEndToEnd(t *testing.T) {
-	dir := t.TempDir()
+	lab := newTTYLab(t)
+	dir, env := lab.dir, lab.env
 	addrs := freeport.Addrs(t, 4)
 	storeAddr, kafka := addrs[0], addrs[1:]
-	env := []string{"XDG_CONFIG_HOME=" + dir, "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	var children []*proc
-	t.Cleanup(func() {
-		for _, c := range children {
-			if c.cmd != nil && c.cmd.ProcessState == nil {
-				c.kill()
-			}
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "console.stderr")); err == nil {
-				t.Logf("----- console stderr -----\n%s", b)
-			}
-			for _, c := range children {
-				t.Logf("----- %s -----\n%s", c.name, testbin.TailFile(c.log, 30))
-			}
-		}
-	})
-	store := &proc{t: t, name: "store", log: filepath.Join(dir, "store.log"),
-		args: []string{"store", "--listen", storeAddr, "--data", filepath.Join(dir, "data"), "--heartbeat-interval", "2s"}}
-	store.start(env)
-	children = append(children, store)
-	checkfor.Eventually(t, 20*time.Second, "the store answers", iggyAnswers(storeAddr))
-	var brokers []string
-	for i, a := range kafka {
-		brokers = append(brokers, fmt.Sprintf("%d@%s", i+1, a))
-	}
-	for i, a := range kafka {
-		g := &proc{t: t, name: "gateway-" + strconv.Itoa(i+1), log: filepath.Join(dir, fmt.Sprintf("gateway-%d.log", i+1)),
-			args: []string{"serve", "--iggy", storeAddr, "--node-id", strconv.Itoa(i + 1), "--bind", a, "--brokers", strings.Join(brokers, ","),
-				"--heartbeat-interval", "2s", "--drain-timeout", "2s"}}
-		g.start(env)
-		children = append(children, g)
-	}
-	for _, a := range kafka {
-		checkfor.Eventually(t, 30*time.Second, "Kafka answers on "+a, kafkaAnswers(a))
-	}
+	store := lab.startStore(storeAddr, "--heartbeat-interval", "2s")
+	lab.startGateways(storeAddr, kafka, "--heartbeat-interval", "2s", "--drain-timeout", "2s")
 	// No --kafka-bootstrap: claims --group and the console find the gateways at the addresses
 	// they announce in the log.
 	cliEnv := []string{"XDG_CONFIG_HOME=" + dir, "IGGY_KAFKA_OPERATOR_IGGY=" + storeAddr}

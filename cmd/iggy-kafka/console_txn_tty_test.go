@@ -26,36 +26,12 @@ import (
 // stable offset of both partitions has moved past the transaction (to the end, its abort marker
 // included), the fenced producer cannot commit, and the screen no longer lists it.
 func TestConsoleAbortsATransactionEndToEnd(t *testing.T) {
-	dir := t.TempDir()
+	lab := newTTYLab(t)
+	dir := lab.dir
 	addrs := freeport.Addrs(t, 2)
 	storeAddr, kafka := addrs[0], addrs[1]
-	env := []string{"XDG_CONFIG_HOME=" + dir, "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	var children []*proc
-	t.Cleanup(func() {
-		for _, c := range children {
-			if c.cmd != nil && c.cmd.ProcessState == nil {
-				c.kill()
-			}
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "console.stderr")); err == nil {
-				t.Logf("----- console stderr -----\n%s", b)
-			}
-			for _, c := range children {
-				t.Logf("----- %s -----\n%s", c.name, testbin.TailFile(c.log, 30))
-			}
-		}
-	})
-	store := &proc{t: t, name: "store", log: filepath.Join(dir, "store.log"),
-		args: []string{"store", "--listen", storeAddr, "--data", filepath.Join(dir, "data")}}
-	store.start(env)
-	children = append(children, store)
-	checkfor.Eventually(t, 20*time.Second, "the store answers", iggyAnswers(storeAddr))
-	gw := &proc{t: t, name: "gateway", log: filepath.Join(dir, "gateway.log"),
-		args: []string{"serve", "--iggy", storeAddr, "--node-id", "1", "--bind", kafka, "--brokers", "1@" + kafka, "--transactions"}}
-	gw.start(env)
-	children = append(children, gw)
-	checkfor.Eventually(t, 30*time.Second, "Kafka answers on "+kafka, kafkaAnswers(kafka))
+	lab.startStore(storeAddr)
+	lab.startGateways(storeAddr, []string{kafka}, "--transactions")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
