@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -35,8 +36,8 @@ func (b *Bridge) maxTimestamp(ctx context.Context, as iggyAPI, topic string, par
 		m.through, m.off, m.ts = 0, -1, -1
 	} else if m.off >= 0 {
 		same := false
-		err := b.scan(ctx, as, topic, partition, m.off, m.off+1, func(off, ts int64, id [16]byte) {
-			same = off == m.off && ts == m.ts && id == m.id
+		err := b.scan(ctx, as, topic, partition, m.off, m.off+1, func(r *scanned) {
+			same = r.off == m.off && r.ts == m.ts && r.id == m.id
 		})
 		if err != nil {
 			return -1, -1, err
@@ -45,11 +46,11 @@ func (b *Bridge) maxTimestamp(ctx context.Context, as iggyAPI, topic string, par
 			m.through, m.off, m.ts = 0, -1, -1
 		}
 	}
-	err := b.scan(ctx, as, topic, partition, m.through, hw, func(off, ts int64, id [16]byte) {
-		if m.off < 0 || ts > m.ts {
-			m.off, m.ts, m.id = off, ts, id
+	err := b.scan(ctx, as, topic, partition, m.through, hw, func(r *scanned) {
+		if m.off < 0 || r.ts > m.ts {
+			m.off, m.ts, m.id = r.off, r.ts, r.id
 		}
-		m.through = off + 1
+		m.through = r.off + 1
 	})
 	if err != nil {
 		return -1, -1, err
@@ -57,49 +58,39 @@ func (b *Bridge) maxTimestamp(ctx context.Context, as iggyAPI, topic string, par
 	return m.off, m.ts, nil
 }
 
-// scan calls fn with the offset, Kafka timestamp and Iggy id of every record from offset from
-// up to end, in order, reading about maxScanBytes per poll. It stops early where Iggy has
-// nothing more.
-func (b *Bridge) scan(ctx context.Context, as iggyAPI, topic string, partition int32, from, end int64, fn func(off, ts int64, id [16]byte)) error {
+// scanned is one stored record as scan hands it over, valid during the call only.
+type scanned struct {
+	off, ts int64
+	id      [16]byte
+	// first is set on the first record of its Iggy batch (one Kafka batch or marker), and meta
+	// then describes the batch: its producer, epoch, sequence, record count and transaction.
+	first bool
+	meta  *recMeta
+}
+
+// scan calls fn with every record from offset from up to end, in order, reading about
+// maxScanBytes per poll. It stops early where Iggy has nothing more. It is the one reader of a
+// partition's records in offset order for what the gateway works out from them (the largest
+// timestamp, DescribeProducers' producer states).
+func (b *Bridge) scan(ctx context.Context, as iggyAPI, topic string, partition int32, from, end int64, fn func(r *scanned)) error {
 	st := b.part(topic, partition)
 	c := getConverter(b.metrics)
 	defer putConverter(c)
 	var out fetchOut
+	var f message.Frame
+	r := scanned{meta: &c.meta}
 	for from < end {
 		count := min(max(maxScanBytes/max(st.avgBytes.Load(), 1), 1), end-from, maxPollCount)
 		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(from), uint32(count))
 		if err != nil {
 			return kafkaErr(err)
 		}
-		next := from
-		recs := p.Records
-		for len(recs) > 0 {
-			rec, rest, ok := splitRecord(recs)
-			if !ok {
-				if p.Release != nil {
-					p.Release()
-				}
-				return fmt.Errorf("bridge: malformed poll reply from Iggy for %s/%d", topic, partition)
-			}
-			recs = rest
-			h, _ := message.ParseBatchHeader(rec)
-			it := message.Frames(rec)
-			for f, ok := it.Next(); ok; f, ok = it.Next() {
-				c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
-				if out.offset >= next && out.offset < end {
-					fn(out.offset, out.ts, f.ID)
-					next = out.offset + 1
-				}
-			}
-			if err := it.Err(); err != nil {
-				if p.Release != nil {
-					p.Release()
-				}
-				return fmt.Errorf("bridge: stored batch in %s/%d: %w", topic, partition, err)
-			}
-		}
+		next, err := scanPoll(c, &out, &f, &r, p.Records, from, end, fn)
 		if p.Release != nil {
 			p.Release()
+		}
+		if err != nil {
+			return fmt.Errorf("bridge: %s/%d: %w", topic, partition, err)
 		}
 		if next == from {
 			return nil // nothing at or after from: the rest is gone or not there yet
@@ -107,4 +98,31 @@ func (b *Bridge) scan(ctx context.Context, as iggyAPI, topic string, partition i
 		from = next
 	}
 	return nil
+}
+
+// scanPoll hands fn the records of one poll's reply at or after next and below end, and returns
+// the offset after the last one handed.
+func scanPoll(c *converter, out *fetchOut, f *message.Frame, r *scanned, recs []byte, next, end int64, fn func(r *scanned)) (int64, error) {
+	for len(recs) > 0 {
+		rec, rest, ok := splitRecord(recs)
+		if !ok {
+			return next, errors.New("malformed poll reply from Iggy")
+		}
+		recs = rest
+		h, _ := message.ParseBatchHeader(rec)
+		it := message.Frames(rec)
+		for it.NextInto(f) {
+			c.decodeFrame(h.BaseOffset, h.OriginTimestamp, f, out)
+			if out.offset < next || out.offset >= end {
+				continue
+			}
+			r.off, r.ts, r.id, r.first = out.offset, out.ts, f.ID, f.OffsetDelta == 0
+			fn(r)
+			next = out.offset + 1
+		}
+		if err := it.Err(); err != nil {
+			return next, fmt.Errorf("stored batch: %w", err)
+		}
+	}
+	return next, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
@@ -98,78 +97,36 @@ func (b *Bridge) producerStates(ctx context.Context, as iggyAPI, topic string, p
 // by producer, its newest batch or marker as producerStates describes. A batch cut by from
 // (its first message below it) is left out.
 func (b *Bridge) scanProducers(ctx context.Context, as iggyAPI, topic string, partition int32, from, end int64, states map[int64]*kafka.ProducerState) error {
-	c := getConverter(b.metrics)
-	defer putConverter(c)
-	var out fetchOut
-	var f message.Frame
-	for from < end {
-		p, err := as.poll(ctx, b.cfg.Stream, topic, uint32(partition), uint64(from), uint32(min(end-from, scanWindow)))
-		if err != nil {
-			return kafkaErr(err)
-		}
-		next := from
-		recs := p.Records
-		for len(recs) > 0 {
-			rec, rest, ok := splitRecord(recs)
-			if !ok {
-				if p.Release != nil {
-					p.Release()
-				}
-				return fmt.Errorf("bridge: malformed poll reply from Iggy for %s/%d", topic, partition)
+	// cur is the producer whose batch the records belong to; nil for a batch of no producer,
+	// a marker, or one whose start is below from.
+	var cur *kafka.ProducerState
+	return b.scan(ctx, as, topic, partition, from, end, func(r *scanned) {
+		if !r.first {
+			if cur != nil {
+				cur.LastTimestamp = max(cur.LastTimestamp, r.ts)
 			}
-			recs = rest
-			h, _ := message.ParseBatchHeader(rec)
-			// cur is the producer whose batch this Iggy batch is; nil for a batch of no producer,
-			// or one whose start is below from.
-			var cur *kafka.ProducerState
-			it := message.Frames(rec)
-			for it.NextInto(&f) {
-				c.decodeFrame(h.BaseOffset, h.OriginTimestamp, &f, &out)
-				if out.offset < next || out.offset >= end {
-					continue
-				}
-				next = out.offset + 1
-				if f.OffsetDelta != 0 {
-					if cur != nil {
-						cur.LastTimestamp = max(cur.LastTimestamp, out.ts)
-					}
-					continue
-				}
-				m := &c.meta
-				if !m.hasPID {
-					continue
-				}
-				ps := states[m.pid]
-				if ps == nil {
-					ps = &kafka.ProducerState{ProducerID: m.pid, Epoch: -1, LastSequence: -1}
-					states[m.pid] = ps
-				}
-				if m.txn == txnCommit || m.txn == txnAbort {
-					// A marker holds no sequence; at a higher epoch it is the bump of a
-					// fenced or timed-out transaction's abort.
-					if m.epoch > ps.Epoch {
-						ps.Epoch, ps.LastSequence = m.epoch, -1
-					}
-					ps.LastTimestamp = out.ts
-					continue
-				}
-				ps.Epoch, ps.LastSequence, ps.LastTimestamp = m.epoch, nextSeq(m.seq, m.n-1), out.ts
-				cur = ps
+			return
+		}
+		cur = nil
+		m := r.meta
+		if !m.hasPID {
+			return
+		}
+		ps := states[m.pid]
+		if ps == nil {
+			ps = &kafka.ProducerState{ProducerID: m.pid, Epoch: -1, LastSequence: -1}
+			states[m.pid] = ps
+		}
+		if m.txn == txnCommit || m.txn == txnAbort {
+			// A marker holds no sequence; at a higher epoch it is the bump of a fenced or
+			// timed-out transaction's abort.
+			if m.epoch > ps.Epoch {
+				ps.Epoch, ps.LastSequence = m.epoch, -1
 			}
-			if err := it.Err(); err != nil {
-				if p.Release != nil {
-					p.Release()
-				}
-				return fmt.Errorf("bridge: stored batch in %s/%d: %w", topic, partition, err)
-			}
+			ps.LastTimestamp = r.ts
+			return
 		}
-		if p.Release != nil {
-			p.Release()
-		}
-		if next == from {
-			return nil // nothing at or after from: the rest is gone or not there yet
-		}
-		from = next
-	}
-	return nil
+		ps.Epoch, ps.LastSequence, ps.LastTimestamp = m.epoch, nextSeq(m.seq, m.n-1), r.ts
+		cur = ps
+	})
 }
