@@ -9,25 +9,27 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread/logtest"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 )
 
 func TestInspectRowsAndGroupFilter(t *testing.T) {
-	e := newLogEnv(t)
-	g := groupIn(4, "g")
-	other := groupIn(4, "other")
-	e.Put(4, claim(1, 1, e.at(0)), commit(1, g, "t", 0, 1, e.at(1)), commit(1, other, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(1, g, "t", 0, 2, e.at(4)))
+	e := logtest.Start(t)
+	g := testlog.GroupIn(4, "g")
+	other := testlog.GroupIn(4, "other")
+	e.Put(4, testlog.Claim(1, 1, e.At(0)), testlog.Commit(1, g, "t", 0, 1, e.At(1)), testlog.Commit(1, other, "t", 0, 1, e.At(2)), testlog.Claim(2, 2, e.At(3)), testlog.Commit(1, g, "t", 0, 2, e.At(4)))
 	var rows []inspect.RecordRow
 	q := inspect.Query{Group: g}
-	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
+	if err := inspect.Inspect(e.Ctx, e.Log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 2 || !rows[0].Valid || rows[1].Valid || rows[1].Offset != 4 || rows[0].Fields.String() != "topic=t partition=0 offset=1 leader_epoch=-1" {
 		t.Fatalf("rows %+v", rows)
 	}
 	rows = nil
-	q = inspect.Query{Partitions: []int{4}, From: logread.Position{Offset: 1, HasOffset: true}, To: logread.Position{Time: e.at(3)}}
-	if err := inspect.Inspect(e.ctx, e.log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
+	q = inspect.Query{Partitions: []int{4}, From: logread.Position{Offset: 1, HasOffset: true}, To: logread.Position{Time: e.At(3)}}
+	if err := inspect.Inspect(e.Ctx, e.Log, q, func(r inspect.RecordRow) error { rows = append(rows, r); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 3 || rows[0].Offset != 1 || rows[2].Type != "claim" {
@@ -37,16 +39,16 @@ func TestInspectRowsAndGroupFilter(t *testing.T) {
 
 // inspect --follow prints a record once it is appended, after the ones already there.
 func TestInspectFollow(t *testing.T) {
-	e := newLogEnv(t)
-	g := groupIn(11, "g")
-	e.Put(11, claim(1, 1, e.at(0)))
-	ctx, cancel := context.WithCancel(e.ctx)
+	e := logtest.Start(t)
+	g := testlog.GroupIn(11, "g")
+	e.Put(11, testlog.Claim(1, 1, e.At(0)))
+	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
 	rows := make(chan inspect.RecordRow, 16)
 	caught := make(chan struct{}, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- inspect.Inspect(ctx, e.log, inspect.Query{Group: g, Follow: true}, func(r inspect.RecordRow) error { rows <- r; return nil }, func() {
+		done <- inspect.Inspect(ctx, e.Log, inspect.Query{Group: g, Follow: true}, func(r inspect.RecordRow) error { rows <- r; return nil }, func() {
 			select {
 			case caught <- struct{}{}:
 			default:
@@ -61,7 +63,7 @@ func TestInspectFollow(t *testing.T) {
 			return errors.New("not yet")
 		}
 	})
-	e.Put(11, commit(1, groupIn(11, "other"), "t", 0, 1, e.at(1)), commit(1, g, "t", 0, 3, e.at(2)), commit(2, g, "t", 0, 4, e.at(3)))
+	e.Put(11, testlog.Commit(1, testlog.GroupIn(11, "other"), "t", 0, 1, e.At(1)), testlog.Commit(1, g, "t", 0, 3, e.At(2)), testlog.Commit(2, g, "t", 0, 4, e.At(3)))
 	var got []inspect.RecordRow
 	checkfor.Eventually(t, 10*time.Second, "followed rows", func() error {
 		for {
@@ -87,13 +89,13 @@ func TestInspectFollow(t *testing.T) {
 
 // followRows runs a follow of q until stop and gathers its rows; caught is signalled each time
 // it reaches the end of the log.
-func followRows(t *testing.T, e *logEnv, q inspect.Query) (rows chan inspect.RecordRow, caught chan struct{}, stop func()) {
+func followRows(t *testing.T, e *logtest.Env, q inspect.Query) (rows chan inspect.RecordRow, caught chan struct{}, stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	rows, caught = make(chan inspect.RecordRow, 64), make(chan struct{}, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- inspect.Inspect(ctx, e.log, q, func(r inspect.RecordRow) error { rows <- r; return nil }, func() {
+		done <- inspect.Inspect(ctx, e.Log, q, func(r inspect.RecordRow) error { rows <- r; return nil }, func() {
 			select {
 			case caught <- struct{}{}:
 			default:
@@ -141,12 +143,12 @@ func gather(t *testing.T, ch chan inspect.RecordRow, n int) []inspect.RecordRow 
 // A follow starts at the end of the log: it shows only the records appended after it started,
 // judged valid by the claims before it. From the beginning it shows the history first.
 func TestInspectFollowStartsAtTail(t *testing.T) {
-	e := newLogEnv(t)
-	g := groupIn(8, "g")
-	e.Put(8, claim(1, 1, e.at(0)), commit(1, g, "t", 0, 1, e.at(1)), claim(2, 2, e.at(2)))
-	e.Put(9, claim(1, 3, e.at(0)))
+	e := logtest.Start(t)
+	g := testlog.GroupIn(8, "g")
+	e.Put(8, testlog.Claim(1, 1, e.At(0)), testlog.Commit(1, g, "t", 0, 1, e.At(1)), testlog.Claim(2, 2, e.At(2)))
+	e.Put(9, testlog.Claim(1, 3, e.At(0)))
 	rows, caught, stop := followRows(t, e, inspect.Query{Follow: true})
-	e.Put(8, commit(1, g, "t", 0, 2, e.at(3)), commit(2, g, "t", 0, 3, e.at(4)))
+	e.Put(8, testlog.Commit(1, g, "t", 0, 2, e.At(3)), testlog.Commit(2, g, "t", 0, 3, e.At(4)))
 	got := gather(t, rows, 2)
 	// Once the follower has caught up again after them, every row it will show is out.
 	select {
@@ -167,7 +169,7 @@ func TestInspectFollowStartsAtTail(t *testing.T) {
 		t.Fatalf("followed from the end: %+v", got)
 	}
 
-	from, fromEnd, err := inspect.ParseFrom("beginning", e.at(0))
+	from, fromEnd, err := inspect.ParseFrom("beginning", e.At(0))
 	if err != nil || fromEnd {
 		t.Fatal(err)
 	}

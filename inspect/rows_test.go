@@ -9,6 +9,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 )
 
 // Every record type's row: its fields as an object (keys by hand, not from the code under
@@ -16,16 +17,16 @@ import (
 func TestRecordRowFields(t *testing.T) {
 	at := time.Date(2026, 12, 1, 9, 0, 0, 123456789, time.UTC)
 	expire := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
-	g := groupSnap(4, "g<&>", 3, at)
+	g := testlog.GroupSnap(4, "g<&>", 3, at)
 	cp := record.Checkpoint{Through: 8, Groups: []record.Group{*g.Group}, Offsets: []record.OffsetCommit{{Group: "g", Topic: "t"}, {Group: "g", Topic: "u"}}}
-	meta := commit(4, "g", "t\"\n\x01é\u2028", 2, 40, at)
+	meta := testlog.Commit(4, "g", "t\"\n\x01é\u2028", 2, 40, at)
 	meta.OffsetCommit.Metadata, meta.OffsetCommit.Expire = "by worker-a", expire
 	cases := []struct {
 		name       string
 		entry      logread.Entry
 		text, json string
 	}{
-		{"claim", logread.Entry{Record: claim(4, 2, at)},
+		{"claim", logread.Entry{Record: testlog.Claim(4, 2, at)},
 			`number=4 node=2 addr=localhost:9093`,
 			`{"number":4,"node":2,"addr":"localhost:9093"}`},
 		{"group", logread.Entry{Record: g},
@@ -33,7 +34,7 @@ func TestRecordRowFields(t *testing.T) {
 			`{"generation":3,"state":"Stable","protocol_type":"consumer","protocol":"range","leader":"m-1","members":[` +
 				`{"member_id":"m-1","client_id":"worker-a","client_host":"/10.0.0.1","session_timeout_ms":45000,"rebalance_timeout_ms":60000,"assignment":"orders[0,1]"},` +
 				`{"member_id":"m-2","instance_id":"static-b","client_id":"worker-b","client_host":"/10.0.0.2","session_timeout_ms":45000,"rebalance_timeout_ms":60000,"assignment":"orders[2]"}]}`},
-		{"offset commit", logread.Entry{Record: commit(4, "g", "t", 2, 40, at)},
+		{"offset commit", logread.Entry{Record: testlog.Commit(4, "g", "t", 2, 40, at)},
 			`topic=t partition=2 offset=40 leader_epoch=-1`,
 			`{"topic":"t","partition":2,"offset":40,"leader_epoch":-1,"metadata":"","expire":null}`},
 		{"offset commit with metadata", logread.Entry{Record: meta},

@@ -10,23 +10,25 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/claims"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread/logtest"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 )
 
 func TestClaimsListsSixteenPartitions(t *testing.T) {
-	e := newLogEnv(t)
+	e := logtest.Start(t)
 	for p := range record.Partitions {
 		if p == 5 {
 			continue // no gateway ever claimed it
 		}
-		e.Put(p, claim(1, int32(1+p%3), e.at(p)))
+		e.Put(p, testlog.Claim(1, int32(1+p%3), e.At(p)))
 	}
-	e.Put(2, claim(2, 1, e.at(30)))
-	f, err := claims.LoadModel(e.ctx, e.log)
+	e.Put(2, testlog.Claim(2, 1, e.At(30)))
+	f, err := claims.LoadModel(e.Ctx, e.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := f.Rows(e.at(60))
+	rows := f.Rows(e.At(60))
 	if len(rows) != record.Partitions {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -49,7 +51,7 @@ func TestClaimsListsSixteenPartitions(t *testing.T) {
 			t.Errorf("partition %d controller %v", r.Partition, r.Controller)
 		}
 	}
-	hist := f.Parts[2].History(e.at(60))
+	hist := f.Parts[2].History(e.At(60))
 	if len(hist) != 2 || hist[0].Node != 3 || hist[0].HeldSeconds != 28 || hist[1].Node != 1 || !hist[1].Current {
 		t.Fatalf("history %+v", hist)
 	}
@@ -58,20 +60,20 @@ func TestClaimsListsSixteenPartitions(t *testing.T) {
 // A watcher reports a handover once its claim record is in the log, without waiting for any
 // timer of its own beyond the follow poll.
 func TestWatchSeesHandover(t *testing.T) {
-	e := newLogEnv(t)
-	e.Put(6, claim(1, 1, e.at(0)))
-	f, err := claims.LoadModel(e.ctx, e.log)
+	e := logtest.Start(t)
+	e.Put(6, testlog.Claim(1, 1, e.At(0)))
+	f, err := claims.LoadModel(e.Ctx, e.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
 	updates := make(chan claims.Update, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- claims.Watch(ctx, e.log, f, func(u claims.Update) error { updates <- u; return nil })
+		done <- claims.Watch(ctx, e.Log, f, func(u claims.Update) error { updates <- u; return nil })
 	}()
-	e.Put(6, claim(2, 2, e.at(9)))
+	e.Put(6, testlog.Claim(2, 2, e.At(9)))
 	var got claims.Update
 	checkfor.Eventually(t, 10*time.Second, "handover update", func() error {
 		select {
@@ -107,30 +109,30 @@ func TestWatchSeesHandover(t *testing.T) {
 // claims starts each partition's fold at its last checkpoint and takes the history before it
 // from a header scan: rows and history equal those of a fold of every record.
 func TestClaimsFromCheckpointEqualFullFold(t *testing.T) {
-	e := newLogEnv(t)
+	e := logtest.Start(t)
 	p := 12
-	g, h := groupIn(p, "g"), groupIn(p, "h")
-	e.Put(p, claim(1, 1, e.at(0)), groupSnap(1, g, 1, e.at(1)), commit(1, g, "t", 0, 1, e.at(2)), claim(2, 2, e.at(3)), commit(2, h, "t", 0, 5, e.at(4)), commit(1, g, "t", 0, 99, e.at(5)))
+	g, h := testlog.GroupIn(p, "g"), testlog.GroupIn(p, "h")
+	e.Put(p, testlog.Claim(1, 1, e.At(0)), testlog.GroupSnap(1, g, 1, e.At(1)), testlog.Commit(1, g, "t", 0, 1, e.At(2)), testlog.Claim(2, 2, e.At(3)), testlog.Commit(2, h, "t", 0, 5, e.At(4)), testlog.Commit(1, g, "t", 0, 99, e.At(5)))
 	full := claims.NewTracker(p)
-	ends, err := e.log.Ends(e.ctx)
+	ends, err := e.Log.Ends(e.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *logread.Entry) error { full.Apply(en); return nil }); err != nil {
+	if err := e.Log.Read(e.Ctx, p, 0, ends[p], func(en *logread.Entry) error { full.Apply(en); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	cp := full.State.Snapshot(ends[p] - 1)
-	e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(6), Checkpoint: &cp}, commit(2, g, "t", 1, 7, e.at(7)), claim(3, 3, e.at(8)), commit(3, h, "t", 0, 6, e.at(9)))
+	e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.At(6), Checkpoint: &cp}, testlog.Commit(2, g, "t", 1, 7, e.At(7)), testlog.Claim(3, 3, e.At(8)), testlog.Commit(3, h, "t", 0, 6, e.At(9)))
 	full = claims.NewTracker(p)
-	ends, _ = e.log.Ends(e.ctx)
-	if err := e.log.Read(e.ctx, p, 0, ends[p], func(en *logread.Entry) error { full.Apply(en); return nil }); err != nil {
+	ends, _ = e.Log.Ends(e.Ctx)
+	if err := e.Log.Read(e.Ctx, p, 0, ends[p], func(en *logread.Entry) error { full.Apply(en); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	f, err := claims.LoadModel(e.ctx, e.log)
+	f, err := claims.LoadModel(e.Ctx, e.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := e.at(60)
+	now := e.At(60)
 	got, want := f.Parts[p].History(now), full.History(now)
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 3 {
 		t.Fatalf("history from checkpoint\n%+v\nfull fold\n%+v", got, want)

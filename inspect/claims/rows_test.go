@@ -40,7 +40,7 @@ func TestClaimRowFlags(t *testing.T) {
 			if c.owner != 0 {
 				e := logread.Entry{Partition: 0, Record: record.Record{Type: record.TypeClaim, Claim: 1, Time: at, ClaimInfo: &record.Claim{Number: 1, Node: c.owner, Addr: c.addr}}}
 				f.Parts[0].Apply(&e)
-				e = logread.Entry{Partition: 0, Offset: 1, Record: commit(1, "g", "t", 0, 1, at.Add(time.Second))}
+				e = logread.Entry{Partition: 0, Offset: 1, Record: testlog.Commit(1, "g", "t", 0, 1, at.Add(time.Second))}
 				f.Parts[0].Apply(&e)
 			}
 			f.Members = c.members

@@ -3,6 +3,7 @@ package claims_test
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestTransactionRows(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
-	want := []string{"etl", itoa(p), "2", "Ongoing", "7", "2", "10s", "4s", "-", "out[0,2] totals[1]", "etl-group"}
+	want := []string{"etl", strconv.Itoa(p), "2", "Ongoing", "7", "2", "10s", "4s", "-", "out[0,2] totals[1]", "etl-group"}
 	if got := rows[0].Cells(); !slices.Equal(got, want) {
 		t.Fatalf("cells %q, want %q", got, want)
 	}
@@ -45,7 +46,7 @@ func TestTransactionRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantJSON := `{"transactional_id":"etl","partition":` + itoa(p) + `,"coordinator":2,"state":"Ongoing","producer_id":7,"epoch":2,` +
+	wantJSON := `{"transactional_id":"etl","partition":` + strconv.Itoa(p) + `,"coordinator":2,"state":"Ongoing","producer_id":7,"epoch":2,` +
 		`"timeout_ms":10000,"age_seconds":4,"hanging":false,"partitions":"out[0,2] totals[1]","groups":["etl-group"]}`
 	if string(j) != wantJSON {
 		t.Fatalf("json %s, want %s", j, wantJSON)

@@ -3,18 +3,19 @@ package replay_test
 import (
 	"testing"
 
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread/logtest"
 	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 )
 
 func BenchmarkReplay(b *testing.B) {
 	n := testlog.BenchRecords(b)
-	e := newLogEnv(b)
+	e := logtest.Start(b)
 	e.Fill(b, n)
 	b.ResetTimer()
 	var rate float64
 	for range b.N {
-		r, err := replay.Run(e.ctx, e.log, 0, replay.Options{FromStart: true})
+		r, err := replay.Run(e.Ctx, e.Log, 0, replay.Options{FromStart: true})
 		if err != nil {
 			b.Fatal(err)
 		}

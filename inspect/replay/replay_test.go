@@ -5,26 +5,28 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/inspect/logread"
+	"github.com/iggy-kafka/iggy-kafka/inspect/logread/logtest"
 	"github.com/iggy-kafka/iggy-kafka/inspect/replay"
 	"github.com/iggy-kafka/iggy-kafka/inspect/verify"
+	"github.com/iggy-kafka/iggy-kafka/internal/testlog"
 )
 
 func TestReplayKnownState(t *testing.T) {
-	e := newLogEnv(t)
+	e := logtest.Start(t)
 	p := 7
-	g, gone := groupIn(p, "orders"), groupIn(p, "gone")
+	g, gone := testlog.GroupIn(p, "orders"), testlog.GroupIn(p, "gone")
 	e.Put(p,
-		claim(1, 1, e.at(0)),                     // 0
-		groupSnap(1, g, 3, e.at(1)),              // 1
-		commit(1, g, "orders", 0, 40, e.at(2)),   // 2
-		commit(1, gone, "x", 0, 1, e.at(3)),      // 3
-		claim(2, 3, e.at(10)),                    // 4
-		commit(2, g, "orders", 0, 42, e.at(11)),  // 5
-		commit(2, g, "orders", 1, 7, e.at(12)),   // 6
-		commit(1, g, "orders", 1, 999, e.at(13)), // 7: void, fenced
-		record.Record{Type: record.TypeGroupDeleted, Claim: 2, Time: e.at(14), GroupDeleted: &record.GroupDeleted{Group: gone}}, // 8
+		testlog.Claim(1, 1, e.At(0)),                     // 0
+		testlog.GroupSnap(1, g, 3, e.At(1)),              // 1
+		testlog.Commit(1, g, "orders", 0, 40, e.At(2)),   // 2
+		testlog.Commit(1, gone, "x", 0, 1, e.At(3)),      // 3
+		testlog.Claim(2, 3, e.At(10)),                    // 4
+		testlog.Commit(2, g, "orders", 0, 42, e.At(11)),  // 5
+		testlog.Commit(2, g, "orders", 1, 7, e.At(12)),   // 6
+		testlog.Commit(1, g, "orders", 1, 999, e.At(13)), // 7: void, fenced
+		record.Record{Type: record.TypeGroupDeleted, Claim: 2, Time: e.At(14), GroupDeleted: &record.GroupDeleted{Group: gone}}, // 8
 	)
-	res, err := replay.Run(e.ctx, e.log, p, replay.Options{FromStart: true})
+	res, err := replay.Run(e.Ctx, e.Log, p, replay.Options{FromStart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,27 +51,27 @@ func TestReplayKnownState(t *testing.T) {
 	}
 
 	// Time travel: up to offset 3 the old owner's state stands, and the deleted group exists.
-	old, err := replay.Run(e.ctx, e.log, p, replay.Options{Until: logread.Position{Offset: 3, HasOffset: true}})
+	old, err := replay.Run(e.Ctx, e.Log, p, replay.Options{Until: logread.Position{Offset: 3, HasOffset: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(old.Groups) != 2 || old.Claim.Node != 1 || old.Groups[1].Offsets[0].Offset != 40 {
 		t.Fatalf("until 3: claim %+v groups %+v", old.Claim, old.Groups)
 	}
-	byTime, err := replay.Run(e.ctx, e.log, p, replay.Options{Until: logread.Position{Time: e.at(11)}})
+	byTime, err := replay.Run(e.Ctx, e.Log, p, replay.Options{Until: logread.Position{Time: e.At(11)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *byTime.Through != 5 {
-		t.Fatalf("until %v: through %d", e.at(11), *byTime.Through)
+		t.Fatalf("until %v: through %d", e.At(11), *byTime.Through)
 	}
 
 	// From the last checkpoint: the state is the same, read from fewer records.
 	st := res.State()
 	cp := st.Snapshot(8)
-	cpOff := e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.at(20), Checkpoint: &cp})
-	e.Put(p, commit(2, g, "orders", 1, 8, e.at(21)))
-	fromCP, err := replay.Run(e.ctx, e.log, p, replay.Options{})
+	cpOff := e.Put(p, record.Record{Type: record.TypeCheckpoint, Claim: 2, Time: e.At(20), Checkpoint: &cp})
+	e.Put(p, testlog.Commit(2, g, "orders", 1, 8, e.At(21)))
+	fromCP, err := replay.Run(e.Ctx, e.Log, p, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestReplayKnownState(t *testing.T) {
 		t.Fatalf("from checkpoint: from %d records %d groups %+v", fromCP.From, fromCP.Records, fromCP.Groups)
 	}
 	var got []verify.Finding
-	if _, err := verify.Verify(e.ctx, e.log, nil, func(f verify.Finding) error { got = append(got, f); return nil }); err != nil {
+	if _, err := verify.Verify(e.Ctx, e.Log, nil, func(f verify.Finding) error { got = append(got, f); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].Kind != verify.FindingVoidFenced {
