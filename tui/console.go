@@ -581,20 +581,9 @@ func (m Console) mainKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 		m.focus = (m.focus + panes - 1) % panes
 	case key.Matches(msg, keys.Tab):
 		m.focus = (m.focus + 1) % panes
-	case key.Matches(msg, keys.Up):
-		m.cursor[m.focus] = max(0, m.cursor[m.focus]-1)
-	case key.Matches(msg, keys.Down):
-		m.cursor[m.focus] = min(max(0, rows-1), m.cursor[m.focus]+1)
-	case key.Matches(msg, keys.PageUp):
-		m.cursor[m.focus] = max(0, m.cursor[m.focus]-page)
-	case key.Matches(msg, keys.PageDown):
-		m.cursor[m.focus] = min(max(0, rows-1), m.cursor[m.focus]+page)
-	case key.Matches(msg, keys.Top):
-		m.cursor[m.focus] = 0
-	case key.Matches(msg, keys.Bottom):
-		m.cursor[m.focus] = max(0, rows-1)
+	case moveCursor(msg, &m.cursor[m.focus], rows, page):
 	case key.Matches(msg, keys.Sort):
-		m.sorts[m.focus] = sortSpec{col: m.nextSortColumn(m.focus)}
+		m.sorts[m.focus] = m.nextSort(m.focus)
 	case key.Matches(msg, keys.Reverse):
 		m.sorts[m.focus].desc = !m.sorts[m.focus].desc
 	case key.Matches(msg, keys.Filter):
@@ -816,23 +805,14 @@ func (m Console) Selected() (string, int) {
 	return "handovers", hs[min(m.cursor[handPane], len(hs)-1)].Partition
 }
 
-func (m Console) nextSortColumn(p pane) int {
-	next := func(n int, sortable func(i int) bool) int {
-		for i := 1; i <= n; i++ {
-			c := (m.sorts[p].col + i) % n
-			if sortable(c) {
-				return c
-			}
-		}
-		return 0
-	}
+func (m Console) nextSort(p pane) sortSpec {
 	switch p {
 	case nodesPane:
-		return next(len(nodeColumns), func(i int) bool { return nodeColumns[i].cmp != nil })
+		return nextSort(m.sorts[p], nodeColumns)
 	case partsPane:
-		return next(len(partColumns), func(i int) bool { return partColumns[i].cmp != nil })
+		return nextSort(m.sorts[p], partColumns)
 	}
-	return next(len(handoverColumns), func(i int) bool { return handoverColumns[i].cmp != nil })
+	return nextSort(m.sorts[p], handoverColumns)
 }
 
 func (m Console) sortTitle(p pane) string {

@@ -1,7 +1,13 @@
 package tui
 
-// What the screens of rows (the topics, the transactions) share: the lines above the rows and
-// the window of rows that keeps the cursor in view.
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// What the screens and panes of rows (the nodes, partitions and handovers, the topics, the
+// transactions) share: the lines above the rows, the window of rows that keeps the cursor in
+// view, the keys that move the cursor and the s key's next sort.
 
 // rowsView is a screen of n rows: the title, the last reading's error, the column header, what
 // is missing once read with no row to show (none, or noMatch under a filter), then the rows in
@@ -44,4 +50,38 @@ func keepInView(cursor, offset *int, n, room int) {
 		*offset = *cursor - room + 1
 	}
 	*offset = max(0, min(*offset, n-room))
+}
+
+// moveCursor moves a cursor among n rows by the movement keys (up, down, page up, page down,
+// top, bottom), page rows at a time; false when msg is none of them.
+func moveCursor(msg tea.KeyMsg, cursor *int, n, page int) bool {
+	last := max(0, n-1)
+	switch {
+	case key.Matches(msg, keys.Up):
+		*cursor = max(0, *cursor-1)
+	case key.Matches(msg, keys.Down):
+		*cursor = min(last, *cursor+1)
+	case key.Matches(msg, keys.PageUp):
+		*cursor = max(0, *cursor-page)
+	case key.Matches(msg, keys.PageDown):
+		*cursor = min(last, *cursor+page)
+	case key.Matches(msg, keys.Top):
+		*cursor = 0
+	case key.Matches(msg, keys.Bottom):
+		*cursor = last
+	default:
+		return false
+	}
+	return true
+}
+
+// nextSort is the sort after s on the s key: the next column after s's that sorts, cycling,
+// ascending. Column 0 always sorts: without a cmp it is the rows' own order.
+func nextSort[T any](s sortSpec, cols []column[T]) sortSpec {
+	for i := 1; i <= len(cols); i++ {
+		if c := (s.col + i) % len(cols); c == 0 || cols[c].cmp != nil {
+			return sortSpec{col: c}
+		}
+	}
+	return sortSpec{}
 }

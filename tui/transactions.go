@@ -177,27 +177,9 @@ func (m Console) txnsKey(msg tea.KeyMsg) (Console, tea.Cmd) {
 		}
 		m.screen = mainScreen
 		m.filter.SetValue("")
-	case key.Matches(msg, keys.Up):
-		t.cursor = max(0, t.cursor-1)
-	case key.Matches(msg, keys.Down):
-		t.cursor = min(max(0, n-1), t.cursor+1)
-	case key.Matches(msg, keys.PageUp):
-		t.cursor = max(0, t.cursor-page)
-	case key.Matches(msg, keys.PageDown):
-		t.cursor = min(max(0, n-1), t.cursor+page)
-	case key.Matches(msg, keys.Top):
-		t.cursor = 0
-	case key.Matches(msg, keys.Bottom):
-		t.cursor = max(0, n-1)
+	case moveCursor(msg, &t.cursor, n, page):
 	case key.Matches(msg, keys.Sort):
-		next := t.sort.col
-		for i := 1; i <= len(txnColumns); i++ {
-			if c := (t.sort.col + i) % len(txnColumns); txnColumns[c].cmp != nil {
-				next = c
-				break
-			}
-		}
-		t.sort = sortSpec{col: next}
+		t.sort = nextSort(t.sort, txnColumns)
 	case key.Matches(msg, keys.Reverse):
 		t.sort.desc = !t.sort.desc
 	case key.Matches(msg, keys.Filter):
