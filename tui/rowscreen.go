@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"time"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -84,4 +86,38 @@ func nextSort[T any](s sortSpec, cols []column[T]) sortSpec {
 		}
 	}
 	return sortSpec{}
+}
+
+// reading is a screen's last reading of what it shows: asked for when the screen opens and
+// again on the engine's beats while it stays open, one at a time.
+type reading struct {
+	loaded  bool   // a reading has come back
+	err     string // the last reading's error; the rows stay as last read
+	asking  bool
+	askedAt time.Time
+}
+
+// start marks a reading asked for at now; false when one is under way.
+func (r *reading) start(now time.Time) bool {
+	if r.asking {
+		return false
+	}
+	r.asking, r.askedAt = true, now
+	return true
+}
+
+// due tells whether every has passed at now since the last reading was asked for.
+func (r *reading) due(now time.Time, every time.Duration) bool {
+	return now.Sub(r.askedAt) >= every
+}
+
+// done marks the reading back with err; true when it succeeded and its rows are to be kept.
+func (r *reading) done(err error) bool {
+	r.asking = false
+	if err != nil {
+		r.err = err.Error()
+		return false
+	}
+	r.loaded, r.err = true, ""
+	return true
 }

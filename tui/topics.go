@@ -28,11 +28,8 @@ type topicsMsg struct {
 // topicsView is the topics screen: one row per topic (its partitions summed) followed by a row
 // per partition.
 type topicsView struct {
+	reading
 	snap     topics.Snapshot
-	loaded   bool
-	err      string
-	asking   bool
-	askedAt  time.Time
 	cursor   int
 	offset   int
 	lastRead time.Time
@@ -90,10 +87,9 @@ func (m Console) topicItems() []topicItem {
 
 // askTopics asks for a reading unless one is under way.
 func (m Console) askTopics() (Console, tea.Cmd) {
-	if m.topics.asking {
+	if !m.topics.start(m.now()) {
 		return m, nil
 	}
-	m.topics.asking, m.topics.askedAt = true, m.now()
 	return m, m.run(func(ctx context.Context) tea.Msg {
 		s, err := m.act.Topics(ctx)
 		return topicsMsg{s, err}
@@ -102,19 +98,16 @@ func (m Console) askTopics() (Console, tea.Cmd) {
 
 // beatTopics asks again, on an engine beat, once topicsEvery has passed on the screen.
 func (m Console) beatTopics() (Console, tea.Cmd) {
-	if m.screen != topicsScreen || m.now().Sub(m.topics.askedAt) < topicsEvery {
+	if m.screen != topicsScreen || !m.topics.due(m.now(), topicsEvery) {
 		return m, nil
 	}
 	return m.askTopics()
 }
 
 func (m Console) gotTopics(msg topicsMsg) Console {
-	m.topics.asking = false
-	if msg.err != nil {
-		m.topics.err = msg.err.Error()
-		return m
+	if m.topics.done(msg.err) {
+		m.topics.snap, m.topics.lastRead = msg.snap, msg.snap.At
 	}
-	m.topics.snap, m.topics.loaded, m.topics.err, m.topics.lastRead = msg.snap, true, "", msg.snap.At
 	return m
 }
 

@@ -42,15 +42,12 @@ type (
 // txnsView is the transactions screen: the open transactions `claims --transactions` lists,
 // oldest first, the hanging ones marked, and the abort of the selected one.
 type txnsView struct {
-	rows    []claims.TxnRow
-	loaded  bool
-	err     string
-	asking  bool
-	askedAt time.Time
-	readAt  time.Time
-	cursor  int
-	offset  int
-	sort    sortSpec
+	reading
+	rows   []claims.TxnRow
+	readAt time.Time
+	cursor int
+	offset int
+	sort   sortSpec
 	// plan is the abort waiting for confirmation.
 	plan *txnadmin.Plan
 }
@@ -127,10 +124,9 @@ func (m Console) txnsFooter() string {
 
 // askTxns asks for the transactions unless a reading is under way.
 func (m Console) askTxns() (Console, tea.Cmd) {
-	if m.txns.asking {
+	if !m.txns.start(m.now()) {
 		return m, nil
 	}
-	m.txns.asking, m.txns.askedAt = true, m.now()
 	return m, m.run(func(ctx context.Context) tea.Msg {
 		rows, err := m.act.Transactions(ctx)
 		return txnsMsg{rows, err}
@@ -139,19 +135,16 @@ func (m Console) askTxns() (Console, tea.Cmd) {
 
 // beatTxns asks again, on an engine beat, once txnsEvery has passed on the screen.
 func (m Console) beatTxns() (Console, tea.Cmd) {
-	if m.screen != txnsScreen || m.now().Sub(m.txns.askedAt) < txnsEvery {
+	if m.screen != txnsScreen || !m.txns.due(m.now(), txnsEvery) {
 		return m, nil
 	}
 	return m.askTxns()
 }
 
 func (m Console) gotTxns(msg txnsMsg) Console {
-	m.txns.asking = false
-	if msg.err != nil {
-		m.txns.err = msg.err.Error()
-		return m
+	if m.txns.done(msg.err) {
+		m.txns.rows, m.txns.readAt = msg.rows, m.now()
 	}
-	m.txns.rows, m.txns.loaded, m.txns.err, m.txns.readAt = msg.rows, true, "", m.now()
 	return m
 }
 
