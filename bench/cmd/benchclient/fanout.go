@@ -164,12 +164,14 @@ func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *
 
 // produceAll sends the case's records from prod and waits for every ack.
 func produceAll(ctx context.Context, prod *kgo.Client, c *workload.Case, pool *workload.Pool) error {
-	return produceRange(ctx, prod, pool, 0, c.Records)
+	return produceRange(ctx, prod, pool, 0, c.Records, false)
 }
 
 // produceRange sends the pool's values from to to (not included) and
-// returns once every one is acked, with the first error.
-func produceRange(ctx context.Context, prod *kgo.Client, pool *workload.Pool, from, to int) error {
+// returns once every one is acked, with the first error; flush sends the
+// last batches at once instead of after the producer's linger (10 ms by
+// default), as a transaction about to commit must.
+func produceRange(ctx context.Context, prod *kgo.Client, pool *workload.Pool, from, to int, flush bool) error {
 	var mu sync.Mutex
 	var first error
 	var acks sync.WaitGroup
@@ -183,6 +185,11 @@ func produceRange(ctx context.Context, prod *kgo.Client, pool *workload.Pool, fr
 			}
 			acks.Done()
 		})
+	}
+	if flush {
+		if err := prod.Flush(ctx); err != nil {
+			return err
+		}
 	}
 	acks.Wait()
 	return first

@@ -15,7 +15,7 @@ import (
 // by a plain producer (franz-go's default: idempotent, not transactional),
 // then the same records again by a transactional producer, c.TxnBatch to a
 // transaction, each committed (and its records acked) before the next
-// begins; then all of them read back READ_COMMITTED, which only finds
+// begins, flushed rather than left to linger; then all of them read back READ_COMMITTED, which only finds
 // them once every commit has been made visible. Each producer is a client
 // of its own, warmed up before its window: the transactional one by a
 // first transaction, so that its producer id, coordinator and partitions
@@ -34,14 +34,14 @@ func runKafkaTxn(ctx context.Context, c *workload.Case, pool *workload.Pool) (wo
 		return rep, err
 	}
 	defer plain.Close()
-	if err := produceRange(ctx, plain, pool, pool.Len()-warmRecords, pool.Len()); err != nil {
+	if err := produceRange(ctx, plain, pool, pool.Len()-warmRecords, pool.Len(), false); err != nil {
 		return rep, fmt.Errorf("warm-up produce: %w", err)
 	}
 	w, err := workload.Begin(c.BrokerPID)
 	if err != nil {
 		return rep, err
 	}
-	if err := produceRange(ctx, plain, pool, 0, c.Records); err != nil {
+	if err := produceRange(ctx, plain, pool, 0, c.Records, false); err != nil {
 		return rep, fmt.Errorf("produce: %w", err)
 	}
 	ph, err := w.End("produce", int64(c.Records), bytes)
@@ -106,13 +106,14 @@ func runKafkaTxn(ctx context.Context, c *workload.Case, pool *workload.Pool) (wo
 }
 
 // transact sends the pool's values from to to (not included) in one
-// transaction, waits for their acks, and commits it; d is how long the
-// commit (EndTransaction) took.
+// transaction, flushes them and waits for their acks (EndTransaction must
+// come after a Flush), and commits it; d is how long the commit
+// (EndTransaction) took.
 func transact(ctx context.Context, tx *kgo.Client, pool *workload.Pool, from, to int) (d time.Duration, err error) {
 	if err := tx.BeginTransaction(); err != nil {
 		return 0, err
 	}
-	if err := produceRange(ctx, tx, pool, from, to); err != nil {
+	if err := produceRange(ctx, tx, pool, from, to, true); err != nil {
 		return 0, errors.Join(err, tx.EndTransaction(context.WithoutCancel(ctx), kgo.TryAbort))
 	}
 	t0 := time.Now()
