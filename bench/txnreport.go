@@ -59,12 +59,12 @@ func (r *Results) writeTxn(b *strings.Builder) {
 		return
 	}
 	c := r.Config
-	fmt.Fprintf(b, "\nTransactions (%s), %s records of %s values, %d partitions, franz-go: a plain producer (idempotent, not transactional)"+
+	fmt.Fprintf(b, "\nTransactions, %s records of %s values, %d partitions, franz-go: a plain producer (idempotent, not transactional)"+
 		" sends them, then a transactional producer (a client of its own, warmed up by one transaction) sends the same records"+
 		" %d to a transaction, flushed (no linger) and acked before each commit (EndTransaction), the next begun after it;"+
 		" then a READ_COMMITTED consumer reads all of them back. Commit latencies are the EndTransaction calls'"+
 		" (medians over the rounds of each round's p50 and p99 of %d commits); the ratio is paired by round:\n\n",
-		name, thousands(c.TxnRecords), CaseName(TxnSize, TxnKind), c.Partitions, c.TxnBatch, (c.TxnRecords+c.TxnBatch-1)/c.TxnBatch)
+		thousands(c.TxnRecords), CaseName(TxnSize, TxnKind), c.Partitions, c.TxnBatch, (c.TxnRecords+c.TxnBatch-1)/c.TxnBatch)
 	b.WriteString("| system | transactional MB/s (min–max) | plain MB/s | transactional / plain | commit p50 µs | commit p99 µs (min–max) | broker CPU s/GB, transactional / plain |\n|---|---|---|---|---|---|---|\n")
 	for _, sys := range r.TxnSystems() {
 		f := r.Txn(sys)
