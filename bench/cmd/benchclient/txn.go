@@ -14,12 +14,12 @@ import (
 // runKafkaTxn is the transactions case (issue 27): the case's records sent
 // by a plain producer (franz-go's default: idempotent, not transactional),
 // then the same records again by a transactional producer, c.TxnBatch to a
-// transaction, each committed (and its records acked) before the next
-// begins, flushed rather than left to linger; then all of them read back READ_COMMITTED, which only finds
-// them once every commit has been made visible. Each producer is a client
-// of its own, warmed up before its window: the transactional one by a
-// first transaction, so that its producer id, coordinator and partitions
-// are known before the first timed commit.
+// transaction, each flushed (not left to linger), acked and committed
+// before the next begins; then all of them read back READ_COMMITTED, which
+// only finds them once every commit has been made visible. Each producer
+// is a client of its own, warmed up before its window: the transactional
+// one by a first transaction, so that its producer id, coordinator and
+// partitions are known before the first timed commit.
 func runKafkaTxn(ctx context.Context, c *workload.Case, pool *workload.Pool) (workload.Report, error) {
 	rep := workload.Report{Client: "franz-go"}
 	_, drop, err := createTopic(ctx, c)
