@@ -22,6 +22,9 @@ import (
 // kfake and native, and land in the scale table, the goals table and the
 // chart. The fan-out case of each kind (four groups over 1 MiB) must
 // report every phase for the gateway and kfake and its goals be measured.
+// The transactions case (300 records, 50 to a transaction, serve with
+// --transactions) must give the gateway and kfake a transactional and a
+// plain MB/s and commit latencies, read back READ_COMMITTED by the client.
 // With IGGY_CHECKOUT set it measures the official SDK too; with
 // BENCH_KAFKA=1 Apache Kafka and the perf-test runs (java and mvn needed,
 // the first run downloads Kafka's jars: the test command leaves them
@@ -40,6 +43,7 @@ func TestQuickRun(t *testing.T) {
 	cfg.Scale = []ScalePoint{{1, 3, 0}, {2, 6, 0}, {1, 3, 20}}
 	cfg.ScaleBytes = 1 << 20
 	cfg.FanOutBytes = 1 << 20
+	cfg.TxnRecords, cfg.TxnBatch = 300, 50
 	cfg.Memory = connmem.Config{Runs: 1, Conns: 20, Producers: 4, Partitions: 4, Value: 1024, PoolSize: 16, Duration: 500 * time.Millisecond}
 	cfg.IggyCheckout = os.Getenv("IGGY_CHECKOUT")
 	cfg.Ref = os.Getenv("BENCH_REF")
@@ -139,8 +143,21 @@ func TestQuickRun(t *testing.T) {
 	if len(res.FanOutCases()) != len(cfg.Kinds) {
 		t.Errorf("fan-out cases %v, want one per kind", res.FanOutCases())
 	}
+	if len(res.TxnSystems()) < 2 {
+		t.Errorf("transactions systems %v, want the gateway and kfake at least", res.TxnSystems())
+	}
+	for _, sys := range res.TxnSystems() {
+		f := res.Txn(sys)
+		if f.Rounds != 1 || f.TxnMBps <= 0 || f.PlainMBps <= 0 || f.Ratio <= 0 || f.CommitP50 <= 0 || f.CommitP99 < f.CommitP50 || f.TxnCPUPerGB <= 0 {
+			t.Errorf("transactions %s: %+v has a zero figure", sys, f)
+		}
+		if row := fmt.Sprintf("| %s | %.0f (", systemLabel[sys], f.TxnMBps); !strings.Contains(table.String(), row) {
+			t.Errorf("table has no transactions row %q", row)
+		}
+	}
 	for _, g := range res.Goals() {
-		if (strings.HasPrefix(g.Text, "scale:") || strings.HasPrefix(g.Text, "fan-out:") || strings.HasPrefix(g.Text, "tail:")) && !g.Measured() {
+		if (strings.HasPrefix(g.Text, "scale:") || strings.HasPrefix(g.Text, "fan-out:") || strings.HasPrefix(g.Text, "tail:") ||
+			strings.HasPrefix(g.Text, "transactions:")) && !g.Measured() {
 			t.Errorf("goal %q not measured: %s", g.Text, g.Unmeasured)
 		}
 		if row := fmt.Sprintf("| %s | %s |", g.Text, g.ValueText()); !strings.Contains(table.String(), row) {

@@ -91,6 +91,16 @@
 // placed at the end offsets reads it as it comes (tail). -fanout 0 leaves
 // them out, -payload=false leaves the payload cases out.
 //
+// Then each round runs the transactions case (Config.TxnRecords, -txn-records,
+// 0 leaves it out; serve then runs with --transactions) on the gateway, kfake and
+// Apache Kafka (TxnSystems): one client process sends TxnRecords 1 KiB random values
+// with a plain franz-go producer (idempotent, not transactional), then the same
+// values with a transactional producer, TxnBatch (-txn-batch) to a transaction, each
+// flushed, acked and committed (EndTransaction) before the next begins, then reads
+// all of them back READ_COMMITTED (checking count and bytes). Results.Txn gives per
+// system the transactional and plain MB/s, their ratio paired by round, and the
+// commits' p50 and p99 (each round's, then the median over the rounds).
+//
 // Then each round runs the scale points (Config.Scale,
 // DefaultScale): 1 KiB random values, ScaleBytes of them per point, for the
 // gateway, kfake and native, at 1 producer over 3 partitions (the
@@ -143,7 +153,10 @@
 // connection stated (-memory=false leaves them out). Last issue 30's bar
 // (kafkaGoals): the gateway at or above Apache Kafka for produce and
 // consume of 1 KiB random and JSON-like values with franz-go and with the
-// perf tools, and its paced produce p99 at or under Kafka's.
+// perf tools, and its paced produce p99 at or under Kafka's. Then issue 27's
+// transaction figures, which it asks only to state (txnGoals): the gateway's
+// transactional over plain produce and its commit p99, the other brokers' in the
+// detail.
 // WriteScaleSVG draws the scale points as a chart (bench -svg).
 //
 // The two types to know are Config (what a run measures; Default and Quick)

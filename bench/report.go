@@ -74,11 +74,17 @@ func (r *Results) Ratio(caseName, other, phase string) float64 {
 // divided by system b's in case cb in the same round; zero when either was
 // not measured.
 func (r *Results) PairRatio(ca, a, cb, b, phase string) float64 {
-	g := perRound(r.Runs[ca][a], phase, mbps)
-	o := perRound(r.Runs[cb][b], phase, mbps)
+	return pairedRatio(perRound(r.Runs[ca][a], phase, mbps), perRound(r.Runs[cb][b], phase, mbps))
+}
+
+// pairedRatio is the median of a[i]/b[i] over the rounds both have, those
+// where b[i] is above zero; zero for none.
+func pairedRatio(a, b []float64) float64 {
 	var q []float64
-	for i := range min(len(g), len(o)) {
-		q = append(q, g[i]/o[i])
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			q = append(q, a[i]/b[i])
+		}
 	}
 	return Median(q)
 }
@@ -159,6 +165,7 @@ func (r *Results) WriteMarkdown(w io.Writer, command string) error {
 	r.writeLatency(&b)
 	r.writePerf(&b)
 	r.writeFanOut(&b)
+	r.writeTxn(&b)
 	r.writeScale(&b)
 	r.writeGoals(&b)
 	_, err := io.WriteString(w, b.String())

@@ -65,6 +65,14 @@ type Config struct {
 	// produced while a consumer reads them at the tail.
 	FanOut      int
 	FanOutBytes int64
+	// TxnRecords, when above zero, adds the transactions case (issue 27),
+	// measured in every round after the fan-out cases on the gateway (serve
+	// then runs with --transactions), kfake and Apache Kafka (TxnSystems):
+	// TxnRecords 1 KiB random values produced plainly (idempotent), then
+	// again by a transactional producer, TxnBatch records to a
+	// transaction, then read back READ_COMMITTED (workload.Case.TxnBatch).
+	TxnRecords int
+	TxnBatch   int
 	// Memory, when its Runs are above zero, measures the memory goals after
 	// the rounds (package bench/connmem) on the same serve binary.
 	Memory connmem.Config
@@ -85,7 +93,9 @@ type Config struct {
 }
 
 // Default is the full run: about 25 minutes on two cores with Apache Kafka
-// and the perf tools (22 minutes with the SDK too, at a load average of 15).
+// and the perf tools (22 minutes with the SDK too, at a load average of 15),
+// measured before the transactions case, which adds about 20 s a round, most
+// of it Apache Kafka's transactional produce (about 4 MB/s).
 func Default() Config {
 	return Config{
 		Rounds:         5,
@@ -101,6 +111,8 @@ func Default() Config {
 		ScaleBytes:     128 << 20,
 		FanOut:         4,
 		FanOutBytes:    256 << 20,
+		TxnRecords:     50_000,
+		TxnBatch:       100,
 		Memory:         connmem.Default(),
 		Kafka:          true,
 		PerfTest:       true,
@@ -167,6 +179,28 @@ const (
 // that the run has: the Kafka brokers, since consumer groups are Kafka's.
 var FanOutSystems = []string{Gateway, Kfake, Kafka}
 
+// TxnSystems are the systems the transactions case measures, those of
+// them that the run has: the Kafka brokers.
+var TxnSystems = []string{Gateway, Kfake, Kafka}
+
+// TxnSystems are the run's systems of TxnSystems.
+func (r *Results) TxnSystems() []string { return r.among(TxnSystems) }
+
+// TxnSize and TxnKind are the values of the transactions case.
+const (
+	TxnSize = 1024
+	TxnKind = workload.Random
+)
+
+// TxnCase names the transactions case, as Results.Runs keys it; empty
+// when the run has none.
+func (r *Results) TxnCase() string {
+	if r.Config.TxnRecords <= 0 {
+		return ""
+	}
+	return "transactions, " + CaseName(TxnSize, TxnKind)
+}
+
 // FanOutSize is the value size of every fan-out case.
 const FanOutSize = 1024
 
@@ -196,6 +230,7 @@ func Quick() Config {
 	c.LatencyRecords = 500
 	c.ScaleBytes = 8 << 20
 	c.FanOutBytes = 8 << 20
+	c.TxnRecords = 2000
 	c.Memory.Runs, c.Memory.Duration = 1, 2*time.Second
 	c.ClientTimeout = time.Minute
 	return c
@@ -270,6 +305,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.FanOut > 0 && cfg.FanOutBytes < FanOutSize {
 		return nil, fmt.Errorf("bench: fan-out of %d groups needs a record (%d bytes)", cfg.FanOut, cfg.FanOutBytes)
 	}
+	if cfg.TxnRecords < 0 || cfg.TxnRecords > 0 && cfg.TxnBatch < 1 {
+		return nil, fmt.Errorf("bench: transactions case of %d records needs a batch of a record or more (got %d)", cfg.TxnRecords, cfg.TxnBatch)
+	}
 	for _, pt := range cfg.Scale {
 		if pt.Producers < 1 || pt.Partitions < 1 || pt.IdleConns < 0 || cfg.ScaleBytes < ScaleSize {
 			return nil, fmt.Errorf("bench: scale point %+v (with %d bytes) needs a producer, a partition and a record", pt, cfg.ScaleBytes)
@@ -331,7 +369,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		if err != nil {
 			return nil, err
 		}
-		gw, err := startServe(ctx, bins.serve, dir, cfg.Partitions)
+		gw, err := startServe(ctx, bins.serve, dir, cfg.Partitions, cfg.TxnRecords > 0)
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -458,6 +496,18 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 					}
 				}
 			}
+			if name := res.TxnCase(); name != "" {
+				for _, sys := range res.TxnSystems() {
+					c := workload.Case{Kind: TxnKind, Size: TxnSize, Records: cfg.TxnRecords, Partitions: cfg.Partitions, TxnBatch: cfg.TxnBatch}
+					if err := one(name, sys, c); err != nil {
+						return err
+					}
+					reps := res.Runs[name][sys]
+					if _, ok := phaseOf(reps[len(reps)-1], workload.TxnProduce); !ok {
+						return fmt.Errorf("round %d, %s, %s: the report has no %s phase", round, name, sys, workload.TxnProduce)
+					}
+				}
+			}
 			for _, pt := range cfg.Scale {
 				for _, sys := range res.ScaleSystems() {
 					c := workload.Case{Kind: ScaleKind, Size: ScaleSize, Records: int(cfg.ScaleBytes / ScaleSize),
@@ -506,6 +556,10 @@ func summary(r workload.Report) string {
 	for _, p := range r.Phases {
 		if p.Name == workload.Latency {
 			parts = append(parts, fmt.Sprintf("p99 %.0f µs", p.P99*1e6))
+			continue
+		}
+		if p.Name == workload.TxnProduce {
+			parts = append(parts, fmt.Sprintf("%s %.0f MB/s (commit p50 %.0f µs, p99 %.0f µs)", p.Name, float64(p.Bytes)/p.Seconds/1e6, p.P50*1e6, p.P99*1e6))
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %.0f MB/s", p.Name, float64(p.Bytes)/p.Seconds/1e6))
@@ -708,15 +762,21 @@ func (p *proc) stop() error {
 	return nil
 }
 
-func startServe(ctx context.Context, bin, dataDir string, partitions int) (*proc, error) {
+// startServe starts the gateway on the embedded store; transactions adds
+// --transactions.
+func startServe(ctx context.Context, bin, dataDir string, partitions int, transactions bool) (*proc, error) {
 	addrs, err := child.FreeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
 	kafka, store := addrs[0], addrs[1]
-	cmd := exec.CommandContext(ctx, bin, "serve", "--bind", kafka, "--store-listen", store,
+	args := []string{"serve", "--bind", kafka, "--store-listen", store,
 		"--data", dataDir, "--fsync", "never", "--log-level", "warn",
-		"--default-partitions", strconv.Itoa(partitions))
+		"--default-partitions", strconv.Itoa(partitions)}
+	if transactions {
+		args = append(args, "--transactions")
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	p := &proc{cmd: cmd, kafkaAddr: kafka, storeAddr: store, stderr: new(bytes.Buffer)}
 	cmd.Stderr = p.stderr
 	if err := start(p); err != nil {
@@ -799,7 +859,9 @@ func runClient(ctx context.Context, bin string, args []string, timeout time.Dura
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		return rep, fmt.Errorf("%s: report: %w (%q)", filepath.Base(bin), err, stdout.String())
 	}
-	if len(rep.Phases) < 2 || rep.Phases[0].Name != "produce" || rep.Phases[1].Name != "consume" {
+	_, produced := phaseOf(rep, "produce")
+	_, consumed := phaseOf(rep, "consume")
+	if !produced || !consumed {
 		return rep, fmt.Errorf("%s: report has no produce and consume phases: %+v", filepath.Base(bin), rep.Phases)
 	}
 	return rep, nil

@@ -2,8 +2,9 @@
 # The side-by-side benchmark: the gateway, kfake, Apache Kafka (one KRaft node, a JVM of its own)
 # and native Iggy clients, each broker and each client in its own process, medians of alternating
 # rounds, plus kafka-producer-perf-test and kafka-consumer-perf-test against the gateway and
-# Apache Kafka; prints markdown tables (payload cases, perf tools, fan-out, scale points, the goals
-# of issues 11, 20 and 30 met or missed) and draws the scale points as an SVG chart.
+# Apache Kafka; prints markdown tables (payload cases, perf tools, fan-out, transactions, scale
+# points, the goals of issues 11, 20 and 30 met or missed and issue 27's transaction figures) and
+# draws the scale points as an SVG chart.
 #
 #   bash scripts/bench.sh                                  # full run, about 25 minutes on 2 cores
 #   bash scripts/bench.sh -quick                           # smoke run, small cases (minutes: the JVM starts weigh most)
@@ -12,6 +13,7 @@
 #   bash scripts/bench.sh -svg docs/bench-scale.svg        # the chart to this file
 #   bash scripts/bench.sh -iggy-checkout ~/src/iggy        # also the official Iggy Go SDK
 #   bash scripts/bench.sh -kafka=false                     # without Apache Kafka and the perf tools
+#   bash scripts/bench.sh -txn-records 0                   # without the transactions case
 #
 # Every flag goes to `go run ./bench/cmd/bench` (see -h); IGGY_CHECKOUT also names a checkout.
 # Apache Kafka 4.4.0 and its tools run on java 17 or later from the jars of bench/kafka/pom.xml,

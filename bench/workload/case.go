@@ -43,6 +43,13 @@ type Case struct {
 	// producer sends Records more alone, and Records more again while a
 	// consumer reads them at the tail.
 	Groups int
+	// TxnBatch, when above zero, makes the case the transactions case
+	// instead: Records produced by a plain (idempotent) producer
+	// (phase "produce"), the same Records again by a transactional
+	// producer in transactions of TxnBatch records, each committed before
+	// the next begins (TxnProduce, with the commits' p50 and p99), then
+	// every record read back READ_COMMITTED ("consume").
+	TxnBatch int
 }
 
 // The fan-out phases, in the order a client runs them. Each group phase
@@ -54,6 +61,10 @@ const (
 	TailAlone   = "tail-baseline"  // Records more produced by the tail phase's producer, no consumer reading
 	TailConsume = "tail"           // Records more produced while a consumer reads them at the tail
 )
+
+// TxnProduce names the transactions case's transactional produce phase;
+// its P50 and P99 are those of the commits (the EndTransaction calls).
+const TxnProduce = "txn-produce"
 
 // FanOutPhases are the phases a case with Groups set adds.
 var FanOutPhases = []string{OneGroup, GroupsTurn, GroupsOnce, TailAlone, TailConsume}
@@ -75,6 +86,7 @@ func (c *Case) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Producers, "producers", 0, "producers, each its own client (0: one franz-go producer, one native connection per partition)")
 	fs.IntVar(&c.IdleConns, "idle-conns", 0, "idle connections held open to the broker during the phases")
 	fs.IntVar(&c.Groups, "groups", 0, "fan-out: consumer groups reading the topic after consume, in turn and at once, then a tail consumer (0: none)")
+	fs.IntVar(&c.TxnBatch, "txn-batch", 0, "transactions case: records per transaction of the transactional produce after a plain one (0: not this case)")
 }
 
 // Args is the command line that Register parses back into c.
@@ -95,6 +107,7 @@ func (c *Case) Args() []string {
 		"-producers", fmt.Sprint(c.Producers),
 		"-idle-conns", fmt.Sprint(c.IdleConns),
 		"-groups", fmt.Sprint(c.Groups),
+		"-txn-batch", fmt.Sprint(c.TxnBatch),
 	}
 }
 

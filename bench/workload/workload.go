@@ -280,8 +280,9 @@ type Phase struct {
 	// client's process and by the broker's.
 	ClientCPU float64 `json:"client_cpu"`
 	BrokerCPU float64 `json:"broker_cpu"`
-	// P50 and P99 are the send-to-ack latencies, in seconds, of a paced
-	// phase ("latency"); zero in the others.
+	// P50 and P99 are, in seconds, the send-to-ack latencies of a paced
+	// phase (Latency) or the commit latencies of TxnProduce; zero in the
+	// others.
 	P50 float64 `json:"p50,omitempty"`
 	P99 float64 `json:"p99,omitempty"`
 }
@@ -292,14 +293,30 @@ const Latency = "latency"
 // LatencyPhase closes a paced window and adds the percentiles of lat, the
 // latencies of its records; it sorts lat.
 func (w *Window) LatencyPhase(lat []time.Duration, size int) (Phase, error) {
-	ph, err := w.End(Latency, int64(len(lat)), int64(len(lat))*int64(size))
+	return w.TimedPhase(Latency, int64(len(lat)), int64(len(lat))*int64(size), lat)
+}
+
+// TimedPhase closes a window over records values of bytes payload bytes,
+// with the P50 and P99 of lat, the durations of the operations it timed
+// one by one; it sorts lat.
+func (w *Window) TimedPhase(name string, records, bytes int64, lat []time.Duration) (Phase, error) {
+	ph, err := w.End(name, records, bytes)
 	if err != nil || len(lat) == 0 {
 		return ph, err
 	}
-	slices.Sort(lat)
-	ph.P50 = lat[len(lat)/2].Seconds()
-	ph.P99 = lat[min(len(lat)-1, len(lat)*99/100)].Seconds()
+	ph.P50, ph.P99 = Percentiles(lat)
 	return ph, nil
+}
+
+// Percentiles are the p50 and p99 of lat in seconds: the values at
+// len/2 and len*99/100 of lat sorted (the largest for a hundred or fewer);
+// it sorts lat. Zero for none.
+func Percentiles(lat []time.Duration) (p50, p99 float64) {
+	if len(lat) == 0 {
+		return 0, 0
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2].Seconds(), lat[min(len(lat)-1, len(lat)*99/100)].Seconds()
 }
 
 // Report is what a client prints, as one JSON line, on standard output.

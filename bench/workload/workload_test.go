@@ -2,7 +2,9 @@ package workload
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func TestPools(t *testing.T) {
@@ -31,5 +33,26 @@ func TestPools(t *testing.T) {
 		if jr < 2.2 || jr > 4.5 {
 			t.Errorf("size %d: json values compress %.2f:1, want about 3:1", size, jr)
 		}
+	}
+}
+
+// TestPercentiles: p50 and p99 are read from the sorted durations at len/2
+// and len*99/100, whatever order they come in.
+func TestPercentiles(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	var lat []time.Duration
+	for i := range 200 {
+		lat = append(lat, ms(200-i)) // 200 ms down to 1 ms
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(lat), func(i, j int) { lat[i], lat[j] = lat[j], lat[i] })
+	if p50, p99 := Percentiles(lat); p50 != 0.101 || p99 != 0.199 {
+		t.Errorf("200 durations of 1 to 200 ms: p50 %v s, p99 %v s, want 0.101 and 0.199", p50, p99)
+	}
+	// Under a hundred, p99 is the largest.
+	if p50, p99 := Percentiles([]time.Duration{ms(9), ms(1), ms(5), ms(3), ms(7)}); p50 != 0.005 || p99 != 0.009 {
+		t.Errorf("9 1 5 3 7 ms: p50 %v s, p99 %v s, want 0.005 and 0.009", p50, p99)
+	}
+	if p50, p99 := Percentiles(nil); p50 != 0 || p99 != 0 {
+		t.Errorf("no durations: p50 %v, p99 %v", p50, p99)
 	}
 }

@@ -4,9 +4,10 @@
 // producer and consumer perf tools against the gateway and Kafka, for random and compressible
 // payloads of 1 KiB and 100 B, then the scale points and the goals of
 // issues 11 and 20 met or missed, with the fan-out and tail-consumer cases
-// between them. It also draws the scale points as an SVG chart.
+// and the transactions case (transactional against plain produce, commit
+// latency) between them. It also draws the scale points as an SVG chart.
 //
-//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE] [-svg FILE] [-scale=false] [-payload=false] [-fanout N] [-kafka=false] [-perftest=false]
+//	go run ./bench/cmd/bench [-quick] [-iggy-checkout DIR] [-out FILE] [-svg FILE] [-scale=false] [-payload=false] [-fanout N] [-kafka=false] [-perftest=false] [-txn-records N] [-txn-batch B]
 package main
 
 import (
@@ -36,6 +37,8 @@ func main() {
 	svg := flag.String("svg", "", "write the scale chart to this SVG file (default: beside -out, NAME-scale.svg)")
 	fanOut := flag.Int("fanout", -1, "consumer groups of the fan-out cases, in turn and at once, plus a tail consumer (default 4; 0: none)")
 	fanOutMiB := flag.Int("fanout-mib", 0, "MiB of values per fan-out case (default 256, quick 8)")
+	txnRecords := flag.Int("txn-records", -1, "1 KiB random records of the transactions case, produced plainly then in transactions, on the gateway (serve --transactions), kfake and Apache Kafka (default 50000; 0: none)")
+	txnBatch := flag.Int("txn-batch", 0, "records per transaction of the transactions case (default 100)")
 	payload := flag.Bool("payload", true, "measure the payload cases (and the paced produce)")
 	kafka := flag.Bool("kafka", true, "also measure Apache Kafka (one KRaft node in a JVM of its own; needs java 17+ and mvn, jars from Maven Central cached in ~/.m2)")
 	perfTest := flag.Bool("perftest", true, "run kafka-producer-perf-test and kafka-consumer-perf-test against the gateway and Apache Kafka (needs -kafka)")
@@ -64,6 +67,12 @@ func main() {
 	}
 	if *fanOutMiB > 0 {
 		cfg.FanOutBytes = int64(*fanOutMiB) << 20
+	}
+	if *txnRecords >= 0 {
+		cfg.TxnRecords = *txnRecords
+	}
+	if *txnBatch > 0 {
+		cfg.TxnBatch = *txnBatch
 	}
 	cfg.Kafka, cfg.PerfTest = *kafka, *perfTest && *kafka
 	if !*memory {

@@ -164,10 +164,18 @@ func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *
 
 // produceAll sends the case's records from prod and waits for every ack.
 func produceAll(ctx context.Context, prod *kgo.Client, c *workload.Case, pool *workload.Pool) error {
+	return produceRange(ctx, prod, pool, 0, c.Records, false)
+}
+
+// produceRange sends the pool's values from to to (not included) and
+// returns once every one is acked, with the first error; flush sends the
+// last batches at once instead of after the producer's linger (10 ms by
+// default), as a transaction about to commit must.
+func produceRange(ctx context.Context, prod *kgo.Client, pool *workload.Pool, from, to int, flush bool) error {
 	var mu sync.Mutex
 	var first error
 	var acks sync.WaitGroup
-	for i := range c.Records {
+	for i := from; i < to; i++ {
 		acks.Add(1)
 		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
 			if err != nil {
@@ -177,6 +185,11 @@ func produceAll(ctx context.Context, prod *kgo.Client, c *workload.Case, pool *w
 			}
 			acks.Done()
 		})
+	}
+	if flush {
+		if err := prod.Flush(ctx); err != nil {
+			return err
+		}
 	}
 	acks.Wait()
 	return first

@@ -16,21 +16,15 @@ import (
 const warmRecords = 10
 
 func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workload.Report, error) {
+	if c.TxnBatch > 0 {
+		return runKafkaTxn(ctx, c, pool)
+	}
 	rep := workload.Report{Client: "franz-go"}
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr))
+	adm, drop, err := createTopic(ctx, c)
 	if err != nil {
 		return rep, err
 	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
-	resp, err := adm.CreateTopic(ctx, int32(c.Partitions), 1, nil, c.Topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return rep, fmt.Errorf("create topic %s: %w", c.Topic, err)
-	}
-	defer func() { _, _ = adm.DeleteTopics(context.WithoutCancel(ctx), c.Topic) }()
+	defer drop()
 
 	idle, err := openIdleKafka(ctx, c.Addr, c.IdleConns)
 	if err != nil {
@@ -148,6 +142,28 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 		return rep, err
 	}
 	return rep, nil
+}
+
+// createTopic creates the case's topic; drop deletes it and closes the
+// admin client.
+func createTopic(ctx context.Context, c *workload.Case) (adm *kadm.Client, drop func(), err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr))
+	if err != nil {
+		return nil, nil, err
+	}
+	adm = kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, int32(c.Partitions), 1, nil, c.Topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		cl.Close()
+		return nil, nil, fmt.Errorf("create topic %s: %w", c.Topic, err)
+	}
+	return adm, func() {
+		_, _ = adm.DeleteTopics(context.WithoutCancel(ctx), c.Topic)
+		cl.Close()
+	}, nil
 }
 
 // kafkaLatency sends single records with linger 0, so that each goes out
