@@ -306,7 +306,7 @@ func TestSlowLeaseStoodDownHearingNothing(t *testing.T) {
 	waitServing(t, "b serves all", func() error { return checkfor.True(len(serving(b)) == 16, "%d", len(serving(b))) })
 	// Stand-down took tens of lease reads on a's fake clock, which runs ahead of b's: b's
 	// announcements must still be live on it when the cut begins, or the test proves nothing.
-	if ahead := link.clk.Now().Sub(time.Now()); ahead > live/2 {
+	if ahead := time.Until(link.clk.Now()); ahead > live/2 {
 		t.Fatalf("a's clock ran %v ahead of b's before the cut, want under %v", ahead, live/2)
 	}
 	cut.Store(true)
