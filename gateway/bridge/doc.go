@@ -196,7 +196,10 @@
 // notes every producer it meets: until an append this gateway did not make is
 // noticed, a producer the cache does not know has no batch in the partition
 // and needs no scan. A sequence error from the
-// cache is re-decided once from Iggy before it is returned. The cache is
+// cache is re-decided once from Iggy before it is returned; should Iggy not
+// answer then, the producer is forgotten (the cache no longer counts as
+// holding every producer), so its next batch is decided from Iggy as well,
+// not taken for a new producer's at any sequence. The cache is
 // trusted for one second after this gateway's own last append to the
 // partition, unless the fleet's view changed since (Config.LeadersMoved: the
 // partition's leader may have moved to another gateway, which may have stored

@@ -23,8 +23,10 @@ type memStore struct {
 	sends    int
 	polls    int
 	polled   int // messages handed out by polls
-	// topicCalls counts topic calls (metadata reads).
+	// topicCalls counts topic calls (metadata reads); topicErr, when set, is what they return
+	// (a store that does not answer them).
 	topicCalls int
+	topicErr   error
 	// sendHold, when set, is called by every send before it stores anything (outside mu).
 	sendHold func()
 	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
@@ -89,6 +91,9 @@ func (m *memStore) topic(_ context.Context, stream, name string) (topicMeta, err
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.topicCalls++
+	if m.topicErr != nil {
+		return topicMeta{}, m.topicErr
+	}
 	t, err := m.find(stream, name)
 	if err != nil {
 		return topicMeta{}, err

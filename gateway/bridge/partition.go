@@ -136,6 +136,15 @@ func (st *partState) dropProducers() {
 	st.boundedAt = time.Time{}
 }
 
+// forgetProducer drops one producer's state from the cache. The cache then no longer holds every
+// producer with batches in the partition, or within the last scan's bound, so the producer's next
+// batch is decided from a scan of the tail, never taken for a new producer's at any sequence.
+func (st *partState) forgetProducer(pid int64) {
+	delete(st.producers, pid)
+	st.complete = false
+	st.boundedAt = time.Time{}
+}
+
 func (st *partState) sawHW(hw int64) {
 	for {
 		cur := st.hw.Load()

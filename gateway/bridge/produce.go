@@ -102,8 +102,9 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 		dup, err := ps.check(kb)
 		if err != nil && cached && (ps.partial || b.appendedElsewhere(ctx, as, st, topic, partition)) {
 			// The cache may predate writes by another gateway: decide again
-			// from what Iggy holds before refusing the batch.
-			delete(st.producers, kb.ProducerID)
+			// from what Iggy holds before refusing the batch. Should that read
+			// fail, the producer's next batch is decided from Iggy as well.
+			st.forgetProducer(kb.ProducerID)
 			if ps, err = b.producer(ctx, as, st, topic, partition, kb.ProducerID, true); err != nil {
 				return -1, err
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
@@ -228,5 +229,59 @@ func TestFencedProduceNotWrittenLate(t *testing.T) {
 	fenced.Store(false)
 	if _, err := b.produce(ctx, m, "t", 0, kafkaBatch(t, codecNone, valueRecs("waiting", 1), 8, 0, 0)); err != nil {
 		t.Fatalf("the resend once the lease is back: %v", err)
+	}
+}
+
+// A pipelining producer's batch that the cache refuses (a batch before it was refused, so it
+// comes out of order) makes the gateway ask Iggy whether someone else appended, and decide
+// again from the partition's tail; when Iggy does not answer then (a slow link), the producer's
+// next batch is still decided from what Iggy holds, not taken for a new producer's at any
+// sequence: it is OUT_OF_ORDER_SEQUENCE_NUMBER, nothing stored, and the refused batches sent
+// again are stored once each, in order. Taking it stored it ahead of the batches before it,
+// which the producer, told OUT_OF_ORDER_SEQUENCE_NUMBER for those, then sent again under a new
+// epoch (stored twice: scenario d of docs/reliability.md).
+func TestRefusedBatchRescanFailureKeepsSequence(t *testing.T) {
+	b, m, _ := producersBridge(t)
+	ctx := context.Background()
+	const pid = 7
+	batch := func(seq int32) []byte {
+		return kafkaBatch(t, codecNone, valueRecs(fmt.Sprint("s", seq), 1), pid, 0, seq)
+	}
+	produce := func(seq int32) (int64, error) {
+		res, err := b.produce(ctx, m, "t", 0, batch(seq))
+		return res.BaseOffset, err
+	}
+	for seq := range int32(2) {
+		if base, err := produce(seq); err != nil || base != int64(seq) {
+			t.Fatalf("batch %d: base %d err %v", seq, base, err)
+		}
+	}
+	// Batch 2 was refused on the way (a retriable error); batch 3, sent behind it, arrives
+	// while Iggy does not answer metadata reads.
+	m.mu.Lock()
+	m.topicErr = fmt.Errorf("%w: no answer", iggy.ErrConnectionLost)
+	m.mu.Unlock()
+	if _, err := produce(3); err == nil {
+		t.Fatal("batch 3 ahead of batch 2 was stored")
+	}
+	m.mu.Lock()
+	m.topicErr = nil
+	m.mu.Unlock()
+	if base, err := produce(4); !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
+		t.Fatalf("batch 4 ahead of batch 2 once Iggy answers again: base %d err %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", base, err)
+	}
+	for seq := int32(2); seq < 5; seq++ {
+		if base, err := produce(seq); err != nil || base != int64(seq) {
+			t.Fatalf("batch %d sent again in order: base %d err %v, want base %d", seq, base, err, seq)
+		}
+	}
+	got, _ := fetchAll(t, b, m, "t", 0, 0)
+	if len(got) != 5 {
+		t.Fatalf("%d records stored, want 5", len(got))
+	}
+	for i, r := range got {
+		if want := fmt.Sprintf("s%d-0", i); string(r.Value) != want {
+			t.Fatalf("offset %d holds %s, want %s", i, r.Value, want)
+		}
 	}
 }

@@ -210,6 +210,17 @@ func (f *brokerView) ownersRead(sent time.Time, err error) {
 	f.publish()
 }
 
+// heardAt is when the last read of coordinator_owners that succeeded was sent, or now before
+// the first one. It takes f.mu, so a caller must not hold c.mu (publish takes them in that order).
+func (f *brokerView) heardAt(now time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.readAt.IsZero() || f.readAt.After(now) {
+		return now
+	}
+	return f.readAt
+}
+
 // publish makes the view of the fleet as it stands and makes it current if it differs from the
 // current one.
 //

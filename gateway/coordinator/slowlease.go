@@ -93,11 +93,19 @@ func (w *leaseWatch) quick(now time.Time) bool {
 // gateway's partitions and serve them. A gateway whose own link is too slow to serve announces
 // none (its partitions keep being fenced and reloaded), so in a fleet whose every link is slow
 // nobody stands down for another that serves no better.
+//
+// The announcements are judged as of the last read of them that succeeded, not now: a gateway
+// on a slow link whose reads of coordinator_owners stall for longer than Config.Live has heard
+// nothing new, which tells nothing of the others, and taking part again then would take their
+// partitions only to load them over the slow link and stand down again (scenario d of
+// docs/reliability.md: 7.8 s without a coordinator). A gateway that did go meanwhile is still
+// seen: the lease reads' membership leaves it out (fleet.View.Alive).
 func (c *Coordinator) othersServing(now time.Time) bool {
+	at := c.brokers.heardAt(now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for node, a := range c.fv.Announcements() {
-		if node != c.cfg.NodeID && a.HasMember && !a.Draining && len(a.Claims) > 0 && c.fv.Alive(node, now) {
+		if node != c.cfg.NodeID && a.HasMember && !a.Draining && len(a.Claims) > 0 && c.fv.Alive(node, at) {
 			return true
 		}
 	}

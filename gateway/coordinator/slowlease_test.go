@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -233,5 +234,93 @@ func TestSlowLeaseAloneKeepsItsPartitions(t *testing.T) {
 		if pt == nil {
 			t.Errorf("the only gateway gave partition %d up", p)
 		}
+	}
+}
+
+// cutConn is a connection to the store whose writes fail while cut is set.
+type cutConn struct {
+	net.Conn
+	cut *atomic.Bool
+}
+
+func (c cutConn) Write(b []byte) (int, error) {
+	if c.cut.Load() {
+		_ = c.Conn.Close()
+		return 0, errors.New("the link is cut")
+	}
+	return c.Conn.Write(b)
+}
+
+// cutClient is an Iggy client of s that gets no answer while cut is set.
+func cutClient(t *testing.T, s *testStore, cut *atomic.Bool) *iggy.Client {
+	t.Helper()
+	c, err := iggy.Dial(ctxT(t), iggy.Config{Addrs: []string{"memory"}, PoolSize: 4,
+		Dial: func(ctx context.Context, _ string) (net.Conn, error) {
+			if cut.Load() {
+				return nil, errors.New("the link is cut")
+			}
+			nc, err := s.st.Load().Dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return cutConn{Conn: nc, cut: cut}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// A gateway that stood down stays down while its reads of the others' announcements get no
+// answer, however long, as long as its lease reads show the others' members: it has heard
+// nothing new of them, which tells nothing. Judged on its clock alone, their last announcements
+// aged past Live and it took part again "as no other gateway serves", taking partitions that
+// were served only to load them over its slow link and stand down again (scenario d of
+// docs/reliability.md: 7.8 s without a coordinator).
+func TestSlowLeaseStoodDownHearingNothing(t *testing.T) {
+	s := newStore(t)
+	link := &lagLink{clk: clock.NewFake(time.Now())}
+	var cut atomic.Bool
+	lc := link.client(t, s)
+	const live = 30 * time.Second
+	a := start(t, s, 1, func(c *Config) {
+		c.Client = cutClient(t, s, &cut)
+		c.Clock = link.clk
+		c.Dial = lc.Session
+		c.LeasePoll, c.HeartbeatInterval = time.Hour, 10*time.Hour
+		c.TailPoll = 10 * time.Millisecond
+		c.Live = live
+		c.standDownAfter = 0 // the default, slowLeaseFactor x HandoverBound
+	})
+	hb := a.cfg.HandoverBound
+	link.lag.Store(int64(hb / 5))
+	driveUntil(t, a, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	b := start(t, s, 2, func(c *Config) { c.Live = time.Hour })
+	driveUntil(t, a, "a and b share the partitions", func() error {
+		sa, sb := serving(a), serving(b)
+		return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == 16, "a %d b %d", len(sa), len(sb))
+	})
+	link.lag.Store(int64(hb))
+	driveUntil(t, a, "a stands down", func() error { return holdsNone(a) })
+	waitServing(t, "b serves all", func() error { return checkfor.True(len(serving(b)) == 16, "%d", len(serving(b))) })
+	// Stand-down took tens of lease reads on a's fake clock, which runs ahead of b's: b's
+	// announcements must still be live on it when the cut begins, or the test proves nothing.
+	if ahead := time.Until(link.clk.Now()); ahead > live/2 {
+		t.Fatalf("a's clock ran %v ahead of b's before the cut, want under %v", ahead, live/2)
+	}
+	cut.Store(true)
+	end := link.clk.Now().Add(2 * live)
+	driveUntil(t, a, "twice Live of lease reads hearing nothing of b", func() error {
+		if !a.standby.Load() {
+			return nil
+		}
+		return checkfor.True(!link.clk.Now().Before(end), "%v to go", end.Sub(link.clk.Now()))
+	})
+	if !a.standby.Load() {
+		t.Fatalf("a took part again within %v of the cut of its announcement reads (Live %v), b serving %d partitions", 2*live, live, len(serving(b)))
+	}
+	if n := len(serving(b)); n != 16 {
+		t.Fatalf("b serves %d partitions, want 16", n)
 	}
 }
