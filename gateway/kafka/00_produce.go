@@ -70,6 +70,10 @@ func (c *conn) handleProduce(req *request) (kmsg.Response, error) {
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rt.Partitions[j].Partition
+			// Kafka's answer for a partition not written carries no offset (-1); a client that
+			// takes an error as success (franz-go does for DUPLICATE_SEQUENCE_NUMBER) must not
+			// read offset 0 from it. produceOne sets the offset of a write.
+			sp.BaseOffset = -1
 			tp := topicPartition{rt.Topic, sp.Partition}
 			ticket, first := req.order[tp]
 			// A partition listed twice in one request is written once; the other copy is an

@@ -350,6 +350,44 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	}
 }
 
+// A partition answered with an error carries base offset -1, as Kafka's does, whatever the
+// error: franz-go takes DUPLICATE_SEQUENCE_NUMBER as a success and gives its records the answer's
+// offsets. The partition written beside it has its offset.
+func TestProduceErrorHasNoOffset(t *testing.T) {
+	ts := startServer(t, nil)
+	ts.storage.CreateTopic(context.Background(), "dup", 2, nil, false)
+	for _, code := range []*kerr.Error{kerr.DuplicateSequenceNumber, kerr.OutOfOrderSequenceNumber, kerr.NotLeaderForPartition} {
+		ts.storage.onProduce(func(_ string, partition int32, _ []byte) error {
+			if partition == 1 {
+				return code
+			}
+			return nil
+		})
+		req := kmsg.NewPtrProduceRequest()
+		req.Version = 9
+		req.Acks = -1
+		req.TimeoutMillis = 1000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "dup"
+		for p := range int32(2) {
+			rp := kmsg.NewProduceRequestTopicPartition()
+			rp.Partition = p
+			rp.Records = testBatch(p)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+		resp := dialRaw(t, ts.addr).roundTrip(t, req).(*kmsg.ProduceResponse)
+		for _, sp := range resp.Topics[0].Partitions {
+			switch {
+			case sp.Partition == 1 && (sp.ErrorCode != code.Code || sp.BaseOffset != -1):
+				t.Fatalf("%s: partition 1 answered code %d offset %d, want %d and -1", code.Message, sp.ErrorCode, sp.BaseOffset, code.Code)
+			case sp.Partition == 0 && (sp.ErrorCode != 0 || sp.BaseOffset < 0):
+				t.Fatalf("%s: partition 0 answered code %d offset %d", code.Message, sp.ErrorCode, sp.BaseOffset)
+			}
+		}
+	}
+}
+
 func TestMetadataLeadersFollowTheHash(t *testing.T) {
 	fleet := []Broker{{NodeID: 3, Host: "h3", Port: 9093}, {NodeID: 1, Host: "h1", Port: 9091}, {NodeID: 2, Host: "h2", Port: 9092}}
 	ts := startServer(t, func(c *Config) { c.Brokers = fleet; c.AutoCreateTopics = false })
