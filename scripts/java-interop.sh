@@ -26,8 +26,8 @@
 #   - Kafka Streams: a word count (state store, changelog, repartition topic, at_least_once)
 #     whose newest count per word is exact, in the fleet also across a drain of its group's
 #     coordinator (`iggy-kafka drain node N --yes --wait`, then --undo).
-#   - transactions, against the one gateway, started with --transactions (the fleet's gateways
-#     and the --sasl one are not, and the checks there see a transactional producer refused):
+#   - transactions, against the one gateway, started with --transactions (the fleet's first
+#     gateways and the --sasl one are not, and the checks there see a transactional producer refused):
 #     the transactional producer (commit, abort, read_committed and read_uncommitted consumers,
 #     sendOffsetsToTransaction with the consumer's group metadata in a classic and a KIP-848
 #     group, fencing by a second instance, the abort of a transaction left open past its
@@ -36,7 +36,13 @@
 #     --topic --partition --start-offset of a transaction whose producer went away without ending
 #     it (the last stable offset then past its abort marker), and the word count with
 #     exactly_once_v2 in a JVM of its own, whose counts read with read_committed are exactly
-#     1..n per word, also after a SIGKILL mid-run and a restart.
+#     1..n per word, also after a SIGKILL mid-run and a restart;
+#   - Streams' exactly_once_v2 in the fleet: three gateways started with --transactions on the
+#     fleet's store in place of the first three, the word count running in one JVM while lines are
+#     written and the gateway coordinating its transactional id is drained and the drain undone,
+#     then SIGKILLed and started again on its port: the application neither fails nor rebalances,
+#     and its counts read with read_committed are exactly 1..n per word; how long no output was
+#     committed after each fault is printed.
 # Every check prints PASS or FAIL (nothing is skipped); the last line is "java-interop: N passed,
 # M failed" and the exit status is 1 when a check failed. The gateways are stopped on exit.
 #

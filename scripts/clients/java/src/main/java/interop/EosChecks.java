@@ -158,8 +158,9 @@ final class EosChecks {
                     long u0 = System.nanoTime();
                     t.iggyKafka("drain", "node", n, "--undo", "--yes", "--wait", "--timeout", "60s");
                     long u1 = System.nanoTime();
+                    backTo(admin, id, node);
                     progress(app, 200, "after the drain of gateway " + node + " was undone");
-                    System.out.printf("      undone in %.1f s (%s now coordinated by gateway %d); %s%n", (u1 - u0) / 1e9, id, coordinator(admin, id), stall(u0));
+                    System.out.printf("      undone in %.1f s, %s coordinated by gateway %d again; %s%n", (u1 - u0) / 1e9, id, node, stall(u0));
                 }
             }
             expectExact(out);
@@ -185,9 +186,11 @@ final class EosChecks {
                 long r0 = System.nanoTime();
                 t.restartGateway(k);
                 long r1 = System.nanoTime();
+                backTo(admin, id, node);
+                long r2 = System.nanoTime();
                 progress(app, 200, "after gateway " + node + " started again");
-                System.out.printf("      gateway %d started again, accepting after %.1f s (%s now coordinated by gateway %d); %s%n", node, (r1 - r0) / 1e9, id,
-                        coordinator(admin, id), stall(r0));
+                System.out.printf("      gateway %d started again, accepting after %.1f s, coordinating %s again after %.1f s; %s%n", node, (r1 - r0) / 1e9,
+                        id, (r2 - r0) / 1e9, stall(r0));
             }
             expectExact(out);
             expectRunning(app, from);
@@ -219,6 +222,17 @@ final class EosChecks {
         return admin.describeTransactions(List.of(transactionalId)).description(transactionalId).get(30, TimeUnit.SECONDS).coordinatorId();
     }
 
+    /** Waits (30 s at most) until gateway {@code node} coordinates the transactional id again, having taken its log partition back. */
+    private static void backTo(Admin admin, String id, int node) throws InterruptedException {
+        waitFor(id + " coordinated by gateway " + node + " again", WAIT, () -> {
+            try {
+                return coordinator(admin, id) == node;
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+    }
+
     /** Waits until the output has {@code n} more updates (60 s at most) and the application still runs. */
     private void progress(Process app, int n, String when) throws InterruptedException {
         int mark = updates() + n;
@@ -229,7 +243,8 @@ final class EosChecks {
 
     /**
      * The longest time without newly committed output since {@code from}: from the last read that
-     * brought records before it, to the newest such read.
+     * brought records before it, to the newest such read; and for comparison the median time
+     * between two such reads in the 3 s before {@code from}.
      */
     private String stall(long from) {
         List<Long> a;
@@ -249,10 +264,24 @@ final class EosChecks {
                 at = a.get(j - 1);
             }
         }
-        return String.format("the longest time without committed output %.2f s, from %+.2f s", longest / 1e9, (at - from) / 1e9);
+        List<Long> before = new ArrayList<>();
+        for (int j = 1; j <= i; j++) {
+            if (a.get(j - 1) >= from - Duration.ofSeconds(3).toNanos()) {
+                before.add(a.get(j) - a.get(j - 1));
+            }
+        }
+        Collections.sort(before);
+        String median = before.isEmpty() ? "none" : String.format("%.2f s", before.get(before.size() / 2) / 1e9);
+        return String.format("the longest time without committed output %.2f s, from %+.2f s (median gap in the 3 s before: %s)", longest / 1e9,
+                (at - from) / 1e9, median);
     }
 
-    /** Waits until the application is RUNNING again and checks it neither failed nor exited since state {@code from}. */
+    /**
+     * Waits until the application is RUNNING and checks that since state {@code from} it neither
+     * exited nor failed nor rebalanced: the gateways hand its group and its transactional id over
+     * without fencing its producer or moving its tasks, as they hand a group over (a fenced
+     * producer would have its tasks closed, a REBALANCING, and counts still exact).
+     */
     private void expectRunning(Process app, int from) throws InterruptedException {
         waitFor("the application RUNNING " + states + "\n" + tail(), Duration.ofSeconds(60),
                 () -> !app.isAlive() || states.get(states.size() - 1).equals("RUNNING"));
@@ -261,6 +290,7 @@ final class EosChecks {
         System.out.printf("      the application's states since: %s (%d REBALANCING)%n", since, rebalances);
         expect(app.isAlive(), "the application exited: %s\n%s", since, tail());
         expect(since.stream().noneMatch(s -> s.equals("ERROR") || s.startsWith("uncaught")), "the application failed: %s\n%s", since, tail());
+        expect(rebalances == 0, "the application rebalanced: %s\n%s", since, tail());
     }
 
     /** Starts the application in a JVM of its own; its states go to {@link #states}, its log to {@link #log}. */
