@@ -148,6 +148,7 @@ final class EosChecks {
                 long d0 = System.nanoTime();
                 t.iggyKafka("drain", "node", n, "--yes", "--wait", "--timeout", "60s");
                 long d1 = System.nanoTime();
+                long u0;
                 try {
                     int now = coordinator(admin, id);
                     expect(now != node, "%s still coordinated by gateway %d after its drain", id, node);
@@ -155,13 +156,13 @@ final class EosChecks {
                     System.out.printf("      drained gateway %d, coordinating %s, in %.1f s (now gateway %d); %s%n", node, id, (d1 - d0) / 1e9, now, stall(d0));
                 } finally {
                     // Undone also when a check failed: the checks after these need the gateway.
-                    long u0 = System.nanoTime();
+                    u0 = System.nanoTime();
                     t.iggyKafka("drain", "node", n, "--undo", "--yes", "--wait", "--timeout", "60s");
-                    long u1 = System.nanoTime();
-                    backTo(admin, id, node);
-                    progress(app, 200, "after the drain of gateway " + node + " was undone");
-                    System.out.printf("      undone in %.1f s, %s coordinated by gateway %d again; %s%n", (u1 - u0) / 1e9, id, node, stall(u0));
                 }
+                long u1 = System.nanoTime();
+                backTo(admin, id, node);
+                progress(app, 200, "after the drain of gateway " + node + " was undone");
+                System.out.printf("      undone in %.1f s, %s coordinated by gateway %d again; %s%n", (u1 - u0) / 1e9, id, node, stall(u0));
             }
             expectExact(out);
             expectRunning(app, from);
