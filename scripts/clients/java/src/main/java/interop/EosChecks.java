@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -143,7 +144,8 @@ final class EosChecks {
             try (Writer writer = new Writer(0)) {
                 progress(app, 100, "before the drain");
                 String id = transactionalId(admin);
-                int node = coordinator(admin, id);
+                TransactionDescription seen = admin.describeTransactions(List.of(id)).description(id).get(30, TimeUnit.SECONDS);
+                int node = seen.coordinatorId();
                 String n = Integer.toString(node);
                 long d0 = System.nanoTime();
                 t.iggyKafka("drain", "node", n, "--yes", "--wait", "--timeout", "60s");
@@ -153,7 +155,8 @@ final class EosChecks {
                     int now = coordinator(admin, id);
                     expect(now != node, "%s still coordinated by gateway %d after its drain", id, node);
                     progress(app, 200, "after the drain of gateway " + node);
-                    System.out.printf("      drained gateway %d, coordinating %s, in %.1f s (now gateway %d); %s%n", node, id, (d1 - d0) / 1e9, now, stall(d0));
+                    System.out.printf("      drained gateway %d, coordinating %s (%s just before), in %.1f s (now gateway %d); %s%n", node, id, seen.state(),
+                            (d1 - d0) / 1e9, now, stall(d0));
                 } finally {
                     // Undone also when a check failed: the checks after these need the gateway.
                     u0 = System.nanoTime();
@@ -177,12 +180,13 @@ final class EosChecks {
             try (Writer writer = new Writer(0)) {
                 progress(app, 100, "before the SIGKILL");
                 String id = transactionalId(admin);
-                int node = coordinator(admin, id);
+                TransactionDescription seen = admin.describeTransactions(List.of(id)).description(id).get(30, TimeUnit.SECONDS);
+                int node = seen.coordinatorId();
                 long k0 = System.nanoTime();
                 JavaInterop.Killed k = t.sigkillGateway(node);
                 progress(app, 200, "after the SIGKILL of gateway " + node);
                 int now = coordinator(admin, id);
-                System.out.printf("      SIGKILLed gateway %d, coordinating %s (now gateway %d); %s%n", node, id, now, stall(k0));
+                System.out.printf("      SIGKILLed gateway %d, coordinating %s (%s just before; now gateway %d); %s%n", node, id, seen.state(), now, stall(k0));
                 expect(now != node, "%s still coordinated by gateway %d after its SIGKILL", id, node);
                 long r0 = System.nanoTime();
                 t.restartGateway(k);
