@@ -290,7 +290,10 @@ final class EosChecks {
     private void expectRunning(Process app, int from) throws InterruptedException {
         waitFor("the application RUNNING " + states + "\n" + tail(), Duration.ofSeconds(60),
                 () -> !app.isAlive() || states.get(states.size() - 1).equals("RUNNING"));
-        List<String> since = List.copyOf(states.subList(from, states.size()));
+        List<String> since;
+        synchronized (states) { // the reader of the application's output adds to it
+            since = List.copyOf(states.subList(from, states.size()));
+        }
         long rebalances = since.stream().filter("REBALANCING"::equals).count();
         System.out.printf("      the application's states since: %s (%d REBALANCING)%n", since, rebalances);
         expect(app.isAlive(), "the application exited: %s\n%s", since, tail());
