@@ -26,8 +26,8 @@
 #   - Kafka Streams: a word count (state store, changelog, repartition topic, at_least_once)
 #     whose newest count per word is exact, in the fleet also across a drain of its group's
 #     coordinator (`iggy-kafka drain node N --yes --wait`, then --undo).
-#   - transactions, against the one gateway, started with --transactions (the fleet's gateways
-#     and the --sasl one are not, and the checks there see a transactional producer refused):
+#   - transactions, against the one gateway, started with --transactions (the fleet's first
+#     gateways and the --sasl one are not, and the checks there see a transactional producer refused):
 #     the transactional producer (commit, abort, read_committed and read_uncommitted consumers,
 #     sendOffsetsToTransaction with the consumer's group metadata in a classic and a KIP-848
 #     group, fencing by a second instance, the abort of a transaction left open past its
@@ -36,7 +36,13 @@
 #     --topic --partition --start-offset of a transaction whose producer went away without ending
 #     it (the last stable offset then past its abort marker), and the word count with
 #     exactly_once_v2 in a JVM of its own, whose counts read with read_committed are exactly
-#     1..n per word, also after a SIGKILL mid-run and a restart.
+#     1..n per word, also after a SIGKILL mid-run and a restart;
+#   - Streams' exactly_once_v2 in the fleet: three gateways started with --transactions on the
+#     fleet's store in place of the first three, the word count running in one JVM while lines are
+#     written and the gateway coordinating its transactional id is drained and the drain undone,
+#     then SIGKILLed and started again on its port: the application neither fails nor rebalances,
+#     and its counts read with read_committed are exactly 1..n per word; how long no output was
+#     committed after each fault is printed.
 # Every check prints PASS or FAIL (nothing is skipped); the last line is "java-interop: N passed,
 # M failed" and the exit status is 1 when a check failed. The gateways are stopped on exit.
 #
@@ -213,43 +219,62 @@ iggy_pids=()
 # --- a fleet of three -----------------------------------------------------------------------
 # A store and three gateways, each its own process, as kgo-integration.sh --fleet starts them:
 # the Streams check drains the gateway coordinating its group (and undoes the drain); the last
-# check signals the gateway coordinating its groups (SIGTERM, then SIGKILL).
+# check signals the gateway coordinating its groups (SIGTERM, then SIGKILL). Then three gateways
+# started with --transactions on the same store, for Streams' exactly_once_v2 through a drain and
+# a SIGKILL of the gateway coordinating its transactional id (which the checks start again).
+
+# start_fleet LOG-PREFIX SERVE-FLAGS...: three gateways (node ids 1-3, free ports) on the fleet's
+# store at $iggy_addr, each logging to $work/LOG-PREFIX-N.log; sets ports, list (the --brokers
+# list), node_pids and fleet_pids, adds them to pids and their logs to fleet_logs, and waits until
+# each accepts and the coordinator partitions have settled. False (after a FAIL) when one did not
+# start.
+start_fleet() {
+	local prefix=$1 n p
+	shift
+	ports=()
+	local brokers=()
+	for n in 1 2 3; do
+		p="$(free_port)"
+		while [[ " ${ports[*]} " == *" $p "* ]]; do p="$(free_port)"; done
+		ports+=("$p")
+		brokers+=("$n@127.0.0.1:$p")
+	done
+	list="$(IFS=,; echo "${brokers[*]}")"
+	node_pids=()
+	fleet_pids=()
+	for n in 1 2 3; do
+		"$work/iggy-kafka" serve --iggy "$iggy_addr" --node-id "$n" --bind "127.0.0.1:${ports[$((n - 1))]}" \
+			--brokers "$list" "$@" --log-level info >"$work/$prefix-$n.log" 2>&1 &
+		pids+=($!)
+		fleet_pids+=($!)
+		node_pids+=("$n:$!")
+		# The checks SIGKILL one: out of the job table, bash does not report it killed.
+		disown $!
+		fleet_logs+=("$work/$prefix-$n.log")
+	done
+	echo "waiting for the fleet: Iggy on $iggy_addr, gateways $list${*:+ ($*)}"
+	for n in 1 2 3; do
+		wait_port "gateway $n" "${fleet_pids[$((n - 1))]}" "${ports[$((n - 1))]}" "$work/$prefix-$n.log" || return 1
+	done
+	# While the gateways join, coordinator partitions move between them: wait until none has
+	# changed hands for 3 s (each gateway logs those it serves or stops), as kgo-integration.sh.
+	settle_partitions
+}
+
 failed_before=$failed
 up=1
 store_flags fleet || up=0
 iggy_addr="${iggy_flags[1]:-}"
 fleet_logs=("$work"/fleet-iggy/*.log)
-ports=()
-brokers=()
-for n in 1 2 3; do
-	p="$(free_port)"
-	while [[ " ${ports[*]} " == *" $p "* ]]; do p="$(free_port)"; done
-	ports+=("$p")
-	brokers+=("$n@127.0.0.1:$p")
-done
-list="$(IFS=,; echo "${brokers[*]}")"
-node_pids=()
-if [[ $up -eq 1 ]]; then
-	for n in 1 2 3; do
-		"$work/iggy-kafka" serve --iggy "$iggy_addr" --node-id "$n" --bind "127.0.0.1:${ports[$((n - 1))]}" \
-			--brokers "$list" --log-level info >"$work/gateway-$n.log" 2>&1 &
-		pids+=($!)
-		node_pids+=("$n:$!")
-		# The checks SIGKILL one: out of the job table, bash does not report it killed.
-		disown $!
-		fleet_logs+=("$work/gateway-$n.log")
-	done
-	echo "waiting for the fleet: Iggy on $iggy_addr, gateways $list"
-	for n in 1 2 3; do
-		wait_port "gateway $n" "${pids[$((n - 1))]}" "${ports[$((n - 1))]}" "$work/gateway-$n.log" || { up=0; break; }
-	done
-fi
-if [[ $up -eq 1 ]]; then
-	# While the gateways join, coordinator partitions move between them: wait until none has
-	# changed hands for 3 s (each gateway logs those it serves or stops), as kgo-integration.sh.
-	settle_partitions
+if [[ $up -eq 1 ]] && start_fleet gateway; then
 	run_checks fleet --bootstrap "127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}" --brokers 3 \
 		--node-pids "$(IFS=,; echo "${node_pids[*]}")" --iggy-kafka "$work/iggy-kafka" --iggy "$iggy_addr"
+	for pid in "${fleet_pids[@]}"; do stop_pid "$pid"; done
+	if start_fleet gateway-txn --transactions; then
+		run_checks fleet-transactions --bootstrap "127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}" --brokers 3 \
+			--transactions true --only eos \
+			--node-pids "$(IFS=,; echo "${node_pids[*]}")" --iggy-kafka "$work/iggy-kafka" --iggy "$iggy_addr"
+	fi
 fi
 show_errors "$failed_before" "${fleet_logs[@]}"
 finish

@@ -4,6 +4,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,6 +105,8 @@ public final class JavaInterop {
     private final String aclUser;
     private final Path toolsArchive;
     private final Map<Integer, Long> nodePids = new TreeMap<>();
+    /** Gateways started again after a SIGKILL ({@link #restartGateway}), stopped at the end. */
+    private final List<Process> restarted = Collections.synchronizedList(new ArrayList<>());
     final String iggyKafka;
     final String iggy;
     final String connectClasspath;
@@ -145,6 +149,8 @@ public final class JavaInterop {
             args.put(argv[i].substring(2), argv[i + 1]);
         }
         JavaInterop t = new JavaInterop(args);
+        // Also when the script's timeout ends the program (SIGTERM).
+        Runtime.getRuntime().addShutdownHook(new Thread(t::stopRestarted, "stop-restarted-gateways"));
         t.run();
         System.out.printf("java-interop (%s): %d passed, %d failed%n", t.label, t.passed, t.failed);
         System.exit(t.failed > 0 ? 1 : 0);
@@ -271,6 +277,91 @@ public final class JavaInterop {
     /** Whether the checks run against a fleet whose gateways they may signal (--node-pids). */
     boolean fleet() {
         return !nodePids.isEmpty();
+    }
+
+    /** Runs the gateway's binary against the fleet's Iggy server; fails with its output unless it exits 0. */
+    void iggyKafka(String... args) throws Exception {
+        expect(iggyKafka != null && iggy != null, "no --iggy-kafka and --iggy to run %s with", Arrays.toString(args));
+        List<String> cmd = new ArrayList<>(List.of(iggyKafka));
+        cmd.addAll(Arrays.asList(args));
+        cmd.addAll(List.of("--iggy", iggy));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(90, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(String.join(" ", cmd) + " did not finish within 90 s");
+        }
+        expect(p.exitValue() == 0, "%s: exit status %d\n%s", String.join(" ", cmd), p.exitValue(), out);
+    }
+
+    /** A gateway killed by {@link #sigkillGateway}: how it was started, to start it again. */
+    record Killed(int node, List<String> command, Path log, InetSocketAddress bind) {
+    }
+
+    /**
+     * Kills gateway {@code node} of the fleet with SIGKILL and waits for its exit. Its command
+     * line and the file its output went to are read from /proc first, so that
+     * {@link #restartGateway} starts it again as the script started it.
+     */
+    Killed sigkillGateway(int node) throws Exception {
+        Long pid = nodePids.get(node);
+        expect(pid != null, "node %d is not a gateway of %s", node, nodePids);
+        Path proc = Path.of("/proc", pid.toString());
+        List<String> command = List.of(new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8).split("\0"));
+        Path log = Files.readSymbolicLink(proc.resolve("fd").resolve("1"));
+        int at = command.indexOf("--bind");
+        expect(at >= 0 && at + 1 < command.size(), "gateway %d's command line has no --bind: %s", node, command);
+        String bind = command.get(at + 1);
+        int colon = bind.lastIndexOf(':');
+        InetSocketAddress addr = new InetSocketAddress(bind.substring(0, colon), Integer.parseInt(bind.substring(colon + 1)));
+        ProcessHandle h = ProcessHandle.of(pid).orElseThrow(() -> new AssertionError("gateway " + node + " is not running"));
+        expect(h.destroyForcibly(), "SIGKILL not sent to gateway %d", node);
+        h.onExit().get(30, TimeUnit.SECONDS);
+        return new Killed(node, command, log, addr);
+    }
+
+    /**
+     * Starts a gateway killed by {@link #sigkillGateway} again, with its command line, its output
+     * appended to its log, and returns once it accepts connections on its address. The process is
+     * this program's child: it is stopped (SIGTERM) when the program ends.
+     */
+    void restartGateway(Killed k) throws Exception {
+        Process p = new ProcessBuilder(k.command()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(k.log().toFile())).start();
+        restarted.add(p);
+        nodePids.put(k.node(), p.pid());
+        waitFor("gateway " + k.node() + " started again accepting on " + k.bind(), WAIT, () -> {
+            if (!p.isAlive()) {
+                return true;
+            }
+            try (Socket s = new Socket()) {
+                s.connect(k.bind(), 200);
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+        if (!p.isAlive()) {
+            throw new AssertionError("gateway " + k.node() + " started again exited with status " + p.exitValue() + " (its log: " + k.log() + ")");
+        }
+    }
+
+    /** Stops the gateways {@link #restartGateway} started: SIGTERM, SIGKILL after 10 s. */
+    private void stopRestarted() {
+        List<Process> ps;
+        synchronized (restarted) {
+            ps = List.copyOf(restarted);
+        }
+        for (Process p : ps) {
+            p.destroy();
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+            }
+        }
     }
 
     // --- client properties ------------------------------------------------------------------

@@ -5,7 +5,6 @@ import static interop.JavaInterop.expect;
 import static interop.JavaInterop.expectEqual;
 import static interop.JavaInterop.waitFor;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -117,14 +116,14 @@ final class StreamsChecks {
                 writer.start();
                 boolean drained = false;
                 try {
-                    iggyKafka("drain", "node", Integer.toString(node), "--yes", "--wait", "--timeout", "60s");
+                    t.iggyKafka("drain", "node", Integer.toString(node), "--yes", "--wait", "--timeout", "60s");
                     drained = true;
                     int now = JavaInterop.coordinator(admin, APP);
                     expect(now != node, "%s still names gateway %d its coordinator after its drain", APP, node);
                 } finally {
                     // Undone also when a check failed: the checks after these need the gateway.
                     if (drained) {
-                        iggyKafka("drain", "node", Integer.toString(node), "--undo", "--yes", "--wait", "--timeout", "60s");
+                        t.iggyKafka("drain", "node", Integer.toString(node), "--undo", "--yes", "--wait", "--timeout", "60s");
                     }
                     writer.join(WAIT.toMillis() * 2);
                 }
@@ -264,19 +263,5 @@ final class StreamsChecks {
             }
             return committed.equals(end);
         });
-    }
-
-    /** Runs the gateway's binary against the fleet's Iggy server; fails with its output unless it exits 0. */
-    private void iggyKafka(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(t.iggyKafka));
-        cmd.addAll(Arrays.asList(args));
-        cmd.addAll(List.of("--iggy", t.iggy));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(90, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(String.join(" ", cmd) + " did not finish within 90 s");
-        }
-        expect(p.exitValue() == 0, "%s: exit status %d\n%s", String.join(" ", cmd), p.exitValue(), out);
     }
 }

@@ -5,12 +5,15 @@ import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 
 /**
  * The word count of {@link StreamsChecks} as an application of its own, in a JVM that
  * {@link EosChecks} starts and kills with SIGKILL. Arguments: BOOTSTRAP APPLICATION-ID INPUT
- * OUTPUT STATE-DIR GUARANTEE. It prints {@code RUNNING} once the application runs, and
- * runs until it is killed or its standard input closes.
+ * OUTPUT STATE-DIR GUARANTEE. It prints each state of the application as it enters it
+ * ({@code RUNNING}, {@code REBALANCING}, {@code ERROR}, ...), and {@code uncaught: EXCEPTION}
+ * for an exception that ends a stream thread (which then shuts the application down, as
+ * Streams' default handler does), and runs until it is killed or its standard input closes.
  */
 public final class WordCountApp {
     public static void main(String[] args) throws Exception {
@@ -33,6 +36,11 @@ public final class WordCountApp {
         streams.setStateListener((now, before) -> {
             System.out.println(now);
             System.out.flush();
+        });
+        streams.setUncaughtExceptionHandler(e -> {
+            System.out.println("uncaught: " + e);
+            System.out.flush();
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
         streams.start();
         while (System.in.read() >= 0) {
