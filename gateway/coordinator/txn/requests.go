@@ -85,7 +85,7 @@ func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int6
 
 // refused logs, at debug level, a request of the producer at producerID and epoch refused with
 // err, beside the pair and state the id holds: what tells a fenced producer's stale epoch from a
-// rule that fenced a current one.
+// current producer that came while its previous end was written.
 func (m *Manager) refused(t *record.Transaction, request string, producerID int64, epoch int16, err error) {
 	m.log.Debug(request+" refused", "transactional_id", t.ID, "producer_id", producerID, "epoch", epoch, "err", err,
 		"held_producer_id", t.ProducerID, "held_epoch", t.Epoch, "state", t.State.String())
@@ -267,6 +267,7 @@ func (m *Manager) EndTxnV2(id string, producerID int64, epoch int16, commit bool
 		return NoProducer, NoProducer, kerr.InvalidProducerIDMapping
 	}
 	if ending(t) && (t.ProducerID == producerID || t.Next != nil && t.Next.ProducerID == producerID) {
+		m.refused(t, "EndTxn", producerID, epoch, kerr.ConcurrentTransactions)
 		return NoProducer, NoProducer, kerr.ConcurrentTransactions
 	}
 	// As Kafka's: an epoch one below the current one is the retry of the end that bumped it;
