@@ -19,7 +19,7 @@
 #   KGO_INTEGRATION_KEEP=1 keeps the temporary directory (binary, data, every process's log).
 #   KGO_GATEWAY_LOG_LEVEL sets the gateways' --log-level (default warn for the one gateway, info
 #   for the fleet's); at debug a log has a "kafka EndTxn" line per EndTxn with the version the
-#   client sent (5: transactions v2), and a line per EndTxn refused with the epoch the gateway
+#   client sent (5: transactions v2), and a line per EndTxn v5 refused with the epoch the gateway
 #   holds.
 set -euo pipefail
 
