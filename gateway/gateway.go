@@ -88,7 +88,7 @@ type Config struct {
 	// TransactionVersion is the level of Kafka's transaction.version feature the gateway
 	// finalizes with Transactions (ApiVersions): 2 (transactions v2, KIP-890 part 2) or 1
 	// (transactions v1, for a fleet that still has gateways of a release without v2); zero
-	// means 1 (docs/transactions.md, "Transactions v2", says why v2 is not the default yet).
+	// means 2 (docs/transactions.md, "Transactions v2").
 	TransactionVersion int16
 	// HeartbeatInterval is Iggy's heartbeat interval H (the embedded store's own when IggyAddrs
 	// is empty): Iggy ends the session of a group member silent for 1.2 H, and the gateway's
@@ -524,7 +524,7 @@ func Run(ctx context.Context, cfg Config) error {
 // transactionVersion is the transaction.version a gateway finalizes: v, zero meaning 2.
 func transactionVersion(v int16) int16 {
 	if v == 0 {
-		return 1
+		return 2
 	}
 	return v
 }

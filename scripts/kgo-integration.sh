@@ -17,8 +17,10 @@
 # ConsumerGroupHeartbeat v1; the script fails if any of them skips.
 #   KGO_TESTS overrides the test selection (a go test -run pattern).
 #   KGO_INTEGRATION_KEEP=1 keeps the temporary directory (binary, data, every process's log).
-#   KGO_GATEWAY_LOG_LEVEL sets the one gateway's --log-level (default warn); at debug its log
-#   has a "kafka EndTxn" line per EndTxn with the version the client sent (5: transactions v2).
+#   KGO_GATEWAY_LOG_LEVEL sets the gateways' --log-level (default warn for the one gateway, info
+#   for the fleet's); at debug a log has a "kafka EndTxn" line per EndTxn with the version the
+#   client sent (5: transactions v2), and a line per EndTxn v5 refused with the epoch the gateway
+#   holds.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -112,7 +114,7 @@ else
 			--brokers "$list" \
 			--auto-create-topics \
 			--transactions \
-			--log-level info \
+			--log-level "${KGO_GATEWAY_LOG_LEVEL:-info}" \
 			>"$work/gateway-$n.log" 2>&1 &
 		pids+=($!)
 	done

@@ -254,6 +254,49 @@ func (p *inProcessPeers) callCount() int {
 	return p.calls
 }
 
+// txnFleet is two gateways with transactions on one store, sharing the log, whose requests to
+// each other go through peers (which a test can take down): pa is a log partition a serves, pb
+// one b serves, and each knows the other serves it.
+type txnFleet struct {
+	s      *testStore
+	a, b   *Coordinator
+	peers  *inProcessPeers
+	pa, pb int
+}
+
+func startTxnFleet(t *testing.T) *txnFleet {
+	t.Helper()
+	f := &txnFleet{s: newStore(t), peers: &inProcessPeers{}}
+	var pids atomic.Int64
+	withTxns := func(c *Config) {
+		c.Transactions = true
+		c.Txn = txn.Config{ProducerID: func(context.Context) (int64, error) { return pids.Add(1), nil }, RetryBackoff: 20 * time.Millisecond}
+		c.Peer = f.peers.send
+	}
+	f.a = start(t, f.s, 1, withTxns)
+	a := f.a
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	f.b = start(t, f.s, 2, withTxns)
+	b := f.b
+	f.peers.add(a)
+	f.peers.add(b)
+	waitServing(t, "a and b share the log", func() error {
+		sa, sb := serving(a), serving(b)
+		return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == 16 && settled(a) && settled(b), "a %v b %v", sa, sb)
+	})
+	for p := range serving(a) {
+		f.pa = p
+	}
+	for p := range serving(b) {
+		f.pb = p
+	}
+	waitServing(t, "each gateway knowing who serves the other's partition", func() error {
+		oa, ob := a.Owners()[f.pb], b.Owners()[f.pa]
+		return checkfor.True(oa.Node == 2 && ob.Node == 1, "a sees %d on %d, b sees %d on %d", oa.Node, f.pb, ob.Node, f.pa)
+	})
+	return f
+}
+
 // A group coordinated by one gateway and a transactional id by another (a fleet): the group's
 // coordinator checks the TxnOffsetCommit at the transaction's coordinator and keeps the offsets
 // in the group's log partition (RequireStable answers UNSTABLE_OFFSET_COMMIT); the transaction's
@@ -262,35 +305,9 @@ func (p *inProcessPeers) callCount() int {
 // the transaction stays PrepareCommit and the offsets pending, and once it can the offsets are
 // committed. An abort drops what was staged the same way.
 func TestTxnOffsetsAcrossGateways(t *testing.T) {
-	s := newStore(t)
-	var pids atomic.Int64
-	peers := &inProcessPeers{}
-	withTxns := func(c *Config) {
-		c.Transactions = true
-		c.Txn = txn.Config{ProducerID: func(context.Context) (int64, error) { return pids.Add(1), nil }, RetryBackoff: 20 * time.Millisecond}
-		c.Peer = peers.send
-	}
-	a := start(t, s, 1, withTxns)
-	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
-	b := start(t, s, 2, withTxns)
-	peers.add(a)
-	peers.add(b)
-	waitServing(t, "a and b share the log", func() error {
-		sa, sb := serving(a), serving(b)
-		return checkfor.True(len(sa) > 0 && len(sb) > 0 && len(sa)+len(sb) == 16 && settled(a) && settled(b), "a %v b %v", sa, sb)
-	})
-	var pa, pb int
-	for p := range serving(a) {
-		pa = p
-	}
-	for p := range serving(b) {
-		pb = p
-	}
-	grp, id := groupIn(pa, "fleet-group"), groupIn(pb, "fleet-txn")
-	waitServing(t, "each gateway knowing who serves the other's partition", func() error {
-		oa, ob := a.Owners()[pb], b.Owners()[pa]
-		return checkfor.True(oa.Node == 2 && ob.Node == 1, "a sees %d on %d, b sees %d on %d", oa.Node, pb, ob.Node, pa)
-	})
+	f := startTxnFleet(t)
+	s, a, b, peers, pa := f.s, f.a, f.b, f.peers, f.pa
+	grp, id := groupIn(f.pa, "fleet-group"), groupIn(f.pb, "fleet-txn")
 	ctx := ctxT(t)
 	tm, code := (directory{b}).Txns(id)
 	if tm == nil {
@@ -480,6 +497,77 @@ func TestTxnOffsetsTransactionsV2(t *testing.T) {
 
 // stageIn is a TxnOffsetCommit of the given version staging offset for partition 2 of topic
 // "in" in grp, for transactional id id at pid and epoch.
+// Transactions v2 on a fleet, as franz-go's GroupTransactSession runs it: the group on gateway a,
+// the transactional id on gateway b. EndTxn v5 commits at b and is answered the bumped epoch
+// once its Prepare record is read back; its marker for the group's log partition must then reach
+// a, and while it cannot (here a is unreachable; on a loaded fleet it is only slower) the
+// producer's next end, an abort at the epoch it was given, is CONCURRENT_TRANSACTIONS, which
+// the client retries. Answering it PRODUCER_FENCED, as b did, failed franz-go's TestTxnEtl on a
+// fleet. Once the marker is written the retried abort succeeds and the commit's offset stands.
+func TestTransactionsV2NextEndWhileTheMarkerTravels(t *testing.T) {
+	f := startTxnFleet(t)
+	a, b := f.a, f.b
+	grp, id := groupIn(f.pa, "v2-fleet-group"), groupIn(f.pb, "v2-fleet-txn")
+	ctx := ctxT(t)
+	tm, code := (directory{b}).Txns(id)
+	if tm == nil {
+		t.Fatalf("b does not serve %s: code %d", id, code)
+	}
+	pid, epoch, err := tm.InitProducerID(id, time.Minute, txn.NoProducer, txn.NoProducer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The TxnOffsetCommit v5 at a adds the group's log partition to the transaction at b.
+	checkfor.Eventually(t, 10*time.Second, "a TxnOffsetCommit v5 taken", func() error {
+		resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), stageIn(5, id, grp, pid, epoch, 41))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return checkfor.True(resp.Topics[0].Partitions[0].ErrorCode == 0, "code %d", resp.Topics[0].Partitions[0].ErrorCode)
+	})
+	end := func(epoch int16, commit bool) *kmsg.EndTxnResponse {
+		t.Helper()
+		req := kmsg.NewPtrEndTxnRequest()
+		req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = 5, id, pid, epoch, commit
+		resp, err := b.Txns().EndTxn(ctx, kafkaIdentity(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	f.peers.mu.Lock()
+	f.peers.down = true
+	f.peers.mu.Unlock()
+	calls := f.peers.callCount()
+	resp := end(epoch, true)
+	if resp.ErrorCode != 0 || resp.ProducerID != pid || resp.ProducerEpoch != epoch+1 {
+		t.Fatalf("EndTxn v5 commit: %+v", resp)
+	}
+	next := resp.ProducerEpoch
+	checkfor.Eventually(t, 10*time.Second, "b trying the group's marker twice", func() error {
+		return checkfor.True(f.peers.callCount() >= calls+2, "%d calls", f.peers.callCount()-calls)
+	})
+	if x, _ := tm.Describe(id); x.State != record.TxnPrepareCommit || x.Epoch != next {
+		t.Fatalf("the transaction is %s at %d while its group's marker cannot be written", x.State, x.Epoch)
+	}
+	if resp := end(next, false); resp.ErrorCode != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("the next abort, at the epoch the commit gave, while the commit's marker travels: code %d, want CONCURRENT_TRANSACTIONS", resp.ErrorCode)
+	}
+	f.peers.mu.Lock()
+	f.peers.down = false
+	f.peers.mu.Unlock()
+	checkfor.Eventually(t, 10*time.Second, "the retried abort answered", func() error {
+		resp = end(next, false)
+		return checkfor.True(resp.ErrorCode != kerr.ConcurrentTransactions.Code, "still CONCURRENT_TRANSACTIONS")
+	})
+	if resp.ErrorCode != 0 || resp.ProducerID != pid || resp.ProducerEpoch != next+1 {
+		t.Fatalf("the retried abort: %+v", resp)
+	}
+	if off, code := fetchIn(t, ctx, a, grp, true); code != 0 || off != 41 {
+		t.Fatalf("after the commit and the empty abort: offset %d code %d, want 41", off, code)
+	}
+}
+
 func stageIn(version int16, id, grp string, pid int64, epoch int16, offset int64) *kmsg.TxnOffsetCommitRequest {
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = version, id, grp, pid, epoch, -1

@@ -10,8 +10,9 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 //   - v5 is transactions v2 (KIP-890 part 2): every end bumps the producer's epoch (a new
 //     producer id at epoch 0 once the epochs are spent), the answer carries the producer id and
 //     epoch to go on with, an abort with no transaction open bumps too, and a retry at the
-//     epoch before the bump is answered with the current pair (txn.Manager.EndTxnV2). v4 only
-//     allows TRANSACTION_ABORTABLE, which is never answered.
+//     epoch before the bump is answered with the current pair, and any end of the producer while
+//     its previous end is being written is CONCURRENT_TRANSACTIONS (txn.Manager.EndTxnV2). v4
+//     only allows TRANSACTION_ABORTABLE, which is never answered.
 func init() { regTxnKey(endTxnKey, 0, 5) }
 
 func (c *conn) handleEndTxn(req *request) (kmsg.Response, error) {

@@ -74,9 +74,14 @@
 //	Empty, Complete* --EndTxnV2 abort--> PrepareAbort (epoch + 1, nothing to mark) --> CompleteAbort
 //
 // As Kafka's: an end at the epoch before the current one (or the pair before a new producer id) is
-// the retry of the end that bumped it, answered with the current pair when it is the same end
-// and complete, CONCURRENT_TRANSACTIONS while it is being written, INVALID_TXN_STATE when it
-// is the opposite end; a commit with nothing open is INVALID_TXN_STATE.
+// the retry of the end that bumped it, answered with the current pair when it is the same end,
+// INVALID_TXN_STATE when it is the opposite end; a commit with nothing open is INVALID_TXN_STATE.
+// While an end is being written (Prepare*), every EndTxnV2 of its producer id, or of the new one
+// it answered (Next), is CONCURRENT_TRANSACTIONS whatever its epoch, as Kafka's since
+// KAFKA-18464, and so are the adds and KIP-360 InitProducerIDs naming the pair it answered: that
+// answer comes before the markers are durable, and the producer's next end, or its next
+// transaction's Produce v12, may come at once. Fencing it then (PRODUCER_FENCED) is what made franz-go's TestTxnEtl fail on a fleet,
+// where the markers travel to the gateways of the groups' log partitions.
 //
 // # KIP-360 retries
 //

@@ -38,7 +38,7 @@ func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int6
 	t := e.t
 	expected := expectID != NoProducer
 	retry := expected && isLast(&t, expectID, expectEpoch)
-	if t.State != record.TxnDead && expected && !retry && (expectID != t.ProducerID || expectEpoch != t.Epoch) {
+	if t.State != record.TxnDead && expected && !retry && (expectID != t.ProducerID || expectEpoch != t.Epoch) && !isNext(&t, expectID, expectEpoch) {
 		return NoProducer, NoProducer, kerr.ProducerFenced
 	}
 	next := cloneTxn(t)
@@ -83,20 +83,45 @@ func (m *Manager) InitProducerID(id string, timeout time.Duration, expectID int6
 	return next.ProducerID, next.Epoch, nil
 }
 
+// refused logs, at debug level, a request of the producer at producerID and epoch refused with
+// err, beside the pair and state the id holds: what tells a fenced producer's stale epoch from a
+// current producer that came while its previous end was written.
+func (m *Manager) refused(t *record.Transaction, request string, producerID int64, epoch int16, err error) {
+	m.log.Debug(request+" refused", "transactional_id", t.ID, "producer_id", producerID, "epoch", epoch, "err", err,
+		"held_producer_id", t.ProducerID, "held_epoch", t.Epoch, "state", t.State.String())
+}
+
 // isLast reports whether producerID and epoch are t's pair before its last bump (Last).
 func isLast(t *record.Transaction, producerID int64, epoch int16) bool {
 	return t.Last != nil && t.Last.ProducerID == producerID && t.Last.Epoch == epoch
 }
 
+// isNext reports whether producerID and epoch are the new producer id a transactions-v2 end that
+// spent the epochs answered (Next) while that end is written: the producer's own pair, which t
+// takes with its Complete record.
+func isNext(t *record.Transaction, producerID int64, epoch int16) bool {
+	return t.Next != nil && t.Next.ProducerID == producerID && t.Next.Epoch == epoch
+}
+
+// ending reports whether t's end is being written (PrepareCommit, PrepareAbort): its markers are
+// not all durable yet, and the id takes no change until they are.
+func ending(t *record.Transaction) bool {
+	return t.State == record.TxnPrepareCommit || t.State == record.TxnPrepareAbort
+}
+
 // producer checks that a request comes from the id's current producer, and that its transaction
-// can take a change now. Called with e locked.
+// can take a change now. While an end is written that is CONCURRENT_TRANSACTIONS for the pair
+// its EndTxn v5 answered too, a new producer id included (Next): the producer went on with it.
+// Called with e locked.
 func producer(t *record.Transaction, producerID int64, epoch int16) error {
 	switch {
+	case ending(t) && isNext(t, producerID, epoch):
+		return kerr.ConcurrentTransactions
 	case t.State == record.TxnDead || t.ProducerID != producerID:
 		return kerr.InvalidProducerIDMapping
 	case t.Epoch != epoch:
 		return kerr.ProducerFenced
-	case t.State == record.TxnPrepareCommit || t.State == record.TxnPrepareAbort:
+	case ending(t):
 		return kerr.ConcurrentTransactions
 	}
 	return nil
@@ -226,7 +251,11 @@ func (m *Manager) EndTxn(id string, producerID int64, epoch int16, commit bool) 
 // before the bump (or the producer id and epoch before a new producer id, Transaction.Last),
 // is answered with the current pair; the opposite end then is INVALID_TXN_STATE, and an epoch
 // that is neither the current one nor the one before the bump PRODUCER_FENCED. While an end is
-// being written its retry is CONCURRENT_TRANSACTIONS.
+// being written every end of the producer id (or of the new one it answered) is
+// CONCURRENT_TRANSACTIONS, whatever its epoch, as Kafka's coordinator answers since KAFKA-18464:
+// the producer's next end may come at the epoch the end answered before its markers are durable
+// (on a fleet they travel to the gateways of the groups' log partitions), and the retry of the
+// end itself, or of the opposite end, is told apart once the end is complete.
 func (m *Manager) EndTxnV2(id string, producerID int64, epoch int16, commit bool) (int64, int16, error) {
 	e, err := m.lock(id, false)
 	if err != nil {
@@ -237,37 +266,33 @@ func (m *Manager) EndTxnV2(id string, producerID int64, epoch int16, commit bool
 	if t.State == record.TxnDead {
 		return NoProducer, NoProducer, kerr.InvalidProducerIDMapping
 	}
+	if ending(t) && (t.ProducerID == producerID || t.Next != nil && t.Next.ProducerID == producerID) {
+		m.refused(t, "EndTxn", producerID, epoch, kerr.ConcurrentTransactions)
+		return NoProducer, NoProducer, kerr.ConcurrentTransactions
+	}
 	// As Kafka's: an epoch one below the current one is the retry of the end that bumped it;
 	// the pair before a new producer id is the retry of the end that took it.
 	retryBump := t.ProducerID == producerID && int32(epoch)+1 == int32(t.Epoch)
 	retryNewID := t.ProducerID != producerID && t.Epoch == 0 && isLast(t, producerID, epoch)
 	retry := retryBump || retryNewID
 	if t.ProducerID != producerID && !retryNewID {
+		m.refused(t, "EndTxn", producerID, epoch, kerr.InvalidProducerIDMapping)
 		return NoProducer, NoProducer, kerr.InvalidProducerIDMapping
 	}
 	var valid bool
 	switch t.State {
-	case record.TxnPrepareCommit, record.TxnPrepareAbort:
-		valid = retryBump
 	case record.TxnCompleteCommit, record.TxnCompleteAbort:
 		valid = retry || epoch == t.Epoch
 	default: // Empty, Ongoing
 		valid = epoch == t.Epoch
 	}
 	if !valid {
+		m.refused(t, "EndTxn", producerID, epoch, kerr.ProducerFenced)
 		return NoProducer, NoProducer, kerr.ProducerFenced
 	}
 	switch t.State {
 	case record.TxnOngoing:
 		return m.endV2(e, commit, false)
-	case record.TxnPrepareCommit:
-		if commit {
-			return NoProducer, NoProducer, kerr.ConcurrentTransactions
-		}
-	case record.TxnPrepareAbort:
-		if !commit {
-			return NoProducer, NoProducer, kerr.ConcurrentTransactions
-		}
 	case record.TxnCompleteCommit:
 		switch {
 		case commit && retry:

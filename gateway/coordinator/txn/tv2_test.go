@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -113,7 +114,7 @@ func TestEndTxnV2(t *testing.T) {
 	_, _, err = f.m.EndTxnV2("v2", pid, e0, true)
 	wantCode(t, "commit retried while its markers are written", err, kerr.ConcurrentTransactions)
 	_, _, err = f.m.EndTxnV2("v2", pid, e0+1, true)
-	wantCode(t, "commit at the new epoch while the markers are written", err, kerr.ProducerFenced)
+	wantCode(t, "commit at the new epoch while the markers are written", err, kerr.ConcurrentTransactions)
 	wantCode(t, "the next transaction's add while the markers are written", f.m.AddPartitions("v2", pid, e0+1, orders), kerr.ConcurrentTransactions)
 	close(f.mk.hold)
 	f.state(t, "v2", record.TxnCompleteCommit)
@@ -315,4 +316,68 @@ func TestRouterTransactionsV2(t *testing.T) {
 	}
 	wantCode(t, "check of the group's partition", f.m.Check("etl", pid, e2, GroupsTopic, lp), nil)
 	wantCode(t, "check of another log partition", f.m.Check("etl", pid, e2, GroupsTopic, (lp+1)%record.Partitions), kerr.InvalidTxnState)
+}
+
+// The next end of a transactions-v2 producer while its previous end is being written: EndTxn v5
+// answers the bumped epoch once the Prepare record is read back, before the markers, and
+// franz-go's GroupTransactSession may end its next transaction at once (an abort when a rebalance
+// revoked its partitions before anything was produced). On a fleet the markers of the previous
+// end travel to the gateway of the group's log partition, so the next end often arrives while
+// they do. It is CONCURRENT_TRANSACTIONS, which the client retries, as Kafka's coordinator answers
+// it since KAFKA-18464; it was PRODUCER_FENCED, which franz-go's TestTxnEtl failed with on a
+// fleet. Once the previous end is complete the retry ends the next transaction.
+func TestEndTxnV2WhileThePreviousEndIsWritten(t *testing.T) {
+	f := newFixture(t)
+	f.mk.hold = make(chan struct{})
+	pid, e0, _ := f.m.InitProducerID("etl", time.Minute, NoProducer, NoProducer)
+	wantCode(t, "add", f.m.AddPartitions("etl", pid, e0, orders), nil)
+	_, e1, err := f.m.EndTxnV2("etl", pid, e0, true)
+	wantCode(t, "commit", err, nil)
+	f.state(t, "etl", record.TxnPrepareCommit)
+	n := f.j.count()
+	for _, commit := range []bool{false, true} {
+		_, _, err = f.m.EndTxnV2("etl", pid, e1, commit)
+		wantCode(t, fmt.Sprintf("next end (commit %v) at the epoch the commit gave, while its markers are written", commit), err, kerr.ConcurrentTransactions)
+	}
+	_, _, err = f.m.EndTxnV2("etl", pid, e0, false)
+	wantCode(t, "the opposite end retried while the markers are written", err, kerr.ConcurrentTransactions)
+	if f.j.count() != n {
+		t.Fatalf("%d records appended while the end was written, want none", f.j.count()-n)
+	}
+	close(f.mk.hold)
+	f.state(t, "etl", record.TxnCompleteCommit)
+	p, e2, err := f.m.EndTxnV2("etl", pid, e1, false)
+	wantCode(t, "the next end retried once the commit is complete", err, nil)
+	if p != pid || e2 != e1+1 {
+		t.Fatalf("abort answered %d/%d, want %d/%d", p, e2, pid, e1+1)
+	}
+	f.state(t, "etl", record.TxnCompleteAbort)
+	_, _, err = f.m.EndTxnV2("etl", pid, e0, true)
+	wantCode(t, "an end two epochs old", err, kerr.ProducerFenced)
+}
+
+// The same across a new producer id: an end from the last epoch answers a new producer id at
+// epoch 0 while its markers are still written under the old one (Transaction.Next), and the
+// producer's next requests under the new id, its Produce v12's add and its next end, are
+// CONCURRENT_TRANSACTIONS until the end is complete, not INVALID_PRODUCER_ID_MAPPING.
+func TestNextRequestsUnderANewProducerIDWhileTheEndIsWritten(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, record.Transaction{ID: "o", ProducerID: 77, Epoch: maxEpoch, Timeout: time.Minute, State: record.TxnOngoing,
+		Partitions: []record.TxnTopic{{Topic: "orders", Partitions: []int32{0}}}, Started: t0})
+	f.mk.hold = make(chan struct{})
+	p, e, err := f.m.EndTxnV2("o", 77, maxEpoch, true)
+	wantCode(t, "commit at the last epoch", err, nil)
+	f.state(t, "o", record.TxnPrepareCommit)
+	wantCode(t, "add under the new producer id while the end is written", f.m.AddPartitions("o", p, e, orders), kerr.ConcurrentTransactions)
+	_, _, err = f.m.EndTxnV2("o", p, e, false)
+	wantCode(t, "next end under the new producer id while the end is written", err, kerr.ConcurrentTransactions)
+	_, _, err = f.m.EndTxnV2("o", p+100, e, false)
+	wantCode(t, "another producer id while the end is written", err, kerr.InvalidProducerIDMapping)
+	_, _, err = f.m.InitProducerID("o", time.Minute, p, e)
+	wantCode(t, "KIP-360 bump naming the new producer id while the end is written", err, kerr.ConcurrentTransactions)
+	_, _, err = f.m.InitProducerID("o", time.Minute, p, e+1)
+	wantCode(t, "KIP-360 bump naming another epoch of the new producer id", err, kerr.ProducerFenced)
+	close(f.mk.hold)
+	f.state(t, "o", record.TxnCompleteCommit)
+	wantCode(t, "add under the new producer id once the end is complete", f.m.AddPartitions("o", p, e, orders), nil)
 }
