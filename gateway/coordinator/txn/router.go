@@ -50,12 +50,15 @@ func NewRouter(d Directory, clk clock.Clock) *Router { return &Router{d: d, clk:
 
 // The implicit add of transactions v2 (a Produce v12, a TxnOffsetCommit v5) waits while the
 // transaction's previous end is being written (CONCURRENT_TRANSACTIONS), as Kafka's brokers retry
-// it (add.partitions.to.txn.retry.backoff.ms 20 ms, .max.ms 100 ms): the client produces for its
-// next transaction as soon as EndTxn v5 answers, and a partition refused while a later request
-// of the same producer gets through would make that one's sequence out of order. Past addWait the
-// refusal is answered, which the client retries.
+// it (add.partitions.to.txn.retry.backoff.ms, .max.ms 100 ms): the client produces for its next
+// transaction as soon as EndTxn v5 answers, and a partition refused while a later request of the
+// same producer gets through would make that one's sequence out of order. Past addWait the
+// refusal is answered, which the client retries. The first retry comes after 2 ms, not Kafka's
+// 20: an end's markers and Complete record are written within a few milliseconds here, and the
+// wait is the Produce's (a quarter of the benchmark's transactional wall time went to 20 ms
+// waits, docs/transactions.md "Performance"); it doubles up to addBackoffMax.
 const (
-	addBackoff    = 20 * time.Millisecond
+	addBackoff    = 2 * time.Millisecond
 	addBackoffMax = 100 * time.Millisecond
 	addWait       = 5 * time.Second
 )
