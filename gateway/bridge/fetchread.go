@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -153,7 +154,7 @@ func (r *fetchRead) takeSpan(sp cachedSpan) bool {
 			return true
 		}
 	}
-	r.buf.b = sp.appendTo(r.buf.b)
+	r.buf.b = sp.appendTo(slices.Grow(r.buf.b, sp.size))
 	sp.release()
 	r.n += sp.n
 	r.offset = sp.next
