@@ -131,8 +131,10 @@
 //     by X's in the same round, so that the machine's load drifting between
 //     rounds cancels out; above 1 means the gateway is faster.
 //   - latency: p50 and p99 of send-to-ack time in the paced phase.
-//   - scale: each system's MB/s at each point, and the gateway's MB/s at a
-//     point over its own at the baseline, paired by round like the ratios.
+//   - scale: each system's MB/s at each point, the gateway's MB/s at a
+//     point over its own at the baseline, paired by round like the ratios,
+//     and the serve process's CPU seconds per GB of values in the phase
+//     (median of the rounds), which the machine's load disturbs less.
 //
 // The markdown ends with the goals of issue 11 (Results.Goals), each with
 // what was measured, the target and met or missed by how much: produce ≥

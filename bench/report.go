@@ -309,7 +309,8 @@ func (r *Results) writeScale(b *strings.Builder) {
 	if hasBase {
 		fmt.Fprintf(b, " gateway / gateway at %s |", base.Name())
 	}
-	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.ScaleSystems())+1))
+	b.WriteString(" gateway CPU s/GB |")
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.ScaleSystems())+2))
 	if hasKafka {
 		b.WriteString("---|")
 	}
@@ -331,6 +332,7 @@ func (r *Results) writeScale(b *strings.Builder) {
 			if hasBase {
 				fmt.Fprintf(b, " %.2f |", r.PairRatio(pt.Name(), Gateway, base.Name(), Gateway, ph))
 			}
+			fmt.Fprintf(b, " %.2f |", r.Figures(pt.Name(), Gateway, ph).BrokerCPUPerGB)
 			b.WriteString("\n")
 		}
 	}

@@ -512,3 +512,47 @@ func TestListOffsetMaxTimestamp(t *testing.T) {
 	produce(other, 1, 2, 3, 4, 5, 6, 7, 9, 8)
 	want(7, t0+9)
 }
+
+// TestWatermarksFromAFreshEnd: a read of a partition's watermarks only, within 50 ms of a read
+// that told Iggy's high watermark, is answered from it without polling Iggy; later, or after
+// an append through this gateway, Iggy is asked again.
+func TestWatermarksFromAFreshEnd(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b, clk := newClockedBridge(t, m)
+	if err := b.createTopic(ctx, m, "wm", 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.produce(ctx, m, "wm", 0, kafkaBatch(t, codecNone, valueRecs("a", 10), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	polls := func() int { m.mu.Lock(); defer m.mu.Unlock(); return m.polls }
+	watermarks := func(offset int64) (int64, int) {
+		t.Helper()
+		before := polls()
+		res, err := b.fetch(ctx, m, "wm", 0, offset, 0, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Release()
+		return res.HighWatermark, polls() - before
+	}
+	res, err := b.fetch(ctx, m, "wm", 0, 0, 4<<10, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Release()
+	if hw, n := watermarks(3); hw != 10 || n != 0 {
+		t.Fatalf("watermarks within 50 ms of a read: high watermark %d after %d polls, want 10 after none", hw, n)
+	}
+	clk.Advance(endFresh)
+	if hw, n := watermarks(3); hw != 10 || n == 0 {
+		t.Fatalf("watermarks 50 ms after the read: high watermark %d after %d polls, want 10 from a poll", hw, n)
+	}
+	if _, err := b.produce(ctx, m, "wm", 0, kafkaBatch(t, codecNone, valueRecs("b", 5), -1, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if hw, n := watermarks(3); hw != 15 || n == 0 {
+		t.Fatalf("watermarks after an append: high watermark %d after %d polls, want 15 from a poll", hw, n)
+	}
+}

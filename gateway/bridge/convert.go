@@ -99,7 +99,14 @@ func putConverter(c *converter) {
 	if c.builder.Size() > 16<<20 {
 		c.builder = message.Builder{}
 	}
+	// The records and the header fields are views of the last batch converted: a produce
+	// request's frame, or a poll reply. The converters kept in converterCache outlive every
+	// collection, so views left in them would keep those buffers (a producer's request is up to
+	// tens of MB) alive long after they were released: with many producers they held most of
+	// the heap the memory limit allows, and the collector ran back to back.
+	clear(c.recs)
 	c.recs = c.recs[:0]
+	c.meta.reset()
 	c.out = fetchForm{}
 	c.plainLeft = 0
 	c.head, c.headAt = batchTxn{}, 0
@@ -180,6 +187,7 @@ func (c *converter) decodeRecords(kb *kbatch, maxRecord int32) (minTS int64, hav
 		}
 		raw = c.dec
 	}
+	clear(c.recs) // no views of an earlier batch left past the new length
 	c.recs = c.recs[:0]
 	for len(raw) > 0 {
 		if len(c.recs) == int(kb.NumRecords) {

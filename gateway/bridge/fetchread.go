@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -120,9 +121,11 @@ func (b *Bridge) startRead(ctx context.Context, as iggyAPI, topic string, partit
 	if offset < logStart {
 		return nil, res, fmt.Errorf("%w: offset %d, log start %d", kerr.OffsetOutOfRange, offset, logStart)
 	}
-	if st.atEnd(offset, b.clock.Now()) {
-		// A consumer at the end, which Iggy told a moment ago: nothing to read.
-		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = offset, offset, logStart
+	if end, ok := st.knownEnd(b.clock.Now()); ok && (offset == end || maxBytes == 0 && offset < end) {
+		// A consumer at the end, which Iggy told a moment ago: nothing to read. Nor for a read
+		// of the watermarks only (a fetch over many partitions asks for them once its answer is
+		// full), which that end answers as a poll would.
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = end, end, logStart
 		b.metrics.endAnswers.Add(1)
 		return nil, res, nil
 	}
@@ -153,7 +156,7 @@ func (r *fetchRead) takeSpan(sp cachedSpan) bool {
 			return true
 		}
 	}
-	r.buf.b = sp.appendTo(r.buf.b)
+	r.buf.b = sp.appendTo(slices.Grow(r.buf.b, sp.size))
 	sp.release()
 	r.n += sp.n
 	r.offset = sp.next

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/message"
 )
@@ -253,6 +254,13 @@ func (b *Bridge) rebuild(r *fetchRead, recs []byte, from int64, head batchTxn, h
 	got, total := 0, 0
 	var runBuf [16]rebuiltBatch
 	run := runBuf[:0] // the whole Iggy batches rebuilt, for the fetch cache
+	// Room for what will be appended, at once: a buffer from the pool may be new (the pool is
+	// emptied by collections, which a gateway near its memory limit runs often), and growing it
+	// batch by batch copies the answer over and over. A rebuilt batch is no larger than the Iggy
+	// batch it comes from, and the answer takes batches while it has room, the first whole.
+	if first, _, ok := splitRecord(recs); ok {
+		r.buf.b = slices.Grow(r.buf.b, min(len(recs), max(r.room(), 0)+len(first)))
+	}
 	for len(recs) > 0 && (r.n == 0 || r.room() > 0) {
 		rec, rest, ok := splitRecord(recs)
 		if !ok {

@@ -29,8 +29,9 @@ func (m *Metrics) DroppedHeaders() uint64 { return m.droppedHeaders.Load() }
 // tail cache rather than rebuilt from Iggy.
 func (m *Metrics) TailFetches() uint64 { return m.tailFetches.Load() }
 
-// EndAnswers is how many partition reads at the end of a partition were answered from the high
-// watermark Iggy had told within the last 50 ms, without asking Iggy again.
+// EndAnswers is how many partition reads at the end of a partition, or of its watermarks only,
+// were answered from the high watermark Iggy had told within the last 50 ms, without asking Iggy
+// again.
 func (m *Metrics) EndAnswers() uint64 { return m.endAnswers.Load() }
 
 // SliceHeads is how many partition reads from Iggy started inside a batch whose start this

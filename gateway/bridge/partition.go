@@ -167,13 +167,13 @@ func (st *partState) readEnd(hw int64, now time.Time) {
 	st.endMu.Unlock()
 }
 
-// atEnd reports whether offset is the partition's end as Iggy told it within endFresh of now,
-// with no append through this gateway since.
-func (st *partState) atEnd(offset int64, now time.Time) bool {
+// knownEnd is the partition's end as Iggy told it within endFresh of now, with no append
+// through this gateway since; ok is false when there is none.
+func (st *partState) knownEnd(now time.Time) (end int64, ok bool) {
 	st.endMu.Lock()
 	end, at := st.end, st.endAt
 	st.endMu.Unlock()
-	return offset == end && end == st.hw.Load() && !at.IsZero() && now.Sub(at) < endFresh
+	return end, end == st.hw.Load() && !at.IsZero() && now.Sub(at) < endFresh
 }
 
 func (st *partState) wake() {

@@ -17,7 +17,8 @@ import (
 // Fetch: v0-12
 //
 // Behavior:
-//   - Partitions are read in parallel (up to 8 at once) and answered in request order; the
+//   - Partitions are read in parallel (up to 8 at once, and together for no more than the room
+//     the reads before them left in the request MaxBytes) and answered in request order; the
 //     request MaxBytes and each partition's MaxBytes bound the answer, except that the first
 //     partition with data returns at least one whole batch even when it is larger (as Kafka
 //     does, so a client can always make progress). Data of a later partition that does not fit
@@ -265,10 +266,13 @@ func (c *conn) readParts(req *request, version int16, parts []fetchPart, maxByte
 			p.readErr = p.stable(req)
 		}
 	}
-	plan := func(p *fetchPart, got int64) {
+	// plan sets p's read: up to what is left of its own limit and of room, the bytes the
+	// request may still take as far as the reads before it go; none (watermarks only) when it
+	// is full or nothing is left.
+	plan := func(p *fetchPart, room int64) {
 		p.readOffset, p.readLim = p.next, 0
-		if !p.full && got < maxBytes {
-			p.readLim = p.limit - int64(len(p.records))
+		if !p.full && room > 0 {
+			p.readLim = min(p.limit-int64(len(p.records)), room)
 		}
 	}
 	var live []*fetchPart
@@ -278,18 +282,34 @@ func (c *conn) readParts(req *request, version int16, parts []fetchPart, maxByte
 		}
 	}
 	if len(live) == 1 {
-		plan(live[0], total)
+		plan(live[0], maxBytes-total)
 		do(live[0])
 	} else {
-		// Waves of up to maxParallelReads partitions, in request order; once the records read
-		// reach the request's limit, the partitions left are asked for their watermarks only
-		// (limit 0), so a fetch of many partitions does not read what it would then drop.
+		// Waves of up to maxParallelReads partitions, in request order. A wave's reads together
+		// ask for no more than the room the records read before it left, as Kafka reads one
+		// partition after another with what is left of the request's limit: a fetch of many
+		// partitions full of data reads about what it answers, not up to maxParallelReads
+		// partition limits of which it would drop all but the first few. Once the room is
+		// spent, the partitions left are asked for their watermarks only (limit 0), still in
+		// waves. A read may come back over its share by one batch (the first is whole); what
+		// does not fit is dropped below, and the records read count against the room all the
+		// same.
 		got := total
-		for at := 0; at < len(live); at += maxParallelReads {
-			wave := live[at:min(at+maxParallelReads, len(live))]
+		for at := 0; at < len(live); {
+			wave := live[at:at]
+			planned := got
+			for at < len(live) && len(wave) < maxParallelReads {
+				p := live[at]
+				plan(p, maxBytes-planned)
+				wave = live[at-len(wave) : at+1]
+				at++
+				planned += p.readLim
+				if p.readLim > 0 && planned >= maxBytes {
+					break
+				}
+			}
 			var wg sync.WaitGroup
 			for i, p := range wave {
-				plan(p, got)
 				if i < len(wave)-1 {
 					wg.Go(func() { do(p) })
 				}

@@ -321,6 +321,67 @@ func TestFetchStopsReadingAtTheLimit(t *testing.T) {
 	}
 }
 
+// TestFetchReadsWhatFits: the reads of a fetch over many partitions full of data ask the storage
+// together for about the request's MaxBytes (what is left of it after the reads before, plus
+// at most one batch over), not for every partition's limit, and the answer is still filled
+// to MaxBytes within a batch.
+func TestFetchReadsWhatFits(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := ts.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	const parts, perPart, maxBytes = 16, 8, 64 << 10
+	createTopic(t, cl, "full", parts)
+	val := bytes.Repeat([]byte("v"), 8<<10)
+	for p := range int32(parts) {
+		for range perPart {
+			if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "full", Partition: p, Value: val}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var mu sync.Mutex
+	asked := 0
+	ts.storage.mu.Lock()
+	ts.storage.fetched = func(_ string, _ int32, _ int64, maxBytes int32) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked += int(maxBytes)
+	}
+	ts.storage.mu.Unlock()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 11
+	req.MaxBytes = maxBytes
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "full"
+	for p := range int32(parts) {
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition = p
+		fp.PartitionMaxBytes = 1 << 20
+		ft.Partitions = append(ft.Partitions, fp)
+	}
+	req.Topics = append(req.Topics, ft)
+	resp, err := req.RequestWith(testCtx(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := len(val) + 128
+	mu.Lock()
+	n := asked
+	mu.Unlock()
+	if n > maxBytes+batch {
+		t.Fatalf("the reads asked for %d bytes in all, want at most the request's %d and one batch", n, maxBytes)
+	}
+	held := 0
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.HighWatermark != perPart {
+			t.Fatalf("partition %d: error %d, high watermark %d", p.Partition, p.ErrorCode, p.HighWatermark)
+		}
+		held += len(p.RecordBatches)
+	}
+	if held < maxBytes-batch || held > maxBytes {
+		t.Fatalf("answered %d bytes, want %d within a batch", held, maxBytes)
+	}
+}
+
 func TestProduceErrorsPerPartition(t *testing.T) {
 	ts := startServer(t, nil)
 	ts.storage.onProduce(func(topic string, partition int32, _ []byte) error {
