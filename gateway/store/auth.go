@@ -12,26 +12,37 @@ const (
 	userActive   uint8 = 1
 	userInactive uint8 = 2
 
-	// pbkdf2Iterations is deliberately moderate: every login hashes once,
-	// and test suites log in hundreds of times.
+	// pbkdf2Iterations is the default of Config.PasswordIterations, and the count of a hash
+	// stored without one. Deliberately moderate: every login hashes once.
 	pbkdf2Iterations = 20000
 	saltLen          = 16
 	hashLen          = 32
 	patRawLen        = 32
 )
 
-func hashPassword(password string) (salt, hash []byte, err error) {
+// hashPassword hashes password with a new salt and iter iterations of PBKDF2-SHA256.
+func hashPassword(password string, iter int) (salt, hash []byte, err error) {
 	salt = make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return nil, nil, err
 	}
-	hash, err = pbkdf2.Key(sha256.New, password, salt, pbkdf2Iterations, hashLen)
+	hash, err = pbkdf2.Key(sha256.New, password, salt, iter, hashLen)
 	return salt, hash, err
 }
 
+// checkPassword reports whether password is u's, with the iterations u's hash was made with.
 func checkPassword(u *user, password string) bool {
-	got, err := pbkdf2.Key(sha256.New, password, u.salt, pbkdf2Iterations, hashLen)
+	got, err := pbkdf2.Key(sha256.New, password, u.salt, u.iterations(), hashLen)
 	return err == nil && subtle.ConstantTimeCompare(got, u.hash) == 1
+}
+
+// iterations is the count u's hash was made with: pbkdf2Iterations for a hash stored before
+// the count was.
+func (u *user) iterations() int {
+	if u.iter > 0 {
+		return u.iter
+	}
+	return pbkdf2Iterations
 }
 
 // newToken returns a raw personal access token (shown to the user once) and

@@ -70,14 +70,17 @@ type memberDoc struct {
 }
 
 type userDoc struct {
-	ID        uint32   `json:"id"`
-	Username  string   `json:"username"`
-	CreatedAt uint64   `json:"created_at"`
-	Status    uint8    `json:"status"`
-	Salt      []byte   `json:"salt"`
-	Hash      []byte   `json:"hash"`
-	Perms     []byte   `json:"permissions,omitempty"`
-	PATs      []patDoc `json:"personal_access_tokens,omitempty"`
+	ID        uint32 `json:"id"`
+	Username  string `json:"username"`
+	CreatedAt uint64 `json:"created_at"`
+	Status    uint8  `json:"status"`
+	Salt      []byte `json:"salt"`
+	Hash      []byte `json:"hash"`
+	// Iterations of the hash's PBKDF2; absent in stores written before it was kept, whose
+	// hashes have pbkdf2Iterations.
+	Iterations int      `json:"iterations,omitempty"`
+	Perms      []byte   `json:"permissions,omitempty"`
+	PATs       []patDoc `json:"personal_access_tokens,omitempty"`
 }
 
 type patDoc struct {
@@ -137,7 +140,7 @@ func (s *Server) snapshotLocked() ([]byte, uint64, error) {
 		if u == nil {
 			continue
 		}
-		ud := userDoc{ID: u.id, Username: u.username, CreatedAt: u.createdAt, Status: u.status, Salt: u.salt, Hash: u.hash}
+		ud := userDoc{ID: u.id, Username: u.username, CreatedAt: u.createdAt, Status: u.status, Salt: u.salt, Hash: u.hash, Iterations: u.iter}
 		if u.perms != nil {
 			ud.Perms = u.perms.AppendTo(nil)
 		}
@@ -245,12 +248,12 @@ func (s *Server) recover() error {
 	s.state = st
 	raw, err := os.ReadFile(s.meta.path)
 	if errors.Is(err, os.ErrNotExist) {
-		salt, hash, herr := hashPassword(s.cfg.RootPassword)
+		salt, hash, herr := hashPassword(s.cfg.RootPassword, s.cfg.PasswordIterations)
 		if herr != nil {
 			return herr
 		}
 		st.users = []*user{{id: 0, username: s.cfg.RootUsername, createdAt: nowMicros(), status: userActive,
-			salt: salt, hash: hash, perms: allPermissions()}}
+			salt: salt, hash: hash, iter: s.cfg.PasswordIterations, perms: allPermissions()}}
 		return s.saveState()
 	}
 	if err != nil {
@@ -316,7 +319,7 @@ func (s *Server) recover() error {
 		st.streams[sd.ID] = strm
 	}
 	for _, ud := range doc.Users {
-		u := &user{id: ud.ID, username: ud.Username, createdAt: ud.CreatedAt, status: ud.Status, salt: ud.Salt, hash: ud.Hash}
+		u := &user{id: ud.ID, username: ud.Username, createdAt: ud.CreatedAt, status: ud.Status, salt: ud.Salt, hash: ud.Hash, iter: ud.Iterations}
 		if len(ud.Perms) > 0 {
 			var p wire.Permissions
 			if err := p.Decode(ud.Perms); err != nil {

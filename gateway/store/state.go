@@ -66,6 +66,7 @@ type user struct {
 	status    uint8 // 1 active, 2 inactive
 	salt      []byte
 	hash      []byte
+	iter      int // PBKDF2 iterations of hash; 0: pbkdf2Iterations
 	perms     *wire.Permissions
 	pats      []*pat
 }

@@ -90,7 +90,7 @@ func (c *conn) createUser(sess *session, body []byte) error {
 	if err := noOptions(q.Options); err != nil {
 		return err
 	}
-	salt, hash, err := hashPassword(q.Password)
+	salt, hash, err := hashPassword(q.Password, c.s.cfg.PasswordIterations)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func (c *conn) createUser(sess *session, body []byte) error {
 		}
 		slot := freeSlot(s.state.users)
 		u := &user{id: uint32(slot), username: q.Username, createdAt: nowMicros(), status: q.Status,
-			salt: salt, hash: hash, perms: q.Permissions}
+			salt: salt, hash: hash, iter: s.cfg.PasswordIterations, perms: q.Permissions}
 		s.state.users = putSlot(s.state.users, slot, u)
 		d = userDetails(u)
 		return nil
@@ -204,7 +204,7 @@ func (c *conn) changePassword(sess *session, body []byte) error {
 	if !checkPassword(&cp, q.CurrentPassword) {
 		return wire.InvalidCredentials
 	}
-	salt, hash, err := hashPassword(q.NewPassword)
+	salt, hash, err := hashPassword(q.NewPassword, s.cfg.PasswordIterations)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func (c *conn) changePassword(sess *session, body []byte) error {
 		if s.state.user(wire.NumericID(cp.id)) != u {
 			return wire.ResourceNotFound
 		}
-		u.salt, u.hash = salt, hash
+		u.salt, u.hash, u.iter = salt, hash, s.cfg.PasswordIterations
 		// The user's other sessions were opened with the old password and end with it, so a
 		// client holding them (a gateway's pool, say) learns that the password is gone; the
 		// caller's own session stays.
