@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -111,6 +113,21 @@ func settled(c *Coordinator) bool {
 		}
 	}
 	return true
+}
+
+// confirmLeases has each gateway read its lease now, on clk as it stands (gateways whose
+// LeasePoll is out of reach read it only when kicked).
+func confirmLeases(t *testing.T, clk clock.Clock, cs ...*Coordinator) {
+	t.Helper()
+	for _, c := range cs {
+		checkfor.Eventually(t, 10*time.Second, fmt.Sprintf("node %d confirms its lease", c.cfg.NodeID), func() error {
+			if c.confirmed.Load() < clk.Now().UnixNano() {
+				c.kickLease()
+				return errors.New("not yet")
+			}
+			return nil
+		})
+	}
 }
 
 func waitServing(t *testing.T, what string, check func() error) {

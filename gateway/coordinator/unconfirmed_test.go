@@ -47,19 +47,7 @@ func TestFindCoordinatorWhileLeaseUnconfirmed(t *testing.T) {
 		c.Transactions = true
 		c.Txn = txn.Config{Markers: &ends{}, ProducerID: func(context.Context) (int64, error) { return pids.Add(1), nil }}
 	}
-	// confirm has each gateway read its lease now, on the clock as it stands.
-	confirm := func(cs ...*Coordinator) {
-		t.Helper()
-		for _, c := range cs {
-			checkfor.Eventually(t, 10*time.Second, fmt.Sprintf("node %d confirms its lease", c.cfg.NodeID), func() error {
-				if c.confirmed.Load() < clk.Now().UnixNano() {
-					c.kickLease()
-					return errors.New("not yet")
-				}
-				return nil
-			})
-		}
-	}
+	confirm := func(cs ...*Coordinator) { t.Helper(); confirmLeases(t, clk, cs...) }
 	a := start(t, s, 1, cfg)
 	waitServing(t, "a serves all", func() error {
 		if n := len(serving(a)); n != 16 {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,6 +23,15 @@ func franzFamily(kip848 bool) groupFamily {
 		fam.name, fam.slug = "franz-go KIP-848", "franz-848"
 	}
 	fam.start = func(t *testing.T, f *fleet, group string, rec *groupRecorder) func() {
+		var debug io.Writer
+		if name := os.Getenv(kgoLogEnv); name != "" {
+			lf, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { lf.Close() })
+			debug = lf
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		var cls []*kgo.Client
@@ -40,7 +52,7 @@ func franzFamily(kip848 bool) groupFamily {
 				kgo.OnPartitionsAssigned(note("assigned")),
 				kgo.OnPartitionsRevoked(note("revoked")),
 				kgo.OnPartitionsLost(note("lost")),
-				kgo.WithLogger(groupErrLogger{name, rec}),
+				kgo.WithLogger(newGroupErrLogger(group, name, rec, debug)),
 			}
 			if kip848 {
 				opts = append(opts, kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
@@ -116,15 +128,39 @@ func franzCommit(ctx context.Context, cl *kgo.Client, name string, rec *groupRec
 }
 
 // groupErrLogger keeps kgo's log lines about a member's group session ending (a heartbeat or a
-// join that errored) among the recorder's errors: what made a member rebalance.
+// join that errored) among the recorder's errors: what made a member rebalance. With debug set
+// (kgoLogEnv) it also writes every line of kgo's debug log there, each prefixed with the time
+// and the member; logging changes nothing the client does.
 type groupErrLogger struct {
 	member string
 	rec    *groupRecorder
+	debug  kgo.Logger
 }
 
-func (l groupErrLogger) Level() kgo.LogLevel { return kgo.LogLevelInfo }
+func newGroupErrLogger(group, member string, rec *groupRecorder, debug io.Writer) groupErrLogger {
+	l := groupErrLogger{member: member, rec: rec}
+	if debug != nil {
+		l.debug = kgo.BasicLogger(debug, kgo.LogLevelDebug, func() string {
+			return time.Now().Format("15:04:05.000 ") + group + "/" + member + " "
+		})
+	}
+	return l
+}
 
-func (l groupErrLogger) Log(_ kgo.LogLevel, msg string, keyvals ...any) {
+func (l groupErrLogger) Level() kgo.LogLevel {
+	if l.debug != nil {
+		return kgo.LogLevelDebug
+	}
+	return kgo.LogLevelInfo
+}
+
+func (l groupErrLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	if l.debug != nil {
+		l.debug.Log(level, msg, keyvals...)
+	}
+	if level > kgo.LogLevelInfo {
+		return
+	}
 	if strings.Contains(msg, "heartbeat errored") || strings.Contains(msg, "manage loop errored") || strings.Contains(msg, "triggering rejoin") || strings.Contains(msg, "fetch offsets failed") {
 		l.rec.failed(l.member, fmt.Sprint(append([]any{msg}, keyvals...)...))
 	}

@@ -16,6 +16,11 @@ import (
 // FLEETTEST_SIGKILL_ROUNDS=20 CGO_ENABLED=1 go test -run TestMeasureSigkillCost -v ./gateway/fleettest
 const sigkillRoundsEnv = "FLEETTEST_SIGKILL_ROUNDS"
 
+// sigkillFamiliesEnv, when set, keeps only the families whose slugs it lists, comma-separated
+// (franz-classic, franz-848, rdkafka-classic, rdkafka-consumer, java-classic, java-consumer):
+// FLEETTEST_SIGKILL_FAMILIES=franz-classic FLEETTEST_SIGKILL_ROUNDS=20 go test -run TestMeasureSigkillCost -v ./gateway/fleettest
+const sigkillFamiliesEnv = "FLEETTEST_SIGKILL_FAMILIES"
+
 // sigkillGroup is the stem of the groups' names; every family's group hashes to its log
 // partition, so the SIGKILL of that partition's coordinator hits every family at once.
 const sigkillGroup = "sigkill"
@@ -75,6 +80,13 @@ func sigkillRounds(t *testing.T, n int) {
 	})
 
 	families := append(append([]groupFamily{franzFamily(false), franzFamily(true)}, rdkafkaFamilies(t)...), javaFamilies()...)
+	if only := os.Getenv(sigkillFamiliesEnv); only != "" {
+		keep := strings.Split(only, ",")
+		families = slices.DeleteFunc(families, func(fam groupFamily) bool { return !slices.Contains(keep, fam.slug) })
+		if len(families) == 0 {
+			t.Fatalf("%s=%q names no family", sigkillFamiliesEnv, only)
+		}
+	}
 	logPart := LogPartition(sigkillGroup)
 	recs := make([]*groupRecorder, len(families))
 	stops := make([]func(), len(families))

@@ -296,8 +296,9 @@ func (s *stallLoad) minAgePassed(t *testing.T) {
 	})
 }
 
-// kgoLogEnv names a file that gets the stall load's franz-go debug log; logging changes nothing
-// the clients do.
+// kgoLogEnv names a file that gets the franz-go debug log of the stall load and of the franz-go
+// group families' members (appended, each line naming its member); logging changes nothing the
+// clients do.
 const kgoLogEnv = "FLEETTEST_KGO_LOG"
 
 func startStallLoad(t *testing.T, f *fleet) *stallLoad {
