@@ -39,8 +39,8 @@ type Config struct {
 	// PasswordIterations is the PBKDF2-SHA256 iteration count of the password hashes the store
 	// makes (the root user's, a user created or given a new password); default 20,000. Each
 	// user keeps the count its hash was made with, so a store started again with another count
-	// still checks the older hashes. Tests set it low: under the race detector one login's
-	// 20,000 iterations took 0.65 s of CPU on a loaded 2-core machine.
+	// still checks the older hashes. Under the race detector one login's 20,000 iterations
+	// took 0.65 s of CPU on a loaded 2-core machine.
 	PasswordIterations int
 	// HeartbeatInterval is how often clients are expected to speak; a
 	// consumer-group member silent for more than 1.2 times this long is

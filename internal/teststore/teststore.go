@@ -17,10 +17,6 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
 
-// testPasswordIterations is the PBKDF2 count of the test stores' password hashes: low, since no
-// test attacks them.
-const testPasswordIterations = 64
-
 // Store is a running store.
 type Store struct {
 	// Server is the store itself: Server.Dial reaches it in memory, without the port.
@@ -43,9 +39,6 @@ func Start(t testing.TB, mod func(*store.Config)) *Store {
 		DataDir: t.TempDir(),
 		Fsync:   partlog.FsyncNever,
 		Logger:  slog.New(slog.DiscardHandler),
-		// A login checks a PBKDF2 hash; 20,000 iterations took 0.65 s of CPU each under the race
-		// detector on a loaded machine, and a test of a few gateways logs in dozens of times.
-		PasswordIterations: testPasswordIterations,
 	}
 	if mod != nil {
 		mod(&cfg)
