@@ -336,7 +336,7 @@ func randomBatch(b *testing.B, n, size int) []byte {
 }
 
 // jsonBatch is a snappy batch of n of the benchmark runner's JSON-like values of size bytes.
-func jsonBatch(b *testing.B, n, size int) []byte {
+func jsonBatch(b testing.TB, n, size int) []byte {
 	pool, err := workload.NewPool(workload.JSON, size, n*size, 1)
 	if err != nil {
 		b.Fatal(err)
