@@ -57,6 +57,20 @@ free_port() {
 		echo $((20000 + RANDOM % 40000))
 }
 
+# fleet_ports N: sets the array ports to N distinct free ports and list to the --brokers list of
+# nodes 1..N on them (1@127.0.0.1:P1,2@127.0.0.1:P2,...).
+fleet_ports() {
+	local n p brokers=()
+	ports=()
+	for ((n = 1; n <= $1; n++)); do
+		p="$(free_port)"
+		while [[ " ${ports[*]} " == *" $p "* ]]; do p="$(free_port)"; done
+		ports+=("$p")
+		brokers+=("$n@127.0.0.1:$p")
+	done
+	list="$(IFS=,; echo "${brokers[*]}")"
+}
+
 # iggy_flags NAME [IGGYTARGET FLAGS...]: sets the array iggy_flags to the flags that point a
 # `serve` at its Iggy server. Without IGGY_KAFKA_TEST_IGGY_SERVER, the embedded store inside the
 # gateway's process (a free port, data in $work/NAME-data, no fsync). With it, the real

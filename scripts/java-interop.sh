@@ -229,17 +229,9 @@ iggy_pids=()
 # each accepts and the coordinator partitions have settled. False (after a FAIL) when one did not
 # start.
 start_fleet() {
-	local prefix=$1 n p
+	local prefix=$1 n
 	shift
-	ports=()
-	local brokers=()
-	for n in 1 2 3; do
-		p="$(free_port)"
-		while [[ " ${ports[*]} " == *" $p "* ]]; do p="$(free_port)"; done
-		ports+=("$p")
-		brokers+=("$n@127.0.0.1:$p")
-	done
-	list="$(IFS=,; echo "${brokers[*]}")"
+	fleet_ports 3
 	node_pids=()
 	fleet_pids=()
 	for n in 1 2 3; do

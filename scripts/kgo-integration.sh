@@ -95,15 +95,7 @@ if [[ $fleet -eq 0 ]]; then
 else
 	store_flags store || exit 1
 	logs+=("$work"/store-iggy/*.log)
-	ports=()
-	brokers=()
-	for n in 1 2 3; do
-		p="$(free_port)"
-		while [[ " ${ports[*]} " == *" $p "* ]]; do p="$(free_port)"; done
-		ports+=("$p")
-		brokers+=("$n@127.0.0.1:$p")
-	done
-	list="$(IFS=,; echo "${brokers[*]}")"
+	fleet_ports 3
 	for n in 1 2 3; do
 		p="${ports[$((n - 1))]}"
 		logs+=("$work/gateway-$n.log")
