@@ -264,6 +264,36 @@ func TestFetchMaxBytesStillReturnsFirstBatch(t *testing.T) {
 	}
 }
 
+// onFetched calls fn with the byte limit of every read the storage is asked for.
+func (ts *testServer) onFetched(fn func(maxBytes int32)) {
+	ts.storage.mu.Lock()
+	defer ts.storage.mu.Unlock()
+	ts.storage.fetched = func(_ string, _ int32, _ int64, maxBytes int32) { fn(maxBytes) }
+}
+
+// fetchParts sends one Fetch v11 of partitions 0 to parts-1 of topic from offset 0, 1 MiB each
+// and maxBytes in all.
+func fetchParts(t *testing.T, cl *kgo.Client, topic string, parts int, maxBytes int32) *kmsg.FetchResponse {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 11
+	req.MaxBytes = maxBytes
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = topic
+	for p := range int32(parts) {
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition = p
+		fp.PartitionMaxBytes = 1 << 20
+		ft.Partitions = append(ft.Partitions, fp)
+	}
+	req.Topics = append(req.Topics, ft)
+	resp, err := req.RequestWith(testCtx(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // TestFetchStopsReadingAtTheLimit: a fetch of many partitions reads them in waves, and once the
 // records read reach the request's limit the partitions left are asked for their watermarks
 // only; every partition still answers with its high watermark.
@@ -280,31 +310,14 @@ func TestFetchStopsReadingAtTheLimit(t *testing.T) {
 	}
 	var mu sync.Mutex
 	reads := 0
-	ts.storage.mu.Lock()
-	ts.storage.fetched = func(_ string, _ int32, _ int64, maxBytes int32) {
+	ts.onFetched(func(maxBytes int32) {
 		mu.Lock()
 		defer mu.Unlock()
 		if maxBytes > 0 {
 			reads++
 		}
-	}
-	ts.storage.mu.Unlock()
-	req := kmsg.NewPtrFetchRequest()
-	req.Version = 11
-	req.MaxBytes = 100 << 10
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "many"
-	for p := range int32(parts) {
-		fp := kmsg.NewFetchRequestTopicPartition()
-		fp.Partition = p
-		fp.PartitionMaxBytes = 1 << 20
-		ft.Partitions = append(ft.Partitions, fp)
-	}
-	req.Topics = append(req.Topics, ft)
-	resp, err := req.RequestWith(testCtx(t), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
+	resp := fetchParts(t, cl, "many", parts, 100<<10)
 	mu.Lock()
 	n := reads
 	mu.Unlock()
@@ -340,29 +353,12 @@ func TestFetchReadsWhatFits(t *testing.T) {
 	}
 	var mu sync.Mutex
 	asked := 0
-	ts.storage.mu.Lock()
-	ts.storage.fetched = func(_ string, _ int32, _ int64, maxBytes int32) {
+	ts.onFetched(func(maxBytes int32) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked += int(maxBytes)
-	}
-	ts.storage.mu.Unlock()
-	req := kmsg.NewPtrFetchRequest()
-	req.Version = 11
-	req.MaxBytes = maxBytes
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "full"
-	for p := range int32(parts) {
-		fp := kmsg.NewFetchRequestTopicPartition()
-		fp.Partition = p
-		fp.PartitionMaxBytes = 1 << 20
-		ft.Partitions = append(ft.Partitions, fp)
-	}
-	req.Topics = append(req.Topics, ft)
-	resp, err := req.RequestWith(testCtx(t), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
+	resp := fetchParts(t, cl, "full", parts, maxBytes)
 	batch := len(val) + 128
 	mu.Lock()
 	n := asked
