@@ -3,13 +3,14 @@ package coordinator
 import (
 	"context"
 	"fmt"
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 	"log/slog"
 	"net"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/logio"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"

@@ -413,16 +413,7 @@ func TestStaleLeaseStopsServing(t *testing.T) {
 		c.HandoverBound = 0 // the product's default: 3 x LeasePoll, capped at LeaseBound
 		c.AnnounceInterval, c.FollowInterval = time.Hour, time.Hour
 	})
-	// A partition whose load failed (a slow store read on a loaded machine) is loaded again at
-	// the next lease read, which the fake clock never brings: kickLease asks for it instead,
-	// without moving the clock.
-	waitServing(t, "a serves all", func() error {
-		if n := len(serving(a)); n != 16 {
-			a.kickLease()
-			return fmt.Errorf("%d", n)
-		}
-		return nil
-	})
+	driveUntil(t, a, "a serves all", func() error { return servesAll(a) })
 	g := groupIn(7, "frozen")
 	if _, code := (directory{a}).Manager(g); code != 0 {
 		t.Fatalf("fresh lease answers %d", code)

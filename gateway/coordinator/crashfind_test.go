@@ -32,13 +32,7 @@ func TestFindCoordinatorAfterOwnerCrash(t *testing.T) {
 		c.AnnounceInterval, c.FollowInterval = time.Hour, time.Hour
 	}
 	a := start(t, s, 1, cfg)
-	waitServing(t, "a serves all", func() error {
-		if n := len(serving(a)); n != 16 {
-			a.kickLease()
-			return fmt.Errorf("%d", n)
-		}
-		return nil
-	})
+	driveUntil(t, a, "a serves all", func() error { return servesAll(a) })
 	b := start(t, s, 2, cfg)
 	c := start(t, s, 3, cfg)
 	all := []*Coordinator{a, b, c}

@@ -3,12 +3,13 @@ package coordinator
 import (
 	"context"
 	"fmt"
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
-	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/fleet"
+	"github.com/iggy-kafka/iggy-kafka/gateway/coordinator/record"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"

@@ -117,6 +117,26 @@ func settled(c *Coordinator) bool {
 
 // confirmLeases has each gateway read its lease now, on clk as it stands (gateways whose
 // LeasePoll is out of reach read it only when kicked).
+// driveUntil kicks a's lease loop, one read per check, until done holds: on a fake clock lease
+// reads never come by themselves, and a partition whose load failed (a slow store read on a
+// loaded machine) is loaded again at the next one.
+func driveUntil(t *testing.T, a *Coordinator, what string, done func() error) {
+	t.Helper()
+	checkfor.Eventually(t, 20*time.Second, what, func() error {
+		err := done()
+		if err != nil {
+			a.kickLease()
+		}
+		return err
+	})
+}
+
+// servesAll tells whether c serves all 16 log partitions.
+func servesAll(c *Coordinator) error {
+	n := len(serving(c))
+	return checkfor.True(n == 16, "node %d serves %d partitions", c.cfg.NodeID, n)
+}
+
 func confirmLeases(t *testing.T, clk clock.Clock, cs ...*Coordinator) {
 	t.Helper()
 	for _, c := range cs {

@@ -67,18 +67,6 @@ func slowLeaseGateway(t *testing.T, s *testStore, link *lagLink, node int32) *Co
 	})
 }
 
-// driveUntil kicks a's lease loop, one read per check, until done holds.
-func driveUntil(t *testing.T, a *Coordinator, what string, done func() error) {
-	t.Helper()
-	checkfor.Eventually(t, 20*time.Second, what, func() error {
-		err := done()
-		if err != nil {
-			a.kickLease()
-		}
-		return err
-	})
-}
-
 func holdsNone(c *Coordinator) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

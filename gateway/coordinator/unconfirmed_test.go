@@ -49,13 +49,7 @@ func TestFindCoordinatorWhileLeaseUnconfirmed(t *testing.T) {
 	}
 	confirm := func(cs ...*Coordinator) { t.Helper(); confirmLeases(t, clk, cs...) }
 	a := start(t, s, 1, cfg)
-	waitServing(t, "a serves all", func() error {
-		if n := len(serving(a)); n != 16 {
-			a.kickLease()
-			return fmt.Errorf("%d", n)
-		}
-		return nil
-	})
+	driveUntil(t, a, "a serves all", func() error { return servesAll(a) })
 	b := start(t, s, 2, cfg)
 	// a reads b's announcement (its lease member), then its lease: it gives b's share away;
 	// b's first lease read gains that share.
