@@ -297,6 +297,21 @@ func startTxnFleet(t *testing.T) *txnFleet {
 	return f
 }
 
+// initAtB is the transaction manager of b that coordinates id, with the producer id and epoch
+// of a first InitProducerId of id (a minute's timeout).
+func (f *txnFleet) initAtB(t *testing.T, id string) (*txn.Manager, int64, int16) {
+	t.Helper()
+	tm, code := (directory{f.b}).Txns(id)
+	if tm == nil {
+		t.Fatalf("b does not serve %s: code %d", id, code)
+	}
+	pid, epoch, err := tm.InitProducerID(id, time.Minute, txn.NoProducer, txn.NoProducer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm, pid, epoch
+}
+
 // A group coordinated by one gateway and a transactional id by another (a fleet): the group's
 // coordinator checks the TxnOffsetCommit at the transaction's coordinator and keeps the offsets
 // in the group's log partition (RequireStable answers UNSTABLE_OFFSET_COMMIT); the transaction's
@@ -309,14 +324,7 @@ func TestTxnOffsetsAcrossGateways(t *testing.T) {
 	s, a, b, peers, pa := f.s, f.a, f.b, f.peers, f.pa
 	grp, id := groupIn(f.pa, "fleet-group"), groupIn(f.pb, "fleet-txn")
 	ctx := ctxT(t)
-	tm, code := (directory{b}).Txns(id)
-	if tm == nil {
-		t.Fatalf("b does not serve %s: code %d", id, code)
-	}
-	pid, epoch, err := tm.InitProducerID(id, time.Minute, txn.NoProducer, txn.NoProducer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm, pid, epoch := f.initAtB(t, id)
 	commitOffset := func(offset int64) int16 {
 		t.Helper()
 		req := stageIn(3, id, grp, pid, epoch, offset)
@@ -509,14 +517,7 @@ func TestTransactionsV2NextEndWhileTheMarkerTravels(t *testing.T) {
 	a, b := f.a, f.b
 	grp, id := groupIn(f.pa, "v2-fleet-group"), groupIn(f.pb, "v2-fleet-txn")
 	ctx := ctxT(t)
-	tm, code := (directory{b}).Txns(id)
-	if tm == nil {
-		t.Fatalf("b does not serve %s: code %d", id, code)
-	}
-	pid, epoch, err := tm.InitProducerID(id, time.Minute, txn.NoProducer, txn.NoProducer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm, pid, epoch := f.initAtB(t, id)
 	// The TxnOffsetCommit v5 at a adds the group's log partition to the transaction at b.
 	checkfor.Eventually(t, 10*time.Second, "a TxnOffsetCommit v5 taken", func() error {
 		resp, err := a.Txns().TxnOffsetCommit(ctx, kafkaIdentity(), stageIn(5, id, grp, pid, epoch, 41))
