@@ -78,15 +78,21 @@ func txnBatches(t *testing.T, g *Gateway, topic string) txnLayout {
 	txn("c3", true, 5)
 	txn("a4", false, 4, 4)
 	txn("c5", true, 4)
-	ends, err := kadm.NewClient(client(t, g)).ListEndOffsets(testCtx(t), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _ := ends.Lookup(topic, 0)
-	l.end = e.Offset
-	if want := int64(5 + 5 + 5 + 8 + 4 + 5); l.end != want {
-		t.Fatalf("high watermark %d, want %d (27 records, 5 markers)", l.end, want)
-	}
+	// EndTxn answers once its end is decided; the last markers are written after, as Kafka's.
+	adm := kadm.NewClient(client(t, g))
+	want := int64(5 + 5 + 5 + 8 + 4 + 5)
+	checkfor.Eventually(t, 10*time.Second, "the last commit marker", func() error {
+		ends, err := adm.ListEndOffsets(testCtx(t), topic)
+		if err != nil {
+			return err
+		}
+		e, _ := ends.Lookup(topic, 0)
+		l.end = e.Offset
+		if l.end > want {
+			t.Fatalf("high watermark %d, want %d (27 records, 5 markers)", l.end, want)
+		}
+		return checkfor.True(l.end == want, "high watermark %d, want %d (27 records, 5 markers)", l.end, want)
+	})
 	return l
 }
 
