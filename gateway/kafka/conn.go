@@ -226,8 +226,19 @@ func (c *conn) readLoop() {
 				append(c.logAttrs(), "api_key", req.key)...)
 			return
 		}
-		if !c.dispatch(req, f) {
+		sl, ok := c.dispatch(req, f)
+		if !ok {
 			return
+		}
+		// A connection under a quota is read one request at a time, as Kafka reads every
+		// connection: the next request waits until this one is recorded and any throttle it
+		// calls for has muted the connection (throttle.go).
+		if c.quotaLimited(req) {
+			select {
+			case <-sl.done:
+			case <-c.ctx.Done():
+				return
+			}
 		}
 	}
 }
@@ -244,16 +255,16 @@ func preAuthKey(key int16) bool {
 
 // dispatch starts req and queues its slot. SASL requests and ApiVersions run inline: they change
 // or describe connection state that the next request depends on. It reports false when the
-// connection must stop reading. The request's frame, and its share of the buffer budget, is
-// released once the handler is done with it and its answer is encoded.
-func (c *conn) dispatch(req *request, f framebuf.Frame) bool {
+// connection must stop reading, and the request's slot. The request's frame, and its share of
+// the buffer budget, is released once the handler is done with it and its answer is encoded.
+func (c *conn) dispatch(req *request, f framebuf.Frame) (*slot, bool) {
 	sl := &slot{done: make(chan struct{})}
 	inline := preAuthKey(req.key) || (c.s.cfg.SASL && !c.authed)
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.ctx.Done():
 		f.Release()
-		return false
+		return nil, false
 	}
 	c.order(req)
 	req.ctx = c.ctx
@@ -271,10 +282,10 @@ func (c *conn) dispatch(req *request, f framebuf.Frame) bool {
 		if req.key == saslAuthenticateKey {
 			c.noteUser()
 		}
-		return !sl.closeAfter
+		return sl, !sl.closeAfter
 	}
 	go run()
-	return true
+	return sl, true
 }
 
 // orderProduce keeps one connection's writes to a partition in the order the client sent them:

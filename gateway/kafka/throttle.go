@@ -23,9 +23,10 @@ import (
 //     answer (KIP-219: Produce v6+, Fetch v8+, and the like; kmsg's ThrottleResponse says
 //     which), the answer goes out at once; for older versions the answer is held for the
 //     throttle, as Kafka holds it.
-//   - Requests the connection had already read and dispatched before the throttle began
-//     (a pipelining client) are still answered: Kafka reads one request at a time per
-//     connection, the gateway up to MaxInFlight.
+//   - A connection under any quota is read one request at a time, as Kafka reads every
+//     connection: its next request is read once this one is recorded, so a pipelining
+//     client's requests are each measured after the throttle of the one before. Other
+//     connections are read up to MaxInFlight ahead.
 
 // anonymous is the quota user of a connection that did not authenticate, Kafka's name for it.
 const anonymous = "ANONYMOUS"
@@ -40,6 +41,16 @@ func quotaNames(req *request) (user, clientID string) {
 		clientID = *req.clientID
 	}
 	return user, clientID
+}
+
+// quotaLimited reports whether req's connection is read one request at a time: a quota
+// applies to it.
+func (c *conn) quotaLimited(req *request) bool {
+	q := c.s.cfg.Quotas
+	if q == nil || exemptFromQuotas(req.key) {
+		return false
+	}
+	return q.Limited(quotaNames(req))
 }
 
 // exemptFromQuotas: requests that are answered before a connection has a principal.

@@ -75,6 +75,49 @@ func TestThrottledConnectionMuted(t *testing.T) {
 	}
 }
 
+// A client under a quota that pipelines (writes its next request before the answer to the
+// one before) has the next one read only after the first is recorded: the throttle the first
+// calls for holds the second, as Kafka reads one request at a time. Read ahead, the second
+// would be answered at once, and a pipelining client would move more than its quota.
+func TestThrottledPipelineReadOneAtATime(t *testing.T) {
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	q := quota.New(quota.Config{Clock: fc})
+	q.Set(quota.Table{quota.ProducerByteRate: {quota.Entity{ClientID: quota.Name{Kind: quota.Named, Value: "t"}}: 1}})
+	ts := startServer(t, func(c *Config) { c.Clock, c.Quotas = fc, q })
+	createTopic(t, ts.client(t), "q", 1)
+	rc := dialRaw(t, ts.addr)
+
+	produce := func(ts int32) []byte {
+		preq := kmsg.NewPtrProduceRequest()
+		preq.Version, preq.Acks, preq.TimeoutMillis = 9, -1, 5000
+		pt := kmsg.NewProduceRequestTopic()
+		pt.Topic = "q"
+		pp := kmsg.NewProduceRequestTopicPartition()
+		pp.Records = testBatch(ts)
+		pt.Partitions = append(pt.Partitions, pp)
+		preq.Topics = append(preq.Topics, pt)
+		rc.corr++
+		return encodeRequest(preq, rc.corr)
+	}
+	// Both requests in one write: the server has the second before it answers the first.
+	rc.write(t, append(produce(0), produce(1)...))
+	first := rc.readFrame(t)
+	presp := kmsg.NewPtrProduceResponse()
+	presp.Version = 9
+	if err := presp.ReadFrom(first[5:]); err != nil {
+		t.Fatal(err)
+	}
+	d := time.Duration(presp.ThrottleMillis) * time.Millisecond
+	if d <= time.Second || presp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("first produce over the quota: throttle %v, error %d", d, presp.Topics[0].Partitions[0].ErrorCode)
+	}
+	expectSilent(t, rc)
+	fc.Advance(d - time.Millisecond)
+	expectSilent(t, rc)
+	fc.Advance(time.Millisecond)
+	rc.readFrame(t) // the second produce's answer, once the first's throttle has passed
+}
+
 // expectSilent checks that nothing arrives on rc for 300 ms of wall time: the server holds
 // what it holds on its fake clock, which does not move meanwhile.
 func expectSilent(t *testing.T, rc *rawConn) {

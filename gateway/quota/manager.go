@@ -167,6 +167,17 @@ func (m *Manager) Resolve(key, user, clientID string) (Resolved, bool) {
 	return m.table.Load().Resolve(key, user, clientID)
 }
 
+// Limited reports whether any quota applies to user and clientID now.
+func (m *Manager) Limited(user, clientID string) bool {
+	t := m.table.Load()
+	for key := range keys {
+		if _, ok := t.Resolve(key, user, clientID); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // MaxInWindow is the most of key that one request may bring without being throttled for it
 // alone, the limit over Windows-1 samples: Kafka caps a Fetch's bytes at it, so that a
 // client under a small consumer_byte_rate is not answered empty forever. ok is false when no
