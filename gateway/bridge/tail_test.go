@@ -330,7 +330,7 @@ func TestTailLendsTheLastBatch(t *testing.T) {
 	const limit = 64 << 10
 	b := tailBridge(t, m, limit)
 	batch := func(i int) []byte {
-		recs := valueRecs(fmt.Sprint("b", i), 4)
+		recs := valueRecs(fmt.Sprintf("b%02d", i), 4) // every batch of one size: buffers fit each other
 		for j := range recs {
 			recs[j].Value = bytes.Repeat(recs[j].Value, 200) // about 4 KiB per batch
 		}
