@@ -80,7 +80,7 @@ func TestFindCoordinatorWhileLeaseUnconfirmed(t *testing.T) {
 		return checkfor.True(na > 0 && nb > 0 && na+nb == 16, "a %d, b %d", na, nb)
 	})
 	// Each reads the other's announcement of the split, as its follower would (FollowInterval
-	// is out of reach): b's loads read a's announcements before a announced its loss, and an
+	// is out of reach): b's loads may read a's announcements before a announces its loss, and an
 	// announcement of a that still lists p would name a as p's owner at b below.
 	waitServing(t, "a and b read each other's split", func() error {
 		if err := announcesServing(t, a, b); err != nil {
