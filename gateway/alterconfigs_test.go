@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // Topic configs altered through one gateway, with kadm's AlterTopicConfigsState (AlterConfigs)
@@ -28,7 +29,7 @@ func TestAlterTopicConfigsAcrossGatewaysAndRestarts(t *testing.T) {
 		cfg := Config{
 			Bind:             "127.0.0.1:0",
 			AutoCreateTopics: true,
-			Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: data},
+			Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: data, PasswordIterations: teststore.PasswordIterations},
 		}
 		if iggy != "" {
 			cfg.IggyAddrs, cfg.IggyUsername, cfg.IggyPassword = []string{iggy}, "iggy", "iggy"

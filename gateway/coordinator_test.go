@@ -12,6 +12,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // A group's committed offsets outlive the gateway, with the coordinator log and without it, and
@@ -25,7 +26,7 @@ func TestGroupOffsetsSurviveARestart(t *testing.T) {
 				NodeID:         7,
 				CoordinatorLog: withLog,
 				DrainTimeout:   5 * time.Second,
-				Embedded:       store.Config{Listen: "127.0.0.1:0", DataDir: dir, HeartbeatInterval: 2 * time.Second},
+				Embedded:       store.Config{Listen: "127.0.0.1:0", DataDir: dir, HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
 			}
 			start := func() *Gateway {
 				t.Helper()

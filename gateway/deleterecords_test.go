@@ -15,6 +15,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // DeleteRecords through a fleet of two: each partition is deleted at its leader, and then both
@@ -32,7 +33,7 @@ func TestDeleteRecordsAcrossTheFleet(t *testing.T) {
 			CoordinatorLog:   true,
 			DrainTimeout:     5 * time.Second,
 			Logger:           slog.New(slog.DiscardHandler),
-			Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: data, HeartbeatInterval: 2 * time.Second},
+			Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: data, HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
 		}, 2)
 		if err != nil {
 			t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // lockedBuffer collects log lines written from several goroutines.
@@ -52,7 +53,7 @@ func TestFleetSharesOneStore(t *testing.T) {
 		CoordinatorLog:   true,
 		DrainTimeout:     5 * time.Second,
 		Logger:           slog.New(slog.NewJSONHandler(logs, nil)),
-		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
+		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
 	}, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestStartFleetRefuses(t *testing.T) {
 		{3, func(c *Config) { c.MetricsAddr = "127.0.0.1:65534" }, "run past 65535"},
 	}
 	for _, c := range cases {
-		cfg := Config{Bind: "127.0.0.1:9092", Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}}
+		cfg := Config{Bind: "127.0.0.1:9092", Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), PasswordIterations: teststore.PasswordIterations}}
 		if c.mod != nil {
 			c.mod(&cfg)
 		}

@@ -32,7 +32,7 @@ func startGateway(t testing.TB, mod func(*Config)) *Gateway {
 		Bind:             "127.0.0.1:0",
 		AutoCreateTopics: true,
 		MetricsAddr:      "127.0.0.1:0",
-		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()},
+		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), PasswordIterations: teststore.PasswordIterations},
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -198,7 +198,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	addr := freeport.Addr(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{Bind: addr, Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}})
+		done <- Run(ctx, Config{Bind: addr, Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), PasswordIterations: teststore.PasswordIterations}})
 	}()
 	checkfor.Eventually(t, 20*time.Second, "the gateway listens", func() error {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -362,7 +362,7 @@ func TestStartFailureReleasesEverything(t *testing.T) {
 	_, err = Start(testCtx(t), Config{
 		Bind:        "127.0.0.1:" + strconv.Itoa(kafkaPort),
 		MetricsAddr: busy.Addr().String(),
-		Embedded:    store.Config{Listen: "127.0.0.1:0", DataDir: dir},
+		Embedded:    store.Config{Listen: "127.0.0.1:0", DataDir: dir, PasswordIterations: teststore.PasswordIterations},
 	})
 	if err == nil {
 		t.Fatal("Start succeeded on a taken metrics address")

@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // scrape reads the unlabelled samples of a gateway's /metrics.
@@ -58,7 +59,7 @@ func TestFleetMetricsPerGateway(t *testing.T) {
 		AutoCreateTopics: true,
 		DrainTimeout:     5 * time.Second,
 		Logger:           slog.New(slog.DiscardHandler),
-		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
+		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
 	}, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // A transactional id's producer and open transaction live on the coordinator log: the gateway
@@ -30,7 +31,7 @@ func TestTransactionSurvivesARestart(t *testing.T) {
 		CoordinatorLog: true,
 		Transactions:   true,
 		DrainTimeout:   5 * time.Second,
-		Embedded:       store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
+		Embedded:       store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
 	}
 	start := func() *Gateway {
 		t.Helper()
@@ -204,7 +205,7 @@ func TestTransactionalProducerMarkers(t *testing.T) {
 func TestReadCommitted(t *testing.T) {
 	cfg := Config{
 		Bind: "127.0.0.1:0", NodeID: 1, CoordinatorLog: true, Transactions: true, DrainTimeout: 5 * time.Second,
-		Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
+		Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
 	}
 	start := func() *Gateway {
 		t.Helper()
@@ -329,7 +330,7 @@ func TestTransactionCoordinatorStopsMidTransaction(t *testing.T) {
 			CoordinatorLog: true, Transactions: true, AutoCreateTopics: true, DrainTimeout: 2 * time.Second,
 		}
 		if i == 0 {
-			cfg.Embedded = store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second}
+			cfg.Embedded = store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations}
 		} else {
 			cfg.IggyAddrs, cfg.IggyUsername, cfg.IggyPassword = []string{gs[0].StoreAddr().String()}, "iggy", "iggy"
 			cfg.HeartbeatInterval = 2 * time.Second

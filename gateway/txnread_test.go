@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // txnLayout is what txnBatches wrote: the value at each offset that holds a record, and which
@@ -139,7 +140,7 @@ func txnGateway(t *testing.T) (*Gateway, func() *Gateway) {
 	t.Helper()
 	cfg := Config{
 		Bind: "127.0.0.1:0", NodeID: 1, CoordinatorLog: true, Transactions: true, DrainTimeout: 5 * time.Second,
-		Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second},
+		Embedded: store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
 	}
 	var g *Gateway
 	start := func() {

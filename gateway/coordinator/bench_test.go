@@ -16,6 +16,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy"
 	"github.com/iggy-kafka/iggy-kafka/gateway/iggy/wire"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // benchCommit is the n-th offset commit of a log holding 1,000 groups of 10 partitions.
@@ -29,7 +30,7 @@ func benchCommit(n int) record.Record {
 // its in-memory connection, as a gaining owner does (poll, decode, fold).
 func BenchmarkReplay(b *testing.B) {
 	const records = 1_000_000
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler), PasswordIterations: teststore.PasswordIterations})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -77,6 +78,15 @@ func TestFindCoordinatorWhileLeaseUnconfirmed(t *testing.T) {
 	waitServing(t, "a and b split the log", func() error {
 		na, nb := len(serving(a)), len(serving(b))
 		return checkfor.True(na > 0 && nb > 0 && na+nb == 16, "a %d, b %d", na, nb)
+	})
+	// Each reads the other's announcement of the split, as its follower would (FollowInterval
+	// is out of reach): b's loads may read a's announcements before a announces its loss, and an
+	// announcement of a that still lists p would name a as p's owner at b below.
+	waitServing(t, "a and b read each other's split", func() error {
+		if err := announcesServing(t, a, b); err != nil {
+			return err
+		}
+		return announcesServing(t, b, a)
 	})
 	var p int
 	for q := range serving(b) {
@@ -162,4 +172,21 @@ func TestFindCoordinatorWhileLeaseUnconfirmed(t *testing.T) {
 	if r := find(a).Coordinators[0]; r.ErrorCode != 0 || r.NodeID != 2 {
 		t.Fatalf("FindCoordinator at a once b serves p: node %d code %d", r.NodeID, r.ErrorCode)
 	}
+}
+
+// announcesServing reads the announcements at c and tells whether other's newest one lists
+// exactly the partitions other serves.
+func announcesServing(t *testing.T, c, other *Coordinator) error {
+	if err := c.readOwners(ctxT(t)); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	ann, _ := c.fv.Announcement(other.cfg.NodeID)
+	c.mu.Unlock()
+	listed := map[int]bool{}
+	for p := range ann.Claims {
+		listed[p] = true
+	}
+	return checkfor.True(maps.Equal(listed, serving(other)), "node %d reads node %d's announcement as %v, which serves %v",
+		c.cfg.NodeID, other.cfg.NodeID, slices.Sorted(maps.Keys(listed)), slices.Sorted(maps.Keys(serving(other))))
 }

@@ -59,7 +59,7 @@ func TestTapDecodesGroupAnswers(t *testing.T) {
 	t.Cleanup(c.Close)
 	f := &fleet{t: t, gws: []*gw{{id: 0, proc: &proc{addr: c.ListenAddrs()[0]}}}}
 	tp := &tap{}
-	pr := startProbe(t, f, tp, probeInterval)
+	pr := startProbe(t, f, tp, probeInterval, false)
 	pr.close()
 	if got := tp.rejoins(time.Time{}); len(got) != 0 {
 		t.Fatalf("rejoin codes before any: %v", got)

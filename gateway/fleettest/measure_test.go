@@ -24,8 +24,7 @@ func TestMeasureHandover(t *testing.T) {
 	}
 	f := startFleet(t)
 	tp := &tap{}
-	pr := startProbe(t, f, tp, 20*time.Millisecond)
-	pr.heartbeatsOnly = true
+	pr := startProbe(t, f, tp, 20*time.Millisecond, true)
 	r := &run{t: t, f: f, tp: tp, pr: pr}
 	pr.waitAllServed(t, 20*time.Second, "the fleet up")
 

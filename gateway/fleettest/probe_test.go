@@ -73,10 +73,10 @@ type probe struct {
 }
 
 // startProbe joins the probe's members (through any gateway: kgo finds each coordinator) and
-// starts its rounds.
-func startProbe(t testing.TB, f *fleet, tp *tap, interval time.Duration) *probe {
+// starts its rounds; heartbeatsOnly is the probe's (set before its rounds read it).
+func startProbe(t testing.TB, f *fleet, tp *tap, interval time.Duration, heartbeatsOnly bool) *probe {
 	t.Helper()
-	pr := &probe{t: t, f: f, tp: tp, interval: interval, clients: map[int32]*kgo.Client{}, done: make(chan struct{})}
+	pr := &probe{t: t, f: f, tp: tp, interval: interval, heartbeatsOnly: heartbeatsOnly, clients: map[int32]*kgo.Client{}, done: make(chan struct{})}
 	var err error
 	if pr.joiner, err = kgo.NewClient(clientOpts(f, tp, "probe-join")...); err != nil {
 		t.Fatal(err)

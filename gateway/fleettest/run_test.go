@@ -56,7 +56,7 @@ func startRunOn(t *testing.T, f *fleet, kip848 ...bool) *run {
 	}
 	createTopic(t, f, tp)
 	r := &run{t: t, f: f, tp: tp}
-	r.pr = startProbe(t, f, tp, probeInterval)
+	r.pr = startProbe(t, f, tp, probeInterval, false)
 	r.l = newLoad(t, f, tp)
 	r.l.kip848 = len(kip848) > 0 && kip848[0]
 	r.l.startProducers()

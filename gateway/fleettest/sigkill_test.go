@@ -61,8 +61,7 @@ func sigkillRounds(t *testing.T, n int) {
 	f := startFleet(t)
 	tp := &tap{}
 	createTopic(t, f, tp)
-	pr := startProbe(t, f, tp, probeInterval)
-	pr.heartbeatsOnly = true
+	pr := startProbe(t, f, tp, probeInterval, true)
 
 	sent := &sentTimes{m: map[string]time.Time{}}
 	l := newLoad(t, f, tp)

@@ -17,6 +17,13 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
 )
 
+// PasswordIterations is the PBKDF2 count of the password hashes of every store a test starts,
+// here and as a gateway's embedded store (store.Config.PasswordIterations): a login hashes once,
+// and the default 20,000 iterations took 0.65 s of CPU under the race detector on a loaded
+// 2-core machine, which made logins of tests running in parallel miss their deadline. The
+// store's own tests check the default count and the count kept per user.
+const PasswordIterations = 1
+
 // Store is a running store.
 type Store struct {
 	// Server is the store itself: Server.Dial reaches it in memory, without the port.
@@ -35,10 +42,11 @@ type Store struct {
 func Start(t testing.TB, mod func(*store.Config)) *Store {
 	t.Helper()
 	cfg := store.Config{
-		Listen:  "127.0.0.1:0",
-		DataDir: t.TempDir(),
-		Fsync:   partlog.FsyncNever,
-		Logger:  slog.New(slog.DiscardHandler),
+		Listen:             "127.0.0.1:0",
+		DataDir:            t.TempDir(),
+		Fsync:              partlog.FsyncNever,
+		Logger:             slog.New(slog.DiscardHandler),
+		PasswordIterations: PasswordIterations,
 	}
 	if mod != nil {
 		mod(&cfg)
