@@ -23,6 +23,7 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // BenchmarkKafkaToIggy converts one produced Kafka batch of 1000 records into
@@ -187,7 +188,7 @@ type benchGateway struct {
 
 func startGateway(b *testing.B, cfg Config) *benchGateway {
 	b.Helper()
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Fsync: partlog.FsyncNever})
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Fsync: partlog.FsyncNever, PasswordIterations: teststore.PasswordIterations})
 	if err != nil {
 		b.Fatal(err)
 	}

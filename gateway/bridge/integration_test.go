@@ -15,13 +15,14 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/gateway/store/partlog"
+	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // startStore runs the embedded Iggy store on a loopback port for one test
 // and returns a client logged in as root.
 func startStore(t testing.TB) (*store.Server, func() *iggy.Client) {
 	t.Helper()
-	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Fsync: partlog.FsyncNever})
+	srv, err := store.New(store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Fsync: partlog.FsyncNever, PasswordIterations: teststore.PasswordIterations})
 	if err != nil {
 		t.Fatal(err)
 	}
