@@ -130,9 +130,9 @@ func setClientQuota(t *testing.T, cl *kgo.Client, clientID, key string, v float6
 
 // Two producers on one gateway, one with a producer_byte_rate quota: its acknowledged rate,
 // measured over 4 s once its first burst is past, is the quota within 25%, and it was told to
-// throttle; the other, on the same gateway at the same time, is never throttled and keeps at
-// least half the rate it had alone (the noise of a shared machine). The gateway's metrics
-// show both by client id.
+// throttle; the other, on the same gateway at the same time, is never throttled and moves at
+// least four times that quota (what it moves beside the first depends on the machine's load, so
+// it is not compared with its rate alone). The gateway's metrics show both by client id.
 func TestProducerByteRateHeld(t *testing.T) {
 	g := quotaGateway(t, quotaWindow)
 	adm := kadm.NewClient(client(t, g))
@@ -148,8 +148,6 @@ func TestProducerByteRateHeld(t *testing.T) {
 	}
 	var slowT, fastT throttles
 	slow, fast := producer("slow", &slowT), producer("fast", &fastT)
-	// The producer without a quota alone first, for its rate on this machine now.
-	alone := produceFlow(t, fast, "quota-fast", 3*time.Second).rate(time.Second, 3*time.Second)
 	var slowFlow, fastFlow *flow
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -157,8 +155,8 @@ func TestProducerByteRateHeld(t *testing.T) {
 	go func() { defer wg.Done(); fastFlow = produceFlow(t, fast, "quota-fast", quotaRun) }()
 	wg.Wait()
 	slowRate, fastRate := slowFlow.rate(measureFrom, measureTo), fastFlow.rate(measureFrom, measureTo)
-	t.Logf("quota %d B/s: slow %.0f B/s (%d throttles, %d ms), fast %.0f B/s (alone %.0f B/s; %d throttles)",
-		quotaRate, slowRate, slowT.n.Load(), slowT.total.Load(), fastRate, alone, fastT.n.Load())
+	t.Logf("quota %d B/s: slow %.0f B/s (%d throttles, %d ms), fast %.0f B/s (%d throttles)",
+		quotaRate, slowRate, slowT.n.Load(), slowT.total.Load(), fastRate, fastT.n.Load())
 	if !within(slowRate, quotaRate, quotaTolerance) {
 		t.Errorf("the producer under a %d B/s quota moved %.0f B/s", quotaRate, slowRate)
 	}
@@ -168,10 +166,8 @@ func TestProducerByteRateHeld(t *testing.T) {
 	if n := fastT.n.Load(); n != 0 {
 		t.Errorf("the producer without a quota was throttled %d times", n)
 	}
-	// Noise on a shared machine: the same producer's rate changes by up to a half between
-	// runs of a few seconds with nothing else changed.
-	if fastRate < alone/2 || fastRate < 1.5*quotaRate {
-		t.Errorf("the producer without a quota moved %.0f B/s beside the other, %.0f B/s alone", fastRate, alone)
+	if fastRate < 4*quotaRate {
+		t.Errorf("the producer without a quota moved %.0f B/s beside the other", fastRate)
 	}
 	body := scrapeText(t, g)
 	for _, want := range []string{

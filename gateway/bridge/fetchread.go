@@ -65,6 +65,8 @@ type fetchRead struct {
 	// span, when it holds records, is the whole answer, as it lies in the fetch cache (view).
 	span rebuiltSpan
 	view []byte
+	// lent, when set, is the tail batch view is (tailSource.lent), pinned until release.
+	lent *tailBatch
 	// rebuilding ends this read's turn as the one rebuilding from offset (rebuilds.join).
 	rebuilding func()
 	released   bool
@@ -206,6 +208,10 @@ func (r *fetchRead) release() {
 		r.buf = nil
 	}
 	r.span.release()
+	if r.lent != nil {
+		r.lent.owner.unpin(r.lent)
+		r.lent = nil
+	}
 	r.view = nil
 }
 

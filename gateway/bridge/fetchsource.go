@@ -20,6 +20,11 @@ func (s tailSource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	if b.cache == nil {
 		return false, nil
 	}
+	if r.n == 0 && len(r.buf.b) == 0 {
+		if tb, kafka, full := r.st.tail.lend(r.offset, r.room(), r.codec.allows); tb != nil {
+			return s.lent(ctx, r, tb, kafka, full)
+		}
+	}
 	start := len(r.buf.b)
 	out, last, n, full := r.st.tail.cached(r.buf.b, r.offset, r.room(), r.codec.allows)
 	r.buf.b = out
@@ -38,6 +43,32 @@ func (s tailSource) read(ctx context.Context, r *fetchRead) (bool, error) {
 	r.n += n
 	r.offset, r.hw = last.end(), hw
 	return full || r.offset >= hw || r.room() <= 0, nil
+}
+
+// lent answers r with one batch the tail lent (tail.lend) after the same check: as it lies in
+// the cache when the answer is complete with it (the batch ends at the high watermark, or the
+// next would not fit), copied into r's buffer otherwise, so that other sources go on from its
+// end.
+func (s tailSource) lent(ctx context.Context, r *fetchRead, tb *tailBatch, kafka []byte, full bool) (bool, error) {
+	b, t := s.b, &r.st.tail
+	same, hw, err := b.stillThere(ctx, r.as, r.st, r.topic, r.partition, tb.base, tb.id)
+	if err != nil || !same {
+		t.unpin(tb)
+		if err == nil {
+			t.reset()
+		}
+		return false, err
+	}
+	b.metrics.tailFetches.Add(1)
+	r.n += int(tb.n)
+	r.offset, r.hw = tb.end(), hw
+	if full || r.offset >= hw {
+		r.view, r.lent = kafka, tb
+		return true, nil
+	}
+	r.buf.b = append(r.buf.b, kafka...)
+	t.unpin(tb)
+	return r.room() <= 0, nil
 }
 
 // keptSource answers from the producers' own batches the tail cache let go and the fetch cache's

@@ -26,6 +26,9 @@ type tailBatch struct {
 	// charged is what the tail cache counts for kafka until it evicts the batch (guarded by
 	// the cache's mu), even if the tail dropped the bytes first.
 	charged int
+	// pins counts the fetch answers that hand kafka out as it lies (lend), guarded by the
+	// owning tail's mu: the cache does not reuse the buffer of a batch it evicts while pinned.
+	pins int32
 }
 
 func (tb *tailBatch) end() int64 { return tb.base + int64(tb.n) }
@@ -132,6 +135,42 @@ func (t *tail) cached(dst []byte, offset int64, maxBytes int, codecOK func(int) 
 	return dst, last, n, false
 }
 
+// lend returns, pinned, the cached bytes of the batch holding offset when a fetch from offset
+// would answer that batch alone (the first whatever its size): the next batch is not cached,
+// not contiguous, in a codec the fetch may not hand out, or would not fit in maxBytes with it
+// (full). The answer then goes out from the cache's buffer, not a copy of it; unpin gives it
+// back. nil when no such batch is cached.
+func (t *tail) lend(offset int64, maxBytes int, codecOK func(int) bool) (tb *tailBatch, kafka []byte, full bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.holding(offset)
+	if i < 0 {
+		return nil, nil, false
+	}
+	tb = t.batches[i]
+	if tb.kafka == nil || !codecOK(tb.codec) {
+		return nil, nil, false
+	}
+	if i+1 < len(t.batches) {
+		next := t.batches[i+1]
+		if next.kafka != nil && codecOK(next.codec) && next.base == tb.end() {
+			if len(tb.kafka)+len(next.kafka) <= maxBytes {
+				return nil, nil, false // an answer of several batches: cached copies them
+			}
+			full = true
+		}
+	}
+	tb.pins++
+	return tb, tb.kafka, full
+}
+
+// unpin ends a lend of tb.
+func (t *tail) unpin(tb *tailBatch) {
+	t.mu.Lock()
+	tb.pins--
+	t.mu.Unlock()
+}
+
 // tailCache bounds, across every partition of a Bridge, the bytes of Kafka batches the tails
 // hold. The oldest batch is evicted first, wherever it lives; evicted buffers are reused. An
 // evicted batch goes on to kept, when set: the share of the fetch cache's memory that keeps
@@ -186,11 +225,12 @@ func (c *tailCache) track(tb *tailBatch, size int) {
 		old.owner.mu.Lock()
 		b := old.kafka
 		old.kafka = nil
+		lent := old.pins > 0
 		old.owner.mu.Unlock()
 		// A batch its tail reset has no bytes left to reuse, but was counted until now.
 		c.used -= old.charged
 		if b != nil {
-			out = append(out, evicted{old, b})
+			out = append(out, evicted{old, b, lent})
 		}
 	}
 	if c.head > len(c.fifo)/2 && c.head > 64 {
@@ -207,17 +247,19 @@ func (c *tailCache) track(tb *tailBatch, size int) {
 	}
 	c.mu.Lock()
 	for _, e := range out {
-		if len(c.free) < 8 {
+		if len(c.free) < 8 && !e.lent {
 			c.free = append(c.free, e.kafka)
 		}
 	}
 	c.mu.Unlock()
 }
 
-// evicted is a batch the tail cache let go, with the bytes it held.
+// evicted is a batch the tail cache let go, with the bytes it held; lent ones are still being
+// written to a client and are left to the collector, not reused.
 type evicted struct {
 	tb    *tailBatch
 	kafka []byte
+	lent  bool
 }
 
 // spill copies a batch the tail cache let go into kept, under the key a fetch from its base

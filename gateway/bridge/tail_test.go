@@ -319,3 +319,63 @@ func TestWatermarksOnly(t *testing.T) {
 		t.Fatalf("offset past the log: %v", err)
 	}
 }
+
+// TestTailLendsTheLastBatch: a consumer at the tail whose answer is the newest batch alone gets
+// the tail cache's own buffer, not a copy; the cache does not reuse that buffer while the answer
+// holds it, however many batches are evicted meanwhile, and reuses evicted buffers again once
+// the answer is released.
+func TestTailLendsTheLastBatch(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	const limit = 64 << 10
+	b := tailBridge(t, m, limit)
+	batch := func(i int) []byte {
+		recs := valueRecs(fmt.Sprintf("b%02d", i), 4) // every batch of one size: buffers fit each other
+		for j := range recs {
+			recs[j].Value = bytes.Repeat(recs[j].Value, 200) // about 4 KiB per batch
+		}
+		return kafkaBatch(t, codecNone, recs, -1, -1, -1)
+	}
+	first := batch(0)
+	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.fetch(ctx, m, "t", 0, 0, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := asStored(first, 0)
+	if !bytes.Equal(res.Records, want) {
+		t.Fatal("the answer is not the produced batch")
+	}
+	st := b.part("t", 0)
+	st.tail.mu.Lock()
+	lent := st.tail.batches[0]
+	same := &lent.kafka[0] == &res.Records[0]
+	st.tail.mu.Unlock()
+	if !same {
+		t.Fatal("the answer is a copy of the cached batch, not the cache's buffer")
+	}
+	// Enough batches of the same size to evict the lent one and reuse every freed buffer.
+	for i := 1; i < 40; i++ {
+		if _, err := b.produce(ctx, m, "t", 0, batch(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.tail.mu.Lock()
+	evicted := lent.kafka == nil
+	st.tail.mu.Unlock()
+	if !evicted {
+		t.Fatal("the lent batch is still cached: the test evicted nothing")
+	}
+	if !bytes.Equal(res.Records, want) {
+		t.Fatal("a lent batch's buffer was reused while its answer held it")
+	}
+	res.Release()
+	st.tail.mu.Lock()
+	pins := lent.pins
+	st.tail.mu.Unlock()
+	if pins != 0 {
+		t.Fatalf("the released batch still has %d pins", pins)
+	}
+}
