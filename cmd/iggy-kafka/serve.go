@@ -205,7 +205,8 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 }
 
 // keptBatches checks --kept-batches and chooses the default of --kept-batches-dir: beside the
-// embedded store's data, or in the user's cache directory with --iggy.
+// embedded store's data, or in the user's cache directory with --iggy (the temporary directory
+// without one). A directory that cannot be written keeps the batches in memory instead.
 func keptBatches(v *config.Values, cfg *gateway.Config) error {
 	if n := cfg.KeptBatchesBytes; n > 0 && n < 1<<20 {
 		return v.Invalid("kept-batches", "must be 0 (in memory) or at least 1MiB")
@@ -217,11 +218,9 @@ func keptBatches(v *config.Values, cfg *gateway.Config) error {
 		cfg.KeptBatchesDir = filepath.Join(cfg.Embedded.DataDir, "kept-batches")
 		return nil
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return v.Invalid("kept-batches-dir", "no default (%v): name a directory", err)
-	}
-	cfg.KeptBatchesDir = filepath.Join(cache, "iggy-kafka", "kept-batches")
+	if cache, err := os.UserCacheDir(); err == nil {
+		cfg.KeptBatchesDir = filepath.Join(cache, "iggy-kafka", "kept-batches")
+	} // else the bridge's default, in the temporary directory
 	return nil
 }
 

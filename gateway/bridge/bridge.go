@@ -69,7 +69,8 @@ type Config struct {
 	// ends (keptdisk.go). Zero or negative: in memory.
 	KeptBatchesBytes int64
 	// KeptBatchesDir is the directory of the kept batches' files with KeptBatchesBytes; default
-	// iggy-kafka-kept in the OS temporary directory.
+	// iggy-kafka-kept in the OS temporary directory. One that cannot be written keeps them in
+	// memory, as with KeptBatchesBytes 0, and logs a warning.
 	KeptBatchesDir string
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
@@ -173,26 +174,31 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if cfg.TailCacheBytes > 0 {
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
-	if cfg.FetchCacheBytes > 0 || cfg.KeptBatchesBytes > 0 && b.cache != nil {
+	if cfg.KeptBatchesBytes > 0 && b.cache != nil {
+		dir := cfg.KeptBatchesDir
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "iggy-kafka-kept")
+		}
+		if b.kept, err = newKeptDiskCache(dir, cfg.KeptBatchesBytes, b.metrics); err != nil {
+			// A directory the gateway cannot write (a read-only file system) costs readers behind
+			// the tail the batches kept beyond the memory share, not the gateway its start.
+			b.log.Warn("producers' batches beyond the tail kept in memory, not on disk", "dir", dir, "err", err)
+			b.kept = nil
+		}
+	}
+	if cfg.FetchCacheBytes > 0 {
 		kept := cfg.FetchCacheBytes / keptShare
-		if b.cache == nil || kept/rebuiltChunks < minRebuiltChunk || cfg.KeptBatchesBytes > 0 {
+		if b.cache == nil || kept/rebuiltChunks < minRebuiltChunk || b.kept != nil {
 			kept = 0 // on disk, or too small for chunks of their own: the whole cache for rebuilt batches
 		}
 		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes-kept, b.metrics)
-		if cfg.KeptBatchesBytes > 0 && b.cache != nil {
-			dir := cfg.KeptBatchesDir
-			if dir == "" {
-				dir = filepath.Join(os.TempDir(), "iggy-kafka-kept")
-			}
-			if b.kept, err = newKeptDiskCache(dir, cfg.KeptBatchesBytes, b.metrics); err != nil {
-				return nil, err
-			}
-			b.cache.kept = b.kept
-		} else if kept > 0 {
+		if kept > 0 {
 			b.kept = newRebuiltCache(kept, b.metrics)
 			b.kept.kept = true
-			b.cache.kept = b.kept
 		}
+	}
+	if b.kept != nil {
+		b.cache.kept = b.kept
 	}
 	b.sources = [...]fetchSource{tailSource{b}, keptSource{b}, rebuiltSource{b}, iggySource{b}}
 	var seed [8]byte

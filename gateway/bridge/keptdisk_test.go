@@ -194,3 +194,24 @@ func TestKeptDiskReadFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptDiskUnwritable: a directory the gateway cannot create leaves it with the kept share in
+// memory, not without a start.
+func TestKeptDiskUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := newMemStore()
+	b := topicBridge(t, m, Config{TailCacheBytes: 16 << 10, FetchCacheBytes: 16 << 20, KeptBatchesBytes: 1 << 20, KeptBatchesDir: filepath.Join(file, "kept")})
+	if b.kept == nil || b.kept.dir != "" || b.cache.kept != b.kept {
+		t.Fatal("no kept share in memory in place of the one on disk")
+	}
+	sent := keptWorkload(t, b, m, codecNone, "random", 100, 10, false)
+	res := fetchOK(t, b, m, sent[0].base, 1)
+	if b.metrics.KeptFetches() != 1 || !bytes.Equal(res.Records, sent[0].asServed()) {
+		t.Error("the first batch, gone from the tail cache, was not served from memory as sent")
+	}
+	res.Release()
+	sameServed(t, "read from 0", readAll(t, b, m, 0, 1<<20), fromScratch(t, m))
+}
