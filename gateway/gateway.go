@@ -59,6 +59,8 @@ type Config struct {
 	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
 	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 32 MiB, negative: off
 	FetchCacheBytes   int64  // rebuilt batches kept for other readers (bridge.Config.FetchCacheBytes); default 256 MiB, negative: off
+	KeptBatchesBytes  int64  // disk budget for producers' batches beyond the tail (bridge.Config.KeptBatchesBytes); 0 or negative: in memory
+	KeptBatchesDir    string // directory of those files (bridge.Config.KeptBatchesDir)
 	// ProducerIDExpiration drops an idempotent producer's state on a partition this long after
 	// its last batch there (bridge.Config.ProducerIDExpiration); default 24h.
 	ProducerIDExpiration time.Duration
@@ -248,6 +250,8 @@ func (g *Gateway) start(ctx context.Context) (err error) {
 		FetchCodec:           cfg.FetchCodec,
 		TailCacheBytes:       cfg.TailCacheBytes,
 		FetchCacheBytes:      cfg.FetchCacheBytes,
+		KeptBatchesBytes:     cfg.KeptBatchesBytes,
+		KeptBatchesDir:       cfg.KeptBatchesDir,
 		ProducerIDExpiration: cfg.ProducerIDExpiration,
 		Metrics:              g.metrics.bridge,
 		Logger:               cfg.Logger.With("component", "bridge"),

@@ -105,6 +105,10 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_fetch_cache_kept_bytes_total",
 		Help: "Bytes of producers' batches the tail cache let go that were kept in the fetch cache's memory.",
 	}, func() float64 { return float64(b.KeptBytesStored()) })
+	keptDiskFaults := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "iggy_kafka_fetch_cache_kept_disk_faults_total",
+		Help: "Writes of kept batches to their files (--kept-batches) that failed, and reads back that failed or did not check; those reads were answered from Iggy.",
+	}, func() float64 { return float64(b.KeptDiskFaults()) })
 	endAnswers := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_end_answers_total",
 		Help: "Partition reads at the end of a partition, or of its watermarks only, answered from the high watermark Iggy told within 50 ms.",
@@ -161,7 +165,7 @@ func newMetrics() *metrics {
 		Name: "iggy_kafka_group_offset_loads_forgotten_total",
 		Help: "Group names whose load was forgotten, the least recently requested past 1024.",
 	}, func() float64 { _, _, n := cm.GroupOffsetLoads(); return float64(n) })
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, keptFetches, keptStored, pinnedChunks, releaseFaults, endAnswers, sliceHeads, scans, scansSkipped, statesDropped,
+	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.produced, m.fetched, m.connections, m.accepted, m.fetchCapped, droppedHeaders, tailFetches, rebuiltFetches, rebuiltStored, keptFetches, keptStored, keptDiskFaults, pinnedChunks, releaseFaults, endAnswers, sliceHeads, scans, scansSkipped, statesDropped,
 		partStates, pending, pendingDropped, loads, loaded, forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(m.clients.collectors()...)

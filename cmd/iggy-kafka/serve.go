@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -95,6 +97,8 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		FetchCodec:           v.String("fetch-codec"),
 		TailCacheBytes:       cacheSize(v.Bytes("tail-cache")),
 		FetchCacheBytes:      cacheSize(v.Bytes("fetch-cache")),
+		KeptBatchesBytes:     v.Bytes("kept-batches"),
+		KeptBatchesDir:       v.String("kept-batches-dir"),
 		ProducerIDExpiration: v.Duration("producer-id-expiration"),
 		Transactions:         v.Bool("transactions"),
 		TransactionVersion:   int16(v.Int("transaction-version")),
@@ -194,7 +198,30 @@ func (a *app) gatewayConfig() (gateway.Config, error) {
 		}
 		cfg.IggyUsername, cfg.IggyPassword = cfg.Embedded.RootUsername, cfg.Embedded.RootPassword
 	}
+	if err := keptBatches(v, &cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+// keptBatches checks --kept-batches and chooses the default of --kept-batches-dir: beside the
+// embedded store's data, or in the user's cache directory with --iggy (the temporary directory
+// without one). A directory that cannot be written keeps the batches in memory instead.
+func keptBatches(v *config.Values, cfg *gateway.Config) error {
+	if n := cfg.KeptBatchesBytes; n > 0 && n < 1<<20 {
+		return v.Invalid("kept-batches", "must be 0 (in memory) or at least 1MiB")
+	}
+	if cfg.KeptBatchesBytes <= 0 || cfg.KeptBatchesDir != "" {
+		return nil
+	}
+	if len(cfg.IggyAddrs) == 0 {
+		cfg.KeptBatchesDir = filepath.Join(cfg.Embedded.DataDir, "kept-batches")
+		return nil
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		cfg.KeptBatchesDir = filepath.Join(cache, "iggy-kafka", "kept-batches")
+	} // else the bridge's default, in the temporary directory
+	return nil
 }
 
 // fleetSize reads --fleet, refusing the settings a fleet chooses itself for each gateway.

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -59,6 +61,17 @@ type Config struct {
 	// apart from the Go heap and taken as it fills. Default 256 MiB; negative turns the cache
 	// off.
 	FetchCacheBytes int64
+	// KeptBatchesBytes, above zero, keeps the producers' batches the tail cache lets go on disk,
+	// in files of KeptBatchesDir up to this many bytes (at most 16 GiB), instead of the sixteenth
+	// of FetchCacheBytes: a reader far behind the tail then gets its producer's bytes as Kafka
+	// serves them from its log files, through the page cache, and the whole of FetchCacheBytes
+	// keeps rebuilt batches. The files are scratch, gone when the bridge closes or the process
+	// ends (keptdisk.go). Zero or negative: in memory.
+	KeptBatchesBytes int64
+	// KeptBatchesDir is the directory of the kept batches' files with KeptBatchesBytes; default
+	// iggy-kafka-kept in the OS temporary directory. One that cannot be written keeps them in
+	// memory, as with KeptBatchesBytes 0, and logs a warning.
+	KeptBatchesDir string
 	// TopicDeleted, when set, is called after a topic was deleted through the bridge, so that
 	// the group coordinator drops its committed offsets at once instead of at its next resync.
 	TopicDeleted func(name string)
@@ -161,17 +174,31 @@ func newBridge(ctx context.Context, admin iggyAPI, cfg Config) (*Bridge, error) 
 	if cfg.TailCacheBytes > 0 {
 		b.cache = &tailCache{limit: int(min(cfg.TailCacheBytes, math.MaxInt32))}
 	}
+	if cfg.KeptBatchesBytes > 0 && b.cache != nil {
+		dir := cfg.KeptBatchesDir
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "iggy-kafka-kept")
+		}
+		if b.kept, err = newKeptDiskCache(dir, cfg.KeptBatchesBytes, b.metrics); err != nil {
+			// A directory the gateway cannot write (a read-only file system) costs readers behind
+			// the tail the batches kept beyond the memory share, not the gateway its start.
+			b.log.Warn("producers' batches beyond the tail kept in memory, not on disk", "dir", dir, "err", err)
+			b.kept = nil
+		}
+	}
 	if cfg.FetchCacheBytes > 0 {
 		kept := cfg.FetchCacheBytes / keptShare
-		if b.cache == nil || kept/rebuiltChunks < minRebuiltChunk {
-			kept = 0 // too small for chunks of their own: the whole cache for rebuilt batches
+		if b.cache == nil || kept/rebuiltChunks < minRebuiltChunk || b.kept != nil {
+			kept = 0 // on disk, or too small for chunks of their own: the whole cache for rebuilt batches
 		}
 		b.rebuilt = newRebuiltCache(cfg.FetchCacheBytes-kept, b.metrics)
 		if kept > 0 {
 			b.kept = newRebuiltCache(kept, b.metrics)
 			b.kept.kept = true
-			b.cache.kept = b.kept
 		}
+	}
+	if b.kept != nil {
+		b.cache.kept = b.kept
 	}
 	b.sources = [...]fetchSource{tailSource{b}, keptSource{b}, rebuiltSource{b}, iggySource{b}}
 	var seed [8]byte

@@ -151,18 +151,34 @@ func (r *fetchRead) room() int { return r.maxBytes - len(r.buf.b) }
 // and answers with the cache's memory as it lies; otherwise the span is copied and released.
 func (r *fetchRead) takeSpan(sp cachedSpan) bool {
 	whole := sp.full || sp.next >= sp.hw || len(r.buf.b)+sp.size >= r.maxBytes
-	r.hw = sp.hw
 	if whole && r.n == 0 {
 		if view, ok := sp.view(); ok {
+			sp.counted(r.b.metrics)
+			r.hw = sp.hw
 			r.span, r.view = sp.rebuiltSpan, view
 			return true
 		}
 	}
-	r.buf.b = sp.appendTo(slices.Grow(r.buf.b, sp.size))
+	out, ok := sp.appendTo(slices.Grow(r.buf.b, sp.size))
+	r.buf.b = out
 	sp.release()
+	if !ok {
+		return false // read back from disk, it did not check: the next source answers
+	}
+	sp.counted(r.b.metrics)
+	r.hw = sp.hw
 	r.n += sp.n
 	r.offset = sp.next
 	return whole
+}
+
+// counted counts a read answered from the span's cache.
+func (sp *cachedSpan) counted(m *Metrics) {
+	if sp.c.kept {
+		m.keptFetches.Add(1)
+	} else {
+		m.rebuiltFetches.Add(1)
+	}
 }
 
 // answer hands the read's memory over to the result (see fetchSource for the rule).

@@ -151,11 +151,6 @@ func (b *Bridge) fetchCached(ctx context.Context, r *fetchRead, c *rebuiltCache,
 		}
 		return cachedSpan{}, err
 	}
-	if c.kept {
-		b.metrics.keptFetches.Add(1)
-	} else {
-		b.metrics.rebuiltFetches.Add(1)
-	}
 	return cachedSpan{rebuiltSpan: sp, full: full, next: k.base + int64(sp.n), hw: hw}, nil
 }
 

@@ -12,15 +12,25 @@ import (
 )
 
 // keptBridge is a bridge over m whose tail cache holds 16 KiB of producers' batches, a few
-// dozen of the tests' batches at most, and whose fetch cache of 16 MiB keeps 1 MiB of those the
-// tail cache lets go.
-func keptBridge(t *testing.T, m *memStore) *Bridge {
+// dozen of the tests' batches at most, and that keeps 1 MiB of those the tail cache lets go: in
+// a sixteenth of its fetch cache of 16 MiB, or on disk, in files of dir, when dir is set.
+func keptBridge(t *testing.T, m *memStore, dir string) *Bridge {
 	t.Helper()
-	b := topicBridge(t, m, Config{TailCacheBytes: 16 << 10, FetchCacheBytes: 16 << 20})
-	if b.kept == nil {
-		t.Fatal("no kept share in a fetch cache of 16 MiB")
+	cfg := Config{TailCacheBytes: 16 << 10, FetchCacheBytes: 16 << 20}
+	if dir != "" {
+		cfg.KeptBatchesBytes, cfg.KeptBatchesDir = 1<<20, dir
+	}
+	b := topicBridge(t, m, cfg)
+	if b.kept == nil || (b.kept.dir != "") != (dir != "") {
+		t.Fatalf("no kept share (on disk: %v) in a fetch cache of 16 MiB", dir != "")
 	}
 	return b
+}
+
+// keptModes runs f for the kept share in memory (dir "") and on disk (a directory of its own).
+func keptModes(t *testing.T, f func(t *testing.T, dir string)) {
+	t.Run("memory", func(t *testing.T) { f(t, "") })
+	t.Run("disk", func(t *testing.T) { f(t, t.TempDir()) })
 }
 
 // sentBatch is a batch a test produced: the bytes its producer sent and the offset Iggy gave it.
@@ -177,12 +187,14 @@ func fromScratch(t *testing.T, m *memStore) []servedBatch {
 // with any limit, equals what a gateway without caches rebuilds from Iggy: for every codec,
 // random and compressible values, plain, idempotent and transactional batches and the markers
 // between them.
-func TestKeptAnswersEqualRebuilt(t *testing.T) {
+func TestKeptAnswersEqualRebuilt(t *testing.T) { keptModes(t, testKeptAnswersEqualRebuilt) }
+
+func testKeptAnswersEqualRebuilt(t *testing.T, dir string) {
 	for _, codec := range []int{codecNone, codecGzip, codecSnappy, codecLZ4, codecZstd} {
 		for _, kind := range []string{"random", "compressible"} {
 			t.Run(fmt.Sprintf("codec%d/%s", codec, kind), func(t *testing.T) {
 				m := newMemStore()
-				b := keptBridge(t, m)
+				b := keptBridge(t, m, dir)
 				sent := keptWorkload(t, b, m, codec, kind, 120, 1, true)
 				if b.metrics.KeptBytesStored() == 0 {
 					t.Fatal("the tail cache let no batch go into the kept share")
@@ -234,9 +246,11 @@ func TestKeptAnswersEqualRebuilt(t *testing.T) {
 // TestKeptAfterEviction: once the kept share has let a batch go too, a reader starting there
 // gets it rebuilt from Iggy, then the batches still kept as their producers sent them, and
 // reads what a gateway without caches serves.
-func TestKeptAfterEviction(t *testing.T) {
+func TestKeptAfterEviction(t *testing.T) { keptModes(t, testKeptAfterEviction) }
+
+func testKeptAfterEviction(t *testing.T, dir string) {
 	m := newMemStore()
-	b := keptBridge(t, m)
+	b := keptBridge(t, m, dir)
 	// About 1.5 KiB a batch: 2,000 of them are three times what the kept share holds. No
 	// transactional batches: the reference, a gateway without caches, polls Iggy by an estimated
 	// count of messages and may start the next fetch inside a batch, and a transactional batch
@@ -272,10 +286,12 @@ func TestKeptAfterEviction(t *testing.T) {
 // TestKeptAfterRecreate: a topic another gateway deleted and re-created, and wrote other
 // batches to at the same offsets, is read as it is now, not as the kept batches of the topic
 // before: the check of the kept batch's first message finds another partition.
-func TestKeptAfterRecreate(t *testing.T) {
+func TestKeptAfterRecreate(t *testing.T) { keptModes(t, testKeptAfterRecreate) }
+
+func testKeptAfterRecreate(t *testing.T, dir string) {
 	ctx := context.Background()
 	m := newMemStore()
-	b := keptBridge(t, m)
+	b := keptBridge(t, m, dir)
 	sent := keptWorkload(t, b, m, codecSnappy, "compressible", 120, 3, true)
 	res := fetchOK(t, b, m, sent[0].base, 1)
 	res.Release()
@@ -304,12 +320,14 @@ func TestKeptAfterRecreate(t *testing.T) {
 // TestKeptAfterRestart: a restarted gateway keeps nothing of what its predecessor was sent; it
 // rebuilds those batches, keeps its own producers' batches again, and a reader from the start
 // reads what a gateway without caches serves.
-func TestKeptAfterRestart(t *testing.T) {
+func TestKeptAfterRestart(t *testing.T) { keptModes(t, testKeptAfterRestart) }
+
+func testKeptAfterRestart(t *testing.T, dir string) {
 	m := newMemStore()
-	b := keptBridge(t, m)
+	b := keptBridge(t, m, dir)
 	keptWorkload(t, b, m, codecZstd, "compressible", 120, 5, true)
 	b.Close()
-	restarted := keptBridge(t, m)
+	restarted := keptBridge(t, m, dir)
 	sameServed(t, "the restarted gateway from 0", readAll(t, restarted, m, 0, 1<<20), fromScratch(t, m))
 	if n := restarted.metrics.KeptFetches(); n != 0 {
 		t.Fatalf("a restarted gateway answered %d reads from a kept share it was never given", n)

@@ -13,6 +13,7 @@ type Metrics struct {
 	rebuiltStored         atomic.Uint64
 	keptFetches           atomic.Uint64
 	keptStored            atomic.Uint64
+	keptDiskFaults        atomic.Uint64
 	pinnedChunks          atomic.Int64
 	releaseFaults         atomic.Uint64
 	producerScans         atomic.Int64
@@ -52,6 +53,10 @@ func (m *Metrics) KeptFetches() uint64 { return m.keptFetches.Load() }
 // KeptBytesStored is how many bytes of producers' batches the tail cache let go were kept in
 // the fetch cache's memory.
 func (m *Metrics) KeptBytesStored() uint64 { return m.keptStored.Load() }
+
+// KeptDiskFaults is how many writes of kept batches to their files failed, and how many reads
+// back failed or did not check (the fetch was answered from Iggy then).
+func (m *Metrics) KeptDiskFaults() uint64 { return m.keptDiskFaults.Load() }
 
 // PinnedChunks is how many chunks of the fetch cache answers point into now, handed out and
 // not yet released (their Release not yet called): such a chunk is neither emptied nor given

@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -63,12 +65,19 @@ type rebuiltCache struct {
 	// the rule that spares a partition's older batches does not apply, and the codec of each is
 	// its producer's (the key's is the zero fetchForm).
 	kept bool
+	// dir, when set, is the directory whose files hold the chunks instead of memory: the kept
+	// share on disk (keptdisk.go).
+	dir string
 	// metrics counts the bytes stored.
 	metrics *Metrics
 }
 
 type rebuiltChunk struct {
-	mem  []byte // nil until first filled
+	mem []byte // nil until first filled
+	// file holds the chunk instead of mem on disk (rebuiltCache.dir), nil until first filled;
+	// path is its name while it has one (keptdisk.go).
+	file *os.File
+	path string
 	used int
 	keys []rebuiltKey // the entries in this chunk, dropped from the index when it is emptied
 	hit  atomic.Bool  // a fetch was answered from this chunk since it was filled
@@ -76,6 +85,9 @@ type rebuiltChunk struct {
 	// pinned chunk is not emptied, nor its memory given back.
 	pins atomic.Int32
 }
+
+// filled reports whether the chunk was filled since it was created or given back.
+func (ch *rebuiltChunk) filled() bool { return ch.mem != nil || ch.file != nil }
 
 // newRebuiltCache returns a cache of about limit bytes, nil when limit is too small for a chunk
 // of 64 KiB.
@@ -109,7 +121,7 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 		return
 	}
 	total := run[len(run)-1].end - run[0].start
-	if ch := &c.chunks[c.cur]; ch.mem != nil && ch.used+total > c.chunkSize && total <= c.chunkSize && !c.olderLocked(run[0].k) {
+	if ch := &c.chunks[c.cur]; ch.filled() && ch.used+total > c.chunkSize && total <= c.chunkSize && !c.olderLocked(run[0].k) {
 		if !c.advanceLocked() {
 			return
 		}
@@ -120,7 +132,7 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 			continue
 		}
 		ch := &c.chunks[c.cur]
-		if ch.mem != nil && ch.used+size > c.chunkSize {
+		if ch.filled() && ch.used+size > c.chunkSize {
 			if c.olderLocked(rb.k) {
 				continue // an older batch again: what the cache holds stays
 			}
@@ -129,15 +141,22 @@ func (c *rebuiltCache) putRun(src []byte, run []rebuiltBatch) {
 			}
 			ch = &c.chunks[c.cur]
 		}
-		if ch.mem == nil {
-			mem, err := regionAlloc(c.chunkSize)
-			if err != nil {
-				return
-			}
-			ch.mem = mem
-		}
 		off := ch.used
-		copy(ch.mem[off:], src[rb.start:rb.end])
+		if c.dir != "" {
+			if c.writeChunk(ch, src[rb.start:rb.end], off) != nil {
+				c.metrics.keptDiskFaults.Add(1)
+				return // not kept; what the chunk holds stays as it was
+			}
+		} else {
+			if ch.mem == nil {
+				mem, err := regionAlloc(c.chunkSize)
+				if err != nil {
+					return
+				}
+				ch.mem = mem
+			}
+			copy(ch.mem[off:], src[rb.start:rb.end])
+		}
 		ch.used += size
 		ch.keys = append(ch.keys, rb.k)
 		c.index[rb.k] = rebuiltEntry{chunk: int32(c.cur), off: int32(off), len: int32(size), n: rb.n, id: rb.id, codec: int8(rb.codec)}
@@ -160,7 +179,7 @@ func (c *rebuiltCache) olderLocked(k rebuiltKey) bool {
 		return false
 	}
 	for i := range c.chunks {
-		if c.chunks[i].mem == nil {
+		if !c.chunks[i].filled() {
 			return false
 		}
 	}
@@ -175,7 +194,7 @@ func (c *rebuiltCache) advanceLocked() bool {
 	for i := 1; i <= rebuiltChunks && pick < 0; i++ {
 		j := (c.cur + i) % rebuiltChunks
 		ch := &c.chunks[j]
-		if ch.mem == nil || (ch.pins.Load() == 0 && !ch.hit.Swap(false)) {
+		if !ch.filled() || (ch.pins.Load() == 0 && !ch.hit.Swap(false)) {
 			pick = j
 		}
 	}
@@ -194,6 +213,7 @@ func (c *rebuiltCache) advanceLocked() bool {
 	clear(ch.keys)
 	ch.keys, ch.used = ch.keys[:0], 0
 	ch.hit.Store(false)
+	emptyChunkFile(ch)
 	c.cur = pick
 	return true
 }
@@ -202,6 +222,7 @@ func (c *rebuiltCache) advanceLocked() bool {
 // a fetch hands out: pinned in the cache until released.
 type rebuiltSpan struct {
 	c     *rebuiltCache
+	base  int64 // the first batch's
 	parts []rebuiltEntry
 	n     int // records
 	size  int // bytes
@@ -212,7 +233,7 @@ type rebuiltSpan struct {
 // before, the first one whatever its size when first is set. full reports that the span ends
 // because the next cached batch would not fit.
 func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool, allows func(int) bool) (sp rebuiltSpan, full bool) {
-	sp.c = c
+	sp.c, sp.base = c, k.base
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for {
@@ -236,7 +257,7 @@ func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool, allows func(int
 // view is the span's bytes as one slice of the cache's memory, when its batches lie one after
 // the other in one chunk; valid until release.
 func (sp *rebuiltSpan) view() ([]byte, bool) {
-	if len(sp.parts) == 0 {
+	if len(sp.parts) == 0 || sp.c.dir != "" {
 		return nil, false
 	}
 	first := sp.parts[0]
@@ -250,12 +271,23 @@ func (sp *rebuiltSpan) view() ([]byte, bool) {
 	return sp.c.chunks[first.chunk].mem[first.off:end], true
 }
 
-// appendTo appends the span's bytes to dst.
-func (sp *rebuiltSpan) appendTo(dst []byte) []byte {
+// appendTo appends the span's bytes to dst. Read from disk, they may fail to check
+// (readParts): then it returns dst as it was and false, and the failing chunk's batches are
+// dropped from the cache.
+func (sp *rebuiltSpan) appendTo(dst []byte) ([]byte, bool) {
+	if sp.c.dir != "" {
+		dst = slices.Grow(dst, sp.size)
+		out, bad, err := sp.readParts(dst)
+		if err != nil {
+			sp.c.dropChunkOf(bad)
+			return out, false
+		}
+		return out, true
+	}
 	for _, e := range sp.parts {
 		dst = append(dst, sp.c.chunks[e.chunk].mem[e.off:e.off+e.len]...)
 	}
-	return dst
+	return dst, true
 }
 
 // release unpins the span; its bytes may be overwritten after. Once the cache is closed the
@@ -315,8 +347,11 @@ func (c *rebuiltCache) freeUnpinned() {
 	defer c.mu.Unlock()
 	for i := range c.chunks {
 		ch := &c.chunks[i]
-		if ch.mem != nil && ch.pins.Load() == 0 {
-			regionFree(ch.mem)
+		if ch.filled() && ch.pins.Load() == 0 {
+			if ch.mem != nil {
+				regionFree(ch.mem)
+			}
+			closeChunkFile(ch)
 			ch.mem, ch.keys, ch.used = nil, nil, 0
 		}
 	}

@@ -278,7 +278,7 @@ func TestRebuiltCachePins(t *testing.T) {
 	if !ok || sp.n != 2 || !bytes.Equal(view, append(batch(0), batch(1)...)) {
 		t.Fatalf("span of %d records, one run %v: want both batches as they were put", sp.n, ok)
 	}
-	if got := sp.appendTo(nil); !bytes.Equal(got, view) {
+	if got, ok := sp.appendTo(nil); !ok || !bytes.Equal(got, view) {
 		t.Fatal("appendTo differs from view")
 	}
 	// Fill every chunk many times over: chunk 0 is pinned, so it keeps its bytes.
