@@ -22,22 +22,8 @@ func TestThrottledConnectionMuted(t *testing.T) {
 		version int16
 	}{{"client throttles itself (v9)", 9}, {"older client (v5)", 5}} {
 		t.Run(tc.name, func(t *testing.T) {
-			fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-			q := quota.New(quota.Config{Clock: fc})
-			// One byte per second for client id "t" (rawRequest's): any produce is over.
-			q.Set(quota.Table{quota.ProducerByteRate: {quota.Entity{ClientID: quota.Name{Kind: quota.Named, Value: "t"}}: 1}})
-			ts := startServer(t, func(c *Config) { c.Clock, c.Quotas = fc, q })
-			createTopic(t, ts.client(t), "q", 1)
-			rc := dialRaw(t, ts.addr)
-
-			preq := kmsg.NewPtrProduceRequest()
-			preq.Version, preq.Acks, preq.TimeoutMillis = tc.version, -1, 5000
-			pt := kmsg.NewProduceRequestTopic()
-			pt.Topic = "q"
-			pp := kmsg.NewProduceRequestTopicPartition()
-			pp.Records = testBatch(0)
-			pt.Partitions = append(pt.Partitions, pp)
-			preq.Topics = append(preq.Topics, pt)
+			fc, rc := overQuota(t)
+			preq := produceOne(tc.version, 0)
 			md := kmsg.NewPtrMetadataRequest()
 			md.Version = 9
 
@@ -80,24 +66,10 @@ func TestThrottledConnectionMuted(t *testing.T) {
 // calls for holds the second, as Kafka reads one request at a time. Read ahead, the second
 // would be answered at once, and a pipelining client would move more than its quota.
 func TestThrottledPipelineReadOneAtATime(t *testing.T) {
-	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	q := quota.New(quota.Config{Clock: fc})
-	q.Set(quota.Table{quota.ProducerByteRate: {quota.Entity{ClientID: quota.Name{Kind: quota.Named, Value: "t"}}: 1}})
-	ts := startServer(t, func(c *Config) { c.Clock, c.Quotas = fc, q })
-	createTopic(t, ts.client(t), "q", 1)
-	rc := dialRaw(t, ts.addr)
-
+	fc, rc := overQuota(t)
 	produce := func(ts int32) []byte {
-		preq := kmsg.NewPtrProduceRequest()
-		preq.Version, preq.Acks, preq.TimeoutMillis = 9, -1, 5000
-		pt := kmsg.NewProduceRequestTopic()
-		pt.Topic = "q"
-		pp := kmsg.NewProduceRequestTopicPartition()
-		pp.Records = testBatch(ts)
-		pt.Partitions = append(pt.Partitions, pp)
-		preq.Topics = append(preq.Topics, pt)
 		rc.corr++
-		return encodeRequest(preq, rc.corr)
+		return encodeRequest(produceOne(9, ts), rc.corr)
 	}
 	// Both requests in one write: the server has the second before it answers the first.
 	rc.write(t, append(produce(0), produce(1)...))
@@ -116,6 +88,32 @@ func TestThrottledPipelineReadOneAtATime(t *testing.T) {
 	expectSilent(t, rc)
 	fc.Advance(time.Millisecond)
 	rc.readFrame(t) // the second produce's answer, once the first's throttle has passed
+}
+
+// overQuota starts a server on a fake clock whose quota allows client id "t" (rawRequest's) one
+// byte a second, so that any produce is over it, with a topic "q" of one partition, and
+// returns the clock and a raw connection to it.
+func overQuota(t *testing.T) (*clock.Fake, *rawConn) {
+	t.Helper()
+	fc := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	q := quota.New(quota.Config{Clock: fc})
+	q.Set(quota.Table{quota.ProducerByteRate: {quota.Entity{ClientID: quota.Name{Kind: quota.Named, Value: "t"}}: 1}})
+	ts := startServer(t, func(c *Config) { c.Clock, c.Quotas = fc, q })
+	createTopic(t, ts.client(t), "q", 1)
+	return fc, dialRaw(t, ts.addr)
+}
+
+// produceOne is a Produce of version v (acks all) of testBatch(batchTS) to partition 0 of "q".
+func produceOne(v int16, batchTS int32) *kmsg.ProduceRequest {
+	preq := kmsg.NewPtrProduceRequest()
+	preq.Version, preq.Acks, preq.TimeoutMillis = v, -1, 5000
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "q"
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Records = testBatch(batchTS)
+	pt.Partitions = append(pt.Partitions, pp)
+	preq.Topics = append(preq.Topics, pt)
+	return preq
 }
 
 // expectSilent checks that nothing arrives on rc for 300 ms of wall time: the server holds
