@@ -56,6 +56,20 @@ func errCorrupt(format string, args ...any) error {
 // nextBatch splits the first batch off a produce request's Records bytes,
 // checking magic and CRC. It returns the rest of the bytes after the batch.
 func nextBatch(in []byte) (kbatch, []byte, error) {
+	b, rest, err := splitBatch(in)
+	if err != nil {
+		return b, nil, err
+	}
+	end := len(in) - len(rest)
+	if got, want := crc32.Checksum(in[kbCRCStart:end], crc32c), binary.BigEndian.Uint32(in[17:]); got != want {
+		return kbatch{}, nil, errCorrupt("record batch CRC %08x, computed %08x", want, got)
+	}
+	return b, rest, nil
+}
+
+// splitBatch is nextBatch without the CRC check: the header read and the batch cut off, for
+// bytes the gateway itself checked before (kept batches read back, keptdisk.go).
+func splitBatch(in []byte) (kbatch, []byte, error) {
 	var b kbatch
 	if len(in) < kbHeaderLen {
 		return b, nil, errCorrupt("record batch of %d bytes is shorter than its header", len(in))
@@ -68,9 +82,6 @@ func nextBatch(in []byte) (kbatch, []byte, error) {
 	end := kbLengthStart + int(length)
 	if magic := int8(in[16]); magic != 2 {
 		return b, nil, fmt.Errorf("%w: record batch magic %d, only 2 is accepted", kerr.UnsupportedForMessageFormat, magic)
-	}
-	if got, want := crc32.Checksum(in[kbCRCStart:end], crc32c), be.Uint32(in[17:]); got != want {
-		return b, nil, errCorrupt("record batch CRC %08x, computed %08x", want, got)
 	}
 	b.BaseOffset = int64(be.Uint64(in[0:]))
 	b.LeaderEpoch = int32(be.Uint32(in[12:]))

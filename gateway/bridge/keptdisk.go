@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 )
 
 // The kept share on disk: with Config.KeptBatchesBytes above zero, the producers' batches the
@@ -13,9 +14,13 @@ import (
 // fetch cache's memory, as Kafka serves its log through the page cache: the rebuiltCache that
 // keeps them is the same one (the clock over chunks, the index, the pins), its chunks files
 // instead of memory. A batch is written to its chunk's file at the chunk's end (pwrite) and
-// read back (pread) into the fetch answer's pooled buffer, so the file's pages stay with the
-// operating system's page cache and out of the process's resident memory; an emptied chunk's
-// file is truncated and filled again.
+// read back through a read-only shared mapping of the file (mapFile): an answer that is one run
+// of a chunk goes to the socket as it lies in the page cache, without a copy into a buffer, and
+// other answers copy from the mapping. When its answer is released, the pages it touched leave
+// the process's page tables (dropMapped): the file's pages stay with the operating system's page
+// cache and out of the process's resident memory. Where mapping is not offered, batches are read
+// back with pread into the answer's pooled buffer. An emptied chunk's file is truncated (no
+// answer pins it then) and filled again.
 //
 // The files are scratch, nothing survives the process: each is unlinked as soon as it is
 // created, so that its blocks go back when the gateway ends however it ends, and two gateways
@@ -23,11 +28,15 @@ import (
 // other's files. Where a file cannot be unlinked while open it keeps its name until Close, and
 // the next start removes such leftovers.
 //
-// What is read back is checked before it goes out: every batch whole, at the offset its key
-// says, with its record count, magic 2 and its CRC (the producer's, which the gateway checked on
-// produce and which the base offset written in does not cover). A read that fails or finds
-// anything else drops the chunk's batches from the index and the fetch goes on to the batches
-// rebuilt from Iggy: the disk never makes a wrong answer, only a slower one.
+// What is read back is checked before it goes out: every batch within its file, whole, at the
+// offset its key says, with its record count and magic 2. A check that fails drops the chunk's
+// batches from the index and the fetch goes on to the batches rebuilt from Iggy: a batch never
+// goes out in another's place. A page of the mapping the system cannot read (an I/O error)
+// faults; the check runs with faults turned into panics (debug.SetPanicOnFault) and takes one as
+// a failed check. The bytes after the header are not read to check them: the CRC over them is
+// the producer's, checked by the gateway on produce and by Kafka clients on fetch, as Kafka's
+// brokers serve their logs (checkKeptHeader). Read back with pread, where nothing is mapped,
+// the CRC is checked too, as the bytes are read anyway (checkKept).
 
 // keptFilePattern names the chunk files in the directory (os.CreateTemp).
 const keptFilePattern = "kept-*.chunk"
@@ -68,6 +77,9 @@ func (c *rebuiltCache) openChunkFile(ch *rebuiltChunk) error {
 	if os.Remove(f.Name()) != nil {
 		ch.path = f.Name()
 	}
+	if m, err := mapFile(f, c.chunkSize); err == nil {
+		ch.mapped = m
+	}
 	return nil
 }
 
@@ -95,6 +107,10 @@ func emptyChunkFile(ch *rebuiltChunk) {
 func closeChunkFile(ch *rebuiltChunk) {
 	if ch.file == nil {
 		return
+	}
+	if ch.mapped != nil {
+		unmapFile(ch.mapped)
+		ch.mapped = nil
 	}
 	_ = ch.file.Close()
 	if ch.path != "" {
@@ -133,9 +149,92 @@ func (sp *rebuiltSpan) readParts(dst []byte) ([]byte, rebuiltEntry, error) {
 	return dst, rebuiltEntry{}, nil
 }
 
+// mapped reports whether every batch of sp lies in a mapped file.
+func (sp *rebuiltSpan) mapped() bool {
+	for _, e := range sp.parts {
+		if sp.c.chunks[e.chunk].mapped == nil {
+			return false
+		}
+	}
+	return len(sp.parts) > 0
+}
+
+// checkMapped checks every batch of sp, which is mapped, as it lies in its chunk's mapping, and
+// returns the first that fails: within its file (which a read of the mapping past the file's end
+// would fault on), and whole at the offset its key says with its record count and magic 2
+// (checkKeptHeader). A fault reading the mapping fails the check.
+func (sp *rebuiltSpan) checkMapped() (bad rebuiltEntry, ok bool) {
+	if !withoutFault(func() { bad, ok = sp.checkMappedParts() }) {
+		return bad, false
+	}
+	return bad, ok
+}
+
+// withoutFault runs read, which reads a file's mapping, and reports whether it ran without a
+// memory fault (a page the system could not read, or one past the file's end): such a fault
+// ends read with a panic instead of the process, and withoutFault returns false. Other panics go
+// on.
+func withoutFault(read func()) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	read()
+	return true
+}
+
+func (sp *rebuiltSpan) checkMappedParts() (bad rebuiltEntry, ok bool) {
+	base, sizes := sp.base, [rebuiltChunks]int64{}
+	for _, e := range sp.parts {
+		bad = e
+		ch := &sp.c.chunks[e.chunk]
+		if sizes[e.chunk] == 0 {
+			fi, err := ch.file.Stat()
+			if err != nil {
+				return bad, false
+			}
+			sizes[e.chunk] = fi.Size()
+		}
+		if int64(e.off)+int64(e.len) > sizes[e.chunk] || !checkKeptHeader(ch.mapped[e.off:e.off+e.len], base, e.n) {
+			return bad, false
+		}
+		base += int64(e.n)
+	}
+	return rebuiltEntry{}, true
+}
+
+// dropPages lets go of the pages sp's batches touched in their files' mappings (dropMapped),
+// one run of a chunk at a time.
+func (sp *rebuiltSpan) dropPages() {
+	for i := 0; i < len(sp.parts); {
+		first := sp.parts[i]
+		end := first.off + first.len
+		for i++; i < len(sp.parts) && sp.parts[i].chunk == first.chunk && sp.parts[i].off == end; i++ {
+			end += sp.parts[i].len
+		}
+		if m := sp.c.chunks[first.chunk].mapped; m != nil {
+			dropMapped(m, m[first.off:end])
+		}
+	}
+}
+
 // checkKept reports whether b is one whole magic-2 batch at base of n records whose CRC holds.
 func checkKept(b []byte, base int64, n int32) bool {
 	kb, rest, err := nextBatch(b)
+	return err == nil && len(rest) == 0 && kb.BaseOffset == base && kb.NumRecords == n
+}
+
+// checkKeptHeader is checkKept without the CRC, for batches answered as they lie in a file's
+// mapping: reading every byte to check it would cost about what reading the file into a buffer
+// did. The CRC is the producer's, which the gateway checked on produce and Kafka clients check on
+// fetch (franz-go and the Java client by default), as Kafka's brokers leave it to them.
+func checkKeptHeader(b []byte, base int64, n int32) bool {
+	kb, rest, err := splitBatch(b)
 	return err == nil && len(rest) == 0 && kb.BaseOffset == base && kb.NumRecords == n
 }
 
@@ -152,3 +251,4 @@ func (c *rebuiltCache) dropChunkOf(e rebuiltEntry) {
 	clear(ch.keys)
 	ch.keys = ch.keys[:0]
 }
+

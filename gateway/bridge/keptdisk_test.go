@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // diskBridge is a bridge over m whose tail cache holds 16 KiB of producers' batches and whose
@@ -89,6 +91,9 @@ func TestKeptDiskFarBehindTail(t *testing.T) {
 			t.Errorf("batch %d at %d: served as %d bytes, from the kept share %v; want its producer's %d bytes from disk",
 				i, sent[i].base, len(res.Records), b.metrics.KeptFetches() > before, len(sent[i].raw))
 		}
+		if mapped := inKeptMapping(b.kept, res.Records); mapped != (runtime.GOOS == "linux") {
+			t.Errorf("batch %d: answered from a file's mapping %v, on %s", i, mapped, runtime.GOOS)
+		}
 		res.Release()
 	}
 	before := b.metrics.KeptFetches()
@@ -151,11 +156,11 @@ func TestKeptDiskEviction(t *testing.T) {
 	pinsBalanced(t, b, "after the reads")
 }
 
-// TestKeptDiskReadFaults: a kept batch whose file was cut short, or whose bytes changed on disk,
-// is never served: the fetch is answered with the batches rebuilt from Iggy, the fault counted,
-// and the chunk's batches are not read from disk again.
+// TestKeptDiskReadFaults: a kept batch whose file was cut short, or whose header changed on
+// disk (its record count), is never served: the fetch is answered with the batches rebuilt from
+// Iggy, the fault counted, and the chunk's batches are not read from disk again.
 func TestKeptDiskReadFaults(t *testing.T) {
-	for _, fault := range []string{"short", "corrupt"} {
+	for _, fault := range []string{"short", "header"} {
 		t.Run(fault, func(t *testing.T) {
 			m := newMemStore()
 			b := diskBridge(t, m, t.TempDir(), 8<<20)
@@ -170,7 +175,7 @@ func TestKeptDiskReadFaults(t *testing.T) {
 				if fault == "short" {
 					err = f.Truncate(int64(e.off + e.len/2))
 				} else {
-					_, err = f.WriteAt([]byte{0xff ^ 0x5a}, int64(e.off+e.len-3))
+					_, err = f.WriteAt([]byte{0x7f}, int64(e.off)+57) // the record count's top byte
 				}
 			}
 			b.kept.mu.Unlock()
@@ -214,4 +219,54 @@ func TestKeptDiskUnwritable(t *testing.T) {
 	}
 	res.Release()
 	sameServed(t, "read from 0", readAll(t, b, m, 0, 1<<20), fromScratch(t, m))
+}
+
+// TestWithoutFault: a read of a file's mapping past the file's end, which the system answers
+// with SIGBUS, is reported as a fault instead of ending the process.
+func TestWithoutFault(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "mapped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page := os.Getpagesize()
+	if _, err := f.WriteAt(bytes.Repeat([]byte{7}, page), 0); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mapFile(f, 4*page)
+	if err != nil {
+		t.Skipf("no mapping here: %v", err)
+	}
+	defer unmapFile(m)
+	var got byte
+	if !withoutFault(func() { got = m[page-1] }) || got != 7 {
+		t.Fatalf("reading the file's last byte: fault, or %d", got)
+	}
+	if withoutFault(func() { got = m[2*page] }) {
+		t.Fatal("a read past the file's end ran without a fault")
+	}
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if withoutFault(func() { got = m[0] }) {
+		t.Fatal("a read of a page the file no longer has ran without a fault")
+	}
+}
+
+// inKeptMapping reports whether b lies in the mapping of one of c's files: answered as it lies
+// in the page cache, not copied into a buffer.
+func inKeptMapping(c *rebuiltCache, b []byte) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i := range c.chunks {
+		m := c.chunks[i].mapped
+		if len(m) > 0 && len(b) > 0 {
+			lo := uintptr(unsafe.Pointer(&m[0]))
+			at := uintptr(unsafe.Pointer(&b[0]))
+			if at >= lo && at+uintptr(len(b)) <= lo+uintptr(len(m)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -78,9 +78,12 @@ type rebuiltChunk struct {
 	// path is its name while it has one (keptdisk.go).
 	file *os.File
 	path string
-	used int
-	keys []rebuiltKey // the entries in this chunk, dropped from the index when it is emptied
-	hit  atomic.Bool  // a fetch was answered from this chunk since it was filled
+	// mapped is file mapped read-only (mapFile), nil where mapping is not offered: a kept
+	// batch is checked and answered as it lies there instead of read into a buffer.
+	mapped []byte
+	used   int
+	keys   []rebuiltKey // the entries in this chunk, dropped from the index when it is emptied
+	hit    atomic.Bool  // a fetch was answered from this chunk since it was filled
 	// pins counts the answers handed out that point into mem and are not released yet: a
 	// pinned chunk is not emptied, nor its memory given back.
 	pins atomic.Int32
@@ -254,10 +257,20 @@ func (c *rebuiltCache) chain(k rebuiltKey, room int, first bool, allows func(int
 	}
 }
 
-// view is the span's bytes as one slice of the cache's memory, when its batches lie one after
-// the other in one chunk; valid until release.
+// memOf is the memory chunk i's batches lie in: its own, or on disk its file's mapping; nil for
+// a file that is not mapped (read it with readParts).
+func (c *rebuiltCache) memOf(i int32) []byte {
+	if c.dir != "" {
+		return c.chunks[i].mapped
+	}
+	return c.chunks[i].mem
+}
+
+// view is the span's bytes as one slice of the cache's memory (or of its file's mapping), when
+// its batches lie one after the other in one chunk; valid until release. Batches on disk are
+// checked first (checkMapped); a span that fails has no view, and appendTo drops it.
 func (sp *rebuiltSpan) view() ([]byte, bool) {
-	if len(sp.parts) == 0 || sp.c.dir != "" {
+	if len(sp.parts) == 0 {
 		return nil, false
 	}
 	first := sp.parts[0]
@@ -268,14 +281,23 @@ func (sp *rebuiltSpan) view() ([]byte, bool) {
 		}
 		end += e.len
 	}
-	return sp.c.chunks[first.chunk].mem[first.off:end], true
+	m := sp.c.memOf(first.chunk)
+	if m == nil {
+		return nil, false
+	}
+	if sp.c.dir != "" {
+		if _, ok := sp.checkMapped(); !ok {
+			return nil, false
+		}
+	}
+	return m[first.off:end], true
 }
 
-// appendTo appends the span's bytes to dst. Read from disk, they may fail to check
-// (readParts): then it returns dst as it was and false, and the failing chunk's batches are
+// appendTo appends the span's bytes to dst. Kept on disk, they may fail to check (checkMapped,
+// readParts): then it returns dst as it was and false, and the failing chunk's batches are
 // dropped from the cache.
 func (sp *rebuiltSpan) appendTo(dst []byte) ([]byte, bool) {
-	if sp.c.dir != "" {
+	if sp.c.dir != "" && !sp.mapped() {
 		dst = slices.Grow(dst, sp.size)
 		out, bad, err := sp.readParts(dst)
 		if err != nil {
@@ -284,8 +306,14 @@ func (sp *rebuiltSpan) appendTo(dst []byte) ([]byte, bool) {
 		}
 		return out, true
 	}
+	if sp.c.dir != "" {
+		if bad, ok := sp.checkMapped(); !ok {
+			sp.c.dropChunkOf(bad)
+			return dst, false
+		}
+	}
 	for _, e := range sp.parts {
-		dst = append(dst, sp.c.chunks[e.chunk].mem[e.off:e.off+e.len]...)
+		dst = append(dst, sp.c.memOf(e.chunk)[e.off:e.off+e.len]...)
 	}
 	return dst, true
 }
@@ -294,6 +322,9 @@ func (sp *rebuiltSpan) appendTo(dst []byte) ([]byte, bool) {
 // last release of a chunk gives its memory back. The span is empty after: releasing it again
 // does nothing (fetchRead.release owns the rule that counts a second release).
 func (sp *rebuiltSpan) release() {
+	if sp.c != nil && sp.c.dir != "" {
+		sp.dropPages()
+	}
 	last := false
 	for _, e := range sp.parts {
 		if sp.c.unpin(&sp.c.chunks[e.chunk]) {
