@@ -19,8 +19,11 @@ import (
 // other answers copy from the mapping. When its answer is released, the pages it touched leave
 // the process's page tables (dropMapped): the file's pages stay with the operating system's page
 // cache and out of the process's resident memory. Where mapping is not offered, batches are read
-// back with pread into the answer's pooled buffer. An emptied chunk's file is truncated (no
-// answer pins it then) and filled again.
+// back with pread into the answer's pooled buffer. An emptied chunk's file is written over from
+// its start (no answer pins it then; its old bytes are no batch the index names): a chunk is
+// emptied only to be filled at once, and giving its blocks back to take them again at the next
+// write costs the produce path an allocation of every page (with tmpfs, each page's zeroing and
+// the memory accounting) for nothing.
 //
 // The files are scratch, nothing survives the process: each is unlinked as soon as it is
 // created, so that its blocks go back when the gateway ends however it ends, and two gateways
@@ -92,14 +95,6 @@ func (c *rebuiltCache) writeChunk(ch *rebuiltChunk, b []byte, off int) error {
 	}
 	_, err := ch.file.WriteAt(b, int64(off))
 	return err
-}
-
-// emptyChunkFile truncates the file of a chunk being emptied, so its blocks go back until it
-// fills again (and nothing of it could be read as a batch).
-func emptyChunkFile(ch *rebuiltChunk) {
-	if ch.file != nil {
-		_ = ch.file.Truncate(0)
-	}
 }
 
 // closeChunkFile closes ch's file (removing it when it kept its name); nothing may read it

@@ -216,7 +216,6 @@ func (c *rebuiltCache) advanceLocked() bool {
 	clear(ch.keys)
 	ch.keys, ch.used = ch.keys[:0], 0
 	ch.hit.Store(false)
-	emptyChunkFile(ch)
 	c.cur = pick
 	return true
 }
