@@ -246,4 +246,3 @@ func (c *rebuiltCache) dropChunkOf(e rebuiltEntry) {
 	clear(ch.keys)
 	ch.keys = ch.keys[:0]
 }
-

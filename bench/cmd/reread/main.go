@@ -9,7 +9,10 @@
 //
 // Each topic gets -mib MiB of 1 KiB values (random, or JSON-like with -json) from one franz-go
 // producer; each group is a fresh franz-go client reading the topic from the start. Process CPU
-// is counted in 10 ms ticks, so read sizes of 256 MiB or more.
+// is counted in 10 ms ticks, so read sizes of 256 MiB or more. With -cycle each group's read also
+// says, on standard error, how much of its time a fetch was in flight (from the client's write of
+// the request to its read of the whole answer) against the client's time alone, and the median
+// fetch: where a consumer's pace is bound by its own decoding rather than by the gateway.
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +39,7 @@ func main() {
 	topics := flag.Int("topics", 3, "topics, produced and read one after another")
 	groups := flag.Int("groups", 4, "groups reading each topic, one after another")
 	js := flag.Bool("json", false, "JSON-like values (snappy shrinks them about 3:1) instead of random")
+	flag.BoolVar(&cycles, "cycle", false, "also say, per group read, how much of its time a fetch was in flight (the gateway answering) and how much the client spent alone")
 	flag.Parse()
 	if err := run(*addr, *metrics, *mib, *topics, *groups, *js); err != nil {
 		fmt.Fprintln(os.Stderr, "reread:", err)
@@ -122,13 +127,61 @@ func produce(ctx context.Context, addr, topic string, records int64, values [][]
 	return first
 }
 
+// cycles: -cycle.
+var cycles bool
+
+// fetchTimes is a kgo hook that keeps, for each Fetch, how long it was in flight (from its
+// write to the end of its answer's read) and the answer's size.
+type fetchTimes struct {
+	mu    sync.Mutex
+	first time.Time
+	e2e   []time.Duration
+	bytes []int
+}
+
+func (f *fetchTimes) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e kgo.BrokerE2E) {
+	if key != 1 || e.WriteErr != nil || e.ReadErr != nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.first.IsZero() {
+		f.first = time.Now().Add(-e.DurationE2E())
+	}
+	f.e2e = append(f.e2e, e.DurationE2E())
+	f.bytes = append(f.bytes, e.BytesRead)
+}
+
+// report says what share of the time since the first fetch began a fetch was in flight.
+func (f *fetchTimes) report(group string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	wall := time.Since(f.first)
+	var inFlight time.Duration
+	for _, d := range f.e2e {
+		inFlight += d
+	}
+	slices.Sort(f.e2e)
+	slices.Sort(f.bytes)
+	if len(f.e2e) == 0 {
+		return group + ": no fetch"
+	}
+	return fmt.Sprintf("%s: %.2f s from the first fetch, a fetch in flight %.0f%% of it; %d fetches, median %.2f ms and %d KiB",
+		group, wall.Seconds(), 100*inFlight.Seconds()/wall.Seconds(), len(f.e2e),
+		float64(f.e2e[len(f.e2e)/2].Microseconds())/1000, f.bytes[len(f.bytes)/2]>>10)
+}
+
 func read(ctx context.Context, addr, topic, group string, records int64) error {
+	times := &fetchTimes{}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.WithHooks(times))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
+	if cycles {
+		defer func() { fmt.Fprintln(os.Stderr, times.report(group)) }()
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	var got int64
