@@ -254,12 +254,13 @@ func preAuthKey(key int16) bool {
 }
 
 // dispatch starts req and queues its slot. SASL requests and ApiVersions run inline: they change
-// or describe connection state that the next request depends on. It reports false when the
-// connection must stop reading, and the request's slot. The request's frame, and its share of
-// the buffer budget, is released once the handler is done with it and its answer is encoded.
+// or describe connection state that the next request depends on. So does a Fetch alone on its
+// connection (fetchAlone). It reports false when the connection must stop reading, and the
+// request's slot. The request's frame, and its share of the buffer budget, is released once the
+// handler is done with it and its answer is encoded.
 func (c *conn) dispatch(req *request, f framebuf.Frame) (*slot, bool) {
 	sl := &slot{done: make(chan struct{})}
-	inline := preAuthKey(req.key) || (c.s.cfg.SASL && !c.authed)
+	inline := preAuthKey(req.key) || (c.s.cfg.SASL && !c.authed) || c.fetchAlone(req)
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.ctx.Done():
@@ -286,6 +287,16 @@ func (c *conn) dispatch(req *request, f framebuf.Frame) (*slot, bool) {
 	}
 	go run()
 	return sl, true
+}
+
+// fetchAlone reports whether req is a Fetch with nothing else in flight on the connection and
+// nothing more sent behind it: a consumer's fetch connection, which asks again once answered.
+// It runs on the reader, as Kafka reads every connection one request at a time: a request sent
+// after it is read once it is answered (a pipelined one, already read into the buffer, still
+// runs beside it). A consumer's every fetch then costs no goroutine started, no stack grown
+// again, and no wake-up of another thread to run it.
+func (c *conn) fetchAlone(req *request) bool {
+	return req.key == fetchKey && len(c.sem) == 0 && c.br.Buffered() == 0
 }
 
 // orderProduce keeps one connection's writes to a partition in the order the client sent them:
