@@ -20,8 +20,9 @@ import (
 )
 
 // conn is one client connection. A reader goroutine decodes requests in order and starts each in
-// its own goroutine (bounded by MaxInFlight); a writer goroutine answers them strictly in the order
-// they were read, whatever order they finish in.
+// its own goroutine (bounded by MaxInFlight), except those it runs itself (dispatch: SASL,
+// ApiVersions, a Fetch alone on the connection); a writer goroutine answers them strictly in the
+// order they were read, whatever order they finish in.
 type conn struct {
 	s  *Server
 	nc net.Conn
