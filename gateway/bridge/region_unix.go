@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // regionAlloc maps n bytes of anonymous memory apart from the Go heap: the collector neither
@@ -50,5 +52,5 @@ func dropMapped(m, b []byte) {
 	end := start + uintptr(len(b))
 	page := uintptr(syscall.Getpagesize())
 	start, end = start&^(page-1), min((end+page-1)&^(page-1), uintptr(len(m)))
-	_ = syscall.Madvise(m[start:end], syscall.MADV_DONTNEED)
+	_ = unix.Madvise(m[start:end], unix.MADV_DONTNEED)
 }
