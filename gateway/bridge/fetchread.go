@@ -131,6 +131,15 @@ func (b *Bridge) startRead(ctx context.Context, as iggyAPI, topic string, partit
 		b.metrics.endAnswers.Add(1)
 		return nil, res, nil
 	}
+	if end := st.hw.Load(); maxBytes > 0 && offset == end && st.appending.Load() > 0 {
+		// A consumer at the end as this gateway knows it, while an append of its own is under
+		// way: the batch may be in Iggy already, but not yet in the tail. Nothing to read for
+		// now; the append wakes the consumer's wait once the tail holds the producer's bytes,
+		// which saves rebuilding them from Iggy.
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = end, end, logStart
+		b.metrics.endAnswers.Add(1)
+		return nil, res, nil
+	}
 	if maxBytes == 0 {
 		res, err = b.watermarks(ctx, as, st, topic, partition, offset, logStart)
 		return nil, res, err

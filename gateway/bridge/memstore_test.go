@@ -29,6 +29,9 @@ type memStore struct {
 	topicErr   error
 	// sendHold, when set, is called by every send before it stores anything (outside mu).
 	sendHold func()
+	// sendStored, when set, is called by every send that stored its batch, before it returns
+	// (outside mu).
+	sendStored func()
 	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
 	// it is closed.
 	pollGate chan struct{}
@@ -205,6 +208,11 @@ func (m *memStore) send(_ context.Context, stream, topic string, partition uint3
 	if err := m.sendErr; err != nil {
 		m.sendErr, m.sendLost = nil, false
 		return 0, err
+	}
+	if stored := m.sendStored; stored != nil {
+		m.mu.Unlock()
+		stored()
+		m.mu.Lock()
 	}
 	return base, nil
 }

@@ -40,6 +40,11 @@ type partState struct {
 	txns txnIndex
 
 	hw atomic.Int64 // highest high watermark seen; -1 unknown
+	// appending counts this gateway's appends to the partition under way (produceBatch): from
+	// the moment Iggy stores such a batch until the tail remembers it and hw moves past it, a
+	// read from hw would find it in Iggy and rebuild it, where a moment later the tail hands
+	// the producer's own bytes out.
+	appending atomic.Int32
 	// end is the high watermark a read of Iggy last told and when (endFresh).
 	endMu    sync.Mutex
 	end      int64

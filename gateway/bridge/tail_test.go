@@ -379,3 +379,61 @@ func TestTailLendsTheLastBatch(t *testing.T) {
 		t.Fatalf("the released batch still has %d pins", pins)
 	}
 }
+
+// TestFetchAtEndWhileAppending: a consumer at the end of a partition that asks while this
+// gateway's append there is stored in Iggy but not yet in the tail is answered with nothing at
+// that end, without asking Iggy (which would rebuild the batch); once the append is done it gets
+// the producer's own bytes from the tail.
+func TestFetchAtEndWhileAppending(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := tailBridge(t, m, 1<<20)
+	first := kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
+	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
+		t.Fatal(err)
+	}
+	stored, release := make(chan struct{}), make(chan struct{})
+	m.mu.Lock()
+	m.sendStored = func() {
+		close(stored)
+		<-release
+	}
+	m.mu.Unlock()
+	second := kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
+	produced := make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, second)
+		produced <- err
+	}()
+	<-stored
+	m.mu.Lock()
+	m.sendStored = nil
+	polls := m.polls
+	m.mu.Unlock()
+	res, err := b.fetch(ctx, m, "t", 0, 2, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	polled := m.polls - polls
+	m.mu.Unlock()
+	if len(res.Records) != 0 || res.HighWatermark != 2 || polled != 0 {
+		t.Errorf("fetch at the end during the append: %d bytes, high watermark %d, %d polls of Iggy; want none, 2, none",
+			len(res.Records), res.HighWatermark, polled)
+	}
+	res.Release()
+	close(release)
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	before := b.metrics.TailFetches()
+	res, err = b.fetch(ctx, m, "t", 0, 2, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	if !bytes.Equal(res.Records, asStored(second, 2)) || res.HighWatermark != 5 || b.metrics.TailFetches() != before+1 {
+		t.Errorf("fetch after the append: high watermark %d, tail fetches %d more; want the produced batch from the tail, 5",
+			res.HighWatermark, b.metrics.TailFetches()-before)
+	}
+}
