@@ -35,6 +35,9 @@ type memStore struct {
 	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
 	// it is closed.
 	pollGate chan struct{}
+	// pollHook, when set, is called by every poll with its count before it reads anything
+	// (outside mu).
+	pollHook func(count uint32)
 	// offsetReads counts consumerOffset calls; segmentDeletes is every deleteSegments count;
 	// manageErr, when set, is what a call needing the permission to manage a topic returns.
 	offsetReads    int
@@ -219,6 +222,11 @@ func (m *memStore) send(_ context.Context, stream, topic string, partition uint3
 
 func (m *memStore) poll(_ context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
 	m.mu.Lock()
+	if hook := m.pollHook; hook != nil {
+		m.mu.Unlock()
+		hook(count)
+		m.mu.Lock()
+	}
 	if gate := m.pollGate; gate != nil && count > 1 && stream == defaultStream {
 		m.mu.Unlock()
 		<-gate
