@@ -491,6 +491,7 @@ func TestFetchTailAgainAfterAppend(t *testing.T) {
 	}()
 	<-stored
 	var wide int // polls of more than one message: reads of Iggy to rebuild from
+	ended := false
 	m.mu.Lock()
 	m.sendStored = nil
 	m.pollHook = func(count uint32) {
@@ -498,9 +499,9 @@ func TestFetchTailAgainAfterAppend(t *testing.T) {
 			wide++
 			return
 		}
-		if release != nil { // the tail's check: the append ends now
+		if !ended { // the tail's check: the append ends now
 			close(release)
-			release = nil
+			ended = true
 			if err := <-produced; err != nil {
 				t.Error(err)
 			}
@@ -513,7 +514,7 @@ func TestFetchTailAgainAfterAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Release()
-	if release != nil {
+	if !ended {
 		t.Fatal("the read did not check the tail's batch with Iggy")
 	}
 	want := append(asStored(first, 0), asStored(second, 2)...)
