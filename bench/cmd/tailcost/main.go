@@ -10,7 +10,7 @@
 //	go run ./bench/cmd/tailcost -bin /tmp/old,/tmp/new -kinds json,random -rounds 5
 //
 // The fetch and produce requests each client sent are counted too, for the cost per request.
-// -perf FILE records the gateway with `perf record -g` during both phases of the last round.
+// -perf FILE records the gateway with `perf record -g` during both phases of every round.
 package main
 
 import (
@@ -45,7 +45,7 @@ func main() {
 	mib := flag.Int("mib", 128, "MiB of 1 KiB values per phase")
 	rounds := flag.Int("rounds", 3, "rounds")
 	partitions := flag.Int("partitions", 3, "partitions of the topic")
-	perf := flag.String("perf", "", "perf record -g the gateway into FILE.<binary index>.<kind>.<phase> during the last round's phases")
+	perf := flag.String("perf", "", "perf record -g the gateway into FILE.<round>.<binary index>.<kind>.<phase> during every phase")
 	flag.Parse()
 	if *bins == "" {
 		fail(fmt.Errorf("-bin: no serve binary"))
@@ -77,8 +77,8 @@ func run(bins, kinds []string, mib, rounds, partitions int, perf string) error {
 			}
 			for i, bin := range bins {
 				rec := ""
-				if perf != "" && r == rounds-1 {
-					rec = fmt.Sprintf("%s.%d.%s", perf, i, kind)
+				if perf != "" {
+					rec = fmt.Sprintf("%s.%d.%d.%s", perf, r, i, kind)
 				}
 				f, err := round(ctx, bin, pool, records, partitions, rec)
 				if err != nil {
