@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -93,15 +92,15 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	again := true
 	for i := 0; i < len(sources); i++ {
 		if i > 0 && version >= 4 {
-			if !b.awaitAppend(ctx, r.st, r.offset) {
-				// The tail answered up to where this gateway's append under way lands, which
-				// is taking long: the rest comes from the tail once it is done (startRead),
-				// not rebuilt from Iggy now.
+			if r.st.appendingAt(r.offset) {
+				// The tail answered up to where this gateway's append under way lands: the
+				// rest comes from the tail once it is done (startRead), not rebuilt from Iggy
+				// now.
 				r.hw = r.offset
 				break
 			}
 			if again && r.st.tail.holds(r.offset) {
-				// The append there ended after the tail was asked: the tail has the rest now.
+				// That append ended after the tail was asked: the tail has the rest now.
 				again, i = false, 0
 			}
 		}
@@ -147,11 +146,11 @@ func (b *Bridge) startRead(ctx context.Context, as iggyAPI, topic string, partit
 		b.metrics.endAnswers.Add(1)
 		return nil, res, nil
 	}
-	if maxBytes > 0 && !b.awaitAppend(ctx, st, offset) {
-		// A consumer where this gateway's append under way lands, which is taking long: the
-		// batch may be in Iggy already, but not yet in the tail. Nothing to read for now, and
-		// the end as far as it goes; the append wakes the consumer's wait (Wait) once the tail
-		// holds the producer's bytes, which saves rebuilding them from Iggy.
+	if maxBytes > 0 && st.appendingAt(offset) {
+		// A consumer where this gateway's append under way lands: the batch may be in Iggy
+		// already, but not yet in the tail. Nothing to read for now, and the end as far as it
+		// goes; the append wakes the consumer's wait (Wait) once the tail holds the producer's
+		// bytes, which saves rebuilding them from Iggy.
 		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = offset, offset, logStart
 		b.metrics.endAnswers.Add(1)
 		return nil, res, nil
@@ -165,34 +164,6 @@ func (b *Bridge) startRead(ctx context.Context, as iggyAPI, topic string, partit
 		maxBytes: int(maxBytes), codec: b.topicCodec(ctx, topic), gen: st.rebuiltGen.Load(),
 		logStart: logStart, offset: offset, hw: -1, buf: getBuffer(),
 	}, res, nil
-}
-
-// appendWait is how long a read at the offset this gateway's append under way is to get waits
-// for that append to end, so that it goes on with the batch from the tail: an append to the
-// embedded store takes about a millisecond.
-const appendWait = 10 * time.Millisecond
-
-// awaitAppend waits, up to appendWait on the bridge's clock, while this gateway's append under
-// way is to land at offset, and reports whether none is (any more).
-func (b *Bridge) awaitAppend(ctx context.Context, st *partState, offset int64) bool {
-	if !st.appendingAt(offset) {
-		return true
-	}
-	t := b.clock.NewTimer(appendWait)
-	defer t.Stop()
-	for {
-		ch := st.waitChan()
-		if !st.appendingAt(offset) {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-t.C():
-			return !st.appendingAt(offset)
-		case <-ctx.Done():
-			return false
-		}
-	}
 }
 
 // room is how many bytes the answer may still take.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
@@ -384,27 +383,28 @@ func TestTailLendsTheLastBatch(t *testing.T) {
 	}
 }
 
-// appendHeld is a bridge with a fake clock and a tail cache over m, whose partition "t"/0 holds
-// first (2 records) and has a second batch (3 records) stored in Iggy by an append still under
-// way: not yet in the tail. release ends the append; produced then has its error.
-func appendHeld(t *testing.T, m *memStore) (b *Bridge, clk *clock.Fake, first, second []byte, release func(), produced chan error) {
-	t.Helper()
+// TestFetchAtEndWhileAppending: while this gateway's append to a partition is stored in Iggy but
+// not yet in the tail, a consumer at the end is answered with nothing at that end without asking
+// Iggy, and one reading the tail gets the tail's batches up to there, not the new batch rebuilt
+// from Iggy; once the append is done the new batch comes from the tail as the producer sent it.
+func TestFetchAtEndWhileAppending(t *testing.T) {
 	ctx := context.Background()
-	clk = clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
-	b = topicBridge(t, m, Config{TailCacheBytes: 1 << 20, Clock: clk})
-	first = kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
+	m := newMemStore()
+	clk := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	b := topicBridge(t, m, Config{TailCacheBytes: 1 << 20, Clock: clk})
+	first := kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
 	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
 		t.Fatal(err)
 	}
-	stored, held := make(chan struct{}), make(chan struct{})
+	stored, release := make(chan struct{}), make(chan struct{})
 	m.mu.Lock()
 	m.sendStored = func() {
 		close(stored)
-		<-held
+		<-release
 	}
 	m.mu.Unlock()
-	second = kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
-	produced = make(chan error, 1)
+	second := kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
+	produced := make(chan error, 1)
 	go func() {
 		_, err := b.produce(ctx, m, "t", 0, second)
 		produced <- err
@@ -412,58 +412,25 @@ func appendHeld(t *testing.T, m *memStore) (b *Bridge, clk *clock.Fake, first, s
 	<-stored
 	m.mu.Lock()
 	m.sendStored = nil
-	m.mu.Unlock()
-	return b, clk, first, second, func() { close(held) }, produced
-}
-
-// fetchWaiting runs a fetch that waits on the fake clock and calls then once it does.
-func fetchWaiting(t *testing.T, b *Bridge, clk *clock.Fake, m *memStore, offset int64, then func()) (kafka.FetchResult, int) {
-	t.Helper()
-	m.mu.Lock()
 	polls := m.polls
 	m.mu.Unlock()
-	added := clk.Added()
-	type answer struct {
-		res kafka.FetchResult
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := b.fetch(context.Background(), m, "t", 0, offset, 1<<20, 12)
-		done <- answer{res, err}
-	}()
-	select {
-	case a := <-done:
-		t.Fatalf("fetch at %d did not wait for the append under way (err %v)", offset, a.err)
-	case <-added:
-	}
-	then()
-	a := <-done
-	if a.err != nil {
-		t.Fatal(a.err)
+	res, err := b.fetch(ctx, m, "t", 0, 2, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return a.res, m.polls - polls
-}
-
-// TestFetchAtEndWhileAppending: while this gateway's append to a partition is stored in Iggy but
-// not yet in the tail, a read that reaches it waits for it, up to appendWait; past that a
-// consumer at the end is answered with nothing at that end without asking Iggy, and one reading
-// the tail gets the tail's batches up to there, not the new batch rebuilt from Iggy; a long poll
-// there waits for the append, whatever Iggy told of the end. Once the append is done the new
-// batch comes from the tail as the producer sent it.
-func TestFetchAtEndWhileAppending(t *testing.T) {
-	ctx := context.Background()
-	m := newMemStore()
-	b, clk, first, second, release, produced := appendHeld(t, m)
-	res, polled := fetchWaiting(t, b, clk, m, 2, func() { clk.Advance(appendWait) })
+	polled := m.polls - polls
+	m.mu.Unlock()
 	if len(res.Records) != 0 || res.HighWatermark != 2 || polled != 0 {
 		t.Errorf("fetch at the end during the append: %d bytes, high watermark %d, %d polls of Iggy; want none, 2, none",
 			len(res.Records), res.HighWatermark, polled)
 	}
 	res.Release()
-	res, _ = fetchWaiting(t, b, clk, m, 0, func() { clk.Advance(appendWait) })
+	// From the tail's batch on: that batch, and not the one under way rebuilt from Iggy.
+	res, err = b.fetch(ctx, m, "t", 0, 0, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(res.Records, asStored(first, 0)) || res.HighWatermark != 2 {
 		t.Errorf("fetch from the tail during the append: %d batches, high watermark %d; want the first batch alone, 2",
 			len(readBatches(t, res.Records)), res.HighWatermark)
@@ -481,13 +448,13 @@ func TestFetchAtEndWhileAppending(t *testing.T) {
 		t.Fatal("a wait at the end returned while the append was under way")
 	case <-added:
 	}
-	release()
+	close(release)
 	if err := <-produced; err != nil {
 		t.Fatal(err)
 	}
 	<-waited // woken by the append: the fake clock does not move
 	before := b.metrics.TailFetches()
-	res, err := b.fetch(ctx, m, "t", 0, 2, 1<<20, 12)
+	res, err = b.fetch(ctx, m, "t", 0, 2, 1<<20, 12)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,31 +462,6 @@ func TestFetchAtEndWhileAppending(t *testing.T) {
 	if !bytes.Equal(res.Records, asStored(second, 2)) || res.HighWatermark != 5 || b.metrics.TailFetches() != before+1 {
 		t.Errorf("fetch after the append: high watermark %d, tail fetches %d more; want the produced batch from the tail, 5",
 			res.HighWatermark, b.metrics.TailFetches()-before)
-	}
-}
-
-// TestFetchWaitsForAppend: a read that reaches this gateway's append under way, which ends
-// within appendWait, goes on with the new batch from the tail, from the end as from the tail.
-func TestFetchWaitsForAppend(t *testing.T) {
-	for _, from := range []int64{2, 0} {
-		m := newMemStore()
-		b, clk, first, second, release, produced := appendHeld(t, m)
-		before := b.metrics.TailFetches()
-		res, _ := fetchWaiting(t, b, clk, m, from, func() {
-			release()
-			if err := <-produced; err != nil {
-				t.Error(err)
-			}
-		})
-		want := asStored(second, 2)
-		if from == 0 {
-			want = append(asStored(first, 0), want...)
-		}
-		if !bytes.Equal(res.Records, want) || res.HighWatermark != 5 || b.metrics.TailFetches() == before {
-			t.Errorf("from %d: %d batches, high watermark %d, tail reads %d; want the batches from the tail, 5",
-				from, len(readBatches(t, res.Records)), res.HighWatermark, b.metrics.TailFetches()-before)
-		}
-		res.Release()
 	}
 }
 
