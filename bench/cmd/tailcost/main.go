@@ -9,8 +9,15 @@
 //	go build -o /tmp/new ./cmd/iggy-kafka
 //	go run ./bench/cmd/tailcost -bin /tmp/old,/tmp/new -kinds json,random -rounds 5
 //
-// The fetch and produce requests each client sent are counted too, for the cost per request.
-// -perf FILE records the gateway with `perf record -g` during both phases of every round.
+// Each round line also has the fetch and produce requests the clients sent, the most records
+// the consumer was behind the producer's acks, and the gateway's fetch counters over the tail
+// phase (/metrics: which source answered). -prefill first produces as much to another topic and
+// reads it back with a group, as the benchmark's fan-out case does before its tail phases.
+//
+// On 2 shared cores the share, a difference of two figures of about 4 s/GB, varies by ±0.4 s/GB
+// from round to round; -perf FILE records the gateway with `perf record -g` during both phases
+// of every round, and the samples of the fetch path and of the responses written, which only the
+// consumer causes, say where its share goes with much less noise.
 package main
 
 import (
@@ -46,11 +53,12 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds")
 	partitions := flag.Int("partitions", 3, "partitions of the topic")
 	perf := flag.String("perf", "", "perf record -g the gateway into FILE.<round>.<binary index>.<kind>.<phase> during every phase")
+	prefill := flag.Bool("prefill", false, "before the phases, produce as much to another topic and read it back with a consumer group, as the benchmark's fan-out case does")
 	flag.Parse()
 	if *bins == "" {
 		fail(fmt.Errorf("-bin: no serve binary"))
 	}
-	if err := run(strings.Split(*bins, ","), strings.Split(*kinds, ","), *mib, *rounds, *partitions, *perf); err != nil {
+	if err := run(strings.Split(*bins, ","), strings.Split(*kinds, ","), *mib, *rounds, *partitions, *perf, *prefill); err != nil {
 		fail(err)
 	}
 }
@@ -65,7 +73,7 @@ type figures struct {
 	maxLag                int64  // records acked but not yet consumed, at most, as the consumer polled
 }
 
-func run(bins, kinds []string, mib, rounds, partitions int, perf string) error {
+func run(bins, kinds []string, mib, rounds, partitions int, perf string, prefill bool) error {
 	ctx := context.Background()
 	records := mib << 10
 	res := map[string][]figures{}
@@ -80,7 +88,7 @@ func run(bins, kinds []string, mib, rounds, partitions int, perf string) error {
 				if perf != "" {
 					rec = fmt.Sprintf("%s.%d.%d.%s", perf, r, i, kind)
 				}
-				f, err := round(ctx, bin, pool, records, partitions, rec)
+				f, err := round(ctx, bin, pool, records, partitions, rec, prefill)
 				if err != nil {
 					return fmt.Errorf("%s %s round %d: %w", bin, kind, r, err)
 				}
@@ -113,7 +121,7 @@ func run(bins, kinds []string, mib, rounds, partitions int, perf string) error {
 }
 
 // round starts a fresh gateway from bin and runs both phases on it.
-func round(ctx context.Context, bin string, pool *workload.Pool, records, partitions int, perf string) (figures, error) {
+func round(ctx context.Context, bin string, pool *workload.Pool, records, partitions int, perf string, prefill bool) (figures, error) {
 	var f figures
 	dir, err := os.MkdirTemp("/dev/shm", "tailcost-")
 	if err != nil {
@@ -165,6 +173,13 @@ func round(ctx context.Context, bin string, pool *workload.Pool, records, partit
 	for i := range 100 { // warm-up: metadata, producer id
 		if err := prod.ProduceSync(ctx, &kgo.Record{Value: pool.Value(pool.Len() - 1 - i)}).FirstErr(); err != nil {
 			return f, err
+		}
+	}
+	if prefill {
+		// As in the benchmark's fan-out case, where group reads come before the tail phases:
+		// another topic as large, produced and read back from the start by a consumer group.
+		if err := fill(ctx, addrs[0], adm, pool, records, partitions); err != nil {
+			return f, fmt.Errorf("prefill: %w", err)
 		}
 	}
 	gb := float64(int64(records)*int64(pool.Size)) / 1e9
@@ -246,6 +261,37 @@ func round(ctx context.Context, bin string, pool *workload.Pool, records, partit
 		}
 	}
 	return f, nil
+}
+
+// fill produces records values to a topic of its own and reads them back from the start with a
+// consumer group.
+func fill(ctx context.Context, addr string, adm *kadm.Client, pool *workload.Pool, records, partitions int) error {
+	if _, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, "fill"); err != nil {
+		return err
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("fill"))
+	if err != nil {
+		return err
+	}
+	err = produce(ctx, prod, pool, records)
+	prod.Close()
+	if err != nil {
+		return err
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("fill"), kgo.ConsumeTopics("fill"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cons.Close()
+	for got := 0; got < records; {
+		fs := cons.PollFetches(ctx)
+		if errs := fs.Errors(); len(errs) > 0 {
+			return errs[0].Err
+		}
+		got += fs.NumRecords()
+	}
+	return nil
 }
 
 // startPerf records pid with perf into file.phase until the returned stop; nothing when file is "".
