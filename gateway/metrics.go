@@ -111,7 +111,7 @@ func newMetrics() *metrics {
 	}, func() float64 { return float64(b.KeptDiskFaults()) })
 	endAnswers := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_end_answers_total",
-		Help: "Partition reads at the end of a partition, or of its watermarks only, answered from the high watermark Iggy told within 50 ms.",
+		Help: "Partition reads at the end of a partition, or of its watermarks only, answered from the high watermark Iggy told within 50 ms, or at the end the gateway knew while an append of its own there was under way.",
 	}, func() float64 { return float64(b.EndAnswers()) })
 	sliceHeads := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "iggy_kafka_fetch_slice_heads_total",

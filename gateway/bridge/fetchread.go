@@ -89,7 +89,22 @@ func (b *Bridge) fetch(ctx context.Context, as iggyAPI, topic string, partition 
 	if version < 4 {
 		sources = sources[len(sources)-1:] // message sets are rebuilt from Iggy
 	}
-	for _, src := range sources {
+	again := true
+	for i := 0; i < len(sources); i++ {
+		if i > 0 && version >= 4 {
+			if r.st.appendingAt(r.offset) {
+				// The tail answered up to where this gateway's append under way lands: the
+				// rest comes from the tail once it is done (startRead), not rebuilt from Iggy
+				// now.
+				r.hw = r.offset
+				break
+			}
+			if again && r.st.tail.holds(r.offset) {
+				// That append ended after the tail was asked: the tail has the rest now.
+				again, i = false, 0
+			}
+		}
+		src := sources[i]
 		done, err := src.read(ctx, r)
 		if err != nil {
 			r.release()
@@ -128,6 +143,15 @@ func (b *Bridge) startRead(ctx context.Context, as iggyAPI, topic string, partit
 		// of the watermarks only (a fetch over many partitions asks for them once its answer is
 		// full), which that end answers as a poll would.
 		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = end, end, logStart
+		b.metrics.endAnswers.Add(1)
+		return nil, res, nil
+	}
+	if maxBytes > 0 && st.appendingAt(offset) {
+		// A consumer where this gateway's append under way lands: the batch may be in Iggy
+		// already, but not yet in the tail. Nothing to read for now, and the end as far as it
+		// goes; the append wakes the consumer's wait (Wait) once the tail holds the producer's
+		// bytes, which saves rebuilding them from Iggy.
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = offset, offset, logStart
 		b.metrics.endAnswers.Add(1)
 		return nil, res, nil
 	}

@@ -29,9 +29,15 @@ type memStore struct {
 	topicErr   error
 	// sendHold, when set, is called by every send before it stores anything (outside mu).
 	sendHold func()
+	// sendStored, when set, is called by every send that stored its batch, before it returns
+	// (outside mu).
+	sendStored func()
 	// pollGate, when set, holds every poll of more than one message of the Kafka stream until
 	// it is closed.
 	pollGate chan struct{}
+	// pollHook, when set, is called by every poll with its count before it reads anything
+	// (outside mu).
+	pollHook func(count uint32)
 	// offsetReads counts consumerOffset calls; segmentDeletes is every deleteSegments count;
 	// manageErr, when set, is what a call needing the permission to manage a topic returns.
 	offsetReads    int
@@ -206,11 +212,21 @@ func (m *memStore) send(_ context.Context, stream, topic string, partition uint3
 		m.sendErr, m.sendLost = nil, false
 		return 0, err
 	}
+	if stored := m.sendStored; stored != nil {
+		m.mu.Unlock()
+		stored()
+		m.mu.Lock()
+	}
 	return base, nil
 }
 
 func (m *memStore) poll(_ context.Context, stream, topic string, partition uint32, offset uint64, count uint32) (polled, error) {
 	m.mu.Lock()
+	if hook := m.pollHook; hook != nil {
+		m.mu.Unlock()
+		hook(count)
+		m.mu.Lock()
+	}
 	if gate := m.pollGate; gate != nil && count > 1 && stream == defaultStream {
 		m.mu.Unlock()
 		<-gate

@@ -31,8 +31,8 @@ func (m *Metrics) DroppedHeaders() uint64 { return m.droppedHeaders.Load() }
 func (m *Metrics) TailFetches() uint64 { return m.tailFetches.Load() }
 
 // EndAnswers is how many partition reads at the end of a partition, or of its watermarks only,
-// were answered from the high watermark Iggy had told within the last 50 ms, without asking Iggy
-// again.
+// were answered from the high watermark Iggy had told within the last 50 ms, or at the end this
+// gateway knew while an append of its own there was under way, without asking Iggy again.
 func (m *Metrics) EndAnswers() uint64 { return m.endAnswers.Load() }
 
 // SliceHeads is how many partition reads from Iggy started inside a batch whose start this

@@ -40,6 +40,12 @@ type partState struct {
 	txns txnIndex
 
 	hw atomic.Int64 // highest high watermark seen; -1 unknown
+	// appendAt is the offset this gateway's append to the partition under way (produceBatch)
+	// should get, -1 when none is or where it lands is not known. From the moment Iggy stores
+	// such a batch until the tail remembers it, a read from there would find it in Iggy and
+	// rebuild it, where a moment later the tail hands the producer's own bytes out: reads stop
+	// there until the append wakes them (appendingAt).
+	appendAt atomic.Int64
 	// end is the high watermark a read of Iggy last told and when (endFresh).
 	endMu    sync.Mutex
 	end      int64
@@ -106,6 +112,7 @@ func (b *Bridge) part(topic string, partition int32) *partState {
 	if st == nil {
 		st = &partState{producers: map[int64]*producerState{}, next: -1, notify: make(chan struct{})}
 		st.hw.Store(-1)
+		st.appendAt.Store(-1)
 		st.avgBytes.Store(1024)
 		b.parts[k] = st
 		b.metrics.partStates.Add(1)
@@ -176,6 +183,11 @@ func (st *partState) knownEnd(now time.Time) (end int64, ok bool) {
 	return end, end == st.hw.Load() && !at.IsZero() && now.Sub(at) < endFresh
 }
 
+// appendingAt reports whether this gateway's append under way is to land at offset.
+func (st *partState) appendingAt(offset int64) bool {
+	return offset >= 0 && st.appendAt.Load() == offset
+}
+
 func (st *partState) wake() {
 	st.wmu.Lock()
 	close(st.notify)
@@ -205,7 +217,7 @@ func (b *Bridge) Wait(ctx context.Context, topic string, partition int32, offset
 	if st != nil {
 		// A partition Iggy never listed has no state, and nothing of ours wakes it.
 		ch = st.waitChan()
-		if st.hw.Load() > offset {
+		if st.hw.Load() > offset && !st.appendingAt(offset) {
 			return
 		}
 	}

@@ -117,8 +117,10 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 	if b.cfg.Fenced != nil && b.cfg.Fenced() {
 		return -1, fmt.Errorf("%w: this gateway lost its lease on the store", kerr.NotLeaderForPartition)
 	}
+	st.appendAt.Store(st.next)
 	u, err := as.send(ctx, b.cfg.Stream, topic, uint32(partition), batch)
 	if err != nil {
+		st.appendAt.Store(-1)
 		// The write may or may not have landed (a lost connection), so the
 		// cached sequence state can no longer be trusted.
 		st.dropProducers()
@@ -147,6 +149,7 @@ func (b *Bridge) produceBatch(ctx context.Context, as iggyAPI, st *partState, to
 	st.next = base + n
 	b.remember(st, cb, base)
 	st.sawHW(base + n)
+	st.appendAt.Store(-1)
 	if n > 0 {
 		size := int64(len(batch)) / n
 		st.avgBytes.Store((st.avgBytes.Load()*3 + size) / 4)

@@ -86,6 +86,13 @@ func (t *tail) holding(offset int64) int {
 	return -1
 }
 
+// holds reports whether a remembered batch holds offset.
+func (t *tail) holds(offset int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.holding(offset) >= 0
+}
+
 // span plans a poll of whole batches: from the start of the batch that holds offset, count
 // messages of it and of the contiguous batches after it while their bytes stay within maxBytes
 // (the first one whatever its size). ok is false when no remembered batch holds offset.

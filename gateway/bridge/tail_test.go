@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 )
 
 // tailBridge is a bridge over m with a tail cache of limit bytes and one topic "t" of one
@@ -377,5 +380,146 @@ func TestTailLendsTheLastBatch(t *testing.T) {
 	st.tail.mu.Unlock()
 	if pins != 0 {
 		t.Fatalf("the released batch still has %d pins", pins)
+	}
+}
+
+// TestFetchAtEndWhileAppending: while this gateway's append to a partition is stored in Iggy but
+// not yet in the tail, a consumer at the end is answered with nothing at that end without asking
+// Iggy, and one reading the tail gets the tail's batches up to there, not the new batch rebuilt
+// from Iggy; once the append is done the new batch comes from the tail as the producer sent it.
+func TestFetchAtEndWhileAppending(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	clk := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	b := topicBridge(t, m, Config{TailCacheBytes: 1 << 20, Clock: clk})
+	first := kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
+	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
+		t.Fatal(err)
+	}
+	stored, release := make(chan struct{}), make(chan struct{})
+	m.mu.Lock()
+	m.sendStored = func() {
+		close(stored)
+		<-release
+	}
+	m.mu.Unlock()
+	second := kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
+	produced := make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, second)
+		produced <- err
+	}()
+	<-stored
+	m.mu.Lock()
+	m.sendStored = nil
+	polls := m.polls
+	m.mu.Unlock()
+	res, err := b.fetch(ctx, m, "t", 0, 2, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	polled := m.polls - polls
+	m.mu.Unlock()
+	if len(res.Records) != 0 || res.HighWatermark != 2 || polled != 0 {
+		t.Errorf("fetch at the end during the append: %d bytes, high watermark %d, %d polls of Iggy; want none, 2, none",
+			len(res.Records), res.HighWatermark, polled)
+	}
+	res.Release()
+	// From the tail's batch on: that batch, and not the one under way rebuilt from Iggy.
+	res, err = b.fetch(ctx, m, "t", 0, 0, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res.Records, asStored(first, 0)) || res.HighWatermark != 2 {
+		t.Errorf("fetch from the tail during the append: %d batches, high watermark %d; want the first batch alone, 2",
+			len(readBatches(t, res.Records)), res.HighWatermark)
+	}
+	res.Release()
+	// Iggy told that read a high watermark past the batch under way; a wait at the end still
+	// lasts until the append is done, or the consumer would read again at once, and again.
+	added, waited := clk.Added(), make(chan struct{})
+	go func() {
+		b.Wait(ctx, "t", 0, 2)
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("a wait at the end returned while the append was under way")
+	case <-added:
+	}
+	close(release)
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	<-waited // woken by the append: the fake clock does not move
+	before := b.metrics.TailFetches()
+	res, err = b.fetch(ctx, m, "t", 0, 2, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	if !bytes.Equal(res.Records, asStored(second, 2)) || res.HighWatermark != 5 || b.metrics.TailFetches() != before+1 {
+		t.Errorf("fetch after the append: high watermark %d, tail fetches %d more; want the produced batch from the tail, 5",
+			res.HighWatermark, b.metrics.TailFetches()-before)
+	}
+}
+
+// TestFetchTailAgainAfterAppend: an append of this gateway that ends while a read is checking
+// the tail's batches with Iggy (stillThere) leaves its batch in the tail by the time the read
+// goes on: the read takes it from there, not rebuilt from Iggy.
+func TestFetchTailAgainAfterAppend(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	b := tailBridge(t, m, 1<<20)
+	first := kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
+	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
+		t.Fatal(err)
+	}
+	stored, release := make(chan struct{}), make(chan struct{})
+	m.mu.Lock()
+	m.sendStored = func() {
+		close(stored)
+		<-release
+	}
+	m.mu.Unlock()
+	second := kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
+	produced := make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, second)
+		produced <- err
+	}()
+	<-stored
+	var wide int // polls of more than one message: reads of Iggy to rebuild from
+	ended := false
+	m.mu.Lock()
+	m.sendStored = nil
+	m.pollHook = func(count uint32) {
+		if count > 1 {
+			wide++
+			return
+		}
+		if !ended { // the tail's check: the append ends now
+			close(release)
+			ended = true
+			if err := <-produced; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	m.mu.Unlock()
+	before := b.metrics.TailFetches()
+	res, err := b.fetch(ctx, m, "t", 0, 0, 1<<20, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	if !ended {
+		t.Fatal("the read did not check the tail's batch with Iggy")
+	}
+	want := append(asStored(first, 0), asStored(second, 2)...)
+	if !bytes.Equal(res.Records, want) || res.HighWatermark != 5 || wide != 0 || b.metrics.TailFetches() != before+2 {
+		t.Errorf("got %d batches, high watermark %d, %d wide polls, %d tail reads; want both batches from the tail, 5, none, 2",
+			len(readBatches(t, res.Records)), res.HighWatermark, wide, b.metrics.TailFetches()-before)
 	}
 }
