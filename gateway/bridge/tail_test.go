@@ -392,24 +392,7 @@ func TestFetchAtEndWhileAppending(t *testing.T) {
 	m := newMemStore()
 	clk := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
 	b := topicBridge(t, m, Config{TailCacheBytes: 1 << 20, Clock: clk})
-	first := kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
-	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
-		t.Fatal(err)
-	}
-	stored, release := make(chan struct{}), make(chan struct{})
-	m.mu.Lock()
-	m.sendStored = func() {
-		close(stored)
-		<-release
-	}
-	m.mu.Unlock()
-	second := kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
-	produced := make(chan error, 1)
-	go func() {
-		_, err := b.produce(ctx, m, "t", 0, second)
-		produced <- err
-	}()
-	<-stored
+	first, second, release, produced := appendHeld(t, b, m)
 	m.mu.Lock()
 	m.sendStored = nil
 	polls := m.polls
@@ -472,24 +455,7 @@ func TestFetchTailAgainAfterAppend(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
 	b := tailBridge(t, m, 1<<20)
-	first := kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
-	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
-		t.Fatal(err)
-	}
-	stored, release := make(chan struct{}), make(chan struct{})
-	m.mu.Lock()
-	m.sendStored = func() {
-		close(stored)
-		<-release
-	}
-	m.mu.Unlock()
-	second := kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
-	produced := make(chan error, 1)
-	go func() {
-		_, err := b.produce(ctx, m, "t", 0, second)
-		produced <- err
-	}()
-	<-stored
+	first, second, release, produced := appendHeld(t, b, m)
 	var wide int // polls of more than one message: reads of Iggy to rebuild from
 	ended := false
 	m.mu.Lock()
@@ -522,4 +488,31 @@ func TestFetchTailAgainAfterAppend(t *testing.T) {
 		t.Errorf("got %d batches, high watermark %d, %d wide polls, %d tail reads; want both batches from the tail, 5, none, 2",
 			len(readBatches(t, res.Records)), res.HighWatermark, wide, b.metrics.TailFetches()-before)
 	}
+}
+
+// appendHeld produces a batch of 2 records to partition 0 of "t", then starts a second of 3 and
+// holds it once Iggy stored it, before the tail remembers it, until release is closed; produced
+// receives the second produce's error once it ends.
+func appendHeld(t *testing.T, b *Bridge, m *memStore) (first, second []byte, release chan struct{}, produced chan error) {
+	t.Helper()
+	ctx := context.Background()
+	first = kafkaBatch(t, codecNone, valueRecs("a", 2), -1, -1, -1)
+	if _, err := b.produce(ctx, m, "t", 0, first); err != nil {
+		t.Fatal(err)
+	}
+	stored, release := make(chan struct{}), make(chan struct{})
+	m.mu.Lock()
+	m.sendStored = func() {
+		close(stored)
+		<-release
+	}
+	m.mu.Unlock()
+	second = kafkaBatch(t, codecNone, valueRecs("b", 3), -1, -1, -1)
+	produced = make(chan error, 1)
+	go func() {
+		_, err := b.produce(ctx, m, "t", 0, second)
+		produced <- err
+	}()
+	<-stored
+	return first, second, release, produced
 }

@@ -172,27 +172,7 @@ func produceAll(ctx context.Context, prod *kgo.Client, c *workload.Case, pool *w
 // last batches at once instead of after the producer's linger (10 ms by
 // default), as a transaction about to commit must.
 func produceRange(ctx context.Context, prod *kgo.Client, pool *workload.Pool, from, to int, flush bool) error {
-	var mu sync.Mutex
-	var first error
-	var acks sync.WaitGroup
-	for i := from; i < to; i++ {
-		acks.Add(1)
-		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				first = err
-				mu.Unlock()
-			}
-			acks.Done()
-		})
-	}
-	if flush {
-		if err := prod.Flush(ctx); err != nil {
-			return err
-		}
-	}
-	acks.Wait()
-	return first
+	return workload.Produce(ctx, prod, pool, from, to, flush, nil)
 }
 
 func tailConsume(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, prod *kgo.Client) (workload.Phase, error) {

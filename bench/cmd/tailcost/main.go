@@ -240,7 +240,7 @@ func round(ctx context.Context, bin string, pool *workload.Pool, records, partit
 			f.maxLag = max(f.maxLag, acked.Load()-got)
 		}
 	})
-	prodErr := produceCounting(ctx, prod, pool, records, &acked)
+	prodErr := workload.Produce(ctx, prod, pool, 0, records, false, &acked)
 	wg.Wait()
 	ph, err = w.End("tail", 0, 0)
 	stopPerf()
@@ -334,28 +334,7 @@ func sources(addr string) map[string]float64 {
 }
 
 func produce(ctx context.Context, prod *kgo.Client, pool *workload.Pool, records int) error {
-	return produceCounting(ctx, prod, pool, records, new(atomic.Int64))
-}
-
-// produceCounting sends records values and counts the acks in acked.
-func produceCounting(ctx context.Context, prod *kgo.Client, pool *workload.Pool, records int, acked *atomic.Int64) error {
-	var mu sync.Mutex
-	var first error
-	var acks sync.WaitGroup
-	for i := range records {
-		acks.Add(1)
-		prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				first = err
-				mu.Unlock()
-			}
-			acked.Add(1)
-			acks.Done()
-		})
-	}
-	acks.Wait()
-	return first
+	return workload.Produce(ctx, prod, pool, 0, records, false, nil)
 }
 
 // counter counts the produce and fetch requests written.
