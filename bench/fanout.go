@@ -27,6 +27,17 @@ func phaseOf(rep workload.Report, name string) (workload.Phase, bool) {
 	return workload.Phase{}, false
 }
 
+// phasesOf is every phase of rep named name, in the order they ran.
+func phasesOf(rep workload.Report, name string) []workload.Phase {
+	var out []workload.Phase
+	for _, p := range rep.Phases {
+		if p.Name == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func cpuPerGB(p workload.Phase) float64 { return p.BrokerCPU / (float64(p.Bytes) / 1e9) }
 
 // GroupCPURatio is the median over the rounds of the broker's CPU seconds
@@ -47,21 +58,23 @@ func (r *Results) GroupCPURatio(caseName, system, phase string) float64 {
 }
 
 // TailCost is what a consumer at the tail costs the broker, in CPU
-// seconds per GB: per round, the broker's CPU per GB while one producer
-// sends with the tail consumer reading (workload.TailConsume) less its CPU
-// per GB while the same producer sent as much just before with no
-// consumer (workload.TailAlone); the median
-// of the rounds, with the medians of both terms. ok is false when not
-// measured.
+// seconds per GB: for each pair of tail phases of a round (the i-th
+// workload.TailConsume with the i-th workload.TailAlone, run next to each
+// other), the broker's CPU per GB while one producer sends with the tail
+// consumer reading less its CPU per GB while the same producer sends as
+// much with no consumer; the median over every pair of every round, with
+// the medians of both terms. ok is false when not measured.
 func (r *Results) TailCost(caseName, system string) (cost, withTail, produceAlone float64, ok bool) {
 	var d, wt, pa []float64
 	for _, rep := range r.Runs[caseName][system] {
-		tail, ok1 := phaseOf(rep, workload.TailConsume)
-		prod, ok2 := phaseOf(rep, workload.TailAlone)
-		if ok1 && ok2 && tail.Bytes > 0 && prod.Bytes > 0 {
-			wt = append(wt, cpuPerGB(tail))
-			pa = append(pa, cpuPerGB(prod))
-			d = append(d, cpuPerGB(tail)-cpuPerGB(prod))
+		tails, alones := phasesOf(rep, workload.TailConsume), phasesOf(rep, workload.TailAlone)
+		for i := range min(len(tails), len(alones)) {
+			tail, prod := tails[i], alones[i]
+			if tail.Bytes > 0 && prod.Bytes > 0 {
+				wt = append(wt, cpuPerGB(tail))
+				pa = append(pa, cpuPerGB(prod))
+				d = append(d, cpuPerGB(tail)-cpuPerGB(prod))
+			}
 		}
 	}
 	if len(d) == 0 {
@@ -81,11 +94,11 @@ func (r *Results) writeFanOut(b *strings.Builder) {
 	fmt.Fprintf(b, "\nFan-out, %d MiB of %s values per case, %d partitions: after the produce and group-less consume phases,"+
 		" one consumer group reads a topic from the start, then %d fresh groups one after another read another, then %d at once a third"+
 		" (each topic as large as the case's, produced just before its phase outside the timed window and read by nobody before)"+
-		" (each group a franz-go client of its own, goroutines of one client process); then one producer sends %d MiB more alone (tail-baseline) and %d MiB more again"+
-		" while a group-less consumer, placed at the end offsets beforehand, reads them as they come (tail)."+
+		" (each group a franz-go client of its own, goroutines of one client process); then, %d times in each round, one producer sends %d MiB more alone (tail-baseline) and %d MiB more"+
+		" while a group-less consumer, placed at the end offsets beforehand, reads them as they come (tail), the baseline first in every other pair."+
 		" MB/s counts what all groups read; \"per GB of the topic\" counts the topic once; the tail row's consumer share is"+
-		" its broker CPU per GB less that of tail-baseline, the same producer sending as much just before with no consumer:\n\n",
-		c.FanOutBytes>>20, strings.TrimSpace(CaseName(FanOutSize, "")), c.Partitions, c.FanOut, c.FanOut, c.FanOutBytes>>20, c.FanOutBytes>>20)
+		" the median over every pair of its broker CPU per GB less that of the tail-baseline next to it, the same producer sending as much with no consumer:\n\n",
+		c.FanOutBytes>>20, strings.TrimSpace(CaseName(FanOutSize, "")), c.Partitions, c.FanOut, c.FanOut, workload.TailPairs, c.FanOutBytes>>20, c.FanOutBytes>>20)
 	b.WriteString("| case | phase | system | MB/s (min–max) | broker CPU s/GB read | broker CPU s/GB of the topic | broker CPU / one group's |\n|---|---|---|---|---|---|---|\n")
 	for _, name := range r.FanOutCases() {
 		for _, ph := range append([]string{"produce"}, workload.FanOutPhases...) {

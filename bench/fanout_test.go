@@ -67,3 +67,24 @@ func TestFanOutGoals(t *testing.T) {
 		}
 	}
 }
+
+// TestTailCostPairsEveryRun: the consumer's share is the median over every pair of tail phases
+// of every round, the i-th tail with the i-th baseline, whichever ran first.
+func TestTailCostPairsEveryRun(t *testing.T) {
+	ph := func(name string, cpu float64) workload.Phase {
+		return workload.Phase{Name: name, Records: 1000, Bytes: 1e9, Seconds: 1, ClientCPU: 1, BrokerCPU: cpu}
+	}
+	alone, tail := workload.TailAlone, workload.TailConsume
+	name := FanOutName(workload.Random)
+	r := &Results{Config: Default(), Systems: []string{Gateway}, Runs: map[string]map[string][]workload.Report{name: {Gateway: {
+		// Pairs adding 0.5, 0.4 and 0.9, the second with the tail first.
+		{Phases: []workload.Phase{ph(alone, 2), ph(tail, 2.5), ph(tail, 3.4), ph(alone, 3.0), ph(alone, 1), ph(tail, 1.9)}},
+		// One pair adding 0.2.
+		{Phases: []workload.Phase{ph(alone, 4), ph(tail, 4.2)}},
+	}}}}
+	cost, withTail, produceAlone, ok := r.TailCost(name, Gateway)
+	// Differences 0.2, 0.4, 0.5, 0.9; tails 1.9, 2.5, 3.4, 4.2; baselines 1, 2, 3, 4.
+	if !ok || math.Abs(cost-0.45) > 1e-9 || math.Abs(withTail-2.95) > 1e-9 || math.Abs(produceAlone-2.5) > 1e-9 {
+		t.Errorf("TailCost = %v, %v, %v, %v; want 0.45, 2.95, 2.5, true", cost, withTail, produceAlone, ok)
+	}
+}

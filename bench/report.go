@@ -10,7 +10,8 @@ import (
 	"github.com/iggy-kafka/iggy-kafka/bench/workload"
 )
 
-// Figures are one phase's medians over the rounds.
+// Figures are one phase's medians over the rounds (over every time it ran, for the phases
+// that run several times in a round).
 type Figures struct {
 	MBps, MinMBps, MaxMBps float64 // payload MB/s (1e6 bytes)
 	RecordsPerSec          float64
@@ -19,6 +20,7 @@ type Figures struct {
 	Rounds                 int
 }
 
+// perRound is f of every run of phase, round after round.
 func perRound(reps []workload.Report, phase string, f func(workload.Phase) float64) []float64 {
 	var out []float64
 	for _, r := range reps {
@@ -59,8 +61,19 @@ func (r *Results) Figures(caseName, system, phase string) Figures {
 		RecordsPerSec:  Median(perRound(reps, phase, func(p workload.Phase) float64 { return float64(p.Records) / p.Seconds })),
 		BrokerCPUPerGB: Median(perRound(reps, phase, func(p workload.Phase) float64 { return p.BrokerCPU / (float64(p.Bytes) / 1e9) })),
 		ClientCPUPerGB: Median(perRound(reps, phase, func(p workload.Phase) float64 { return p.ClientCPU / (float64(p.Bytes) / 1e9) })),
-		Rounds:         len(mb),
+		Rounds:         roundsWith(reps, phase),
 	}
+}
+
+// roundsWith is how many of reps ran phase (the tail phases run several times in one).
+func roundsWith(reps []workload.Report, phase string) int {
+	n := 0
+	for _, r := range reps {
+		if slices.ContainsFunc(r.Phases, func(p workload.Phase) bool { return p.Name == phase }) {
+			n++
+		}
+	}
+	return n
 }
 
 // Ratio is the median over the rounds of the gateway's MB/s divided by

@@ -66,7 +66,13 @@ const (
 // its P50 and P99 are those of the commits (the EndTransaction calls).
 const TxnProduce = "txn-produce"
 
-// FanOutPhases are the phases a case with Groups set adds.
+// TailPairs is how many times the tail phases run in one round, TailAlone and TailConsume
+// one after the other, in turn first and second (ABBA), so that a drift of the machine's load
+// within the round does not fall on one side: the consumer's share is a difference of two
+// produce runs' CPU, each noisy by a tenth of itself, and its median wants several pairs.
+const TailPairs = 3
+
+// FanOutPhases are the phases a case with Groups set adds; the tail ones TailPairs times.
 var FanOutPhases = []string{OneGroup, GroupsTurn, GroupsOnce, TailAlone, TailConsume}
 
 // Register adds the case's flags to fs.

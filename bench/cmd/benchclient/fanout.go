@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -128,14 +129,15 @@ func poll(ctx context.Context, cl *kgo.Client, want int64) (got, bytes int64, er
 	return got, bytes, nil
 }
 
-// kafkaTail times one producer sending c.Records records with no consumer
-// (workload.TailAlone), then positions a group-less consumer at the end of
-// every partition and times the same producer sending c.Records more while
-// that consumer reads them as they arrive (workload.TailConsume); that
-// window closes when the last record is both acked and consumed. The
-// broker's CPU in the second is the producer's and the tail consumer's
-// together; the first, on the same topic from the same client just
-// before, is what the runner takes off.
+// kafkaTail times, workload.TailPairs times, one producer sending c.Records
+// records with no consumer (workload.TailAlone) and the same producer
+// sending c.Records more while a group-less consumer, positioned at the end
+// of every partition beforehand, reads them as they arrive
+// (workload.TailConsume; that window closes when the last record is both
+// acked and consumed), the baseline first in every other pair. The broker's
+// CPU in a tail phase is the producer's and the tail consumer's together;
+// the baseline next to it, on the same topic from the same client, is what
+// the runner takes off.
 func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client) ([]workload.Phase, error) {
 	prod, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.DefaultProduceTopic(c.Topic))
 	if err != nil {
@@ -147,19 +149,32 @@ func kafkaTail(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *
 			return nil, fmt.Errorf("tail warm-up produce: %w", err)
 		}
 	}
-	w, err := workload.Begin(c.BrokerPID)
-	if err != nil {
-		return nil, err
+	alone := func() (workload.Phase, error) {
+		w, err := workload.Begin(c.BrokerPID)
+		if err != nil {
+			return workload.Phase{}, err
+		}
+		if err := produceAll(ctx, prod, c, pool); err != nil {
+			return workload.Phase{}, fmt.Errorf("tail baseline produce: %w", err)
+		}
+		return w.End(workload.TailAlone, int64(c.Records), int64(c.Records)*int64(c.Size))
 	}
-	if err := produceAll(ctx, prod, c, pool); err != nil {
-		return nil, fmt.Errorf("tail baseline produce: %w", err)
+	tail := func() (workload.Phase, error) { return tailConsume(ctx, c, pool, adm, prod) }
+	var out []workload.Phase
+	for i := range workload.TailPairs {
+		first, second := alone, tail
+		if i%2 == 1 {
+			first, second = tail, alone
+		}
+		for _, run := range []func() (workload.Phase, error){first, second} {
+			ph, err := run()
+			if err != nil {
+				return out, err
+			}
+			out = append(out, ph)
+		}
 	}
-	alone, err := w.End(workload.TailAlone, int64(c.Records), int64(c.Records)*int64(c.Size))
-	if err != nil {
-		return nil, err
-	}
-	ph, err := tailConsume(ctx, c, pool, adm, prod)
-	return []workload.Phase{alone, ph}, err
+	return out, nil
 }
 
 // produceAll sends the case's records from prod and waits for every ack.
@@ -176,19 +191,7 @@ func produceRange(ctx context.Context, prod *kgo.Client, pool *workload.Pool, fr
 }
 
 func tailConsume(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, prod *kgo.Client) (workload.Phase, error) {
-	ends, err := adm.ListEndOffsets(ctx, c.Topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return workload.Phase{}, fmt.Errorf("tail: end offsets: %w", err)
-	}
-	at := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) { at[o.Partition] = kgo.NewOffset().At(o.Offset) })
-	if len(at) != c.Partitions {
-		return workload.Phase{}, fmt.Errorf("tail: end offsets of %d partitions, want %d", len(at), c.Partitions)
-	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(c.Addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.Topic: at}))
+	cons, err := workload.TailConsumer(ctx, c.Addr, c.Topic, c.Partitions, adm, 30*time.Second)
 	if err != nil {
 		return workload.Phase{}, err
 	}

@@ -203,16 +203,7 @@ func round(ctx context.Context, bin string, pool *workload.Pool, records, partit
 	}
 	f.alone, f.aloneSec, f.aloneProduces = ph.BrokerCPU/gb, ph.Seconds, reqs.produce.Load()-p0
 
-	ends, err := adm.ListEndOffsets(ctx, "tail")
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return f, err
-	}
-	at := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) { at[o.Partition] = kgo.NewOffset().At(o.Offset) })
-	cons, err := kgo.NewClient(kgo.SeedBrokers(addrs[0]), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"tail": at}), kgo.WithHooks(&reqs))
+	cons, err := workload.TailConsumer(ctx, addrs[0], "tail", partitions, adm, 30*time.Second, &reqs)
 	if err != nil {
 		return f, err
 	}
