@@ -421,7 +421,11 @@ func (b *Budget) get(c int) *[]byte {
 	return &buf
 }
 
-// put keeps p, of class c, for a later frame, or drops it when the free lists are full.
+// put keeps p, of class c, for a later frame. When the free lists are full it makes room by
+// dropping buffers of other classes, the class holding the most first: the frames a client sends
+// now are likely the size of the next ones, and buffers of a size no longer sent would otherwise
+// hold the room, so that every frame of the new size was allocated (and zeroed) anew: a producer
+// sending 2.5 to 3 MiB requests after a few of 1 MiB had 3.8% of the gateway's samples there.
 func (b *Budget) put(c int, p *[]byte) {
 	if classSize(c) <= 2*FreeBytes {
 		pools[c].Put(p)
@@ -429,10 +433,36 @@ func (b *Budget) put(c int, p *[]byte) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if size := int64(cap(*p)); b.idle+size <= b.limit/4 {
+	size := int64(cap(*p))
+	for b.idle+size > b.limit/4 && b.dropOtherLocked(c) {
+	}
+	if b.idle+size <= b.limit/4 {
 		b.free[c] = append(b.free[c], p)
 		b.idle += size
 	}
+}
+
+// dropOtherLocked drops one free buffer of the class other than c that holds the most bytes;
+// false when only c has any.
+func (b *Budget) dropOtherLocked(c int) bool {
+	most, held := -1, int64(0)
+	for k := range b.free {
+		if k == c || len(b.free[k]) == 0 {
+			continue
+		}
+		if h := int64(len(b.free[k])) * int64(classSize(k)); h > held {
+			most, held = k, h
+		}
+	}
+	if most < 0 {
+		return false
+	}
+	free := b.free[most]
+	last := len(free) - 1
+	b.idle -= int64(cap(*free[last]))
+	free[last] = nil
+	b.free[most] = free[:last]
+	return true
 }
 
 // Idle is the number of bytes the free lists keep for later frames.

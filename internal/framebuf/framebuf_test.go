@@ -459,6 +459,46 @@ func TestBuffersAreReused(t *testing.T) {
 	}
 }
 
+// TestFramesOfANewSizeReuseTheirBuffers: once frames of one size have filled the free lists,
+// frames of another size still get the buffers their predecessors released.
+func TestFramesOfANewSizeReuseTheirBuffers(t *testing.T) {
+	b := NewBudget(32*ChunkBytes, nil) // free lists of 8 chunks' worth
+	readSize := func(n int) Frame {
+		data := patterned(n)
+		f, err := read(b, data, nil, n)
+		if err != nil || !bytes.Equal(f.Body, data) {
+			t.Fatalf("read %d: %v", n, err)
+		}
+		return f
+	}
+	// Frames of 3 chunks, several held at once, fill the free lists when released.
+	var held []Frame
+	for range 3 {
+		held = append(held, readSize(3*ChunkBytes))
+	}
+	for i := range held {
+		held[i].Release()
+	}
+	if b.Idle() < 6*ChunkBytes {
+		t.Fatalf("free lists hold %d bytes, want them nearly full", b.Idle())
+	}
+	// Now frames of 5 chunks, one at a time: from the second on each takes the buffer the one
+	// before released.
+	first := readSize(5 * ChunkBytes)
+	buf := &first.Body[0]
+	first.Release()
+	for i := range 5 {
+		f := readSize(5 * ChunkBytes)
+		if &f.Body[0] != buf {
+			t.Fatalf("frame %d of the new size got a new buffer", i+2)
+		}
+		f.Release()
+	}
+	if idle := b.Idle(); idle > b.Limit()/4 {
+		t.Fatalf("free lists keep %d bytes for a limit of %d", idle, b.Limit())
+	}
+}
+
 func TestSizeClasses(t *testing.T) {
 	prev := 0
 	for n := 1; n <= maxPooled; n += 1 + n/97 {
