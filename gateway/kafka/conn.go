@@ -264,13 +264,13 @@ func preAuthKey(key int16) bool {
 }
 
 // dispatch starts req and queues its slot. SASL requests and ApiVersions run inline: they change
-// or describe connection state that the next request depends on. So does a Fetch or a Produce
-// alone on its connection (alone). It reports false when the connection must stop reading, and the
+// or describe connection state that the next request depends on. So does a Fetch alone on its
+// connection (fetchAlone). It reports false when the connection must stop reading, and the
 // request's slot. The request's frame, and its share of the buffer budget, is released once the
 // handler is done with it and its answer is encoded.
 func (c *conn) dispatch(req *request, f framebuf.Frame) (*slot, bool) {
 	sl := &slot{done: make(chan struct{})}
-	inline := preAuthKey(req.key) || (c.s.cfg.SASL && !c.authed) || c.alone(req)
+	inline := preAuthKey(req.key) || (c.s.cfg.SASL && !c.authed) || c.fetchAlone(req)
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.ctx.Done():
@@ -315,20 +315,14 @@ func (c *conn) worker(run func()) {
 	}
 }
 
-// alone reports whether req is a Fetch, or a Produce of at most framebuf.FreeBytes, with nothing
-// else in flight on the connection and nothing more sent behind it: a consumer's fetch
-// connection, which asks again once answered, or a producer waiting for each small answer (one
-// record at a time). It runs on the reader, as Kafka reads every connection one request at a
-// time: a request sent after it is read once it is answered (a pipelined one, already read into
-// the buffer, still runs beside it). Such a request then costs no hand-off to a worker and no
-// wake-up of another thread to run it: with one record at a time at 1,000 a second, the produce
-// p99 was lower in 5 of 6 alternating runs of the benchmark's latency phase. A larger produce
-// still goes to a worker, so that the reader takes in the producer's next request, megabytes
-// perhaps, while this one is appended: run on the reader, a franz-go producer of 1 KiB values
-// was slower in 3 of 3 runs (292-318 MB/s against 312-363).
-func (c *conn) alone(req *request) bool {
-	small := req.key == produceKey && req.size <= framebuf.FreeBytes
-	return (req.key == fetchKey || small) && len(c.sem) == 0 && c.br.Buffered() == 0
+// fetchAlone reports whether req is a Fetch with nothing else in flight on the connection and
+// nothing more sent behind it: a consumer's fetch connection, which asks again once answered.
+// It runs on the reader, as Kafka reads every connection one request at a time: a request sent
+// after it is read once it is answered (a pipelined one, already read into the buffer, still
+// runs beside it). A consumer's every fetch then costs no goroutine started, no stack grown
+// again, and no wake-up of another thread to run it.
+func (c *conn) fetchAlone(req *request) bool {
+	return req.key == fetchKey && len(c.sem) == 0 && c.br.Buffered() == 0
 }
 
 // orderProduce keeps one connection's writes to a partition in the order the client sent them:

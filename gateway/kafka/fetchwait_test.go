@@ -3,7 +3,6 @@ package kafka
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
-	"github.com/iggy-kafka/iggy-kafka/internal/framebuf"
 )
 
 // A long poll naming 40 empty partitions, each twice, watches maxFetchWaiters of them, once each,
@@ -154,126 +152,5 @@ func TestFetchAloneReadsNextRequestAfterIt(t *testing.T) {
 	}
 	if c := answerCorr(rc.readFrame(t)); c != 2 {
 		t.Fatalf("second answer has correlation %d, want the produce's", c)
-	}
-}
-
-// produceAloneServer starts a server with topic "q" of two partitions whose produces to
-// partition 0 wait in the storage until release is called (at the latest when the test ends);
-// entered receives the partition of every produce as it reaches the storage.
-func produceAloneServer(t *testing.T) (rc *rawConn, entered <-chan int32, release func()) {
-	t.Helper()
-	ts := startServer(t, nil)
-	createTopic(t, ts.client(t), "q", 2)
-	in := make(chan int32, 4)
-	held := make(chan struct{})
-	release = sync.OnceFunc(func() { close(held) })
-	t.Cleanup(release) // before the server's own cleanup, which waits for the held produce
-	ts.storage.onProduce(func(_ string, partition int32, _ []byte) error {
-		in <- partition
-		if partition == 0 {
-			<-held
-		}
-		return nil
-	})
-	return dialRaw(t, ts.addr), in, release
-}
-
-// produceTo is produceOne to partition p of "q".
-func produceTo(p int32) *kmsg.ProduceRequest {
-	req := produceOne(9, 0)
-	req.Topics[0].Partitions[0].Partition = p
-	return req
-}
-
-// expectEntered waits for the storage to see a produce to partition want.
-func expectEntered(t *testing.T, entered <-chan int32, want int32) {
-	t.Helper()
-	select {
-	case p := <-entered:
-		if p != want {
-			t.Fatalf("a produce to partition %d reached the storage, want %d", p, want)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no produce to partition %d reached the storage", want)
-	}
-}
-
-// A produce alone on its connection runs on the reader: a request sent once it is in the
-// storage is read when it has been answered, as Kafka reads a connection one request at a time.
-func TestProduceAloneReadsNextRequestAfterIt(t *testing.T) {
-	rc, entered, release := produceAloneServer(t)
-	rc.write(t, encodeRequest(produceTo(0), 1))
-	expectEntered(t, entered, 0)
-	rc.write(t, encodeRequest(produceTo(1), 2))
-	// Negative check on wall time: the second produce must not reach the storage while the
-	// first is held.
-	select {
-	case p := <-entered:
-		t.Fatalf("a produce to partition %d ran while the one before it, alone, was held", p)
-	case <-time.After(300 * time.Millisecond):
-	}
-	release()
-	expectEntered(t, entered, 1)
-	for _, want := range []int32{1, 2} {
-		if c := answerCorr(rc.readFrame(t)); c != want {
-			t.Fatalf("answer has correlation %d, want %d", c, want)
-		}
-	}
-}
-
-// A produce sent in the same write as another, behind it, runs while the first is held: the
-// producer keeps several requests in flight and they are not read one at a time.
-func TestPipelinedProducesRunTogether(t *testing.T) {
-	rc, entered, release := produceAloneServer(t)
-	rc.write(t, append(encodeRequest(produceTo(0), 1), encodeRequest(produceTo(1), 2)...))
-	got := map[int32]bool{}
-	for range 2 {
-		select {
-		case p := <-entered:
-			got[p] = true
-		case <-time.After(10 * time.Second):
-			t.Fatalf("produces in the storage while the first is held: %v, want both", got)
-		}
-	}
-	release()
-	for _, want := range []int32{1, 2} {
-		if c := answerCorr(rc.readFrame(t)); c != want {
-			t.Fatalf("answer has correlation %d, want %d", c, want)
-		}
-	}
-}
-
-// bigBatch is a batch of one record whose value is n bytes (testBatch's layout, CRC unchecked
-// here).
-func bigBatch(n int) []byte {
-	body := []byte{0}                   // attributes
-	body = binary.AppendVarint(body, 0) // timestamp delta
-	body = binary.AppendVarint(body, 0) // offset delta
-	body = binary.AppendVarint(body, -1)
-	body = binary.AppendVarint(body, int64(n))
-	body = append(body, make([]byte, n)...)
-	body = binary.AppendVarint(body, 0) // headers
-	rec := binary.AppendVarint(nil, int64(len(body)))
-	rec = append(rec, body...)
-	b := testBatch(0)[:61]
-	binary.BigEndian.PutUint32(b[8:], uint32(49+len(rec)))
-	return append(b, rec...)
-}
-
-// A produce larger than framebuf.FreeBytes goes to a worker even alone, so that the reader takes
-// in the next request meanwhile.
-func TestLargeProduceAloneLeavesTheReaderFree(t *testing.T) {
-	rc, entered, release := produceAloneServer(t)
-	big := produceTo(0)
-	big.Topics[0].Partitions[0].Records = bigBatch(framebuf.FreeBytes)
-	rc.write(t, encodeRequest(big, 1))
-	expectEntered(t, entered, 0)
-	rc.write(t, encodeRequest(produceTo(1), 2))
-	expectEntered(t, entered, 1)
-	release()
-	for _, want := range []int32{1, 2} {
-		if c := answerCorr(rc.readFrame(t)); c != want {
-			t.Fatalf("answer has correlation %d, want %d", c, want)
-		}
 	}
 }
