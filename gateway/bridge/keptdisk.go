@@ -104,11 +104,8 @@ func closeChunkFile(ch *rebuiltChunk) {
 		return
 	}
 	if ch.mapped != nil {
-		ch.dropMu.Lock() // no drop runs in a mapping being unmapped
 		unmapFile(ch.mapped)
 		ch.mapped = nil
-		ch.releasedLo, ch.releasedHi = 0, 0
-		ch.dropMu.Unlock()
 	}
 	_ = ch.file.Close()
 	if ch.path != "" {
@@ -204,6 +201,21 @@ func (sp *rebuiltSpan) checkMappedParts() (bad rebuiltEntry, ok bool) {
 		base += int64(e.n)
 	}
 	return rebuiltEntry{}, true
+}
+
+// dropPages lets go of the pages sp's batches touched in their files' mappings (dropMapped),
+// one run of a chunk at a time.
+func (sp *rebuiltSpan) dropPages() {
+	for i := 0; i < len(sp.parts); {
+		first := sp.parts[i]
+		end := first.off + first.len
+		for i++; i < len(sp.parts) && sp.parts[i].chunk == first.chunk && sp.parts[i].off == end; i++ {
+			end += sp.parts[i].len
+		}
+		if m := sp.c.chunks[first.chunk].mapped; m != nil {
+			dropMapped(m, m[first.off:end])
+		}
+	}
 }
 
 // checkKept reports whether b is one whole magic-2 batch at base of n records whose CRC holds.

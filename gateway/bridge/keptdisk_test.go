@@ -5,12 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
-
-	"github.com/iggy-kafka/iggy-kafka/gateway/kafka"
 )
 
 // diskBridge is a bridge over m whose tail cache holds 16 KiB of producers' batches and whose
@@ -271,83 +268,4 @@ func inKeptMapping(c *rebuiltCache, b []byte) bool {
 		}
 	}
 	return false
-}
-
-// mappedKiB is the Rss /proc/self/smaps gives the mapping holding b's first byte: the KiB of it
-// in the process's page tables.
-func mappedKiB(t *testing.T, b []byte) int {
-	t.Helper()
-	data, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Skip("no /proc/self/smaps:", err)
-	}
-	at := uint64(uintptr(unsafe.Pointer(&b[0])))
-	in := false
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if lo, hi, ok := strings.Cut(f[0], "-"); ok && !strings.HasSuffix(f[0], ":") {
-			l, err1 := strconv.ParseUint(lo, 16, 64)
-			h, err2 := strconv.ParseUint(hi, 16, 64)
-			if err1 == nil && err2 == nil {
-				in = at >= l && at < h
-				continue
-			}
-		}
-		if in && f[0] == "Rss:" && len(f) >= 2 {
-			n, err := strconv.Atoi(f[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no mapping in /proc/self/smaps holds %#x", at)
-	return 0
-}
-
-// TestKeptPagesStayForOtherReaders: the pages of a kept file an answer read stay in the
-// process's page tables while another answer of the same chunk is out (groups reading the same
-// records together read them without faulting them in again), and leave with the last.
-func TestKeptPagesStayForOtherReaders(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("kept files are mapped and read back through /proc on Linux only")
-	}
-	m := newMemStore()
-	b := diskBridge(t, m, t.TempDir(), 8<<20)
-	sent := keptWorkload(t, b, m, codecSnappy, "random", 4000, 7, false)
-	// An answer of about 200 KiB that is one run of a chunk (512 KiB each here), well above what
-	// the kernel maps around a fault (64 KiB).
-	const size = 200 << 10
-	var first, second kafka.FetchResult
-	for i := len(sent) / 3; ; i++ {
-		if i == len(sent) {
-			t.Fatal("no read of 200 KiB answered from a kept file's mapping")
-		}
-		first = fetchOK(t, b, m, sent[i].base, size)
-		if inKeptMapping(b.kept, first.Records) && len(first.Records) > size/2 {
-			second = fetchOK(t, b, m, sent[i].base, size)
-			break
-		}
-		first.Release()
-	}
-	if !inKeptMapping(b.kept, second.Records) || !bytes.Equal(first.Records, second.Records) {
-		t.Fatal("the same read answered otherwise the second time")
-	}
-	answer := len(first.Records) >> 10
-	if kib := mappedKiB(t, first.Records); kib < answer {
-		t.Fatalf("%d KiB of the mapping in the page tables once an answer of %d KiB was read", kib, answer)
-	}
-	first.Release()
-	if kib := mappedKiB(t, second.Records); kib < answer {
-		t.Fatalf("%d KiB of the mapping in the page tables after one release, want the other answer's %d KiB", kib, answer)
-	}
-	page := second.Records
-	second.Release()
-	if kib := mappedKiB(t, page); kib >= answer/2 {
-		t.Fatalf("%d KiB of the mapping in the page tables once both answers of %d KiB were released", kib, answer)
-	}
-	pinsBalanced(t, b, "after the reads")
 }

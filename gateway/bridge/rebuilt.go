@@ -87,16 +87,7 @@ type rebuiltChunk struct {
 	// pins counts the answers handed out that point into mem and are not released yet: a
 	// pinned chunk is not emptied, nor its memory given back.
 	pins atomic.Int32
-	// dropMu guards releasedLo and releasedHi, the range of mapped that released answers read
-	// and that is still in the process's page tables, left there while other answers hold the
-	// chunk (releaseRun); and it keeps mapped from being unmapped under a drop.
-	dropMu                 sync.Mutex
-	releasedLo, releasedHi int
 }
-
-// keptDropAfter bounds the range of a kept chunk's mapping that released answers leave in the
-// process's page tables while other answers still hold the chunk.
-const keptDropAfter = 16 << 20
 
 // filled reports whether the chunk was filled since it was created or given back.
 func (ch *rebuiltChunk) filled() bool { return ch.mem != nil || ch.file != nil }
@@ -330,59 +321,19 @@ func (sp *rebuiltSpan) appendTo(dst []byte) ([]byte, bool) {
 // last release of a chunk gives its memory back. The span is empty after: releasing it again
 // does nothing (fetchRead.release owns the rule that counts a second release).
 func (sp *rebuiltSpan) release() {
+	if sp.c != nil && sp.c.dir != "" {
+		sp.dropPages()
+	}
 	last := false
-	for i := 0; i < len(sp.parts); {
-		first := sp.parts[i]
-		j, end := i+1, first.off+first.len
-		for ; j < len(sp.parts) && sp.parts[j].chunk == first.chunk && sp.parts[j].off == end; j++ {
-			end += sp.parts[j].len
-		}
-		if sp.c.releaseRun(&sp.c.chunks[first.chunk], int(first.off), int(end), j-i) {
+	for _, e := range sp.parts {
+		if sp.c.unpin(&sp.c.chunks[e.chunk]) {
 			last = true
 		}
-		i = j
 	}
 	sp.parts = nil
 	if last && sp.c.closed.Load() {
 		sp.c.freeUnpinned()
 	}
-}
-
-// releaseRun gives back n pins of ch, taken by an answer that read [off, end) of it, and reports
-// whether they were its last. In a kept file's mapping the pages the answer touched leave the
-// process's page tables (dropMapped), so that the RSS does not grow with the files; but while
-// other answers hold the chunk (groups reading the same records together) they are left for
-// those to read without faulting them in again, and dropped, with whatever other releases left,
-// when the chunk's last answer is released or the range spans keptDropAfter. Dropping before
-// every other answer was released faulted the same pages in once per group: four groups reading
-// at once cost as much as four reading in turn.
-func (c *rebuiltCache) releaseRun(ch *rebuiltChunk, off, end, n int) (last bool) {
-	if ch.mapped == nil { // set before the first pin, unset only once none is left
-		for range n {
-			if c.unpin(ch) {
-				last = true
-			}
-		}
-		return last
-	}
-	ch.dropMu.Lock()
-	defer ch.dropMu.Unlock()
-	if ch.releasedLo == ch.releasedHi {
-		ch.releasedLo, ch.releasedHi = off, end
-	} else {
-		ch.releasedLo, ch.releasedHi = min(ch.releasedLo, off), max(ch.releasedHi, end)
-	}
-	for range n {
-		if c.unpin(ch) {
-			last = true
-		}
-	}
-	if last || ch.releasedHi-ch.releasedLo >= keptDropAfter {
-		// The chunk cannot be unmapped meanwhile: closeChunkFile takes dropMu.
-		dropMapped(ch.mapped, ch.mapped[ch.releasedLo:ch.releasedHi])
-		ch.releasedLo, ch.releasedHi = 0, 0
-	}
-	return last
 }
 
 // pin takes a pin on ch for an answer pointing into its memory.
