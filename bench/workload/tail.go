@@ -12,10 +12,9 @@ import (
 
 // TailConsumer is a group-less franz-go consumer of topic placed at the end of every one of its
 // partitions, returned once it has sent its first Fetch: it has its metadata and offsets and
-// waits at the tail when the producer starts. A consumer still starting up then would begin
-// behind by what the producer sent meanwhile (tens of MiB on this machine's two cores), and read
-// those records back as a consumer catching up, not as one at the tail. hooks are added to the
-// client's own; wait bounds the start.
+// waits at the tail when the producer starts, so that a tail phase's window holds no consumer
+// start-up. The benchmark's tail phases and bench/cmd/tailcost both start theirs here. hooks are
+// added to the client's own; wait bounds the start.
 func TailConsumer(ctx context.Context, addr, topic string, partitions int, adm *kadm.Client, wait time.Duration, hooks ...kgo.Hook) (*kgo.Client, error) {
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err == nil {
