@@ -104,6 +104,9 @@ type Config struct {
 	// owner's release was known then (tests tell the release path from the HandoverBound wait
 	// by this event, not by how long the handover took).
 	onServe func(p int, released bool)
+	// beforeRelease, when set, runs in a stopped partition's background close before its
+	// release is recorded (tests hold a release back past a leave's wait with it).
+	beforeRelease func(p int)
 }
 
 func (c *Config) defaults() error {
@@ -195,6 +198,15 @@ type Coordinator struct {
 	sess      atomic.Pointer[iggy.Session]
 	confirmed atomic.Int64 // Unix ns of the send time of the last sync that succeeded
 	leaving   atomic.Bool
+	// lateReleases is set once a leave has announced: the announce loop has ended, so a
+	// release that lands after that (a close slower than the leave's wait) is announced by
+	// noteReleased itself.
+	lateReleases atomic.Bool
+	// announceMu keeps announcements in order: the one appended last was built last.
+	announceMu sync.Mutex
+	// ownersRead, made by a claim waiting out HandoverBound (waitRelease), is closed and
+	// cleared by the next read of coordinator_owners that found announcements (under mu).
+	ownersRead chan struct{}
 	// standby: the gateway stood down for a slow link (slowlease.go): it stays a member of
 	// kafka-gateways but names no member in its announcements, so nobody's lease counts it.
 	standby atomic.Bool
@@ -808,6 +820,10 @@ func (c *Coordinator) noteReleased(p int, claim uint64) {
 	c.mu.Lock()
 	c.released[p] = max(c.released[p], claim)
 	c.mu.Unlock()
+	if c.lateReleases.Load() {
+		c.announce(c.ctx)
+		return
+	}
 	c.kickAnnounce()
 }
 

@@ -83,13 +83,22 @@ func TestFindCoordinatorAfterOwnerCrash(t *testing.T) {
 	_ = a.Close()
 	// The survivors' next lease reads find a gone; the lease gives p to one of them (next),
 	// which holds it loading until HandoverBound has passed on the clock, which stands still.
+	// a's session ends in the store while the two read their leases one after the other, so
+	// one may gain p before the other has read a lease without a: wait for both.
 	var next, other *Coordinator
-	checkfor.Eventually(t, 10*time.Second, "a survivor gains p", func() error {
+	checkfor.Eventually(t, 10*time.Second, "a survivor gains p and both count a gone", func() error {
 		clk.Advance(time.Millisecond)
 		confirmLeases(t, clk, b, c)
+		next = nil
 		for _, g := range []*Coordinator{b, c} {
 			if part(g, p) != nil {
 				next = g
+			}
+			g.mu.Lock()
+			aliveA := g.fv.Alive(1, clk.Now())
+			g.mu.Unlock()
+			if aliveA {
+				return fmt.Errorf("node %d still counts a live", g.cfg.NodeID)
 			}
 		}
 		return checkfor.True(next != nil, "neither b nor c holds %d", p)

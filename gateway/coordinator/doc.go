@@ -301,7 +301,8 @@
 // read that showed the gain, so it finds a release announced before the move; when the newest
 // claim before its own is listed as released by that claim's node, N serves as soon as its claim
 // is read back, and it claims at once too. A SIGTERM handover is thus one lease read (up to
-// LeasePoll) plus the load.
+// LeasePoll) plus the load. A close slower than Leave's wait is announced when it ends, and N,
+// reading the announcements while it waits, serves then instead of at a + HandoverBound.
 //
 // Tail. Every TailPoll (default LeasePoll / 2) each owned partition is read from its last
 // applied offset to its end. A newer claim stops the partition at once, and a lease answer to a

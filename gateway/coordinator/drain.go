@@ -69,7 +69,9 @@ func (c *Coordinator) followDrains() {
 // releaseAll stops serving every partition, waits (within HandoverBound) until each manager is
 // closed and its appends in flight ended, and announces the releases: the gateway that gains a
 // partition reads coordinator_owners after Iggy gave it the partition, finds the release and
-// serves as soon as its claim is read back. Leave and a drain share it.
+// serves as soon as its claim is read back. Leave and a drain share it. A release that lands
+// after the wait is announced when it lands: by the announce loop for a drain, by noteReleased
+// for a leave, whose announce loop has ended.
 func (c *Coordinator) releaseAll(ctx context.Context, why string) {
 	lost := c.dropAll(why)
 	t := c.clk.NewTimer(c.cfg.HandoverBound)
@@ -83,6 +85,9 @@ wait:
 		case <-ctx.Done():
 			break wait
 		}
+	}
+	if c.leaving.Load() {
+		c.lateReleases.Store(true)
 	}
 	c.announce(ctx)
 }

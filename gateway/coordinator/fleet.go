@@ -25,6 +25,8 @@ import (
 
 // announce appends this gateway's announcement to `coordinator_owners`.
 func (c *Coordinator) announce(ctx context.Context) {
+	c.announceMu.Lock()
+	defer c.announceMu.Unlock()
 	a := fleet.Announcement{Node: c.cfg.NodeID, Addr: c.addr, Time: c.clk.Now(), Leaving: c.leaving.Load(),
 		Draining: c.dr.self.Load(), Claims: map[int]uint64{}, Version: c.cfg.Version}
 	// A gateway standing down names no member, so that no lease counts it (slowlease.go).
@@ -119,6 +121,10 @@ func (c *Coordinator) readOwners(ctx context.Context) error {
 	for _, m := range msgs {
 		// Log order decides, as for every reader (fleet.View); a corrupt message is skipped.
 		_ = c.fv.ApplyOwners(m.Payload)
+	}
+	if len(msgs) > 0 && c.ownersRead != nil {
+		close(c.ownersRead)
+		c.ownersRead = nil
 	}
 	c.mu.Unlock()
 	return err

@@ -143,6 +143,68 @@ func TestRegainServesInterimOwnersState(t *testing.T) {
 	}
 }
 
+// A leaving gateway whose partition closes only after Leave's wait (HandoverBound) announces
+// the release when the close ends, and the gateway that gained the partition meanwhile claims
+// and serves then, not after its own HandoverBound (20 s here): b's close of p is held back
+// until a waits for the claim.
+func TestLeaveAnnouncesLateRelease(t *testing.T) {
+	s := newStore(t)
+	var served sync.Map // partition -> whether a served it with the previous owner's release known
+	a := start(t, s, 1, func(c *Config) {
+		c.LeasePoll = time.Hour // one read at start, then only kickLease
+		c.LeaseBound, c.HandoverBound = 30*time.Second, 20*time.Second
+		c.TailPoll = 10 * time.Millisecond
+		c.onServe = func(p int, released bool) { served.Store(p, released) }
+	})
+	waitServing(t, "a serves all", func() error { return checkfor.True(len(serving(a)) == 16, "%d", len(serving(a))) })
+	hold := make(chan struct{})
+	var unhold sync.Once
+	b := start(t, s, 2, func(c *Config) { c.beforeRelease = func(int) { <-hold } })
+	t.Cleanup(func() { unhold.Do(func() { close(hold) }) })
+	var p int
+	waitServing(t, "b serves a partition", func() error {
+		for q := range serving(b) {
+			p = q
+			return nil
+		}
+		return fmt.Errorf("b serves none")
+	})
+	g := groupIn(p, "late")
+	waitServing(t, "a stops serving the partition b claimed", func() error {
+		return checkfor.True(!answers(a, g), "a still answers for %s (partition %d)", g, p)
+	})
+	claim := part(b, p).claim.Load()
+	ctx := ctxT(t)
+	if err := b.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.readOwners(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	ann, ok := a.fv.Announcement(2)
+	a.mu.Unlock()
+	if !ok || !ann.Leaving || ann.Released[p] == claim {
+		t.Fatalf("b's leaving announcement (%v): leaving %v, released %v: want it leaving without the release of %d (claim %d)", ok, ann.Leaving, ann.Released, p, claim)
+	}
+	a.kickLease()
+	checkfor.Eventually(t, 10*time.Second, "a gains "+g+"'s partition and waits to claim it", func() error {
+		if part(a, p) == nil {
+			a.kickLease()
+			return fmt.Errorf("a has not gained %d", p)
+		}
+		return nil
+	})
+	unhold.Do(func() { close(hold) })
+	checkfor.Eventually(t, 10*time.Second, "a serves "+g, func() error {
+		_, code := (directory{a}).Manager(g)
+		return checkfor.True(code == 0, "a answers %d", code)
+	})
+	if released, _ := served.Load(p); released != true {
+		t.Errorf("a served %d without b's release known", p)
+	}
+}
+
 // A HandoverBound above LeaseBound is refused.
 func TestHandoverBoundRefused(t *testing.T) {
 	s := newStore(t)

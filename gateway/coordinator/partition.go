@@ -116,6 +116,9 @@ func (pt *partition) stop(why string) {
 		if mgr != nil {
 			mgr.Close()
 		}
+		if h := pt.c.cfg.beforeRelease; h != nil {
+			h(pt.id)
+		}
 		if cl := pt.claim.Load(); cl != 0 {
 			pt.c.noteReleased(pt.id, cl)
 		}
@@ -179,7 +182,7 @@ func (pt *partition) loadErr() error {
 		released = false
 	}
 	if !released {
-		if err := pt.waitUntil(ctx, pt.gained.Add(pt.c.cfg.HandoverBound)); err != nil {
+		if err := pt.waitRelease(ctx, prev); err != nil {
 			return err
 		}
 		next, err := logio.Replay(ctx, pt.src, pt.st, pt.next, -1, pt.bad, nil)
@@ -240,24 +243,38 @@ func (pt *partition) loadErr() error {
 	return nil
 }
 
-// rebuild folds the partition into a new State: from the checkpoint the checkpoint consumer
-// names when that is one, else from the start. A gap after the checkpoint fails the rebuild.
-// waitUntil waits on the coordinator's clock until at, or until ctx ends.
-func (pt *partition) waitUntil(ctx context.Context, at time.Time) error {
-	d := at.Sub(pt.c.clk.Now())
+// waitRelease waits, before a claim, until HandoverBound has passed since the gain, or until
+// the announcements read meanwhile list prev as released by its node (a leave whose close
+// outlasted its own wait announces the release when the close ends), or until ctx ends.
+func (pt *partition) waitRelease(ctx context.Context, prev record.Claim) error {
+	d := pt.gained.Add(pt.c.cfg.HandoverBound).Sub(pt.c.clk.Now())
 	if d <= 0 {
 		return nil
 	}
 	t := pt.c.clk.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C():
-		return nil
+	for {
+		pt.c.mu.Lock()
+		if pt.c.ownersRead == nil {
+			pt.c.ownersRead = make(chan struct{})
+		}
+		read, released := pt.c.ownersRead, prev.Number != 0 && prev.Node != pt.c.cfg.NodeID && pt.c.releasedLocked(pt.id, prev)
+		pt.c.mu.Unlock()
+		if released {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C():
+			return nil
+		case <-read:
+		}
 	}
 }
 
+// rebuild folds the partition into a new State: from the checkpoint the checkpoint consumer
+// names when that is one, else from the start. A gap after the checkpoint fails the rebuild.
 func (pt *partition) rebuild(ctx context.Context) error {
 	from := uint64(0)
 	st := record.NewState()
