@@ -450,7 +450,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	// Controlled shutdown: once the others no longer name this gateway in Metadata, it becomes
 	// a lame duck (leads nothing, answers Produce and Fetch NOT_LEADER_OR_FOLLOWER), so clients
 	// refresh and move while their connections still work; then it stops listening.
-	g.coord.WaitSeen(lctx)
+	if err := g.waitLeadersMoved(lctx, clock.Real); err != nil {
+		g.log.Warn("another gateway still names this one leader; answering NOT_LEADER_OR_FOLLOWER anyway", "err", err)
+	}
 	g.kafka.LameDuck()
 	g.coord.WaitSeen(lctx)
 	// The members of the groups it coordinated learn of the move from their next request here
