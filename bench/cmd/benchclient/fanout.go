@@ -187,7 +187,7 @@ func produceAll(ctx context.Context, prod *kgo.Client, c *workload.Case, pool *w
 // last batches at once instead of after the producer's linger (10 ms by
 // default), as a transaction about to commit must.
 func produceRange(ctx context.Context, prod *kgo.Client, pool *workload.Pool, from, to int, flush bool) error {
-	return workload.Produce(ctx, prod, pool, from, to, flush, nil)
+	return workload.Produce(ctx, prod, pool, from, to, 1, flush, nil)
 }
 
 func tailConsume(ctx context.Context, c *workload.Case, pool *workload.Pool, adm *kadm.Client, prod *kgo.Client) (workload.Phase, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -57,27 +58,13 @@ func runKafka(ctx context.Context, c *workload.Case, pool *workload.Pool) (workl
 	if err != nil {
 		return rep, err
 	}
-	var mu sync.Mutex
-	var firstErr error
+	errs := make([]error, n)
 	var all sync.WaitGroup
 	for k, prod := range prods {
-		all.Go(func() {
-			var wg sync.WaitGroup
-			for i := k; i < c.Records; i += n {
-				wg.Add(1)
-				prod.Produce(ctx, &kgo.Record{Value: pool.Value(i)}, func(_ *kgo.Record, err error) {
-					if err != nil {
-						mu.Lock()
-						firstErr = err
-						mu.Unlock()
-					}
-					wg.Done()
-				})
-			}
-			wg.Wait()
-		})
+		all.Go(func() { errs[k] = workload.Produce(ctx, prod, pool, k, c.Records, n, false, nil) })
 	}
 	all.Wait()
+	firstErr := errors.Join(errs...)
 	ph, err := w.End("produce", int64(c.Records), int64(c.Records)*int64(c.Size))
 	for k, p := range prods {
 		p.Close()

@@ -231,7 +231,7 @@ func round(ctx context.Context, bin string, pool *workload.Pool, records, partit
 			f.maxLag = max(f.maxLag, acked.Load()-got)
 		}
 	})
-	prodErr := workload.Produce(ctx, prod, pool, 0, records, false, &acked)
+	prodErr := workload.Produce(ctx, prod, pool, 0, records, 1, false, &acked)
 	wg.Wait()
 	ph, err = w.End("tail", 0, 0)
 	stopPerf()
@@ -325,7 +325,7 @@ func sources(addr string) map[string]float64 {
 }
 
 func produce(ctx context.Context, prod *kgo.Client, pool *workload.Pool, records int) error {
-	return workload.Produce(ctx, prod, pool, 0, records, false, nil)
+	return workload.Produce(ctx, prod, pool, 0, records, 1, false, nil)
 }
 
 // counter counts the produce and fetch requests written.
