@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"log/slog"
-	"strconv"
 	"testing"
 	"time"
 
@@ -12,10 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
-	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // DeleteRecords through a fleet of two: each partition is deleted at its leader, and then both
@@ -27,14 +23,7 @@ func TestDeleteRecordsAcrossTheFleet(t *testing.T) {
 	data := t.TempDir()
 	start := func() *LocalFleet {
 		t.Helper()
-		f, err := StartFleet(testCtx(t), Config{
-			Bind:             "127.0.0.1:" + strconv.Itoa(base),
-			AutoCreateTopics: true,
-			CoordinatorLog:   true,
-			DrainTimeout:     5 * time.Second,
-			Logger:           slog.New(slog.DiscardHandler),
-			Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: data, HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
-		}, 2)
+		f, err := StartFleet(testCtx(t), fleetConfig(base, data), 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,14 +47,9 @@ func (l *lockedBuffer) String() string {
 func TestFleetSharesOneStore(t *testing.T) {
 	base := freeport.Consecutive(t, 2)
 	logs := &lockedBuffer{}
-	f, err := StartFleet(testCtx(t), Config{
-		Bind:             "127.0.0.1:" + strconv.Itoa(base),
-		AutoCreateTopics: true,
-		CoordinatorLog:   true,
-		DrainTimeout:     5 * time.Second,
-		Logger:           slog.New(slog.NewJSONHandler(logs, nil)),
-		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
-	}, 2)
+	cfg := fleetConfig(base, t.TempDir())
+	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	f, err := StartFleet(testCtx(t), cfg, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -51,6 +52,19 @@ func startGateway(t testing.TB, mod func(*Config)) *Gateway {
 		}
 	})
 	return g
+}
+
+// fleetConfig is the Config the package's fleet tests start StartFleet with: gateways on
+// consecutive ports from base, the coordinator log on, the embedded store's data in data.
+func fleetConfig(base int, data string) Config {
+	return Config{
+		Bind:             "127.0.0.1:" + strconv.Itoa(base),
+		AutoCreateTopics: true,
+		CoordinatorLog:   true,
+		DrainTimeout:     5 * time.Second,
+		Logger:           slog.New(slog.DiscardHandler),
+		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: data, HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
+	}
 }
 
 func client(t testing.TB, g *Gateway, opts ...kgo.Opt) *kgo.Client {

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"log/slog"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,11 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/clock"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
-	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // A leaving gateway asks the others' Metadata whether they still name it leader: while it has
@@ -23,14 +19,7 @@ import (
 // group, gateway 1 stops naming it and the wait ends without one.
 func TestWaitLeadersMovedAsksTheOthers(t *testing.T) {
 	base := freeport.Consecutive(t, 2)
-	f, err := StartFleet(testCtx(t), Config{
-		Bind:             "127.0.0.1:" + strconv.Itoa(base),
-		AutoCreateTopics: true,
-		CoordinatorLog:   true,
-		DrainTimeout:     5 * time.Second,
-		Logger:           slog.New(slog.DiscardHandler),
-		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
-	}, 2)
+	f, err := StartFleet(testCtx(t), fleetConfig(base, t.TempDir()), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

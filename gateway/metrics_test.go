@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,10 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/iggy-kafka/iggy-kafka/gateway/store"
 	"github.com/iggy-kafka/iggy-kafka/internal/checkfor"
 	"github.com/iggy-kafka/iggy-kafka/internal/freeport"
-	"github.com/iggy-kafka/iggy-kafka/internal/teststore"
 )
 
 // scrape reads the unlabelled samples of a gateway's /metrics.
@@ -53,14 +50,9 @@ func scrape(t testing.TB, g *Gateway) map[string]float64 {
 // Kafka listener, the group managers and the coordinator, and not in the second's.
 func TestFleetMetricsPerGateway(t *testing.T) {
 	base := freeport.Consecutive(t, 2)
-	f, err := StartFleet(testCtx(t), Config{
-		Bind:             "127.0.0.1:" + strconv.Itoa(base),
-		MetricsAddr:      "127.0.0.1:0",
-		AutoCreateTopics: true,
-		DrainTimeout:     5 * time.Second,
-		Logger:           slog.New(slog.DiscardHandler),
-		Embedded:         store.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), HeartbeatInterval: 2 * time.Second, PasswordIterations: teststore.PasswordIterations},
-	}, 2)
+	cfg := fleetConfig(base, t.TempDir())
+	cfg.MetricsAddr, cfg.CoordinatorLog = "127.0.0.1:0", false
+	f, err := StartFleet(testCtx(t), cfg, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,25 @@ func TestRebalanceNeverServesTwice(t *testing.T) {
 	}
 }
 
+// takenOver waits until b serves a partition p and a no longer answers for a group of p named
+// from prefix, and returns both.
+func takenOver(t *testing.T, a, b *Coordinator, prefix string) (int, string) {
+	t.Helper()
+	var p int
+	waitServing(t, "b serves a partition", func() error {
+		for q := range serving(b) {
+			p = q
+			return nil
+		}
+		return fmt.Errorf("b serves none")
+	})
+	g := groupIn(p, prefix)
+	waitServing(t, "a stops serving the partition b claimed", func() error {
+		return checkfor.True(!answers(a, g), "a still answers for %s (partition %d)", g, p)
+	})
+	return p, g
+}
+
 // A gateway that wins back a partition another gateway claimed in between serves what the
 // interim owner wrote: a loses p to b without a lease read showing it (a reads its lease only
 // when told), its tail finds b's claim and stops p, b writes a new generation and a commit,
@@ -97,18 +116,7 @@ func TestRegainServesInterimOwnersState(t *testing.T) {
 		}
 	}
 	b := start(t, s, 2, nil)
-	var p int
-	waitServing(t, "b serves a partition", func() error {
-		for q := range serving(b) {
-			p = q
-			return nil
-		}
-		return fmt.Errorf("b serves none")
-	})
-	g := groupIn(p, "regain")
-	waitServing(t, "a stops serving the partition b claimed", func() error {
-		return checkfor.True(!answers(a, g), "a still answers for %s (partition %d)", g, p)
-	})
+	p, g := takenOver(t, a, b, "regain")
 	rg := stableGroup(g, 2)
 	rg.Members = rg.Members[:1]
 	if err := (journal{part(b, p)}).Append(ctx, record.Record{Type: record.TypeGroup, Group: &rg}, commit(g, "orders", 4, 77)); err != nil {
@@ -161,18 +169,7 @@ func TestLeaveAnnouncesLateRelease(t *testing.T) {
 	var unhold sync.Once
 	b := start(t, s, 2, func(c *Config) { c.beforeRelease = func(int) { <-hold } })
 	t.Cleanup(func() { unhold.Do(func() { close(hold) }) })
-	var p int
-	waitServing(t, "b serves a partition", func() error {
-		for q := range serving(b) {
-			p = q
-			return nil
-		}
-		return fmt.Errorf("b serves none")
-	})
-	g := groupIn(p, "late")
-	waitServing(t, "a stops serving the partition b claimed", func() error {
-		return checkfor.True(!answers(a, g), "a still answers for %s (partition %d)", g, p)
-	})
+	p, g := takenOver(t, a, b, "late")
 	claim := part(b, p).claim.Load()
 	ctx := ctxT(t)
 	if err := b.Leave(ctx); err != nil {
