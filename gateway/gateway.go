@@ -57,7 +57,7 @@ type Config struct {
 	MaxRequestBytes   int32  // default 100 MiB
 	FetchMaxBytes     int64  // cap of a Fetch answer's MaxBytes (kafka.Config.FetchMaxBytes); default 4 MiB
 	FetchCodec        string // codec of fetched batches (bridge.Config.FetchCodec); default "producer"
-	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 32 MiB, negative: off
+	TailCacheBytes    int64  // producers' batches kept for tail consumers (bridge.Config.TailCacheBytes); default 64 MiB, negative: off
 	FetchCacheBytes   int64  // rebuilt batches kept for other readers (bridge.Config.FetchCacheBytes); default 256 MiB, negative: off
 	KeptBatchesBytes  int64  // disk budget for producers' batches beyond the tail (bridge.Config.KeptBatchesBytes); 0 or negative: in memory
 	KeptBatchesDir    string // directory of those files (bridge.Config.KeptBatchesDir)

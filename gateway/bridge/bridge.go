@@ -95,7 +95,7 @@ type Config struct {
 const (
 	defaultStream     = "kafka"
 	defaultMaxMessage = 1048588
-	defaultTailCache  = 32 << 20
+	defaultTailCache  = 64 << 20
 	defaultFetchCache = 256 << 20
 	// keptShare: a sixteenth of Config.FetchCacheBytes keeps producers' own batches once the tail
 	// cache lets them go, the rest the batches fetches rebuilt. Producers fill the kept share

@@ -89,7 +89,7 @@
 // the part this one left again. A reader's first fetch, at an offset of its
 // choosing, and batches about as large as a whole poll still pay the extra
 // read.
-// The tail cache (Config.TailCacheBytes, 32 MiB by default, oldest evicted
+// The tail cache (Config.TailCacheBytes, 64 MiB by default, oldest evicted
 // first across all partitions, no batch above a quarter of it) also keeps
 // the producers' own Kafka batches: a magic-2 fetch of cached batches is
 // answered with those bytes as they came, with the Iggy base offset and
