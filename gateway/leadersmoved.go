@@ -24,9 +24,13 @@ const (
 // there is told. The lame duck's NOT_LEADER_OR_FOLLOWER then sends clients to the new leaders
 // at once, instead of back here for another backoff (librdkafka's grows from 100 ms). The others
 // read the leave every FollowInterval, which the coordinator's WaitSeen allows for; a loaded one
-// may take longer. It asks each every leadersMovedPoll through the peers' clients, and gives up
+// may take longer. Without the coordinator log there is no leave to read, and it returns at once.
+// It asks each every leadersMovedPoll through the peers' clients, and gives up
 // after leadersMovedBound or when ctx ends (a peer it cannot reach counts as not moved).
 func (g *Gateway) waitLeadersMoved(ctx context.Context, clk clock.Clock) error {
+	if !g.cfg.CoordinatorLog {
+		return nil // no leave: the others go on naming this gateway as configured
+	}
 	var others []string
 	for _, b := range g.coord.Fleet().View().Live {
 		if b.NodeID != g.cfg.NodeID {

@@ -65,3 +65,30 @@ func TestWaitLeadersMovedAsksTheOthers(t *testing.T) {
 		t.Fatalf("after the wait: %v", err)
 	}
 }
+
+// Without the coordinator log a gateway's leave is never read by the others, which go on naming
+// it leader: the wait returns at once, with no error, and the clock never moves.
+func TestWaitLeadersMovedWithoutTheLog(t *testing.T) {
+	cfg := fleetConfig(freeport.Consecutive(t, 2), t.TempDir())
+	cfg.CoordinatorLog = false
+	f, err := StartFleet(testCtx(t), cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Shutdown(testCtx(t)) })
+	gws := f.Gateways()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(gws[0].Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if r, err := kadm.NewClient(cl).CreateTopic(testCtx(t), 8, 1, nil, "static"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	if gws[1].namesMeLeader(testCtx(t), gws[0].Addr().String()) == nil {
+		t.Fatal("gateway 1 names gateway 2 leader of nothing: the test does not reach its case")
+	}
+	if err := gws[1].waitLeadersMoved(testCtx(t), clock.NewFake(time.Now())); err != nil {
+		t.Fatalf("waitLeadersMoved without the log: %v", err)
+	}
+}
